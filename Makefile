@@ -1,0 +1,34 @@
+# rltrade — the two commands for a new user:
+#   make demo   install dependencies, build, run the main job on built-in data
+#   make test   install dependencies, build, run the tests
+# Also: make build, make bench, make clean.
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
+
+.PHONY: all deps configure build demo test bench clean
+
+all: build
+
+deps:
+	bash scripts/install-deps.sh
+
+configure: deps
+	cmake -S . -B $(BUILD_DIR) $(CMAKE_FLAGS)
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+demo: build
+	$(BUILD_DIR)/rltrade demo --out $(BUILD_DIR)/demo
+
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE slow
+
+bench: build
+	$(BUILD_DIR)/rltrade bench env --env intraday --envs 256 --threads 2 --seconds 5
+	$(BUILD_DIR)/src/env/env_bench --benchmark_min_time=0.5
+	$(BUILD_DIR)/src/features/features_bench --benchmark_min_time=0.5
+
+clean:
+	rm -rf $(BUILD_DIR)

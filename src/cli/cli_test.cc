@@ -1,0 +1,158 @@
+// End-to-end tests of the `rltrade` binary: run it as a user would and check its output
+// against values computed here independently (from the bar file it read).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "market/csv.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CmdResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr
+};
+
+CmdResult RunRltrade(const std::string& args) {
+  const char* bin = std::getenv("RLT_BINARY");
+  EXPECT_NE(bin, nullptr) << "RLT_BINARY is set by CTest";
+  CmdResult r;
+  if (bin == nullptr) return r;
+  const std::string cmd = std::string(bin) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("rlt_cli_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Synth(const std::string& name, int seed, int days = 5) {
+    const std::string path = (dir_ / name).string();
+    CmdResult r = RunRltrade("data synth --kind intraday --symbols 1 --days " + std::to_string(days) +
+                       " --bar-minutes 5 --seed " + std::to_string(seed) + " --out " + path);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return path;
+  }
+  fs::path dir_;
+};
+
+TEST_F(CliTest, DataSynthIsByteIdenticalForTheSameSeed) {
+  const std::string a = ReadFile(Synth("a.csv", 3)), b = ReadFile(Synth("b.csv", 3));
+  const std::string c = ReadFile(Synth("c.csv", 4));
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+}
+
+TEST_F(CliTest, DataCheckPassesACleanFileAndReportsFileLineOfABadOne) {
+  const std::string good = Synth("good.csv", 1);
+  CmdResult ok = RunRltrade("data check " + good + " --timezone Asia/Kolkata");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  const std::string bad = (dir_ / "bad.csv").string();
+  std::ofstream(bad) << "date,open,high,low,close,volume\n"
+                        "2024-01-02,10,11,9,10.5,100\n"
+                        "2024-01-03,10,9.5,9,10.5,100\n";  // high below close
+  CmdResult r = RunRltrade("data check " + bad);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("bad.csv:3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("high"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, IndicatorJsonMatchesAnSmaComputedHere) {
+  const std::string path = Synth("bars.csv", 2);
+  CmdResult r = RunRltrade("indicator sma --input " + path +
+                     " --timezone Asia/Kolkata --param period=5 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["indicator"], "sma");
+  rlt::market::CsvReadOptions o;
+  o.timezone = "Asia/Kolkata";
+  auto md = rlt::market::ReadBarsCsv(path, o);
+  ASSERT_TRUE(md.ok());
+  const auto& close = md->symbols[0].close;
+  const auto& values = j["outputs"].begin().value();
+  ASSERT_EQ(values.size(), close.size());
+  for (size_t t = 0; t < close.size(); ++t) {
+    if (t < 4) {
+      EXPECT_TRUE(values[t].is_null());
+      continue;
+    }
+    const double mean = (close[t] + close[t - 1] + close[t - 2] + close[t - 3] + close[t - 4]) / 5;
+    EXPECT_NEAR(values[t].get<double>(), mean, 1e-9 * mean);
+  }
+}
+
+TEST_F(CliTest, FeaturesWritesOneRowPerBarWithEmptyWarmUpCells) {
+  const std::string path = Synth("bars.csv", 2);
+  const std::string out = (dir_ / "f.csv").string();
+  CmdResult r = RunRltrade("features --input " + path + " --timezone Asia/Kolkata --preset fast22 --out " +
+                     out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ifstream in(out);
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header.rfind("timestamp,hl,co,volume,sma5,", 0), 0u) << header;
+  EXPECT_EQ(std::count(header.begin(), header.end(), ','), 22);
+  int rows = 0;
+  while (std::getline(in, line)) {
+    if (rows == 0) EXPECT_NE(line.find(",,"), std::string::npos) << "warm-up row has empty cells";
+    ++rows;
+  }
+  EXPECT_EQ(rows, 5 * 75);
+}
+
+TEST_F(CliTest, BenchEnvPrintsTheContractedJsonKeys) {
+  CmdResult r = RunRltrade("bench env --env intraday --envs 8 --threads 1 --seconds 0.2 --days 10 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"env", "envs", "threads", "obs_dim", "steps", "seconds", "steps_per_sec"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["envs"], 8);
+  EXPECT_EQ(j["obs_dim"], 6 * 22 + 3);
+  EXPECT_GT(j["steps_per_sec"].get<double>(), 0.0);
+}
+
+TEST_F(CliTest, DemoRunsEndToEnd) {
+  CmdResult r = RunRltrade("demo --days 40 --out " + (dir_ / "demo").string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("momentum5"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(dir_ / "demo" / "synth_intraday.csv"));
+}
+
+TEST_F(CliTest, UsageErrorsExitWithCodeTwoAndBadEnvIdsNameTheNearest) {
+  EXPECT_EQ(RunRltrade("data synth --no-such-flag").exit_code, 2);
+  CmdResult r = RunRltrade("bench env --env intrady --seconds 0.1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("did you mean 'intraday'"), std::string::npos) << r.out;
+}
+
+}  // namespace

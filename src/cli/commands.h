@@ -1,0 +1,32 @@
+// rltrade cli: how subcommands plug into the `rltrade` binary.
+//
+// Each group of commands lives in one file (data_cmd.cc, features_cmd.cc, ...) and
+// exposes one Register*() function. Registering adds CLI11 subcommands to the app; when
+// the user picks one, its callback stores what to run in *action. main() runs it after
+// parsing and returns its exit code: 0 success, 1 failure (bad input, I/O), 2 usage.
+#ifndef RLT_CLI_COMMANDS_H_
+#define RLT_CLI_COMMANDS_H_
+
+#include <functional>
+
+#include "core/status.h"
+
+namespace CLI {
+class App;
+}
+
+namespace rlt::cli {
+
+using Action = std::function<int()>;
+
+void RegisterDataCommands(CLI::App& app, Action* action);      // data check, data synth
+void RegisterFeatureCommands(CLI::App& app, Action* action);   // indicator, features
+void RegisterBenchCommands(CLI::App& app, Action* action);     // bench env
+void RegisterDemoCommand(CLI::App& app, Action* action);       // demo
+
+// Prints "error: <message>" to stderr and returns exit code 1.
+int ReportError(const Status& status);
+
+}  // namespace rlt::cli
+
+#endif  // RLT_CLI_COMMANDS_H_

@@ -1,0 +1,336 @@
+// rltrade cli: `rltrade data check` and `rltrade data synth`.
+//
+// check: reads a bar file, prints per-symbol coverage (rows, dates, sessions, bars per
+//   session, gaps) and every problem the reader found, grouped by rule. It always reads
+//   with drop semantics so that the summary prints even for a broken file; the exit code
+//   is 1 when problems were found under the fail policy (the default), else 0.
+// synth: writes synthetic bars (market/synth.h) to a CSV file.
+// This file only parses flags and formats output; the work is in market/.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli/commands.h"
+#include "core/civil_time.h"
+#include "market/market.h"
+
+namespace rlt::cli {
+namespace {
+
+using market::Bars;
+
+struct CheckFlags {
+  std::string file;
+  std::string timezone = "UTC";
+  std::string on_bad_rows = "fail";
+  int max_problems = 50;
+  bool json = false;
+};
+
+struct SymbolSummary {
+  std::string symbol;
+  size_t rows = 0, sessions = 0;
+  int32_t first = 0, last = 0;
+  int min_bars = 0, median_bars = 0, max_bars = 0;
+  std::vector<int32_t> missing_weekdays;   // daily data: weekdays without a session
+  std::vector<int32_t> missing_vs_others;  // dates other symbols have, within our range
+};
+
+SymbolSummary Summarise(const Bars& b, const std::set<int32_t>& all_dates, bool multi) {
+  SymbolSummary s;
+  s.symbol = b.symbol;
+  s.rows = b.size();
+  s.sessions = b.sessions.size();
+  if (b.sessions.empty()) return s;
+  s.first = b.sessions.front().date;
+  s.last = b.sessions.back().date;
+  std::vector<int> sizes;
+  for (const auto& session : b.sessions) sizes.push_back(session.size());
+  std::sort(sizes.begin(), sizes.end());
+  s.min_bars = sizes.front();
+  s.median_bars = sizes[sizes.size() / 2];
+  s.max_bars = sizes.back();
+  auto days = [](int32_t key) { return DaysFromCivil(key / 10000, key / 100 % 100, key % 100); };
+  if (s.median_bars == 1) {  // daily data
+    for (size_t i = 1; i < b.sessions.size(); ++i) {
+      for (int64_t d = days(b.sessions[i - 1].date) + 1; d < days(b.sessions[i].date); ++d) {
+        if (Weekday(d) != 0 && Weekday(d) != 6)
+          s.missing_weekdays.push_back(DateKey(CivilFromDays(d)));
+      }
+    }
+  }
+  if (multi) {
+    std::set<int32_t> mine;
+    for (const auto& session : b.sessions) mine.insert(session.date);
+    for (auto it = all_dates.lower_bound(s.first); it != all_dates.end() && *it <= s.last; ++it) {
+      if (!mine.count(*it)) s.missing_vs_others.push_back(*it);
+    }
+  }
+  return s;
+}
+
+std::string Examples(const std::vector<int32_t>& dates) {
+  std::string out;
+  for (size_t i = 0; i < dates.size() && i < 3; ++i) out += (i ? ", " : "") + FormatDate(dates[i]);
+  return dates.size() > 3 ? out + ", ..." : out;
+}
+
+// Problems grouped by rule (in order of first appearance), at most `limit` each (0: all).
+std::vector<std::pair<std::string, std::vector<const market::DataProblem*>>> GroupProblems(
+    const market::DataReport& report) {
+  std::vector<std::pair<std::string, std::vector<const market::DataProblem*>>> groups;
+  for (const auto& p : report.problems) {
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == p.rule; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {p.rule, {}});
+    it->second.push_back(&p);
+  }
+  return groups;
+}
+
+void PrintText(const CheckFlags& f, const market::DataReport& report,
+               const std::vector<SymbolSummary>& summaries) {
+  fmt::print("{}: {} data rows, {} symbol(s), timezone {}\n", f.file, report.rows_read,
+             summaries.size(), f.timezone);
+  for (const auto& note : report.notes) fmt::print("note: {}\n", note);
+  size_t width = 6;
+  for (const auto& s : summaries) width = std::max(width, s.symbol.size());
+  fmt::print("{:<{}} {:>8} {:>10} {:>10} {:>8}  {:>14}  {}\n", "symbol", width, "rows", "first",
+             "last", "sessions", "bars/session", "gaps");
+  bool any_weekday_gap = false;
+  for (const auto& s : summaries) {
+    std::string gaps;
+    if (!s.missing_weekdays.empty()) {
+      any_weekday_gap = true;
+      gaps += fmt::format("{} missing weekdays ({}) ", s.missing_weekdays.size(),
+                          Examples(s.missing_weekdays));
+    }
+    if (!s.missing_vs_others.empty()) {
+      gaps += fmt::format("{} sessions other symbols have ({})", s.missing_vs_others.size(),
+                          Examples(s.missing_vs_others));
+    }
+    fmt::print("{:<{}} {:>8} {:>10} {:>10} {:>8}  {:>14}  {}\n", s.symbol, width, s.rows,
+               FormatDate(s.first), FormatDate(s.last), s.sessions,
+               fmt::format("{}/{}/{}", s.min_bars, s.median_bars, s.max_bars),
+               gaps.empty() ? "none" : gaps);
+  }
+  if (any_weekday_gap) {
+    fmt::print("(missing weekdays include exchange holidays: there is no exchange calendar)\n");
+  }
+  if (!report.problems.empty()) {
+    fmt::print("(coverage is counted after dropping the rows with problems)\n");
+  }
+  if (report.problems.empty()) {
+    fmt::print("no problems found\n");
+    return;
+  }
+  const auto groups = GroupProblems(report);
+  fmt::print("{} problem(s); {} row(s) {}:\n", report.problems.size(), report.rows_dropped,
+             f.on_bad_rows == "drop" ? "dropped" : "would be dropped with --on-bad-rows drop");
+  for (const auto& [rule, list] : groups) fmt::print("  {:>7} x {}\n", list.size(), rule);
+  for (const auto& [rule, list] : groups) {
+    const size_t shown =
+        f.max_problems > 0 ? std::min<size_t>(f.max_problems, list.size()) : list.size();
+    fmt::print("{} ({} of {}):\n", rule, shown, list.size());
+    for (size_t i = 0; i < shown; ++i) fmt::print("  {}\n", list[i]->ToString());
+  }
+  if (f.max_problems > 0)
+    fmt::print("(at most {} per rule; --max-problems 0 shows all)\n", f.max_problems);
+}
+
+void PrintJson(const CheckFlags& f, const market::DataReport& report,
+               const std::vector<SymbolSummary>& summaries) {
+  nlohmann::json j;
+  j["file"] = f.file;
+  j["timezone"] = f.timezone;
+  j["rows_read"] = report.rows_read;
+  j["rows_dropped"] = report.rows_dropped;
+  j["notes"] = report.notes;
+  j["symbols"] = nlohmann::json::array();
+  for (const auto& s : summaries) {
+    // At most --max-problems dates per list (0: all); the counts are always complete.
+    auto dates = [&](const std::vector<int32_t>& v) {
+      std::vector<std::string> out;
+      for (int32_t d : v) {
+        if (f.max_problems > 0 && out.size() >= static_cast<size_t>(f.max_problems)) break;
+        out.push_back(FormatDate(d));
+      }
+      return out;
+    };
+    j["symbols"].push_back({{"symbol", s.symbol},
+                            {"rows", s.rows},
+                            {"first", FormatDate(s.first)},
+                            {"last", FormatDate(s.last)},
+                            {"sessions", s.sessions},
+                            {"bars_per_session",
+                             {{"min", s.min_bars}, {"median", s.median_bars}, {"max", s.max_bars}}},
+                            {"missing_weekdays_count", s.missing_weekdays.size()},
+                            {"missing_weekdays", dates(s.missing_weekdays)},
+                            {"missing_sessions_vs_other_symbols_count", s.missing_vs_others.size()},
+                            {"missing_sessions_vs_other_symbols", dates(s.missing_vs_others)}});
+  }
+  j["problem_counts"] = nlohmann::json::object();
+  j["problems"] = nlohmann::json::array();
+  for (const auto& [rule, list] : GroupProblems(report)) {
+    j["problem_counts"][rule] = list.size();
+    const size_t shown =
+        f.max_problems > 0 ? std::min<size_t>(f.max_problems, list.size()) : list.size();
+    for (size_t i = 0; i < shown; ++i) {
+      const auto& p = *list[i];
+      j["problems"].push_back({{"file", p.file},
+                               {"line", p.line},
+                               {"column", p.column},
+                               {"rule", p.rule},
+                               {"detail", p.detail},
+                               {"fix", p.fix}});
+    }
+  }
+  j["ok"] = report.problems.empty() || f.on_bad_rows == "drop";
+  fmt::print("{}\n", j.dump(2));
+}
+
+int RunCheck(const CheckFlags& f) {
+  if (f.on_bad_rows != "fail" && f.on_bad_rows != "drop") {
+    return ReportError(Status::InvalidArgument("unknown --on-bad-rows '" + f.on_bad_rows +
+                                               "'; valid values: fail, drop"));
+  }
+  if (f.max_problems < 0)
+    return ReportError(Status::InvalidArgument("--max-problems must be >= 0"));
+  market::CsvReadOptions options;
+  options.timezone = f.timezone;
+  options.on_bad_rows = market::BadRowPolicy::kDrop;  // report, never stop
+  market::DataReport report;
+  Result<market::MarketData> data = market::ReadBarsCsv(f.file, options, &report);
+  if (!data.ok()) return ReportError(data.status());
+  std::set<int32_t> all_dates;
+  for (const Bars& b : data->symbols) {
+    for (const auto& s : b.sessions) all_dates.insert(s.date);
+  }
+  std::vector<SymbolSummary> summaries;
+  for (const Bars& b : data->symbols) {
+    summaries.push_back(Summarise(b, all_dates, data->symbols.size() > 1));
+  }
+  if (f.json) {
+    PrintJson(f, report, summaries);
+  } else {
+    PrintText(f, report, summaries);
+  }
+  return !report.problems.empty() && f.on_bad_rows == "fail" ? 1 : 0;
+}
+
+struct SynthFlags {
+  std::string kind = "intraday", model = "gbm", out, timezone = "Asia/Kolkata";
+  std::string start = "2023-01-02", session = "09:15-15:30";
+  int symbols = 1, days = 20, bar_minutes = 5;
+  uint64_t seed = 1;
+  double signal_to_noise = 0.0;
+};
+
+bool TwoDigits(const std::string& s, size_t pos, int* out) {
+  if (pos + 2 > s.size() || !isdigit(s[pos]) || !isdigit(s[pos + 1])) return false;
+  *out = (s[pos] - '0') * 10 + (s[pos + 1] - '0');
+  return true;
+}
+
+Status ParseSynthFlags(const SynthFlags& f, market::SynthOptions* o) {
+  RLT_ASSIGN_OR_RETURN(o->kind, market::ParseSynthKind(f.kind));
+  RLT_ASSIGN_OR_RETURN(o->model, market::ParseSynthModel(f.model));
+  int y1 = 0, y2 = 0, m = 0, d = 0;
+  if (f.start.size() != 10 || f.start[4] != '-' || f.start[7] != '-' ||
+      !TwoDigits(f.start, 0, &y1) || !TwoDigits(f.start, 2, &y2) || !TwoDigits(f.start, 5, &m) ||
+      !TwoDigits(f.start, 8, &d)) {
+    return Status::InvalidArgument("--start '" + f.start + "': expected YYYY-MM-DD");
+  }
+  o->start_date = (y1 * 100 + y2) * 10000 + m * 100 + d;
+  int h1 = 0, m1 = 0, h2 = 0, m2 = 0;
+  const std::string& s = f.session;
+  if (s.size() != 11 || s[2] != ':' || s[5] != '-' || s[8] != ':' || !TwoDigits(s, 0, &h1) ||
+      !TwoDigits(s, 3, &m1) || !TwoDigits(s, 6, &h2) || !TwoDigits(s, 9, &m2)) {
+    return Status::InvalidArgument("--session '" + s + "': expected HH:MM-HH:MM, e.g. 09:15-15:30");
+  }
+  o->session_open_minute = h1 * 60 + m1;
+  o->session_close_minute = h2 * 60 + m2;
+  o->num_symbols = f.symbols;
+  o->num_days = f.days;
+  o->bar_minutes = f.bar_minutes;
+  o->seed = f.seed;
+  o->timezone = f.timezone;
+  o->signal_to_noise = f.signal_to_noise;
+  return Status::Ok();
+}
+
+int RunSynth(const SynthFlags& f) {
+  market::SynthOptions options;
+  Status st = ParseSynthFlags(f, &options);
+  if (!st.ok()) return ReportError(st);
+  Result<market::MarketData> data = market::GenerateSynthetic(options);
+  if (!data.ok()) return ReportError(data.status());
+  st = market::WriteBarsCsv(f.out, *data);
+  if (!st.ok()) return ReportError(st);
+  const Bars& b = data->symbols.front();
+  fmt::print(
+      "wrote {}: {} {} symbol(s) x {} bars ({} sessions {}..{}, {} bars/session, {}), seed {}\n",
+      f.out, f.kind, data->symbols.size(), b.size(), b.sessions.size(),
+      FormatDate(b.sessions.front().date), FormatDate(b.sessions.back().date),
+      b.sessions.front().size(), options.timezone, options.seed);
+  return 0;
+}
+
+void AddCheck(CLI::App* data, Action* action) {
+  auto flags = std::make_shared<CheckFlags>();
+  CLI::App* check = data->add_subcommand("check", "Validate a bar file and summarise its coverage");
+  check->add_option("file", flags->file, "CSV file of bars")->required();
+  check
+      ->add_option("--timezone", flags->timezone,
+                   "IANA zone for naive times and sessions (e.g. America/New_York)")
+      ->capture_default_str();
+  check
+      ->add_option("--on-bad-rows", flags->on_bad_rows,
+                   "fail: exit 1 when problems are found; drop: report them, exit 0")
+      ->capture_default_str();
+  check->add_option("--max-problems", flags->max_problems, "problems listed per rule (0 = all)")
+      ->capture_default_str();
+  check->add_flag("--json", flags->json, "print the summary as JSON");
+  check->callback([flags, action] { *action = [flags] { return RunCheck(*flags); }; });
+}
+
+void AddSynth(CLI::App* data, Action* action) {
+  auto f = std::make_shared<SynthFlags>();
+  CLI::App* synth = data->add_subcommand("synth", "Write synthetic bars to a CSV file");
+  synth->add_option("--kind", f->kind, "intraday or daily")->capture_default_str();
+  synth->add_option("--symbols", f->symbols, "number of symbols (SYN0, SYN1, ...)")
+      ->capture_default_str();
+  synth->add_option("--days", f->days, "number of weekday sessions")->capture_default_str();
+  synth->add_option("--bar-minutes", f->bar_minutes, "intraday bar length")->capture_default_str();
+  synth->add_option("--seed", f->seed, "random seed (symbol i uses seed + i)")
+      ->capture_default_str();
+  synth->add_option("--out", f->out, "output CSV file")->required();
+  synth->add_option("--timezone", f->timezone, "IANA time zone of the sessions")
+      ->capture_default_str();
+  synth->add_option("--start", f->start, "first date, YYYY-MM-DD")->capture_default_str();
+  synth->add_option("--session", f->session, "local trading hours HH:MM-HH:MM")
+      ->capture_default_str();
+  synth
+      ->add_option("--signal-to-noise", f->signal_to_noise,
+                   "predictable share: >0 momentum, <0 mean reversion, 0 none")
+      ->capture_default_str();
+  synth->add_option("--model", f->model, "daily model: gbm or garch")->capture_default_str();
+  synth->callback([f, action] { *action = [f] { return RunSynth(*f); }; });
+}
+
+}  // namespace
+
+void RegisterDataCommands(CLI::App& app, Action* action) {
+  CLI::App* data =
+      app.add_subcommand("data", "Market data: validate files, generate synthetic bars");
+  data->require_subcommand(1);
+  AddCheck(data, action);
+  AddSynth(data, action);
+}
+
+}  // namespace rlt::cli

@@ -1,0 +1,168 @@
+// rltrade core: binding named settings onto option structs.
+//
+// Every component with more than three settings takes a `FooOptions` struct with
+// documented defaults (DESIGN.md). To let configs and `--set key=value` reach those
+// structs without hand-written parsing, an options struct lists its fields once:
+//
+//   struct FooOptions {
+//     int window = 5;            // bars in the window
+//     std::string mode = "pnl";  // one of: pnl, shaped
+//     template <typename V> void VisitFields(V& v) {
+//       v("window", &window, "bars in the window");
+//       v("mode", &mode, "reward mode", {"pnl", "shaped"});
+//     }
+//   };
+//
+// SetOptions() then applies string values by key, checking types and allowed values;
+// an unknown key is an error naming the nearest valid key. DescribeOptions() lists keys,
+// current values and docs (for --help texts and the resolved config).
+#ifndef RLT_CORE_OPTIONS_H_
+#define RLT_CORE_OPTIONS_H_
+
+#include <charconv>
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "core/status.h"
+
+namespace rlt {
+
+// Levenshtein distance, for "did you mean" suggestions.
+int EditDistance(const std::string& a, const std::string& b);
+// The candidate nearest to `key` ("" when candidates is empty).
+std::string NearestName(const std::string& key, const std::vector<std::string>& candidates);
+
+// Parses "key=value" into its parts; an error names the offending text.
+Result<std::pair<std::string, std::string>> SplitAssignment(const std::string& text);
+
+namespace internal {
+
+inline Status ParseValue(const std::string& s, double* out) {
+  const char* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data(), end, *out);
+  if (ec != std::errc() || p != end) return Status::InvalidArgument("expected a number");
+  return Status::Ok();
+}
+inline Status ParseValue(const std::string& s, float* out) {
+  double d;
+  RLT_RETURN_IF_ERROR(ParseValue(s, &d));
+  *out = static_cast<float>(d);
+  return Status::Ok();
+}
+template <typename Int>
+Status ParseInteger(const std::string& s, Int* out) {
+  const char* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data(), end, *out);
+  if (ec != std::errc() || p != end) return Status::InvalidArgument("expected an integer");
+  return Status::Ok();
+}
+inline Status ParseValue(const std::string& s, int* out) { return ParseInteger(s, out); }
+inline Status ParseValue(const std::string& s, int64_t* out) { return ParseInteger(s, out); }
+inline Status ParseValue(const std::string& s, uint64_t* out) { return ParseInteger(s, out); }
+inline Status ParseValue(const std::string& s, bool* out) {
+  if (s == "true" || s == "1") *out = true;
+  else if (s == "false" || s == "0") *out = false;
+  else return Status::InvalidArgument("expected true or false");
+  return Status::Ok();
+}
+inline Status ParseValue(const std::string& s, std::string* out) {
+  *out = s;
+  return Status::Ok();
+}
+
+std::string FormatValue(double v);
+inline std::string FormatValue(float v) { return FormatValue(static_cast<double>(v)); }
+inline std::string FormatValue(int v) { return std::to_string(v); }
+inline std::string FormatValue(int64_t v) { return std::to_string(v); }
+inline std::string FormatValue(uint64_t v) { return std::to_string(v); }
+inline std::string FormatValue(bool v) { return v ? "true" : "false"; }
+inline std::string FormatValue(const std::string& v) { return v; }
+
+// Visitor that applies one key's value.
+struct Setter {
+  const std::string& key;
+  const std::string& value;
+  bool found = false;
+  Status status;
+  std::vector<std::string> names;
+  template <typename T>
+  void operator()(const char* name, T* field, const char* /*doc*/,
+                  std::initializer_list<const char*> allowed = {}) {
+    names.emplace_back(name);
+    if (found || key != name) return;
+    found = true;
+    if (allowed.size() > 0) {
+      bool ok = false;
+      std::string list;
+      for (const char* a : allowed) {
+        ok = ok || value == a;
+        list += list.empty() ? a : std::string(", ") + a;
+      }
+      if (!ok) {
+        status = Status::InvalidArgument("'" + key + "' = '" + value + "': expected one of: " + list);
+        return;
+      }
+    }
+    Status s = ParseValue(value, field);
+    if (!s.ok()) status = Status::InvalidArgument("'" + key + "' = '" + value + "': " + s.message());
+  }
+};
+
+struct Describer {
+  struct Row {
+    std::string key, value, doc;
+  };
+  std::vector<Row> rows;
+  template <typename T>
+  void operator()(const char* name, T* field, const char* doc,
+                  std::initializer_list<const char*> allowed = {}) {
+    std::string d = doc;
+    if (allowed.size() > 0) {
+      d += " (one of:";
+      for (const char* a : allowed) d += std::string(" ") + a;
+      d += ")";
+    }
+    rows.push_back({name, FormatValue(*field), d});
+  }
+};
+
+}  // namespace internal
+
+// Applies one setting. `context` prefixes messages (e.g. "[env]" or a file:line).
+template <typename Options>
+Status SetOption(Options& options, const std::string& key, const std::string& value,
+                 const std::string& context = "") {
+  internal::Setter setter{key, value, false, Status::Ok(), {}};
+  options.VisitFields(setter);
+  const std::string where = context.empty() ? "" : context + ": ";
+  if (!setter.found) {
+    return Status::InvalidArgument(where + "unknown key '" + key + "'; did you mean '" +
+                                   NearestName(key, setter.names) + "'?");
+  }
+  if (!setter.status.ok()) return Status::InvalidArgument(where + setter.status.message());
+  return Status::Ok();
+}
+
+// Applies every key of `values` (in order).
+template <typename Options>
+Status SetOptions(Options& options, const std::map<std::string, std::string>& values,
+                  const std::string& context = "") {
+  for (const auto& [k, v] : values) RLT_RETURN_IF_ERROR(SetOption(options, k, v, context));
+  return Status::Ok();
+}
+
+// (key, current value, doc) rows, in declaration order.
+template <typename Options>
+std::vector<internal::Describer::Row> DescribeOptions(const Options& options) {
+  internal::Describer d;
+  const_cast<Options&>(options).VisitFields(d);
+  return d.rows;
+}
+
+}  // namespace rlt
+
+#endif  // RLT_CORE_OPTIONS_H_

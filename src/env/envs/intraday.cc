@@ -1,0 +1,253 @@
+// rltrade env: IntradayStockEnv implementation (see intraday.h for the semantics).
+#include "env/envs/intraday.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/options.h"
+
+namespace rlt::env {
+
+const std::vector<std::string>& IntradayStockEnv::InfoNames() {
+  static const std::vector<std::string> kNames = {
+      "net_worth", "cash",  "shares",       "costs_paid", "realized_pnl", "unrealized_pnl",
+      "fill_price", "traded_shares", "bar", "session_date", "trades"};
+  return kNames;
+}
+
+Result<std::unique_ptr<IntradayStockEnv>> IntradayStockEnv::Create(
+    std::shared_ptr<const MarketDataset> data, const IntradayOptions& o) {
+  if (!data) return Status::InvalidArgument("intraday env: no market data given");
+  auto bad = [](const std::string& what) { return Status::InvalidArgument("[env] " + what); };
+  if (o.nlags < 0) return bad("nlags must be >= 0");
+  if (!(o.initial_capital > 0)) return bad("initial_capital must be > 0");
+  if (!(o.buy_threshold > o.sell_threshold)) return bad("buy_threshold must exceed sell_threshold");
+  if (!(o.min_amount > 0 && o.min_amount <= 1)) return bad("min_amount must be in (0, 1]");
+  if (o.cost_rate < 0 || o.fixed_cost < 0) return bad("costs must be >= 0");
+  if (o.episode_sessions < 1) return bad("episode_sessions must be >= 1");
+  if (!(o.stop_fraction >= 0 && o.stop_fraction < 1)) return bad("stop_fraction must be in [0, 1)");
+  DateRange range;
+  if (!o.range.empty()) {
+    RLT_ASSIGN_OR_RETURN(range, DateRange::Parse(o.range));
+  }
+  // Sessions whose every bar has a full, defined observation window and >= 2 bars.
+  const int64_t first_observable = data->features.first_valid + o.nlags;
+  std::vector<int32_t> eligible;
+  const auto& sessions = data->bars.sessions;
+  for (int32_t s = 0; s < static_cast<int32_t>(sessions.size()); ++s) {
+    if (range.Contains(sessions[s].date) && sessions[s].begin >= first_observable &&
+        sessions[s].size() >= 2) {
+      eligible.push_back(s);
+    }
+  }
+  if (eligible.empty()) {
+    bool any_in_range = false;
+    for (const auto& s : sessions) any_in_range = any_in_range || range.Contains(s.date);
+    if (!any_in_range) {
+      return bad("range '" + range.ToString() + "' contains no session of symbol '" +
+                 data->bars.symbol + "'; choose a range inside the data");
+    }
+    return bad("no session in range '" + range.ToString() + "' of symbol '" + data->bars.symbol +
+               "' starts after the " + std::to_string(first_observable) +
+               " bars of feature warm-up (and has >= 2 bars); choose a later range or more data");
+  }
+  return std::unique_ptr<IntradayStockEnv>(new IntradayStockEnv(std::move(data), o, eligible));
+}
+
+IntradayStockEnv::IntradayStockEnv(std::shared_ptr<const MarketDataset> data,
+                                   const IntradayOptions& options, std::vector<int32_t> eligible)
+    : data_(std::move(data)),
+      bars_(data_->bars),
+      features_(data_->features),
+      options_(options),
+      eligible_(std::move(eligible)),
+      max_short_value_(options.max_short_value < 0 ? options.initial_capital
+                                                   : options.max_short_value),
+      target_mode_(options.action_mode == "target_position"),
+      typical_fill_(options.fill == "next_typical"),
+      shaped_(options.reward == "shaped") {
+  spec_.id = "intraday";
+  spec_.obs_dim = static_cast<int>((options.nlags + 1) * features_.cols + 3);
+  spec_.action.discrete = false;
+  spec_.action.dim = target_mode_ ? 1 : 2;
+  spec_.action.low = target_mode_ ? std::vector<float>{-1.0f} : std::vector<float>{-1.0f, 0.0f};
+  spec_.action.high = target_mode_ ? std::vector<float>{1.0f} : std::vector<float>{1.0f, 1.0f};
+  spec_.info_names = InfoNames();
+}
+
+void IntradayStockEnv::Reset(float* obs, double* info) {
+  pos_ = options_.sequential ? 0 : static_cast<int32_t>(rng_.UniformInt(eligible_.size()));
+  sessions_left_ = options_.sequential ? static_cast<int32_t>(eligible_.size())
+                                       : options_.episode_sessions;
+  t_ = bars_.sessions[eligible_[pos_]].begin;
+  cash_ = options_.initial_capital;
+  shares_ = 0;
+  avg_price_ = realized_ = costs_ = 0.0;
+  trades_ = last_traded_ = 0;
+  last_fill_ = 0.0;
+  prev_net_worth_ = peak_net_worth_ = session_start_worth_ = cash_;
+  shaped_reward_.Reset();
+  WriteObservation(obs);
+  WriteInfo(info);
+}
+
+int64_t IntradayStockEnv::OrderQuantity(const float* action, double price, ActionKind* kind,
+                                        float* a0) const {
+  const float raw = std::isfinite(action[0]) ? action[0] : 0.0f;
+  *a0 = std::clamp(raw, -1.0f, 1.0f);
+  const double short_cap = std::floor(max_short_value_ / price);  // max shares short
+  if (target_mode_) {
+    const double worth = NetWorth(price);
+    double target = std::trunc(*a0 * worth / price);
+    // Long side: what net worth can buy after costs (nothing when net worth is <= 0).
+    const double long_cap = std::max(0.0, std::floor(worth / (price * (1 + options_.cost_rate))));
+    target = std::clamp(target, -short_cap, long_cap);
+    const int64_t qty = static_cast<int64_t>(target) - shares_;
+    *kind = qty > 0 ? ActionKind::kBuy : (qty < 0 ? ActionKind::kSell : ActionKind::kHold);
+    return qty;
+  }
+  const float raw_amount = std::isfinite(action[1]) ? action[1] : 0.0f;
+  const double amount = std::clamp<double>(raw_amount, options_.min_amount, 1.0);
+  if (*a0 >= options_.buy_threshold) {
+    *kind = ActionKind::kBuy;
+    const double budget = amount * cash_ - options_.fixed_cost;
+    return budget > 0 ? static_cast<int64_t>(std::floor(budget / (price * (1 + options_.cost_rate))))
+                      : 0;
+  }
+  if (*a0 <= options_.sell_threshold) {
+    *kind = ActionKind::kSell;
+    const double capacity = static_cast<double>(shares_) + short_cap;
+    return capacity > 0 ? -static_cast<int64_t>(std::floor(amount * capacity)) : 0;
+  }
+  *kind = ActionKind::kHold;
+  return 0;
+}
+
+double IntradayStockEnv::Execute(int64_t qty, double price) {
+  if (qty == 0) return 0.0;
+  const double q = static_cast<double>(qty);
+  const double cost = std::fabs(q) * price * options_.cost_rate + options_.fixed_cost;
+  if (shares_ != 0 && (shares_ > 0) != (qty > 0)) {  // reduces (or flips) the position
+    const int64_t closed = std::min(std::llabs(qty), std::llabs(shares_));
+    realized_ += static_cast<double>(closed) * (price - avg_price_) * (shares_ > 0 ? 1 : -1);
+    if (std::llabs(qty) > std::llabs(shares_)) avg_price_ = price;
+    else if (std::llabs(qty) == std::llabs(shares_)) avg_price_ = 0.0;
+  } else {  // opens or adds in the same direction
+    avg_price_ = (avg_price_ * std::fabs(static_cast<double>(shares_)) + price * std::fabs(q)) /
+                 std::fabs(static_cast<double>(shares_ + qty));
+  }
+  shares_ += qty;
+  cash_ -= q * price + cost;
+  costs_ += cost;
+  ++trades_;
+  return cost;
+}
+
+StepResult IntradayStockEnv::Step(const float* action, float* obs, double* info) {
+  const int32_t next = t_ + 1;  // invariant: t_ is never a session's last bar
+  const double fill = typical_fill_ ? (bars_.high[next] + bars_.low[next] + bars_.close[next]) / 3.0
+                                    : bars_.open[next];
+  ActionKind kind;
+  float a0;
+  const int64_t qty = OrderQuantity(action, fill, &kind, &a0);
+  Execute(qty, fill);
+  last_fill_ = fill;
+  last_traded_ = qty;
+  const int64_t shares_after_trade = shares_;
+  double traded_value = std::fabs(static_cast<double>(qty)) * fill;
+  t_ = next;
+  const double close = bars_.close[t_];
+  StepResult result;
+  const bool session_end = bars_.last_in_session[t_] != 0;
+  double flatten_pnl = 0.0;
+  if (session_end && shares_ != 0) {  // flatten at the session's close
+    const double realized_before = realized_;
+    traded_value += std::fabs(static_cast<double>(shares_)) * close;
+    const double cost = Execute(-shares_, close);
+    flatten_pnl = realized_ - realized_before - cost;
+  }
+  const double worth = NetWorth(close);
+  RLT_DCHECK(std::fabs(worth - (options_.initial_capital + realized_ +
+                                static_cast<double>(shares_) * (close - avg_price_) - costs_)) <=
+             1e-6 * options_.initial_capital);
+  const double c0 = options_.initial_capital;
+  if (shaped_) {
+    ShapedStepInput in;
+    in.initial_capital = c0;
+    in.net_worth = worth;
+    in.step_pnl = worth - prev_net_worth_;
+    in.fill_price = fill;
+    in.shares = shares_after_trade;
+    in.a0 = a0;
+    in.kind = kind;
+    in.session_end = session_end;
+    in.session_pnl = worth - session_start_worth_;
+    in.flatten_pnl = flatten_pnl;
+    result.reward = shaped_reward_.Step(in);
+  } else {
+    const double drawdown_before = (peak_net_worth_ - prev_net_worth_) / c0;
+    const double drawdown_now = (std::max(peak_net_worth_, worth) - worth) / c0;
+    result.reward = static_cast<float>(
+        (worth - prev_net_worth_) / c0 - options_.turnover_penalty * traded_value / c0 -
+        options_.drawdown_penalty * std::max(0.0, drawdown_now - drawdown_before));
+  }
+  peak_net_worth_ = std::max(peak_net_worth_, worth);
+  prev_net_worth_ = worth;
+  if (worth <= options_.stop_fraction * c0) result.terminated = true;
+  if (session_end) {
+    session_start_worth_ = worth;
+    --sessions_left_;
+    if (pos_ + 1 >= static_cast<int32_t>(eligible_.size())) {
+      result.terminated = true;  // no more data in the range
+    } else if (sessions_left_ <= 0) {
+      result.truncated = !result.terminated;
+    } else if (!result.terminated) {
+      ++pos_;
+      t_ = bars_.sessions[eligible_[pos_]].begin;
+    }
+  }
+  WriteObservation(obs);
+  WriteInfo(info);
+  return result;
+}
+
+void IntradayStockEnv::WriteObservation(float* obs) const {
+  const int64_t window = options_.nlags + 1;
+  const int64_t f = features_.cols;
+  // Rows t-nlags..t are contiguous in the row-major feature matrix: one copy.
+  std::memcpy(obs, features_.row(t_ - options_.nlags), sizeof(float) * window * f);
+  float* state = obs + window * f;
+  const double close = bars_.close[t_];
+  const double worth = NetWorth(close);
+  const market::Session& s = bars_.sessions[bars_.session[t_]];
+  state[0] = static_cast<float>(static_cast<double>(shares_) * close / worth);
+  state[1] = static_cast<float>(static_cast<double>(shares_) * (close - avg_price_) /
+                                options_.initial_capital);
+  state[2] = static_cast<float>(static_cast<double>(s.end - 1 - t_) / (s.size() - 1));
+}
+
+void IntradayStockEnv::WriteInfo(double* info) const {
+  const double close = bars_.close[t_];
+  info[kInfoNetWorth] = NetWorth(close);
+  info[kInfoCash] = cash_;
+  info[kInfoShares] = static_cast<double>(shares_);
+  info[kInfoCostsPaid] = costs_;
+  info[kInfoRealizedPnl] = realized_;
+  info[kInfoUnrealizedPnl] = static_cast<double>(shares_) * (close - avg_price_);
+  info[kInfoFillPrice] = last_fill_;
+  info[kInfoTradedShares] = static_cast<double>(last_traded_);
+  info[kInfoBar] = t_;
+  info[kInfoSessionDate] = bars_.sessions[bars_.session[t_]].date;
+  info[kInfoTrades] = static_cast<double>(trades_);
+}
+
+Result<std::unique_ptr<Env>> MakeIntradayEnv(const std::map<std::string, std::string>& settings,
+                                             std::shared_ptr<const MarketDataset> data) {
+  IntradayOptions options;
+  RLT_RETURN_IF_ERROR(SetOptions(options, settings, "[env]"));
+  RLT_ASSIGN_OR_RETURN(auto env, IntradayStockEnv::Create(std::move(data), options));
+  return std::unique_ptr<Env>(std::move(env));
+}
+
+}  // namespace rlt::env

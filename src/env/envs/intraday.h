@@ -1,0 +1,136 @@
+// rltrade env: IntradayStockEnv — one symbol's intraday bars, buy/sell/hold with an
+// amount (or a target exposure), shorting, costs, and end-of-session flattening.
+//
+// It is the environment of the intraday system rltrade replaces, with its defects fixed:
+//  - Causal observation: a window of the last nlags+1 feature rows (precomputed once,
+//    causal, normalised on the training range only) plus portfolio state. Warm-up rows
+//    are never shown: episodes start only in sessions whose bars all have features.
+//  - No look-ahead in execution: the decision made after bar t closes fills at bar t+1's
+//    open (or its (h+l+c)/3 with fill = "next_typical"), a price not in the observation.
+//  - Exact, self-financing accounting in doubles with integer shares: cash changes by
+//    -(traded value) - costs; net worth changes by mark-to-market PnL - costs.
+//  - Every position is flattened at the close of the last bar of each session, with costs.
+//
+// Timeline of one Step() at bar t (obs shows bars <= t):
+//   decode action -> fill at bar t+1 (open) -> mark at close[t+1] -> if t+1 is the
+//   session's last bar: flatten at close[t+1], move to the next session's first bar
+//   (or end the episode) -> reward -> observation of the new bar.
+// Episodes: `episode_sessions` sessions starting at a uniformly drawn session of `range`
+// (training), or with sequential = true every session of `range` in order (evaluation).
+// Ends: end of the range's data (terminated), net worth <= stop_fraction * capital
+// (terminated), episode_sessions done (truncated).
+//
+// Not modelled: partial fills, slippage beyond the fill-price rule, borrow fees,
+// margin calls other than the stop fraction, dividends.
+#ifndef RLT_ENV_ENVS_INTRADAY_H_
+#define RLT_ENV_ENVS_INTRADAY_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "env/env.h"
+#include "env/envs/intraday_reward.h"
+#include "env/market_dataset.h"
+
+namespace rlt::env {
+
+struct IntradayOptions {
+  int nlags = 5;                       // observation window = nlags + 1 bars
+  double initial_capital = 100000.0;   // C0
+  std::string action_mode = "original";  // "original" (type, amount) | "target_position"
+  double buy_threshold = 0.3;          // original: a[0] >= this buys
+  double sell_threshold = -0.3;        // original: a[0] <= this sells
+  double min_amount = 0.1;             // original: a[1] is clamped to [min_amount, 1]
+  std::string fill = "next_open";      // "next_open" | "next_typical" ((h+l+c)/3 of t+1)
+  double cost_rate = 0.0005;           // proportional cost on traded value
+  double fixed_cost = 0.0;             // per trade (non-zero quantity)
+  double max_short_value = -1.0;       // max short exposure in cash; < 0: initial_capital
+  int episode_sessions = 1;            // sessions per training episode
+  std::string reward = "pnl";          // "pnl" | "shaped" (the original composite)
+  double turnover_penalty = 0.0;       // pnl reward: minus this x traded value / C0
+  double drawdown_penalty = 0.0;       // pnl reward: minus this x increase of drawdown / C0
+  double stop_fraction = 0.5;          // terminate when net worth <= this x C0
+  bool sequential = false;             // walk every session of `range` in order
+  std::string range;                   // "YYYY-MM-DD:YYYY-MM-DD" (local dates); "" = all
+
+  template <typename V>
+  void VisitFields(V& v) {
+    v("nlags", &nlags, "bars of history in the observation besides the current one");
+    v("initial_capital", &initial_capital, "starting cash");
+    v("action_mode", &action_mode, "action semantics", {"original", "target_position"});
+    v("buy_threshold", &buy_threshold, "original mode: a[0] >= this buys");
+    v("sell_threshold", &sell_threshold, "original mode: a[0] <= this sells");
+    v("min_amount", &min_amount, "original mode: lower clamp of the amount a[1]");
+    v("fill", &fill, "fill price of a decision at bar t", {"next_open", "next_typical"});
+    v("cost_rate", &cost_rate, "proportional transaction cost");
+    v("fixed_cost", &fixed_cost, "fixed cost per trade");
+    v("max_short_value", &max_short_value, "max short exposure (cash); <0 = initial capital");
+    v("episode_sessions", &episode_sessions, "sessions per training episode");
+    v("reward", &reward, "reward mode", {"pnl", "shaped"});
+    v("turnover_penalty", &turnover_penalty, "pnl mode: penalty per traded value / capital");
+    v("drawdown_penalty", &drawdown_penalty, "pnl mode: penalty per drawdown increase");
+    v("stop_fraction", &stop_fraction, "stop out when net worth falls to this x capital");
+    v("sequential", &sequential, "evaluation: walk every session of the range in order");
+    v("range", &range, "date range of sessions, YYYY-MM-DD:YYYY-MM-DD ('' = all)");
+  }
+};
+
+// Info values written every step, in this order (IntradayStockEnv::kInfoNames).
+enum IntradayInfo {
+  kInfoNetWorth, kInfoCash, kInfoShares, kInfoCostsPaid, kInfoRealizedPnl,
+  kInfoUnrealizedPnl, kInfoFillPrice, kInfoTradedShares, kInfoBar, kInfoSessionDate,
+  kInfoTrades, kInfoCount
+};
+
+class IntradayStockEnv : public Env {
+ public:
+  // Validates options against the data; errors name the option and what to change.
+  static Result<std::unique_ptr<IntradayStockEnv>> Create(
+      std::shared_ptr<const MarketDataset> data, const IntradayOptions& options);
+
+  const EnvSpec& spec() const override { return spec_; }
+  void Reset(float* obs, double* info) override;
+  StepResult Step(const float* action, float* obs, double* info) override;
+
+  // Sessions (indices into bars.sessions) episodes may use, in time order.
+  const std::vector<int32_t>& eligible_sessions() const { return eligible_; }
+  static const std::vector<std::string>& InfoNames();
+
+ private:
+  IntradayStockEnv(std::shared_ptr<const MarketDataset> data, const IntradayOptions& options,
+                   std::vector<int32_t> eligible);
+  int64_t OrderQuantity(const float* action, double price, ActionKind* kind, float* a0) const;
+  // Trades qty shares at price; returns the cost paid.
+  double Execute(int64_t qty, double price);
+  void WriteObservation(float* obs) const;
+  void WriteInfo(double* info) const;
+  double NetWorth(double price) const { return cash_ + static_cast<double>(shares_) * price; }
+
+  std::shared_ptr<const MarketDataset> data_;
+  const market::Bars& bars_;
+  const features::FeatureMatrix& features_;
+  IntradayOptions options_;
+  EnvSpec spec_;
+  std::vector<int32_t> eligible_;
+  double max_short_value_;
+  bool target_mode_, typical_fill_, shaped_;
+
+  // Episode state.
+  int32_t t_ = 0;            // current bar (observation shows bars <= t_)
+  int32_t pos_ = 0;          // index into eligible_ of the current session
+  int32_t sessions_left_ = 0;
+  double cash_ = 0, avg_price_ = 0, realized_ = 0, costs_ = 0;
+  int64_t shares_ = 0, trades_ = 0, last_traded_ = 0;
+  double last_fill_ = 0, prev_net_worth_ = 0, peak_net_worth_ = 0, session_start_worth_ = 0;
+  ShapedReward shaped_reward_;
+};
+
+Result<std::unique_ptr<Env>> MakeIntradayEnv(const std::map<std::string, std::string>& settings,
+                                             std::shared_ptr<const MarketDataset> data);
+
+}  // namespace rlt::env
+
+#endif  // RLT_ENV_ENVS_INTRADAY_H_

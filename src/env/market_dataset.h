@@ -1,0 +1,55 @@
+// rltrade env: the prepared, read-only market data that market environments step over.
+//
+// A MarketDataset is built once per dataset before any stepping: one symbol's bars, its
+// feature matrix (computed causally, then normalised with statistics fitted on the
+// training date range only), and the normaliser that was fitted, so that evaluation
+// and signals reapply exactly the same transform. Environments share it read-only
+// through a shared_ptr; it is never modified after preparation.
+#ifndef RLT_ENV_MARKET_DATASET_H_
+#define RLT_ENV_MARKET_DATASET_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "features/feature_matrix.h"
+#include "features/normalizer.h"
+#include "market/bars.h"
+
+namespace rlt::env {
+
+// An inclusive range of local session dates, yyyymmdd (0 = unbounded on that side).
+struct DateRange {
+  int32_t first = 0;
+  int32_t last = 0;
+  bool Contains(int32_t date) const {
+    return (first == 0 || date >= first) && (last == 0 || date <= last);
+  }
+  bool Overlaps(const DateRange& o) const;
+  std::string ToString() const;  // "2023-01-02:2023-06-30", "start", "end" for open sides
+  // Parses "YYYY-MM-DD:YYYY-MM-DD" (either side may be empty).
+  static Result<DateRange> Parse(const std::string& text);
+};
+
+struct MarketDataset {
+  market::Bars bars;
+  features::FeatureMatrix features;      // normalised; (bars.size(), cols)
+  features::Normalizer normalizer;       // fitted on `fit_range`
+  DateRange fit_range;
+};
+
+struct DatasetOptions {
+  std::string preset = "scaled";                     // feature preset (features/presets.h)
+  features::NormalizerOptions normalizer;            // default: z-score, clip 5
+};
+
+// Computes features for `bars`, fits the normaliser on the sessions in `train` (rows
+// from features.first_valid on), applies it to every row. Errors: no training rows,
+// unknown preset.
+Result<std::shared_ptr<const MarketDataset>> PrepareMarketDataset(
+    market::Bars bars, const DatasetOptions& options, const DateRange& train);
+
+}  // namespace rlt::env
+
+#endif  // RLT_ENV_MARKET_DATASET_H_

@@ -1,0 +1,258 @@
+// rltrade features: normalisers (see normalizer.h).
+#include "features/normalizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace rlt::features {
+namespace {
+
+constexpr int kJsonVersion = 1;
+
+bool RowComplete(const FeatureMatrix& m, int64_t t) {
+  const float* row = m.row(t);
+  for (int64_t j = 0; j < m.cols; ++j) {
+    if (!std::isfinite(row[j])) return false;
+  }
+  return true;
+}
+
+// Edge j = the empirical quantile at probability j / (count - 1) of sorted values
+// (linear interpolation between order statistics).
+std::vector<double> QuantileEdges(std::vector<double> values, int count) {
+  std::sort(values.begin(), values.end());
+  std::vector<double> edges(count);
+  const double last = static_cast<double>(values.size() - 1);
+  for (int j = 0; j < count; ++j) {
+    const double pos = last * j / (count - 1);
+    const size_t lo = static_cast<size_t>(std::floor(pos));
+    const size_t hi = std::min(lo + 1, values.size() - 1);
+    edges[j] = values[lo] + (pos - lo) * (values[hi] - values[lo]);
+  }
+  return edges;
+}
+
+Status CheckOptions(const NormalizerOptions& o) {
+  if (o.kind == NormalizerKind::kQuantile && o.quantiles < 2) {
+    return Status::InvalidArgument("normalizer: quantiles must be >= 2, got " +
+                                   std::to_string(o.quantiles));
+  }
+  if (o.kind == NormalizerKind::kRollingZScore && o.window < 2) {
+    return Status::InvalidArgument("normalizer: window must be >= 2, got " +
+                                   std::to_string(o.window));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string NormalizerKindName(NormalizerKind kind) {
+  switch (kind) {
+    case NormalizerKind::kNone:
+      return "none";
+    case NormalizerKind::kZScore:
+      return "zscore";
+    case NormalizerKind::kQuantile:
+      return "quantile";
+    case NormalizerKind::kRollingZScore:
+      return "rolling_zscore";
+  }
+  return "none";
+}
+
+Result<NormalizerKind> ParseNormalizerKind(const std::string& name) {
+  for (NormalizerKind k : {NormalizerKind::kNone, NormalizerKind::kZScore,
+                           NormalizerKind::kQuantile, NormalizerKind::kRollingZScore}) {
+    if (NormalizerKindName(k) == name) return k;
+  }
+  return Status::InvalidArgument("unknown normalizer kind '" + name +
+                                 "'; valid kinds: none, zscore, quantile, rolling_zscore");
+}
+
+double QuantileMap(const std::vector<double>& edges, double x) {
+  if (std::isnan(x)) return x;
+  const size_t m = edges.size();
+  if (x < edges.front()) return -1.0;
+  if (x > edges.back()) return 1.0;
+  const size_t lo = std::lower_bound(edges.begin(), edges.end(), x) - edges.begin();
+  const size_t hi = std::upper_bound(edges.begin(), edges.end(), x) - edges.begin();
+  double position;  // fractional edge index
+  if (lo < hi) {    // x equals edges[lo..hi-1]: the middle of the tied edges
+    position = 0.5 * static_cast<double>(lo + hi - 1);
+  } else {  // edges[lo-1] < x < edges[lo]
+    position = (lo - 1) + (x - edges[lo - 1]) / (edges[lo] - edges[lo - 1]);
+  }
+  return 2.0 * position / static_cast<double>(m - 1) - 1.0;
+}
+
+Result<Normalizer> Normalizer::Fit(const FeatureMatrix& features, int64_t begin_row,
+                                   int64_t end_row, const NormalizerOptions& options) {
+  RLT_RETURN_IF_ERROR(CheckOptions(options));
+  if (begin_row < 0 || begin_row >= end_row || end_row > features.rows) {
+    return Status::OutOfRange("normalizer fit range [" + std::to_string(begin_row) + ", " +
+                              std::to_string(end_row) + ") is empty or outside the " +
+                              std::to_string(features.rows) + " feature rows");
+  }
+  Normalizer n;
+  n.options_ = options;
+  n.names_ = features.names;
+  if (options.kind != NormalizerKind::kZScore && options.kind != NormalizerKind::kQuantile) {
+    return n;
+  }
+  std::vector<int64_t> rows;
+  for (int64_t t = begin_row; t < end_row; ++t) {
+    if (RowComplete(features, t)) rows.push_back(t);
+  }
+  if (rows.empty()) {
+    return Status::InvalidArgument("normalizer fit range [" + std::to_string(begin_row) + ", " +
+                                   std::to_string(end_row) +
+                                   ") has no row without NaN (all warm-up?)");
+  }
+  for (int64_t j = 0; j < features.cols; ++j) {
+    std::vector<double> values;
+    values.reserve(rows.size());
+    for (int64_t t : rows) values.push_back(features.at(t, j));
+    if (options.kind == NormalizerKind::kQuantile) {
+      n.edges_.push_back(QuantileEdges(std::move(values), options.quantiles));
+      continue;
+    }
+    double mean = 0.0;
+    for (double v : values) mean += v;
+    mean /= static_cast<double>(values.size());
+    double ss = 0.0;
+    for (double v : values) ss += (v - mean) * (v - mean);
+    const double sd = std::sqrt(ss / static_cast<double>(values.size()));
+    n.mean_.push_back(mean);
+    n.std_.push_back(sd > 0.0 ? sd : 1.0);
+  }
+  return n;
+}
+
+double Normalizer::Clip(double v) const {
+  if (options_.clip <= 0.0 || std::isnan(v)) return v;
+  return std::clamp(v, -options_.clip, options_.clip);
+}
+
+Status Normalizer::CheckCompatible(const std::vector<std::string>& names) const {
+  const size_t common = std::min(names.size(), names_.size());
+  for (size_t i = 0; i < common; ++i) {
+    if (names[i] != names_[i]) {
+      return Status::InvalidArgument("normalizer feature " + std::to_string(i) + " is '" +
+                                     names_[i] + "' but the data's is '" + names[i] + "'");
+    }
+  }
+  if (names.size() != names_.size()) {
+    return Status::InvalidArgument("normalizer has " + std::to_string(names_.size()) +
+                                   " features, the data " + std::to_string(names.size()) +
+                                   "; first unmatched: '" +
+                                   (names.size() > common ? names[common] : names_[common]) + "'");
+  }
+  return Status::Ok();
+}
+
+void Normalizer::Apply(FeatureMatrix& features) const {
+  const Status compatible = CheckCompatible(features.names);
+  RLT_CHECK_MSG(compatible.ok(), compatible.message());
+  if (options_.kind == NormalizerKind::kRollingZScore) return ApplyRolling(features);
+  for (int64_t t = 0; t < features.rows; ++t) {
+    float* row = features.values.data() + t * features.cols;
+    for (int64_t j = 0; j < features.cols; ++j) {
+      double v = row[j];
+      if (std::isnan(v)) continue;
+      if (options_.kind == NormalizerKind::kZScore) v = Clip((v - mean_[j]) / std_[j]);
+      if (options_.kind == NormalizerKind::kQuantile) v = QuantileMap(edges_[j], v);
+      if (options_.kind == NormalizerKind::kNone) v = Clip(v);
+      row[j] = static_cast<float>(v);
+    }
+  }
+}
+
+// Causal rolling z-score per column over rows [first_valid, t], at most `window` of them.
+// Running sums of deviations from the column's first value, re-summed exactly once per
+// window so that rounding never accumulates.
+void Normalizer::ApplyRolling(FeatureMatrix& m) const {
+  const int64_t fv = m.first_valid, w = options_.window;
+  std::vector<double> x(static_cast<size_t>(std::max<int64_t>(m.rows - fv, 0)));
+  for (int64_t j = 0; j < m.cols; ++j) {
+    for (int64_t t = fv; t < m.rows; ++t) x[t - fv] = m.at(t, j);
+    double s1 = 0.0, s2 = 0.0;
+    const double anchor = x.empty() ? 0.0 : x[0];
+    for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
+      const int64_t k = std::min(i + 1, w);
+      if (i % w == 0) {  // exact restart over the current window
+        s1 = s2 = 0.0;
+        for (int64_t r = i + 1 - k; r <= i; ++r) {
+          s1 += x[r] - anchor;
+          s2 += (x[r] - anchor) * (x[r] - anchor);
+        }
+      } else {
+        const double d = x[i] - anchor;
+        s1 += d;
+        s2 += d * d;
+        if (i >= w) {
+          const double out = x[i - w] - anchor;
+          s1 -= out;
+          s2 -= out * out;
+        }
+      }
+      const double mean = s1 / k;
+      const double var = s2 / k - mean * mean;
+      const bool flat = k < 2 || var <= 1e-12 * (s2 / k);
+      const double z = flat ? 0.0 : (x[i] - anchor - mean) / std::sqrt(var);
+      m.values[(fv + i) * m.cols + j] = std::isnan(x[i]) ? x[i] : static_cast<float>(Clip(z));
+    }
+  }
+}
+
+nlohmann::json Normalizer::ToJson() const {
+  nlohmann::json j;
+  j["format"] = "rltrade.normalizer";
+  j["version"] = kJsonVersion;
+  j["kind"] = NormalizerKindName(options_.kind);
+  j["clip"] = options_.clip;
+  j["quantiles"] = options_.quantiles;
+  j["window"] = options_.window;
+  j["names"] = names_;
+  j["mean"] = mean_;
+  j["std"] = std_;
+  j["edges"] = edges_;
+  return j;
+}
+
+Result<Normalizer> Normalizer::FromJson(const nlohmann::json& json,
+                                        const std::vector<std::string>& expected_names) {
+  Normalizer n;
+  try {  // nlohmann reports type errors by exception: convert them here, at the edge
+    if (json.value("format", "") != "rltrade.normalizer" || json.at("version") != kJsonVersion) {
+      return Status::DataError("not an rltrade normalizer (version " +
+                               std::to_string(kJsonVersion) + ") JSON document");
+    }
+    RLT_ASSIGN_OR_RETURN(n.options_.kind, ParseNormalizerKind(json.at("kind").get<std::string>()));
+    n.options_.clip = json.at("clip");
+    n.options_.quantiles = json.at("quantiles");
+    n.options_.window = json.at("window");
+    n.names_ = json.at("names").get<std::vector<std::string>>();
+    n.mean_ = json.at("mean").get<std::vector<double>>();
+    n.std_ = json.at("std").get<std::vector<double>>();
+    n.edges_ = json.at("edges").get<std::vector<std::vector<double>>>();
+  } catch (const nlohmann::json::exception& e) {
+    return Status::DataError(std::string("malformed normalizer JSON: ") + e.what());
+  }
+  RLT_RETURN_IF_ERROR(CheckOptions(n.options_));
+  const size_t cols = n.names_.size();
+  const bool zscore_ok = n.options_.kind != NormalizerKind::kZScore ||
+                         (n.mean_.size() == cols && n.std_.size() == cols);
+  bool quantile_ok = n.options_.kind != NormalizerKind::kQuantile || n.edges_.size() == cols;
+  for (const auto& e : n.edges_) {
+    quantile_ok = quantile_ok && e.size() >= 2 && std::is_sorted(e.begin(), e.end());
+  }
+  if (!zscore_ok || !quantile_ok) {
+    return Status::DataError("normalizer JSON statistics do not match its " + std::to_string(cols) +
+                             " feature names");
+  }
+  if (!expected_names.empty()) RLT_RETURN_IF_ERROR(n.CheckCompatible(expected_names));
+  return n;
+}
+
+}  // namespace rlt::features

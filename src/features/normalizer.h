@@ -1,0 +1,89 @@
+// rltrade features: feature normalisation fitted on training rows only.
+//
+// Kinds (NormalizerOptions::kind):
+//   kZScore        (x - mean) / std per feature, mean and population std fitted on the rows
+//                  [begin_row, end_row) of a FeatureMatrix (the training range); then clipped
+//                  to +/- clip (default 5). A feature with zero spread gets std 1.
+//   kQuantile      per feature, `quantiles` empirical quantile edges of the training values
+//                  (edge j at probability j / (quantiles - 1), linear interpolation between
+//                  order statistics); x maps to 2u - 1 in [-1, 1] with u = its position among
+//                  the edges by linear interpolation, clipped outside the first/last edge;
+//                  values equal to several (tied) edges map to the middle of those edges.
+//   kRollingZScore causal, nothing fitted: x_t -> (x_t - mean) / std over the last `window`
+//                  rows <= t (fewer at the start, counted from first_valid; 0 while fewer than
+//                  2 rows or std is 0), then clipped. Unlike kZScore it adapts to regime
+//                  changes and needs no training range, but a value's scale depends on its
+//                  recent past, so identical raw values can map differently in two places.
+//   kNone          identity (clipping still applies when clip > 0).
+// Fit ignores rows with any NaN (warm-up rows). Apply works in place and keeps NaN as NaN.
+// A Normalizer is a value type, immutable after Fit/FromJson, safe to share across threads.
+#ifndef RLT_FEATURES_NORMALIZER_H_
+#define RLT_FEATURES_NORMALIZER_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "features/feature_matrix.h"
+
+namespace rlt::features {
+
+enum class NormalizerKind { kNone, kZScore, kQuantile, kRollingZScore };
+
+// "none", "zscore", "quantile", "rolling_zscore".
+std::string NormalizerKindName(NormalizerKind kind);
+Result<NormalizerKind> ParseNormalizerKind(const std::string& name);
+
+struct NormalizerOptions {
+  NormalizerKind kind = NormalizerKind::kZScore;
+  // Clip outputs to [-clip, clip]; <= 0 disables clipping. Quantile outputs are always
+  // within [-1, 1].
+  double clip = 5.0;
+  int quantiles = 101;   // kQuantile: number of edges (>= 2)
+  int64_t window = 390;  // kRollingZScore: rows in the rolling window (>= 2)
+};
+
+class Normalizer {
+ public:
+  Normalizer() = default;
+
+  // Fits on rows [begin_row, end_row) of `features`, skipping rows with any NaN.
+  // Errors: an empty or out-of-bounds range, no complete row in it, bad options.
+  static Result<Normalizer> Fit(const FeatureMatrix& features, int64_t begin_row, int64_t end_row,
+                                const NormalizerOptions& options);
+
+  // Normalises every row in place; NaN stays NaN. REQUIRES: features.names == names().
+  void Apply(FeatureMatrix& features) const;
+  // Status form of the precondition of Apply: names the first mismatching column.
+  Status CheckCompatible(const std::vector<std::string>& names) const;
+
+  nlohmann::json ToJson() const;
+  // Loads a normaliser saved by ToJson. When `expected_names` is not empty, a different
+  // feature list is an error naming the first mismatch.
+  static Result<Normalizer> FromJson(const nlohmann::json& json,
+                                     const std::vector<std::string>& expected_names = {});
+
+  const std::vector<std::string>& names() const { return names_; }
+  const NormalizerOptions& options() const { return options_; }
+  const std::vector<double>& mean() const { return mean_; }                 // kZScore, (cols)
+  const std::vector<double>& std() const { return std_; }                   // kZScore, (cols)
+  const std::vector<std::vector<double>>& edges() const { return edges_; }  // kQuantile
+
+ private:
+  double Clip(double v) const;
+  void ApplyRolling(FeatureMatrix& features) const;
+
+  NormalizerOptions options_;
+  std::vector<std::string> names_;
+  std::vector<double> mean_, std_;
+  std::vector<std::vector<double>> edges_;  // (cols, quantiles), non-decreasing
+};
+
+// Maps x through quantile edges to [-1, 1] (see kQuantile). Exposed for tests.
+double QuantileMap(const std::vector<double>& edges, double x);
+
+}  // namespace rlt::features
+
+#endif  // RLT_FEATURES_NORMALIZER_H_

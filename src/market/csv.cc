@@ -1,0 +1,585 @@
+// rltrade market: the CSV bar reader and writer (contract in csv.h).
+//
+// One pass over the file held in memory: lines are split into string_views, numbers are
+// parsed with std::from_chars and timestamps by hand, so a row costs no allocation.
+// Rows are appended to their symbol's Bars as they pass validation; problems are
+// collected for every row (the read never stops at the first one).
+//
+// Tolerance: the OHLC consistency rules allow a relative slack of 1e-9, because adjusted
+// prices written by float arithmetic (e.g. yfinance) differ by ~1e-16 where they should
+// be equal. Anything larger is a real defect.
+#include "market/csv.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "core/civil_time.h"
+#include "market/sessions.h"
+#include "market/timezone.h"
+
+namespace rlt::market {
+namespace {
+
+constexpr double kOhlcTolerance = 1e-9;
+constexpr const char* kDropHint = "drop the row with --on-bad-rows drop";
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '"')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '"' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Splits a CSV line on commas; a field in double quotes may contain commas.
+void SplitFields(std::string_view line, std::vector<std::string_view>* out) {
+  out->clear();
+  size_t i = 0;
+  while (true) {
+    size_t begin = i;
+    if (i < line.size() && line[i] == '"') {
+      const size_t close = line.find('"', i + 1);
+      i = close == std::string_view::npos ? line.size() : close;
+    }
+    const size_t comma = line.find(',', i);
+    const size_t end = comma == std::string_view::npos ? line.size() : comma;
+    out->push_back(line.substr(begin, end - begin));
+    if (comma == std::string_view::npos) return;
+    i = comma + 1;
+  }
+}
+
+enum class NumberStatus { kOk, kEmpty, kNonNumeric, kNotFinite };
+
+NumberStatus ParseNumber(std::string_view s, double* out) {
+  s = Trim(s);
+  if (s.empty()) return NumberStatus::kEmpty;
+  if (s.front() == '+') s.remove_prefix(1);
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return NumberStatus::kNonNumeric;
+  if (!std::isfinite(*out)) return NumberStatus::kNotFinite;
+  return NumberStatus::kOk;
+}
+
+bool Digits(std::string_view s, size_t pos, int n, int* out) {
+  if (pos + n > s.size()) return false;
+  int v = 0;
+  for (int i = 0; i < n; ++i) {
+    const char c = s[pos + i];
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  *out = v;
+  return true;
+}
+
+struct ParsedTime {
+  int64_t local = 0;  // wall-clock seconds as if UTC
+  bool has_offset = false;
+  int32_t offset = 0;
+};
+
+// Offset suffix: Z | +HH[:MM] | -HH[:MM] | +HHMM. Returns the position after it, or npos.
+size_t ParseOffset(std::string_view s, size_t p, ParsedTime* t) {
+  if (p >= s.size()) return p;
+  if (s[p] == 'Z' || s[p] == 'z') {
+    t->has_offset = true;
+    return p + 1;
+  }
+  if (s[p] != '+' && s[p] != '-') return std::string_view::npos;
+  const int sign = s[p] == '-' ? -1 : 1;
+  int hh = 0, mm = 0;
+  if (!Digits(s, p + 1, 2, &hh)) return std::string_view::npos;
+  p += 3;
+  if (p < s.size() && s[p] == ':') ++p;
+  if (p < s.size()) {
+    if (!Digits(s, p, 2, &mm)) return std::string_view::npos;
+    p += 2;
+  }
+  if (hh > 23 || mm > 59) return std::string_view::npos;
+  t->has_offset = true;
+  t->offset = sign * (hh * 3600 + mm * 60);
+  return p;
+}
+
+// YYYY-MM-DD | YYYYMMDD, then optionally [ T]HH:MM[:SS[.fff]] and an offset.
+bool ParseTimestamp(std::string_view s, ParsedTime* t) {
+  s = Trim(s);
+  int y = 0, mo = 0, d = 0, hh = 0, mi = 0, ss = 0;
+  size_t p = 0;
+  if (s.size() >= 10 && s[4] == '-' && s[7] == '-') {
+    if (!Digits(s, 0, 4, &y) || !Digits(s, 5, 2, &mo) || !Digits(s, 8, 2, &d)) return false;
+    p = 10;
+  } else if (Digits(s, 0, 4, &y) && Digits(s, 4, 2, &mo) && Digits(s, 6, 2, &d)) {
+    p = 8;
+  } else {
+    return false;
+  }
+  if (mo < 1 || mo > 12 || d < 1 || d > DaysInMonth(y, mo)) return false;
+  if (p < s.size() && (s[p] == ' ' || s[p] == 'T')) {
+    if (!Digits(s, p + 1, 2, &hh) || p + 3 >= s.size() || s[p + 3] != ':' ||
+        !Digits(s, p + 4, 2, &mi)) {
+      return false;
+    }
+    p += 6;
+    if (p < s.size() && s[p] == ':') {
+      if (!Digits(s, p + 1, 2, &ss)) return false;
+      p += 3;
+      if (p < s.size() && s[p] == '.') {
+        ++p;
+        while (p < s.size() && s[p] >= '0' && s[p] <= '9') ++p;
+      }
+    }
+    if (hh > 23 || mi > 59 || ss > 59) return false;
+  }
+  p = ParseOffset(s, p, t);
+  if (p != s.size()) return false;
+  t->local = DaysFromCivil(y, mo, d) * 86400 + hh * 3600 + mi * 60 + ss;
+  return true;
+}
+
+// Heterogeneous lookup so that a string_view finds a std::string key without a copy.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+enum Field { kOpen, kHigh, kLow, kClose, kVolume, kNumFields };
+constexpr const char* kFieldNames[kNumFields] = {"open", "high", "low", "close", "volume"};
+
+struct Columns {
+  int time = -1, symbol = -1;
+  int field[kNumFields] = {-1, -1, -1, -1, -1};
+  int max_index = 0;               // largest column index a row must have
+  std::vector<std::string> names;  // as written in the header
+};
+
+int FindColumn(const std::vector<std::string>& lower, std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    for (size_t i = 0; i < lower.size(); ++i) {
+      if (lower[i] == name) return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+Status DetectColumns(const std::string& path, std::string_view header, Columns* c,
+                     std::vector<std::string>* notes) {
+  std::vector<std::string_view> fields;
+  SplitFields(header, &fields);
+  std::vector<std::string> lower;
+  for (std::string_view f : fields) {
+    c->names.emplace_back(Trim(f));
+    lower.push_back(Lower(c->names.back()));
+  }
+  c->time = FindColumn(lower, {"datetime", "timestamp", "date", "datadate", "time"});
+  c->symbol = FindColumn(lower, {"symbol", "tic"});
+  c->field[kOpen] = FindColumn(lower, {"open", "prcod"});
+  c->field[kHigh] = FindColumn(lower, {"high", "prchd"});
+  c->field[kLow] = FindColumn(lower, {"low", "prcld"});
+  c->field[kClose] = FindColumn(lower, {"close", "prccd"});
+  c->field[kVolume] = FindColumn(lower, {"volume", "cshtrd"});
+  std::string listed;
+  for (const std::string& n : c->names) listed += (listed.empty() ? "" : ", ") + n;
+  if (c->time < 0) {
+    return Status::DataError(path + ":1: no time column in the header (columns: " + listed +
+                             "); expected one of date, datetime, timestamp, time, datadate. "
+                             "Is this a file of price bars?");
+  }
+  if (c->field[kClose] < 0) {
+    return Status::DataError(path + ":1: no close column in the header (columns: " + listed +
+                             "); expected close (or prccd)");
+  }
+  const int ohl = (c->field[kOpen] >= 0) + (c->field[kHigh] >= 0) + (c->field[kLow] >= 0);
+  if (ohl == 0) {
+    notes->push_back("open/high/low absent: set to close");
+  } else if (ohl != 3) {
+    return Status::DataError(path +
+                             ":1: the header has some but not all of open, high, low "
+                             "(columns: " +
+                             listed + "); give all three or none");
+  }
+  if (c->field[kVolume] < 0) notes->push_back("volume absent: set to 0");
+  c->max_index = std::max(c->time, c->symbol);
+  for (int f : c->field) c->max_index = std::max(c->max_index, f);
+  return Status::Ok();
+}
+
+struct SymbolState {
+  Bars bars;
+  int64_t last_time = 0;
+  bool has_last = false;
+};
+
+class CsvReader {
+ public:
+  CsvReader(std::string path, const CsvReadOptions& options, const TimeZone& tz, DataReport* report)
+      : path_(std::move(path)), options_(options), tz_(tz), report_(report) {
+    default_symbol_ = path_.substr(path_.find_last_of('/') + 1);
+    default_symbol_ = default_symbol_.substr(0, default_symbol_.find_last_of('.'));
+  }
+
+  Status Run(std::string_view text);
+  MarketData TakeData();
+  int64_t bad_rows() const { return bad_rows_; }
+
+ private:
+  void ProcessRow(std::string_view line, int64_t line_no);
+  bool ParseTime(std::string_view field, int64_t line_no, int64_t* utc);
+  void ParseValues(int64_t line_no, double* v, bool* ok);
+  void CheckValues(int64_t line_no, const double* v, const bool* ok);
+  void CheckOrder(int64_t line_no, const SymbolState& state, int64_t utc);
+  SymbolState* StateFor(std::string_view symbol);
+  void Problem(int64_t line, int column, const char* rule, std::string detail, std::string fix) {
+    DataProblem p;
+    p.file = path_;
+    p.line = line;
+    p.column = column >= 0 ? columns_.names[column] : "";
+    p.rule = rule;
+    p.detail = std::move(detail);
+    p.fix = std::move(fix);
+    report_->problems.push_back(std::move(p));
+  }
+
+  std::string path_;
+  const CsvReadOptions& options_;
+  const TimeZone& tz_;
+  DataReport* report_;
+  Columns columns_;
+  std::string default_symbol_;
+  std::vector<std::string_view> fields_;
+  std::unordered_map<std::string, size_t, StringHash, std::equal_to<>> symbol_index_;
+  std::vector<SymbolState> states_;
+  int64_t bad_rows_ = 0;
+};
+
+Status CsvReader::Run(std::string_view text) {
+  if (text.size() >= 3 && std::memcmp(text.data(), "\xEF\xBB\xBF", 3) == 0) {
+    text.remove_prefix(3);  // UTF-8 byte order mark
+  }
+  size_t pos = 0;
+  int64_t line_no = 0;
+  bool have_header = false;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    const size_t end = nl == std::string_view::npos ? text.size() : nl;
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (Trim(line).empty()) continue;
+    if (!have_header) {
+      if (line_no != 1) {
+        return Status::DataError(path_ + ": the header must be on line 1 (found blank lines)");
+      }
+      RLT_RETURN_IF_ERROR(DetectColumns(path_, line, &columns_, &report_->notes));
+      have_header = true;
+      continue;
+    }
+    ProcessRow(line, line_no);
+  }
+  if (!have_header) return Status::DataError(path_ + ": empty file (no header line)");
+  if (report_->rows_read == 0) {
+    return Status::DataError(path_ + ": the file has a header but no data rows");
+  }
+  return Status::Ok();
+}
+
+SymbolState* CsvReader::StateFor(std::string_view symbol) {
+  auto it = symbol_index_.find(symbol);
+  if (it != symbol_index_.end()) return &states_[it->second];
+  symbol_index_.emplace(std::string(symbol), states_.size());
+  states_.emplace_back();
+  states_.back().bars.symbol = std::string(symbol);
+  states_.back().bars.timezone = options_.timezone;
+  return &states_.back();
+}
+
+bool CsvReader::ParseTime(std::string_view field, int64_t line_no, int64_t* utc) {
+  ParsedTime t;
+  if (Trim(field).empty()) {
+    Problem(line_no, columns_.time, "empty field", "no timestamp",
+            std::string("fill in the timestamp, or ") + kDropHint);
+    return false;
+  }
+  if (!ParseTimestamp(field, &t)) {
+    Problem(line_no, columns_.time, "bad timestamp",
+            fmt::format("cannot read '{}' as a date or time", Trim(field)),
+            "write YYYY-MM-DD, YYYYMMDD or YYYY-MM-DD HH:MM[:SS] with an optional +HH:MM "
+            "offset or Z, or " +
+                std::string(kDropHint));
+    return false;
+  }
+  if (t.has_offset) {
+    *utc = t.local - t.offset;
+    return true;
+  }
+  Result<int64_t> r = tz_.LocalToUtc(t.local);
+  if (!r.ok()) {
+    Problem(line_no, columns_.time, "nonexistent local time", r.status().message(),
+            "check --timezone, write timestamps with an explicit UTC offset, or " +
+                std::string(kDropHint));
+    return false;
+  }
+  *utc = *r;
+  return true;
+}
+
+// Parses the price and volume fields into v; ok[f] is false for a field with a problem.
+void CsvReader::ParseValues(int64_t line_no, double* v, bool* ok) {
+  for (int f = 0; f < kNumFields; ++f) {
+    const int col = columns_.field[f];
+    v[f] = 0;
+    ok[f] = true;
+    if (col < 0) continue;
+    const NumberStatus s = ParseNumber(fields_[col], &v[f]);
+    ok[f] = s == NumberStatus::kOk;
+    if (s == NumberStatus::kEmpty) {
+      Problem(line_no, col, "empty field", fmt::format("no {} value", kFieldNames[f]),
+              std::string("fill in the value, or ") + kDropHint);
+    } else if (s == NumberStatus::kNonNumeric) {
+      Problem(line_no, col, "non-numeric",
+              fmt::format("cannot read '{}' as a number", Trim(fields_[col])),
+              std::string("repair the value, or ") + kDropHint);
+    } else if (s == NumberStatus::kNotFinite) {
+      Problem(line_no, col, "NaN", fmt::format("{} is '{}'", kFieldNames[f], Trim(fields_[col])),
+              std::string("repair the value, or ") + kDropHint);
+    }
+  }
+  if (columns_.field[kOpen] < 0) v[kOpen] = v[kHigh] = v[kLow] = v[kClose];
+}
+
+// Positive prices, high >= max(open, close), low <= min(open, close), volume >= 0.
+void CsvReader::CheckValues(int64_t line_no, const double* v, const bool* ok) {
+  if (ok[kOpen] && ok[kHigh] && ok[kLow] && ok[kClose]) {
+    bool positive = true;
+    for (int f = kOpen; f <= kClose; ++f) {
+      if (v[f] > 0 || columns_.field[f] < 0) continue;
+      positive = false;
+      Problem(line_no, columns_.field[f], "non-positive price",
+              fmt::format("{}={}", kFieldNames[f], v[f]),
+              std::string("repair the price (prices must be > 0), or ") + kDropHint);
+    }
+    const double hi_ref = std::max(v[kOpen], v[kClose]);
+    const double lo_ref = std::min(v[kOpen], v[kClose]);
+    if (positive && v[kHigh] < hi_ref * (1 - kOhlcTolerance)) {
+      Problem(line_no, columns_.field[kHigh], "high<max(open,close)",
+              fmt::format("high={} < max(open={}, close={})", v[kHigh], v[kOpen], v[kClose]),
+              std::string("repair high/open/close, or ") + kDropHint);
+    }
+    if (positive && v[kLow] > lo_ref * (1 + kOhlcTolerance)) {
+      Problem(line_no, columns_.field[kLow], "low>min(open,close)",
+              fmt::format("low={} > min(open={}, close={})", v[kLow], v[kOpen], v[kClose]),
+              std::string("repair low/open/close, or ") + kDropHint);
+    }
+  }
+  if (ok[kVolume] && v[kVolume] < 0) {
+    Problem(line_no, columns_.field[kVolume], "negative volume",
+            fmt::format("volume={}", v[kVolume]),
+            std::string("repair the volume, or ") + kDropHint);
+  }
+}
+
+// Times must increase within a symbol; compared with the symbol's last kept bar.
+void CsvReader::CheckOrder(int64_t line_no, const SymbolState& state, int64_t utc) {
+  if (!state.has_last || utc > state.last_time) return;
+  const bool dup = utc == state.last_time;
+  Problem(line_no, columns_.time, dup ? "duplicate time" : "non-monotonic time",
+          fmt::format("{} {} the previous bar of {} ({})", FormatIso8601(utc, 0),
+                      dup ? "repeats" : "is before", state.bars.symbol,
+                      FormatIso8601(state.last_time, 0)),
+          dup ? "remove the duplicate row (one bar per time and symbol)"
+              : "sort the file by time (within each symbol)");
+}
+
+void CsvReader::ProcessRow(std::string_view line, int64_t line_no) {
+  ++report_->rows_read;
+  SplitFields(line, &fields_);
+  if (static_cast<int>(fields_.size()) <= columns_.max_index) {
+    Problem(line_no, -1, "missing fields",
+            fmt::format("{} fields, the header has {}", fields_.size(), columns_.names.size()),
+            std::string("repair the row, or ") + kDropHint);
+    ++bad_rows_;
+    return;
+  }
+  std::string_view symbol = default_symbol_;
+  if (columns_.symbol >= 0) {
+    symbol = Trim(fields_[columns_.symbol]);
+    if (symbol.empty()) {
+      Problem(line_no, columns_.symbol, "empty field", "no symbol",
+              std::string("fill in the symbol, or ") + kDropHint);
+      ++bad_rows_;
+      return;
+    }
+  }
+  if (!options_.symbol.empty() && symbol != options_.symbol) return;
+  SymbolState* state = StateFor(symbol);
+  const size_t problems_before = report_->problems.size();
+  int64_t utc = 0;
+  const bool time_ok = ParseTime(fields_[columns_.time], line_no, &utc);
+  double v[kNumFields];
+  bool ok[kNumFields];
+  ParseValues(line_no, v, ok);
+  CheckValues(line_no, v, ok);
+  if (time_ok) CheckOrder(line_no, *state, utc);
+  if (report_->problems.size() != problems_before) {
+    ++bad_rows_;
+    return;
+  }
+  Bars& b = state->bars;
+  b.time.push_back(utc);
+  b.utc_offset.push_back(tz_.OffsetAt(utc));
+  b.open.push_back(v[kOpen]);
+  b.high.push_back(v[kHigh]);
+  b.low.push_back(v[kLow]);
+  b.close.push_back(v[kClose]);
+  b.volume.push_back(v[kVolume]);
+  state->last_time = utc;
+  state->has_last = true;
+}
+
+MarketData CsvReader::TakeData() {
+  MarketData data;
+  for (SymbolState& s : states_) {
+    if (s.bars.empty()) continue;
+    AssignSessions(s.bars);
+    data.symbols.push_back(std::move(s.bars));
+  }
+  std::sort(data.symbols.begin(), data.symbols.end(),
+            [](const Bars& a, const Bars& b) { return a.symbol < b.symbol; });
+  return data;
+}
+
+// "N problems in M of R rows: 25 x empty field, ..." plus the first few problems.
+std::string Summarise(const std::string& path, const DataReport& report, int64_t bad_rows) {
+  std::vector<std::pair<std::string, int64_t>> counts;
+  for (const DataProblem& p : report.problems) {
+    auto it = std::find_if(counts.begin(), counts.end(),
+                           [&](const auto& c) { return c.first == p.rule; });
+    if (it == counts.end()) {
+      counts.emplace_back(p.rule, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::string msg = fmt::format("{}: {} problem(s) in {} of {} data rows (", path,
+                                report.problems.size(), bad_rows, report.rows_read);
+  for (size_t i = 0; i < counts.size(); ++i) {
+    msg += fmt::format("{}{} x {}", i ? ", " : "", counts[i].second, counts[i].first);
+  }
+  msg += "). First problems:";
+  const size_t shown = std::min<size_t>(report.problems.size(), 5);
+  for (size_t i = 0; i < shown; ++i) msg += "\n  " + report.problems[i].ToString();
+  msg += fmt::format(
+      "\nTo see all of them run `rltrade data check {}`; to skip these rows read with "
+      "--on-bad-rows drop.",
+      path);
+  return msg;
+}
+
+Status ReadWholeFile(const std::string& path, std::string* out) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    return Status::IoError("cannot open " + path + ": " + std::strerror(errno) +
+                           " (check the path)");
+  }
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out->append(buf, n);
+  const bool failed = std::ferror(f);
+  std::fclose(f);
+  if (failed) return Status::IoError("error reading " + path);
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string DataProblem::ToString() const {
+  std::string s = fmt::format("{}:{}: ", file, line);
+  if (!column.empty()) s += fmt::format("column '{}': ", column);
+  return s + fmt::format("{}: {}. Fix: {}", rule, detail, fix);
+}
+
+const Bars* MarketData::Find(const std::string& symbol) const {
+  for (const Bars& b : symbols) {
+    if (b.symbol == symbol) return &b;
+  }
+  return nullptr;
+}
+
+Result<MarketData> ReadBarsCsv(const std::string& path, const CsvReadOptions& options,
+                               DataReport* report) {
+  RLT_ASSIGN_OR_RETURN(TimeZone tz, TimeZone::Load(options.timezone));
+  std::string text;
+  RLT_RETURN_IF_ERROR(ReadWholeFile(path, &text));
+  DataReport local_report;
+  DataReport* rep = report ? report : &local_report;
+  *rep = DataReport();
+  CsvReader reader(path, options, tz, rep);
+  RLT_RETURN_IF_ERROR(reader.Run(text));
+  if (!rep->problems.empty() && options.on_bad_rows == BadRowPolicy::kFail) {
+    return Status::DataError(Summarise(path, *rep, reader.bad_rows()));
+  }
+  rep->rows_dropped = reader.bad_rows();
+  MarketData data = reader.TakeData();
+  if (!options.symbol.empty() && data.symbols.empty() && rep->problems.empty()) {
+    return Status::NotFound(path + ": no rows for symbol '" + options.symbol +
+                            "' (check the name in the file's symbol/tic column)");
+  }
+  return data;
+}
+
+Status WriteBarsCsv(const std::string& path, const MarketData& data) {
+  // Rows in time order, symbols in their MarketData order at equal times.
+  std::vector<std::pair<size_t, size_t>> rows;  // (symbol, bar)
+  for (size_t s = 0; s < data.symbols.size(); ++s) {
+    for (size_t i = 0; i < data.symbols[s].size(); ++i) rows.emplace_back(s, i);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) {
+    return data.symbols[a.first].time[a.second] < data.symbols[b.first].time[b.second];
+  });
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), "timestamp,symbol,open,high,low,close,volume\n");
+  for (const auto& [s, i] : rows) {
+    const Bars& b = data.symbols[s];
+    // "{}" prints the shortest text that reads back to the same double (exact round trip).
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{}\n",
+                   FormatIso8601(b.time[i], b.utc_offset[i]), b.symbol, b.open[i], b.high[i],
+                   b.low[i], b.close[i], b.volume[i]);
+  }
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return Status::IoError("cannot write " + tmp + ": " + std::strerror(errno));
+  const bool wrote = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!wrote || !closed) {
+    std::remove(tmp.c_str());
+    return Status::IoError("error writing " + tmp + " (disk full?)");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return Status::IoError("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+}  // namespace rlt::market

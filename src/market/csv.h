@@ -1,0 +1,78 @@
+// rltrade market: reading and writing bar files (CSV), with validation.
+//
+// Reads one CSV of OHLCV bars, single- or multi-symbol, detects its columns from the
+// header (case-insensitive), parses timestamps, converts them to UTC, validates every
+// row, and returns one Bars per symbol with its sessions assigned.
+//
+// Recognised columns:
+//   time:    date | datetime | timestamp | time   (also Compustat's datadate)
+//   prices:  open, high, low, close               (Compustat: prcod, prchd, prcld, prccd)
+//   volume:  volume                               (Compustat: cshtrd)
+//   symbol:  symbol | tic   (optional; without it the file is one symbol, named after it)
+// Other columns are ignored. Timestamps: YYYY-MM-DD, YYYYMMDD, YYYY-MM-DD HH:MM[:SS],
+// YYYY-MM-DDTHH:MM:SS, each with an optional +HH:MM / -HH:MM offset or Z. Naive times
+// are read in options.timezone (IANA name, system tz database).
+//
+// Validation rules (each problem names file:line, column, the rule and a fix):
+// non-monotonic or duplicate timestamps (per symbol), empty or non-numeric fields, NaN,
+// non-positive prices, high < max(open, close), low > min(open, close), negative volume.
+// With BadRowPolicy::kFail (default) any problem makes the read fail and nothing is
+// returned; with kDrop the bad rows are dropped and listed in the report.
+#ifndef RLT_MARKET_CSV_H_
+#define RLT_MARKET_CSV_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "market/bars.h"
+
+namespace rlt::market {
+
+enum class BadRowPolicy { kFail, kDrop };
+
+struct CsvReadOptions {
+  // IANA time zone for naive timestamps and for deriving sessions (local dates).
+  std::string timezone = "UTC";
+  BadRowPolicy on_bad_rows = BadRowPolicy::kFail;
+  // Keep only this symbol (empty: all symbols).
+  std::string symbol;
+};
+
+// One broken rule on one row.
+struct DataProblem {
+  std::string file;
+  int64_t line = 0;              // 1-based line number in the file (header is line 1)
+  std::string column;            // column name as written in the header ("" for whole-row rules)
+  std::string rule;              // short rule id, e.g. "high<max(open,close)"
+  std::string detail;            // what was found, e.g. "high=10.2 < close=10.5"
+  std::string fix;               // what the user can do
+  std::string ToString() const;  // "file:line: column 'high': <rule>: <detail>. Fix: <fix>"
+};
+
+struct DataReport {
+  std::vector<DataProblem> problems;  // every problem found, in file order
+  std::vector<std::string> notes;  // non-fatal remarks (e.g. "open/high/low absent: set to close")
+  int64_t rows_read = 0;           // data rows in the file
+  int64_t rows_dropped = 0;        // rows dropped under BadRowPolicy::kDrop
+};
+
+// All symbols of one file, sorted by symbol name.
+struct MarketData {
+  std::vector<Bars> symbols;
+  const Bars* Find(const std::string& symbol) const;
+};
+
+// Reads and validates `path`. On kFail and any problem, returns a DataError whose message
+// lists the problems (the full list is also in *report when report != nullptr).
+Result<MarketData> ReadBarsCsv(const std::string& path, const CsvReadOptions& options,
+                               DataReport* report = nullptr);
+
+// Writes `data` as `timestamp,symbol,open,high,low,close,volume` with ISO 8601 local
+// timestamps carrying their UTC offset. Written to a temporary file, then renamed.
+Status WriteBarsCsv(const std::string& path, const MarketData& data);
+
+}  // namespace rlt::market
+
+#endif  // RLT_MARKET_CSV_H_

@@ -1,0 +1,345 @@
+// Tests for market/csv: small fixtures written here, each checked against facts we
+// state in the fixture itself (times, line numbers, columns).
+#include "market/csv.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/civil_time.h"
+
+namespace rlt::market {
+namespace {
+
+int64_t Utc(int y, int mo, int d, int h = 0, int mi = 0, int s = 0) {
+  return DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
+}
+
+class CsvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = ::testing::TempDir() + "rlt_csv_XXXXXX";
+    ASSERT_NE(mkdtemp(templ.data()), nullptr);
+    dir_ = templ;
+  }
+  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+  // Reads with drop semantics so that the problems can be inspected.
+  Result<MarketData> ReadDrop(const std::string& path, DataReport* report,
+                              const std::string& tz = "UTC") {
+    CsvReadOptions o;
+    o.timezone = tz;
+    o.on_bad_rows = BadRowPolicy::kDrop;
+    return ReadBarsCsv(path, o, report);
+  }
+  std::string dir_;
+};
+
+TEST_F(CsvTest, ReadsDatesWithCapitalisedHeadersAndIgnoresExtraColumns) {
+  const std::string path = Write("GSPC.csv",
+                                 "Date,Open,High,Low,Close,Adj Close,Volume\n"
+                                 "2024-01-02,10,11,9,10.5,10.4,1000\n"
+                                 "2024-01-03,10.5,12,10,11,10.9,2000\n");
+  DataReport report;
+  Result<MarketData> data = ReadBarsCsv(path, CsvReadOptions(), &report);
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  ASSERT_EQ(data->symbols.size(), 1u);
+  const Bars& b = data->symbols[0];
+  EXPECT_EQ(b.symbol, "GSPC");  // named after the file
+  EXPECT_EQ(b.time, (std::vector<int64_t>{Utc(2024, 1, 2), Utc(2024, 1, 3)}));
+  EXPECT_EQ(b.close, (std::vector<double>{10.5, 11}));  // close, not Adj Close
+  EXPECT_EQ(b.volume, (std::vector<double>{1000, 2000}));
+  EXPECT_EQ(b.sessions.size(), 2u);
+  EXPECT_EQ(report.rows_read, 2);
+  EXPECT_TRUE(report.problems.empty());
+}
+
+TEST_F(CsvTest, ReadsCompustatColumnsAndYyyymmddDates) {
+  const std::string path = Write("spy.csv",
+                                 "datadate,tic,prccd,ajexdi,prcod,prchd,prcld,cshtrd\n"
+                                 "20090102,SPY,92.96,1.0,90.44,93.44,89.85,227563000.0\n");
+  Result<MarketData> data = ReadBarsCsv(path, CsvReadOptions());
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  const Bars* b = data->Find("SPY");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->time[0], Utc(2009, 1, 2));
+  EXPECT_EQ(b->open[0], 90.44);
+  EXPECT_EQ(b->high[0], 93.44);
+  EXPECT_EQ(b->low[0], 89.85);
+  EXPECT_EQ(b->close[0], 92.96);
+  EXPECT_EQ(b->volume[0], 227563000.0);
+}
+
+TEST_F(CsvTest, OffsetTimestampsBecomeUtcAndSessionsFollowTheGivenZone) {
+  // 09:15 IST = 03:45 UTC; 00:10 IST on Jul 4 = 18:40 UTC on Jul 3.
+  const std::string path = Write("nse.csv",
+                                 "date,open,high,low,close,volume\n"
+                                 "2023-07-03 09:15:00+05:30,1,1,1,1,5\n"
+                                 "2023-07-04 00:10:00+05:30,1,1,1,1,5\n");
+  CsvReadOptions o;
+  o.timezone = "Asia/Kolkata";
+  Result<MarketData> ist = ReadBarsCsv(path, o);
+  ASSERT_TRUE(ist.ok()) << ist.status().ToString();
+  const Bars& b = ist->symbols[0];
+  EXPECT_EQ(b.time[0], Utc(2023, 7, 3, 3, 45));
+  EXPECT_EQ(b.time[1], Utc(2023, 7, 3, 18, 40));
+  EXPECT_EQ(b.utc_offset[0], 19800);
+  ASSERT_EQ(b.sessions.size(), 2u);
+  EXPECT_EQ(b.sessions[1].date, 20230704);
+  Result<MarketData> utc = ReadBarsCsv(path, CsvReadOptions());
+  ASSERT_TRUE(utc.ok());
+  EXPECT_EQ(utc->symbols[0].sessions.size(), 1u);  // both are on Jul 3 in UTC
+}
+
+TEST_F(CsvTest, AcceptsTSeparatorZuluNegativeOffsetsAndMinutesOnly) {
+  const std::string path = Write("forms.csv",
+                                 "timestamp,open,high,low,close,volume\n"
+                                 "2025-05-30T16:39:00Z,1,1,1,1,1\n"
+                                 "2025-05-30 16:40:00+00:00,1,1,1,1,1\n"
+                                 "2025-05-30T12:41:00-04:00,1,1,1,1,1\n"
+                                 "2025-05-30 16:42,1,1,1,1,1\n"
+                                 "2025-05-30T16:43:00.000Z,1,1,1,1,1\n");
+  Result<MarketData> data = ReadBarsCsv(path, CsvReadOptions());
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  const auto& t = data->symbols[0].time;
+  ASSERT_EQ(t.size(), 5u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(t[i], Utc(2025, 5, 30, 16, 39 + i)) << i;
+}
+
+TEST_F(CsvTest, NaiveTimesAreReadInTheGivenZone) {
+  const std::string path = Write("spy1m.csv",
+                                 "date,Open,High,Low,Close,Volume\n"
+                                 "2025-07-01 09:30:00,1,1,1,1,1\n"
+                                 "2025-12-01 09:30:00,1,1,1,1,1\n");
+  CsvReadOptions o;
+  o.timezone = "America/New_York";
+  Result<MarketData> data = ReadBarsCsv(path, o);
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  const Bars& b = data->symbols[0];
+  EXPECT_EQ(b.time[0], Utc(2025, 7, 1, 13, 30));   // EDT
+  EXPECT_EQ(b.time[1], Utc(2025, 12, 1, 14, 30));  // EST
+  EXPECT_EQ(b.utc_offset[0], -4 * 3600);
+  EXPECT_EQ(b.utc_offset[1], -5 * 3600);
+  EXPECT_EQ(b.timezone, "America/New_York");
+}
+
+TEST_F(CsvTest, SplitsLongFilesPerSymbolAndIgnoresALeadingIndexColumn) {
+  const std::string path = Write("long.csv",
+                                 ",date,tic,open,high,low,close,volume,macd\n"
+                                 "0,2020-07-01,MSFT,5,6,4,5,10,0.1\n"
+                                 "0,2020-07-01,AAPL,1,2,1,2,10,0.1\n"
+                                 "1,2020-07-02,MSFT,5,6,4,6,10,0.1\n"
+                                 "1,2020-07-02,AAPL,2,3,2,3,10,0.1\n"
+                                 "2,2020-07-06,AAPL,3,3,2,2,10,0.1\n");
+  Result<MarketData> data = ReadBarsCsv(path, CsvReadOptions());
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  ASSERT_EQ(data->symbols.size(), 2u);
+  EXPECT_EQ(data->symbols[0].symbol, "AAPL");  // sorted by name
+  EXPECT_EQ(data->symbols[0].close, (std::vector<double>{2, 3, 2}));
+  EXPECT_EQ(data->symbols[1].close, (std::vector<double>{5, 6}));
+  CsvReadOptions only;
+  only.symbol = "MSFT";
+  Result<MarketData> msft = ReadBarsCsv(path, only);
+  ASSERT_TRUE(msft.ok());
+  ASSERT_EQ(msft->symbols.size(), 1u);
+  EXPECT_EQ(msft->symbols[0].symbol, "MSFT");
+}
+
+TEST_F(CsvTest, HandlesByteOrderMarkCrlfLineEndsAndQuotedFields) {
+  const std::string path = Write("win.csv",
+                                 "\xEF\xBB\xBF\"Date\",\"Symbol\",Open,High,Low,Close,Volume\r\n"
+                                 "\"2024-01-02\",\"BRK,A\",1,2,1,2,\"3\"\r\n"
+                                 "\r\n");
+  Result<MarketData> data = ReadBarsCsv(path, CsvReadOptions());
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  ASSERT_NE(data->Find("BRK,A"), nullptr);
+  EXPECT_EQ(data->Find("BRK,A")->volume[0], 3);
+}
+
+TEST_F(CsvTest, AskingForAnAbsentSymbolIsAnError) {
+  const std::string path = Write("two.csv", "date,tic,close\n2024-01-02,A,1\n");
+  CsvReadOptions o;
+  o.symbol = "B";
+  Result<MarketData> data = ReadBarsCsv(path, o);
+  ASSERT_FALSE(data.ok());
+  EXPECT_NE(data.status().message().find("'B'"), std::string::npos);
+}
+
+TEST_F(CsvTest, CloseOnlyFilesGetOpenHighLowFromCloseAndZeroVolumeWithNotes) {
+  const std::string path = Write("closes.csv",
+                                 "Date,Close\n"
+                                 "1928-01-03,17.76\n");
+  DataReport report;
+  Result<MarketData> data = ReadBarsCsv(path, CsvReadOptions(), &report);
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  const Bars& b = data->symbols[0];
+  EXPECT_EQ(b.open[0], 17.76);
+  EXPECT_EQ(b.high[0], 17.76);
+  EXPECT_EQ(b.low[0], 17.76);
+  EXPECT_EQ(b.volume[0], 0);
+  ASSERT_EQ(report.notes.size(), 2u);
+  EXPECT_NE(report.notes[0].find("set to close"), std::string::npos);
+  EXPECT_NE(report.notes[1].find("volume"), std::string::npos);
+}
+
+// One row per rule; line numbers count the header as line 1.
+constexpr const char* kDefects =
+    "date,tic,open,high,low,close,volume\n"  // 1
+    "2024-01-02,A,10,11,9,10,100\n"          // 2 good
+    "2024-01-03,A,,11,9,10,100\n"            // 3 empty open
+    "2024-01-04,A,10,x1,9,10,100\n"          // 4 non-numeric high
+    "2024-01-05,A,10,11,nan,10,100\n"        // 5 NaN low
+    "2024-01-08,A,0,11,9,10,100\n"           // 6 non-positive open
+    "2024-01-09,A,10,10.5,9,10.8,100\n"      // 7 high < close
+    "2024-01-10,A,10,11,9.9,9.5,100\n"       // 8 low > close
+    "2024-01-11,A,10,11,9,10,-5\n"           // 9 negative volume
+    "2024-01-11,B,10,11,9,10,100\n"          // 10 good (other symbol, same time is fine)
+    "2024-01-01,A,10,11,9,10,100\n"          // 11 before the previous A bar
+    "2024-01-02,B,10,11,9,10,100\n"          // 12 before the previous B bar
+    "2024-01-12,A,10,11,9,10,100\n"          // 13 good
+    "2024-01-12,A,10,11,9,10,100\n"          // 14 duplicate
+    "2024-13-01,A,10,11,9,10,100\n"          // 15 bad timestamp
+    "2024-01-16,A,10,11\n";                  // 16 missing fields
+
+struct Expected {
+  int64_t line;
+  const char* column;
+  const char* rule;
+};
+
+TEST_F(CsvTest, ReportsEveryRuleWithItsLineAndColumn) {
+  const std::string path = Write("defects.csv", kDefects);
+  DataReport report;
+  Result<MarketData> data = ReadDrop(path, &report);
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  const Expected expected[] = {
+      {3, "open", "empty field"},
+      {4, "high", "non-numeric"},
+      {5, "low", "NaN"},
+      {6, "open", "non-positive price"},
+      {7, "high", "high<max(open,close)"},
+      {8, "low", "low>min(open,close)"},
+      {9, "volume", "negative volume"},
+      {11, "date", "non-monotonic time"},
+      {12, "date", "non-monotonic time"},
+      {14, "date", "duplicate time"},
+      {15, "date", "bad timestamp"},
+      {16, "", "missing fields"},
+  };
+  ASSERT_EQ(report.problems.size(), std::size(expected));
+  for (size_t i = 0; i < std::size(expected); ++i) {
+    const DataProblem& p = report.problems[i];
+    EXPECT_EQ(p.line, expected[i].line) << i;
+    EXPECT_EQ(p.column, expected[i].column) << i;
+    EXPECT_EQ(p.rule, expected[i].rule) << i;
+    EXPECT_EQ(p.file, path);
+    EXPECT_FALSE(p.detail.empty());
+    EXPECT_FALSE(p.fix.empty());
+  }
+  EXPECT_EQ(report.rows_read, 15);
+  EXPECT_EQ(report.rows_dropped, 12);
+  // Kept: A on lines 2 and 13, B on line 10.
+  EXPECT_EQ(data->Find("A")->time, (std::vector<int64_t>{Utc(2024, 1, 2), Utc(2024, 1, 12)}));
+  EXPECT_EQ(data->Find("B")->size(), 1u);
+  EXPECT_NE(report.problems[6].ToString().find(":9: column 'volume': negative volume"),
+            std::string::npos);
+}
+
+TEST_F(CsvTest, DefaultPolicyFailsWithASummaryAndTheFullListInTheReport) {
+  const std::string path = Write("defects.csv", kDefects);
+  DataReport report;
+  Result<MarketData> data = ReadBarsCsv(path, CsvReadOptions(), &report);
+  ASSERT_FALSE(data.ok());
+  EXPECT_EQ(data.status().code(), Status::Code::kDataError);
+  const std::string& m = data.status().message();
+  EXPECT_NE(m.find("12 problem(s) in 12 of 15 data rows"), std::string::npos) << m;
+  EXPECT_NE(m.find("2 x non-monotonic time"), std::string::npos) << m;
+  EXPECT_NE(m.find(":3: column 'open': empty field"), std::string::npos) << m;
+  EXPECT_NE(m.find("rltrade data check " + path), std::string::npos) << m;
+  EXPECT_EQ(report.problems.size(), 12u);
+}
+
+TEST_F(CsvTest, NaiveTimeInADstGapIsAProblem) {
+  const std::string path = Write("gap.csv",
+                                 "datetime,open,high,low,close,volume\n"
+                                 "2025-03-09 01:30:00,1,1,1,1,1\n"
+                                 "2025-03-09 02:30:00,1,1,1,1,1\n"
+                                 "2025-03-09 03:30:00,1,1,1,1,1\n");
+  DataReport report;
+  Result<MarketData> data = ReadDrop(path, &report, "America/New_York");
+  ASSERT_TRUE(data.ok());
+  ASSERT_EQ(report.problems.size(), 1u);
+  EXPECT_EQ(report.problems[0].line, 3);
+  EXPECT_EQ(report.problems[0].rule, "nonexistent local time");
+  // 01:30 EST = 06:30Z and 03:30 EDT = 07:30Z: one hour apart in real time.
+  EXPECT_EQ(data->symbols[0].time,
+            (std::vector<int64_t>{Utc(2025, 3, 9, 6, 30), Utc(2025, 3, 9, 7, 30)}));
+}
+
+TEST_F(CsvTest, TinyFloatNoiseInAdjustedPricesIsNotAnInconsistency) {
+  // high equals close up to the last bit (as in yfinance adjusted data).
+  const std::string path = Write("adj.csv",
+                                 "date,open,high,low,close,volume\n"
+                                 "2024-01-02,10,10.000000000000002,9,10.000000000000004,1\n");
+  EXPECT_TRUE(ReadBarsCsv(path, CsvReadOptions()).ok());
+}
+
+TEST_F(CsvTest, AFileWithoutATimeColumnIsRejectedClearly) {
+  const std::string path = Write("map.csv", "ticker,industry\nAAPL,Technology\n");
+  Result<MarketData> data = ReadBarsCsv(path, CsvReadOptions());
+  ASSERT_FALSE(data.ok());
+  EXPECT_NE(data.status().message().find("no time column"), std::string::npos);
+  EXPECT_NE(data.status().message().find("ticker, industry"), std::string::npos);
+}
+
+TEST_F(CsvTest, MissingFileAndUnknownZoneAreErrors) {
+  EXPECT_EQ(ReadBarsCsv(dir_ + "/absent.csv", CsvReadOptions()).status().code(),
+            Status::Code::kIoError);
+  const std::string path = Write("a.csv", "date,close\n2024-01-02,1\n");
+  CsvReadOptions o;
+  o.timezone = "Nowhere/City";
+  EXPECT_EQ(ReadBarsCsv(path, o).status().code(), Status::Code::kNotFound);
+}
+
+TEST_F(CsvTest, WrittenFilesReadBackToTheSameBars) {
+  const std::string in = Write("in.csv",
+                               "date,tic,open,high,low,close,volume\n"
+                               "2023-07-03 09:15:00+05:30,X,0.1,0.30000000000000004,0.05,0.2,7\n"
+                               "2023-07-03 09:15:00+05:30,Y,100,101,99,100.5,8\n"
+                               "2023-07-03 09:20:00+05:30,X,0.2,0.3,0.1,0.25,9\n");
+  CsvReadOptions o;
+  o.timezone = "Asia/Kolkata";
+  Result<MarketData> a = ReadBarsCsv(in, o);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  const std::string out = dir_ + "/out.csv";
+  ASSERT_TRUE(WriteBarsCsv(out, *a).ok());
+  Result<MarketData> b = ReadBarsCsv(out, o);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  ASSERT_EQ(a->symbols.size(), b->symbols.size());
+  for (size_t s = 0; s < a->symbols.size(); ++s) {
+    const Bars &x = a->symbols[s], &y = b->symbols[s];
+    EXPECT_EQ(x.symbol, y.symbol);
+    EXPECT_EQ(x.time, y.time);
+    EXPECT_EQ(x.utc_offset, y.utc_offset);
+    EXPECT_EQ(x.open, y.open);
+    EXPECT_EQ(x.high, y.high);
+    EXPECT_EQ(x.low, y.low);
+    EXPECT_EQ(x.close, y.close);
+    EXPECT_EQ(x.volume, y.volume);
+  }
+  std::ifstream f(out);
+  std::string header, first;
+  std::getline(f, header);
+  std::getline(f, first);
+  EXPECT_EQ(header, "timestamp,symbol,open,high,low,close,volume");
+  EXPECT_EQ(first, "2023-07-03T09:15:00+05:30,X,0.1,0.30000000000000004,0.05,0.2,7");
+}
+
+}  // namespace
+}  // namespace rlt::market
