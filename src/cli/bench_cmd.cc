@@ -48,8 +48,8 @@ Result<env::EnvContext> BuildContext(const BenchEnvFlags& f, bool needs_market) 
   RLT_ASSIGN_OR_RETURN(market::MarketData md, market::GenerateSynthetic(so));
   env::DatasetOptions dopt;
   dopt.preset = f.preset;
-  RLT_ASSIGN_OR_RETURN(ctx.market, env::PrepareMarketDataset(std::move(md.symbols.front()), dopt,
-                                                             env::DateRange{}));
+  RLT_ASSIGN_OR_RETURN(
+      ctx.market, env::PrepareMarketDataset(std::move(md.symbols.front()), dopt, env::DateRange{}));
   return ctx;
 }
 
@@ -91,9 +91,13 @@ int RunBenchEnv(const BenchEnvFlags& f) {
   const int64_t steps = vector_steps * vec.num_envs();
   const double rate = static_cast<double>(steps) / elapsed;
   if (f.json) {
-    nlohmann::json j = {{"env", f.env},   {"envs", vec.num_envs()}, {"threads", vec.threads()},
-                        {"obs_dim", vec.obs_dim()}, {"steps", steps},
-                        {"seconds", elapsed}, {"steps_per_sec", rate}};
+    nlohmann::json j = {{"env", f.env},
+                        {"envs", vec.num_envs()},
+                        {"threads", vec.threads()},
+                        {"obs_dim", vec.obs_dim()},
+                        {"steps", steps},
+                        {"seconds", elapsed},
+                        {"steps_per_sec", rate}};
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("env {}  envs {}  threads {}  obs_dim {}\n", f.env, vec.num_envs(), vec.threads(),
@@ -112,10 +116,10 @@ void RegisterBenchCommands(CLI::App& app, Action* action) {
   auto f = std::make_shared<BenchEnvFlags>();
   CLI::App* env = bench->add_subcommand("env", "Env steps per second with random actions");
   env->add_option("--env", f->env, "environment id (see the README)")->capture_default_str();
-  env->add_option("--envs", f->envs, "number of environments")->capture_default_str()
+  env->add_option("--envs", f->envs, "number of environments")
+      ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  env->add_option("--threads", f->threads, "worker threads (0 = all cores)")
-      ->capture_default_str();
+  env->add_option("--threads", f->threads, "worker threads (0 = all cores)")->capture_default_str();
   env->add_option("--seconds", f->seconds, "measuring time")->capture_default_str();
   env->add_option("--preset", f->preset, "feature preset for market envs")->capture_default_str();
   env->add_option("--days", f->days, "synthetic sessions for market envs")->capture_default_str();

@@ -56,8 +56,9 @@ class CliTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
   std::string Synth(const std::string& name, int seed, int days = 5) {
     const std::string path = (dir_ / name).string();
-    CmdResult r = RunRltrade("data synth --kind intraday --symbols 1 --days " + std::to_string(days) +
-                       " --bar-minutes 5 --seed " + std::to_string(seed) + " --out " + path);
+    CmdResult r =
+        RunRltrade("data synth --kind intraday --symbols 1 --days " + std::to_string(days) +
+                   " --bar-minutes 5 --seed " + std::to_string(seed) + " --out " + path);
     EXPECT_EQ(r.exit_code, 0) << r.out;
     return path;
   }
@@ -89,7 +90,7 @@ TEST_F(CliTest, DataCheckPassesACleanFileAndReportsFileLineOfABadOne) {
 TEST_F(CliTest, IndicatorJsonMatchesAnSmaComputedHere) {
   const std::string path = Synth("bars.csv", 2);
   CmdResult r = RunRltrade("indicator sma --input " + path +
-                     " --timezone Asia/Kolkata --param period=5 --format json");
+                           " --timezone Asia/Kolkata --param period=5 --format json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["indicator"], "sma");
@@ -113,8 +114,8 @@ TEST_F(CliTest, IndicatorJsonMatchesAnSmaComputedHere) {
 TEST_F(CliTest, FeaturesWritesOneRowPerBarWithEmptyWarmUpCells) {
   const std::string path = Synth("bars.csv", 2);
   const std::string out = (dir_ / "f.csv").string();
-  CmdResult r = RunRltrade("features --input " + path + " --timezone Asia/Kolkata --preset fast22 --out " +
-                     out);
+  CmdResult r = RunRltrade("features --input " + path +
+                           " --timezone Asia/Kolkata --preset fast22 --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::ifstream in(out);
   std::string header, line;
@@ -130,10 +131,12 @@ TEST_F(CliTest, FeaturesWritesOneRowPerBarWithEmptyWarmUpCells) {
 }
 
 TEST_F(CliTest, BenchEnvPrintsTheContractedJsonKeys) {
-  CmdResult r = RunRltrade("bench env --env intraday --envs 8 --threads 1 --seconds 0.2 --days 10 --json");
+  CmdResult r =
+      RunRltrade("bench env --env intraday --envs 8 --threads 1 --seconds 0.2 --days 10 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
-  for (const char* key : {"env", "envs", "threads", "obs_dim", "steps", "seconds", "steps_per_sec"}) {
+  for (const char* key :
+       {"env", "envs", "threads", "obs_dim", "steps", "seconds", "steps_per_sec"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["envs"], 8);

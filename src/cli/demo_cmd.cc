@@ -33,6 +33,10 @@ struct DemoFlags {
   uint64_t seed = 7;
   double signal_to_noise = 0.15;
   double cost_rate = 0.0002;
+  std::string data;  // a bar file to use instead of the synthetic market
+  std::string timezone = "UTC";
+  std::string symbol;
+  std::string preset = "scaled";
 };
 
 struct PolicyResult {
@@ -48,7 +52,8 @@ float Decide(const std::string& policy, const market::Bars& bars, int64_t t) {
   if (policy == "long") return 1.0f;
   const int32_t begin = bars.sessions[bars.session[t]].begin;
   if (t - 5 < begin) return 0.0f;  // momentum within the session only
-  return bars.close[t] > bars.close[t - 5] ? 1.0f : (bars.close[t] < bars.close[t - 5] ? -1.0f : 0.0f);
+  return bars.close[t] > bars.close[t - 5] ? 1.0f
+                                           : (bars.close[t] < bars.close[t - 5] ? -1.0f : 0.0f);
 }
 
 Result<PolicyResult> RunPolicy(const std::string& policy,
@@ -56,7 +61,8 @@ Result<PolicyResult> RunPolicy(const std::string& policy,
                                const env::DateRange& test, double cost_rate) {
   env::EnvContext ctx;
   ctx.market = data;
-  ctx.settings = {{"action_mode", "target_position"}, {"sequential", "true"},
+  ctx.settings = {{"action_mode", "target_position"},
+                  {"sequential", "true"},
                   {"range", test.ToString() == "start:end" ? "" : test.ToString()},
                   {"cost_rate", fmt::format("{}", cost_rate)}};
   RLT_ASSIGN_OR_RETURN(auto envs, env::MakeEnvs("intraday", ctx, 1));
@@ -106,38 +112,58 @@ int RunDemo(const DemoFlags& f) {
   std::error_code ec;
   std::filesystem::create_directories(f.out, ec);
   if (ec) return ReportError(Status::IoError("cannot create '" + f.out + "': " + ec.message()));
-  market::SynthOptions so;
-  so.num_days = f.days;
-  so.seed = f.seed;
-  so.signal_to_noise = f.signal_to_noise;
-  auto synth = market::GenerateSynthetic(so);
-  if (!synth.ok()) return ReportError(synth.status());
-  const std::string csv = f.out + "/synth_intraday.csv";
-  if (Status s = market::WriteBarsCsv(csv, *synth); !s.ok()) return ReportError(s);
+  if (!f.data.empty() && f.days != DemoFlags().days) {
+    return ReportError(Status::InvalidArgument("--days applies to the synthetic market only"));
+  }
+  std::string csv = f.data;
   market::CsvReadOptions ro;
-  ro.timezone = so.timezone;
+  ro.timezone = f.timezone;
+  ro.symbol = f.symbol;
+  if (csv.empty()) {
+    market::SynthOptions so;
+    so.num_days = f.days;
+    so.seed = f.seed;
+    so.signal_to_noise = f.signal_to_noise;
+    auto synth = market::GenerateSynthetic(so);
+    if (!synth.ok()) return ReportError(synth.status());
+    csv = f.out + "/synth_intraday.csv";
+    if (Status s = market::WriteBarsCsv(csv, *synth); !s.ok()) return ReportError(s);
+    ro.timezone = so.timezone;
+  }
   auto md = market::ReadBarsCsv(csv, ro);
   if (!md.ok()) return ReportError(md.status());
+  if (md->symbols.size() > 1) {
+    return ReportError(Status::InvalidArgument(
+        "'" + csv + "' holds " + std::to_string(md->symbols.size()) +
+        " symbols; choose one with --symbol (e.g. --symbol " + md->symbols.front().symbol + ")"));
+  }
   market::Bars bars = std::move(md->symbols.front());
   const auto& sessions = bars.sessions;
+  if (sessions.size() < 5) {
+    return ReportError(Status::InvalidArgument("'" + csv + "' has " +
+                                               std::to_string(sessions.size()) +
+                                               " sessions; the demo needs at least 5"));
+  }
   const size_t n_train = sessions.size() * 4 / 5;
   const env::DateRange train{sessions.front().date, sessions[n_train - 1].date};
   const env::DateRange test{sessions[n_train].date, sessions.back().date};
   fmt::print("market   {} ({}): {} bars, {} sessions of {} bars, {} .. {}\n", csv, bars.symbol,
              bars.size(), sessions.size(), sessions.front().size(),
              FormatDate(sessions.front().date), FormatDate(sessions.back().date));
-  fmt::print("split    train {} ({} sessions), test {} ({} sessions, held out)\n",
-             train.ToString(), n_train, test.ToString(), sessions.size() - n_train);
+  fmt::print("split    train {} ({} sessions), test {} ({} sessions, held out)\n", train.ToString(),
+             n_train, test.ToString(), sessions.size() - n_train);
   const auto t0 = Clock::now();
-  env::DatasetOptions dopt;  // preset "scaled", z-score fitted on train only
+  env::DatasetOptions dopt;  // z-score fitted on train only
+  dopt.preset = f.preset;
   auto data = env::PrepareMarketDataset(std::move(bars), dopt, train);
   if (!data.ok()) return ReportError(data.status());
   fmt::print("features {} x {} ('{}'), normaliser fitted on train, in {:.1f} ms\n",
              (*data)->features.rows, (*data)->features.cols, dopt.preset,
              std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  fmt::print("\nheld-out backtest (target exposure, fills at next open, cost {:.2f} bp, "
-             "flat at each close)\n",
-             f.cost_rate * 1e4);
+  fmt::print(
+      "\nheld-out backtest (target exposure, fills at next open, cost {:.2f} bp, "
+      "flat at each close)\n",
+      f.cost_rate * 1e4);
   fmt::print("{:<12} {:>10} {:>10} {:>8} {:>9} {:>8} {:>10}\n", "policy", "return", "sharpe",
              "max_dd", "trades", "steps", "costs");
   for (const std::string policy : {"momentum5", "flat", "long"}) {
@@ -147,9 +173,12 @@ int RunDemo(const DemoFlags& f) {
                (r->final_worth / 100000.0 - 1) * 100, AnnualisedSharpe(r->session_returns),
                r->max_drawdown * 100, r->trades, r->steps, r->costs);
   }
-  fmt::print("\nmomentum5 = sign of the 5-bar return (the synthetic market has a weak momentum\n"
-             "component, signal-to-noise {}); Sharpe from per-session returns x sqrt(252).\n",
-             f.signal_to_noise);
+  fmt::print("\nmomentum5 = sign of the 5-bar return within the session");
+  if (f.data.empty()) {
+    fmt::print(" (the synthetic market has a weak\nmomentum component, signal-to-noise {})",
+               f.signal_to_noise);
+  }
+  fmt::print(".\nSharpe from per-session returns x sqrt(252).\n");
   return 0;
 }
 
@@ -164,6 +193,11 @@ void RegisterDemoCommand(CLI::App& app, Action* action) {
   demo->add_option("--signal-to-noise", f->signal_to_noise, "momentum strength in the market")
       ->capture_default_str();
   demo->add_option("--cost", f->cost_rate, "proportional cost")->capture_default_str();
+  demo->add_option("--data", f->data, "bar file to use instead of the synthetic market");
+  demo->add_option("--timezone", f->timezone, "IANA time zone of naive timestamps in --data")
+      ->capture_default_str();
+  demo->add_option("--symbol", f->symbol, "symbol to use from a multi-symbol --data file");
+  demo->add_option("--preset", f->preset, "feature preset")->capture_default_str();
   demo->callback([f, action] { *action = [f] { return RunDemo(*f); }; });
 }
 

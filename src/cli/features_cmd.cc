@@ -36,20 +36,30 @@ namespace rlt::cli {
 namespace {
 
 struct IndicatorArgs {
-  std::string name, input, format = "csv", timezone = "UTC", symbol;
+  std::string name, input, format = "csv", timezone = "UTC", symbol, on_bad_rows = "fail";
   std::vector<std::string> params;
 };
 
 struct FeaturesArgs {
-  std::string input, preset, out, timezone = "UTC";
+  std::string input, preset, out, timezone = "UTC", on_bad_rows = "fail";
 };
 
+// Reads the input bars. With on_bad_rows == "drop", bad rows are dropped and listed on
+// stderr (how many, and each one); the default "fail" stops before anything is written.
 Result<market::MarketData> ReadInput(const std::string& path, const std::string& timezone,
-                                     const std::string& symbol) {
+                                     const std::string& symbol, const std::string& on_bad_rows) {
   market::CsvReadOptions options;
   options.timezone = timezone;
   options.symbol = symbol;
-  RLT_ASSIGN_OR_RETURN(market::MarketData data, market::ReadBarsCsv(path, options));
+  options.on_bad_rows =
+      on_bad_rows == "drop" ? market::BadRowPolicy::kDrop : market::BadRowPolicy::kFail;
+  market::DataReport report;
+  RLT_ASSIGN_OR_RETURN(market::MarketData data, market::ReadBarsCsv(path, options, &report));
+  if (report.rows_dropped > 0) {
+    fmt::print(stderr, "dropped {} of {} rows of {} with problems:\n", report.rows_dropped,
+               report.rows_read, path);
+    for (const auto& p : report.problems) fmt::print(stderr, "  {}\n", p.ToString());
+  }
   if (data.symbols.empty()) {
     return Status::DataError(path + ": no bars" +
                              (symbol.empty() ? std::string() : " for symbol '" + symbol + "'"));
@@ -107,7 +117,8 @@ int RunIndicator(const IndicatorArgs& args) {
   if (!params.ok()) return ReportError(params.status());
   Result<const features::IndicatorSpec*> spec = features::FindIndicator(args.name);
   if (!spec.ok()) return ReportError(spec.status());
-  Result<market::MarketData> data = ReadInput(args.input, args.timezone, args.symbol);
+  Result<market::MarketData> data =
+      ReadInput(args.input, args.timezone, args.symbol, args.on_bad_rows);
   if (!data.ok()) return ReportError(data.status());
   if (data->symbols.size() > 1) {
     std::string names;
@@ -165,7 +176,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& text) {
 int RunFeatures(const FeaturesArgs& args) {
   Result<std::vector<std::string>> columns = features::PresetColumns(args.preset);
   if (!columns.ok()) return ReportError(columns.status());
-  Result<market::MarketData> data = ReadInput(args.input, args.timezone, "");
+  Result<market::MarketData> data = ReadInput(args.input, args.timezone, "", args.on_bad_rows);
   if (!data.ok()) return ReportError(data.status());
   const bool with_symbol = data->symbols.size() > 1;
   fmt::memory_buffer out;
@@ -201,6 +212,8 @@ void RegisterFeatureCommands(CLI::App& app, Action* action) {
       ->check(CLI::IsMember({"csv", "json"}));
   ind->add_option("--timezone", ind_args->timezone, "IANA time zone of naive timestamps");
   ind->add_option("--symbol", ind_args->symbol, "Symbol to use from a multi-symbol file");
+  ind->add_option("--on-bad-rows", ind_args->on_bad_rows, "fail (default) or drop bad input rows")
+      ->check(CLI::IsMember({"fail", "drop"}));
   ind->callback([ind_args, action] { *action = [ind_args] { return RunIndicator(*ind_args); }; });
 
   auto feat_args = std::make_shared<FeaturesArgs>();
@@ -211,6 +224,8 @@ void RegisterFeatureCommands(CLI::App& app, Action* action) {
       ->check(CLI::IsMember(features::PresetNames()));
   feat->add_option("--out", feat_args->out, "Output CSV (default: stdout)");
   feat->add_option("--timezone", feat_args->timezone, "IANA time zone of naive timestamps");
+  feat->add_option("--on-bad-rows", feat_args->on_bad_rows, "fail (default) or drop bad input rows")
+      ->check(CLI::IsMember({"fail", "drop"}));
   feat->callback(
       [feat_args, action] { *action = [feat_args] { return RunFeatures(*feat_args); }; });
 }

@@ -42,6 +42,38 @@ Result<std::pair<std::string, std::string>> SplitAssignment(const std::string& t
   return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
 }
 
+Result<std::vector<std::string>> SplitList(const std::string& text) {
+  auto trim = [](const std::string& s) {
+    const size_t b = s.find_first_not_of(" \t");
+    if (b == std::string::npos) return std::string();
+    return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+  };
+  std::string body = trim(text);
+  const bool open = !body.empty() && body.front() == '[';
+  const bool close = !body.empty() && body.back() == ']';
+  if (open != close || (open && body.size() < 2)) {
+    return Status::InvalidArgument("'" + text +
+                                   "': unbalanced brackets; expected a list like [64, 64]");
+  }
+  if (open) body = trim(body.substr(1, body.size() - 2));
+  std::vector<std::string> parts;
+  if (body.empty()) return parts;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = body.find(',', start);
+    std::string element =
+        trim(body.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (element.empty()) {
+      return Status::InvalidArgument("'" + text +
+                                     "': empty element; expected a list like [64, 64]");
+    }
+    parts.push_back(std::move(element));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return parts;
+}
+
 namespace internal {
 std::string FormatValue(double v) {
   char buf[32];

@@ -16,6 +16,12 @@
 // SetOptions() then applies string values by key, checking types and allowed values;
 // an unknown key is an error naming the nearest valid key. DescribeOptions() lists keys,
 // current values and docs (for --help texts and the resolved config).
+//
+// Field types: double, float, int, int64_t, uint64_t, bool, std::string, and the lists
+// std::vector<int> and std::vector<double>. A list is written "[64, 64]" or "64,64"
+// (brackets optional, spaces around elements ignored); "" and "[]" are the empty list.
+// FormatValue() prints lists as "[64, 64]". A value that fails to parse leaves the field
+// unchanged.
 #ifndef RLT_CORE_OPTIONS_H_
 #define RLT_CORE_OPTIONS_H_
 
@@ -25,6 +31,7 @@
 #include <map>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -39,12 +46,20 @@ std::string NearestName(const std::string& key, const std::vector<std::string>& 
 // Parses "key=value" into its parts; an error names the offending text.
 Result<std::pair<std::string, std::string>> SplitAssignment(const std::string& text);
 
+// The elements of a list value: "[a, b]" or "a,b" -> {"a", "b"}; "" and "[]" -> {}.
+// Elements are trimmed of spaces and tabs. Brackets must be balanced ("[1, 2" is an
+// error) and no element may be empty ("1,,2" is an error). No nesting and no quoting: an
+// element runs to the next comma.
+Result<std::vector<std::string>> SplitList(const std::string& text);
+
 namespace internal {
 
 inline Status ParseValue(const std::string& s, double* out) {
   const char* end = s.data() + s.size();
-  auto [p, ec] = std::from_chars(s.data(), end, *out);
+  double v;
+  auto [p, ec] = std::from_chars(s.data(), end, v);
   if (ec != std::errc() || p != end) return Status::InvalidArgument("expected a number");
+  *out = v;
   return Status::Ok();
 }
 inline Status ParseValue(const std::string& s, float* out) {
@@ -56,22 +71,50 @@ inline Status ParseValue(const std::string& s, float* out) {
 template <typename Int>
 Status ParseInteger(const std::string& s, Int* out) {
   const char* end = s.data() + s.size();
-  auto [p, ec] = std::from_chars(s.data(), end, *out);
+  Int v;
+  auto [p, ec] = std::from_chars(s.data(), end, v);
   if (ec != std::errc() || p != end) return Status::InvalidArgument("expected an integer");
+  *out = v;
   return Status::Ok();
 }
 inline Status ParseValue(const std::string& s, int* out) { return ParseInteger(s, out); }
 inline Status ParseValue(const std::string& s, int64_t* out) { return ParseInteger(s, out); }
 inline Status ParseValue(const std::string& s, uint64_t* out) { return ParseInteger(s, out); }
 inline Status ParseValue(const std::string& s, bool* out) {
-  if (s == "true" || s == "1") *out = true;
-  else if (s == "false" || s == "0") *out = false;
-  else return Status::InvalidArgument("expected true or false");
+  if (s == "true" || s == "1") {
+    *out = true;
+  } else if (s == "false" || s == "0") {
+    *out = false;
+  } else {
+    return Status::InvalidArgument("expected true or false");
+  }
   return Status::Ok();
 }
 inline Status ParseValue(const std::string& s, std::string* out) {
   *out = s;
   return Status::Ok();
+}
+
+// Lists: every element must parse as T; the field is assigned only when all do.
+template <typename T>
+Status ParseList(const std::string& s, std::vector<T>* out, const char* expected) {
+  Result<std::vector<std::string>> parts = SplitList(s);
+  if (!parts.ok()) return parts.status();
+  std::vector<T> values(parts->size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!ParseValue((*parts)[i], &values[i]).ok()) {
+      return Status::InvalidArgument("element " + std::to_string(i + 1) + " ('" + (*parts)[i] +
+                                     "'): expected " + expected + ", e.g. [64, 64]");
+    }
+  }
+  *out = std::move(values);
+  return Status::Ok();
+}
+inline Status ParseValue(const std::string& s, std::vector<int>* out) {
+  return ParseList(s, out, "a list of integers");
+}
+inline Status ParseValue(const std::string& s, std::vector<double>* out) {
+  return ParseList(s, out, "a list of numbers");
 }
 
 std::string FormatValue(double v);
@@ -81,6 +124,17 @@ inline std::string FormatValue(int64_t v) { return std::to_string(v); }
 inline std::string FormatValue(uint64_t v) { return std::to_string(v); }
 inline std::string FormatValue(bool v) { return v ? "true" : "false"; }
 inline std::string FormatValue(const std::string& v) { return v; }
+template <typename T>
+std::string FormatList(const std::vector<T>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += FormatValue(v[i]);
+  }
+  return out + "]";
+}
+inline std::string FormatValue(const std::vector<int>& v) { return FormatList(v); }
+inline std::string FormatValue(const std::vector<double>& v) { return FormatList(v); }
 
 // Visitor that applies one key's value.
 struct Setter {
@@ -103,12 +157,15 @@ struct Setter {
         list += list.empty() ? a : std::string(", ") + a;
       }
       if (!ok) {
-        status = Status::InvalidArgument("'" + key + "' = '" + value + "': expected one of: " + list);
+        status =
+            Status::InvalidArgument("'" + key + "' = '" + value + "': expected one of: " + list);
         return;
       }
     }
     Status s = ParseValue(value, field);
-    if (!s.ok()) status = Status::InvalidArgument("'" + key + "' = '" + value + "': " + s.message());
+    if (!s.ok()) {
+      status = Status::InvalidArgument("'" + key + "' = '" + value + "': " + s.message());
+    }
   }
 };
 

@@ -21,9 +21,9 @@ struct DemoOptions {
 
 TEST(Options, SetsTypedFieldsByKey) {
   DemoOptions o;
-  ASSERT_TRUE(SetOptions(o, {{"window", "8"}, {"cost", "1e-3"}, {"shorting", "false"},
-                             {"mode", "shaped"}})
-                  .ok());
+  ASSERT_TRUE(
+      SetOptions(o, {{"window", "8"}, {"cost", "1e-3"}, {"shorting", "false"}, {"mode", "shaped"}})
+          .ok());
   EXPECT_EQ(o.window, 8);
   EXPECT_DOUBLE_EQ(o.cost, 1e-3);
   EXPECT_FALSE(o.shorting);
@@ -41,8 +41,7 @@ TEST(Options, UnknownKeyNamesTheNearestValidKey) {
 
 TEST(Options, BadValuesAreRejectedWithTheExpectedType) {
   DemoOptions o;
-  EXPECT_NE(SetOption(o, "window", "5.5").message().find("expected an integer"),
-            std::string::npos);
+  EXPECT_NE(SetOption(o, "window", "5.5").message().find("expected an integer"), std::string::npos);
   EXPECT_NE(SetOption(o, "mode", "sharpe").message().find("expected one of: pnl, shaped"),
             std::string::npos);
   EXPECT_NE(SetOption(o, "shorting", "yes").message().find("expected true or false"),
@@ -64,6 +63,79 @@ TEST(Options, EditDistanceIsLevenshtein) {
   EXPECT_EQ(EditDistance("", "abc"), 3);
   EXPECT_EQ(SplitAssignment("a=b=c")->second, "b=c");
   EXPECT_FALSE(SplitAssignment("novalue").ok());
+}
+
+struct NetOptions {
+  std::vector<int> hidden = {64, 64};
+  std::vector<double> weights;
+  int seed = 1;
+  template <typename V>
+  void VisitFields(V& v) {
+    v("hidden", &hidden, "hidden layer sizes");
+    v("weights", &weights, "loss weights");
+    v("seed", &seed, "seed");
+  }
+};
+
+TEST(Options, ListFieldsAcceptBracketedAndBareForms) {
+  NetOptions o;
+  ASSERT_TRUE(SetOption(o, "hidden", "[128, 32, 8]").ok());
+  EXPECT_EQ(o.hidden, (std::vector<int>{128, 32, 8}));
+  ASSERT_TRUE(SetOption(o, "hidden", "16,4").ok());
+  EXPECT_EQ(o.hidden, (std::vector<int>{16, 4}));
+  ASSERT_TRUE(SetOption(o, "hidden", " [ 7 ] ").ok());
+  EXPECT_EQ(o.hidden, (std::vector<int>{7}));
+  ASSERT_TRUE(SetOption(o, "weights", "[0.5, 1e-3, -2]").ok());
+  EXPECT_EQ(o.weights, (std::vector<double>{0.5, 1e-3, -2.0}));
+}
+
+TEST(Options, EmptyTextAndEmptyBracketsAreTheEmptyList) {
+  NetOptions o;
+  ASSERT_TRUE(SetOption(o, "hidden", "").ok());
+  EXPECT_TRUE(o.hidden.empty());
+  o.hidden = {1};
+  ASSERT_TRUE(SetOption(o, "hidden", "[]").ok());
+  EXPECT_TRUE(o.hidden.empty());
+  o.hidden = {1};
+  ASSERT_TRUE(SetOption(o, "hidden", "[ ]").ok());
+  EXPECT_TRUE(o.hidden.empty());
+}
+
+TEST(Options, BadListsNameTheElementAndLeaveTheFieldUnchanged) {
+  NetOptions o;
+  Status s = SetOption(o, "hidden", "[64, 6.5]");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("'hidden' = '[64, 6.5]': element 2 ('6.5'): expected a list of "
+                             "integers"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(o.hidden, (std::vector<int>{64, 64}));
+  EXPECT_NE(SetOption(o, "hidden", "[64, 64").message().find("unbalanced brackets"),
+            std::string::npos);
+  EXPECT_NE(SetOption(o, "hidden", "64,,64").message().find("empty element"), std::string::npos);
+  EXPECT_NE(SetOption(o, "weights", "[a]").message().find("expected a list of numbers"),
+            std::string::npos);
+  EXPECT_EQ(o.hidden, (std::vector<int>{64, 64}));
+}
+
+TEST(Options, ListsFormatWithBracketsAndRoundTrip) {
+  NetOptions o;
+  o.weights = {0.1, 2.5};
+  auto rows = DescribeOptions(o);
+  EXPECT_EQ(rows[0].value, "[64, 64]");
+  EXPECT_EQ(rows[1].value, "[0.1, 2.5]");
+  NetOptions p;
+  ASSERT_TRUE(SetOption(p, "weights", rows[1].value).ok());
+  EXPECT_EQ(p.weights, o.weights);
+  EXPECT_EQ(internal::FormatValue(std::vector<int>{}), "[]");
+}
+
+TEST(Options, AFailedScalarParseLeavesTheFieldUnchanged) {
+  DemoOptions o;
+  EXPECT_FALSE(SetOption(o, "window", "8x").ok());
+  EXPECT_EQ(o.window, 5);
+  EXPECT_FALSE(SetOption(o, "cost", "0.1x").ok());
+  EXPECT_DOUBLE_EQ(o.cost, 0.0005);
 }
 
 }  // namespace

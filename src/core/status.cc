@@ -6,20 +6,31 @@ namespace rlt {
 std::string Status::ToString() const {
   const char* kind = "ok";
   switch (code_) {
-    case Code::kOk: return "ok";
-    case Code::kInvalidArgument: kind = "invalid argument"; break;
-    case Code::kNotFound: kind = "not found"; break;
-    case Code::kIoError: kind = "I/O error"; break;
-    case Code::kDataError: kind = "data error"; break;
-    case Code::kOutOfRange: kind = "out of range"; break;
+    case Code::kOk:
+      return "ok";
+    case Code::kInvalidArgument:
+      kind = "invalid argument";
+      break;
+    case Code::kNotFound:
+      kind = "not found";
+      break;
+    case Code::kIoError:
+      kind = "I/O error";
+      break;
+    case Code::kDataError:
+      kind = "data error";
+      break;
+    case Code::kOutOfRange:
+      kind = "out of range";
+      break;
   }
   return std::string(kind) + ": " + message_;
 }
 
 namespace internal {
 void CheckFailed(const char* file, int line, const char* expr, const std::string& msg) {
-  std::fprintf(stderr, "%s:%d: check failed: %s%s%s\n", file, line, expr,
-               msg.empty() ? "" : " — ", msg.c_str());
+  std::fprintf(stderr, "%s:%d: check failed: %s%s%s\n", file, line, expr, msg.empty() ? "" : " — ",
+               msg.c_str());
   std::fflush(stderr);
   std::abort();
 }

@@ -25,7 +25,9 @@ class Status {
 
   Status() = default;
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string msg) { return {Code::kInvalidArgument, std::move(msg)}; }
+  static Status InvalidArgument(std::string msg) {
+    return {Code::kInvalidArgument, std::move(msg)};
+  }
   static Status NotFound(std::string msg) { return {Code::kNotFound, std::move(msg)}; }
   static Status IoError(std::string msg) { return {Code::kIoError, std::move(msg)}; }
   static Status DataError(std::string msg) { return {Code::kDataError, std::move(msg)}; }
@@ -47,8 +49,8 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}              // NOLINT: implicit by design
-  Result(Status status) : status_(std::move(status)) {       // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     if (status_.ok()) {
       std::fprintf(stderr, "Result constructed from an OK status without a value\n");
       std::abort();
@@ -56,9 +58,18 @@ class Result {
   }
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
-  T& value() & { CheckOk(); return *value_; }
-  const T& value() const& { CheckOk(); return *value_; }
-  T&& value() && { CheckOk(); return std::move(*value_); }
+  T& value() & {
+    CheckOk();
+    return *value_;
+  }
+  const T& value() const& {
+    CheckOk();
+    return *value_;
+  }
+  T&& value() && {
+    CheckOk();
+    return std::move(*value_);
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
@@ -82,9 +93,9 @@ namespace internal {
 }  // namespace rlt
 
 // Aborts with file:line when `cond` is false. For bugs only, never for user input.
-#define RLT_CHECK(cond)                                                          \
-  do {                                                                           \
-    if (!(cond)) ::rlt::internal::CheckFailed(__FILE__, __LINE__, #cond, "");    \
+#define RLT_CHECK(cond)                                                       \
+  do {                                                                        \
+    if (!(cond)) ::rlt::internal::CheckFailed(__FILE__, __LINE__, #cond, ""); \
   } while (0)
 #define RLT_CHECK_MSG(cond, msg)                                                 \
   do {                                                                           \
@@ -99,19 +110,19 @@ namespace internal {
 #endif
 
 // Propagates an error Status from an expression returning Status.
-#define RLT_RETURN_IF_ERROR(expr)           \
-  do {                                      \
-    ::rlt::Status rlt_status_ = (expr);     \
+#define RLT_RETURN_IF_ERROR(expr)              \
+  do {                                         \
+    ::rlt::Status rlt_status_ = (expr);        \
     if (!rlt_status_.ok()) return rlt_status_; \
   } while (0)
 
 #define RLT_CONCAT_INNER_(a, b) a##b
 #define RLT_CONCAT_(a, b) RLT_CONCAT_INNER_(a, b)
 // `RLT_ASSIGN_OR_RETURN(auto x, MakeX());` declares x from a Result or returns its error.
-#define RLT_ASSIGN_OR_RETURN(lhs, expr)                                   \
-  auto RLT_CONCAT_(rlt_result_, __LINE__) = (expr);                       \
-  if (!RLT_CONCAT_(rlt_result_, __LINE__).ok())                           \
-    return RLT_CONCAT_(rlt_result_, __LINE__).status();                   \
+#define RLT_ASSIGN_OR_RETURN(lhs, expr)                 \
+  auto RLT_CONCAT_(rlt_result_, __LINE__) = (expr);     \
+  if (!RLT_CONCAT_(rlt_result_, __LINE__).ok())         \
+    return RLT_CONCAT_(rlt_result_, __LINE__).status(); \
   lhs = std::move(RLT_CONCAT_(rlt_result_, __LINE__)).value()
 
 #endif  // RLT_CORE_STATUS_H_

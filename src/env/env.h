@@ -24,10 +24,10 @@ namespace rlt::env {
 // holding the integer action 0..n-1, so the action buffer layout is the same).
 struct ActionSpace {
   bool discrete = false;
-  int dim = 1;                // floats per action
-  int n = 0;                  // Discrete: number of actions
-  std::vector<float> low;     // Box: (dim)
-  std::vector<float> high;    // Box: (dim)
+  int dim = 1;              // floats per action
+  int n = 0;                // Discrete: number of actions
+  std::vector<float> low;   // Box: (dim)
+  std::vector<float> high;  // Box: (dim)
 };
 
 struct EnvSpec {

@@ -53,8 +53,9 @@ Result<DateRange> DateRange::Parse(const std::string& text) {
   return r;
 }
 
-Result<std::shared_ptr<const MarketDataset>> PrepareMarketDataset(
-    market::Bars bars, const DatasetOptions& options, const DateRange& train) {
+Result<std::shared_ptr<const MarketDataset>> PrepareMarketDataset(market::Bars bars,
+                                                                  const DatasetOptions& options,
+                                                                  const DateRange& train) {
   RLT_ASSIGN_OR_RETURN(features::FeatureMatrix fm, features::ComputeFeatures(bars, options.preset));
   // Training rows: bars of sessions inside `train`, from the first valid feature row on.
   int64_t begin = -1, end = -1;

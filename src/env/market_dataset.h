@@ -34,21 +34,22 @@ struct DateRange {
 
 struct MarketDataset {
   market::Bars bars;
-  features::FeatureMatrix features;      // normalised; (bars.size(), cols)
-  features::Normalizer normalizer;       // fitted on `fit_range`
+  features::FeatureMatrix features;  // normalised; (bars.size(), cols)
+  features::Normalizer normalizer;   // fitted on `fit_range`
   DateRange fit_range;
 };
 
 struct DatasetOptions {
-  std::string preset = "scaled";                     // feature preset (features/presets.h)
-  features::NormalizerOptions normalizer;            // default: z-score, clip 5
+  std::string preset = "scaled";           // feature preset (features/presets.h)
+  features::NormalizerOptions normalizer;  // default: z-score, clip 5
 };
 
 // Computes features for `bars`, fits the normaliser on the sessions in `train` (rows
 // from features.first_valid on), applies it to every row. Errors: no training rows,
 // unknown preset.
-Result<std::shared_ptr<const MarketDataset>> PrepareMarketDataset(
-    market::Bars bars, const DatasetOptions& options, const DateRange& train);
+Result<std::shared_ptr<const MarketDataset>> PrepareMarketDataset(market::Bars bars,
+                                                                  const DatasetOptions& options,
+                                                                  const DateRange& train);
 
 }  // namespace rlt::env
 

@@ -2,14 +2,22 @@
 #include "env/registry.h"
 
 #include "core/options.h"
+#include "env/envs/cartpole.h"
 #include "env/envs/example.h"
 #include "env/envs/intraday.h"
+#include "env/envs/pendulum.h"
 
 namespace rlt::env {
 namespace {
 
 Result<std::unique_ptr<Env>> MakeExample(const EnvContext& ctx) {
   return MakeExampleEnv(ctx.settings);
+}
+Result<std::unique_ptr<Env>> MakeCartPole(const EnvContext& ctx) {
+  return MakeCartPoleEnv(ctx.settings);
+}
+Result<std::unique_ptr<Env>> MakePendulum(const EnvContext& ctx) {
+  return MakePendulumEnv(ctx.settings);
 }
 Result<std::unique_ptr<Env>> MakeIntraday(const EnvContext& ctx) {
   return MakeIntradayEnv(ctx.settings, ctx.market);
@@ -21,6 +29,8 @@ const std::vector<EnvEntry>& EnvRegistry() {
   static const std::vector<EnvEntry> kEntries = {
       {"example", "toy random-walk sign prediction (the template)", false, MakeExample},
       {"intraday", "intraday stock trading on one symbol's bars", true, MakeIntraday},
+      {"cartpole", "Gymnasium CartPole-v1 (learner validation)", false, MakeCartPole},
+      {"pendulum", "Gymnasium Pendulum-v1 (learner validation)", false, MakePendulum},
   };
   return kEntries;
 }

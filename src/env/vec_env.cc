@@ -64,8 +64,7 @@ void VecEnv::StepSlice(int worker, const float* actions) {
     running_return_[i] += r.reward;
     running_length_[i] += 1;
     if (r.terminated || r.truncated) {
-      std::memcpy(&terminal_obs_[static_cast<size_t>(i) * obs_dim_], obs,
-                  sizeof(float) * obs_dim_);
+      std::memcpy(&terminal_obs_[static_cast<size_t>(i) * obs_dim_], obs, sizeof(float) * obs_dim_);
       episode_return_[i] = running_return_[i];
       episode_length_[i] = running_length_[i];
       running_return_[i] = 0.0;

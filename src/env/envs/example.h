@@ -28,10 +28,10 @@
 namespace rlt::env {
 
 struct ExampleOptions {
-  int window = 4;             // past moves in the observation (<= kMaxWindow)
-  double persistence = 0.7;   // probability that a move repeats the previous one
-  int max_steps = 100;        // episode length limit (truncation)
-  int bound = 20;             // |x| >= bound terminates the episode
+  int window = 4;            // past moves in the observation (<= kMaxWindow)
+  double persistence = 0.7;  // probability that a move repeats the previous one
+  int max_steps = 100;       // episode length limit (truncation)
+  int bound = 20;            // |x| >= bound terminates the episode
 
   template <typename V>
   void VisitFields(V& v) {

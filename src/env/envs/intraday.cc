@@ -11,8 +11,8 @@ namespace rlt::env {
 
 const std::vector<std::string>& IntradayStockEnv::InfoNames() {
   static const std::vector<std::string> kNames = {
-      "net_worth", "cash",  "shares",       "costs_paid", "realized_pnl", "unrealized_pnl",
-      "fill_price", "traded_shares", "bar", "session_date", "trades"};
+      "net_worth",  "cash",          "shares", "costs_paid",   "realized_pnl", "unrealized_pnl",
+      "fill_price", "traded_shares", "bar",    "session_date", "trades"};
   return kNames;
 }
 
@@ -78,8 +78,8 @@ IntradayStockEnv::IntradayStockEnv(std::shared_ptr<const MarketDataset> data,
 
 void IntradayStockEnv::Reset(float* obs, double* info) {
   pos_ = options_.sequential ? 0 : static_cast<int32_t>(rng_.UniformInt(eligible_.size()));
-  sessions_left_ = options_.sequential ? static_cast<int32_t>(eligible_.size())
-                                       : options_.episode_sessions;
+  sessions_left_ =
+      options_.sequential ? static_cast<int32_t>(eligible_.size()) : options_.episode_sessions;
   t_ = bars_.sessions[eligible_[pos_]].begin;
   cash_ = options_.initial_capital;
   shares_ = 0;
@@ -112,8 +112,9 @@ int64_t IntradayStockEnv::OrderQuantity(const float* action, double price, Actio
   if (*a0 >= options_.buy_threshold) {
     *kind = ActionKind::kBuy;
     const double budget = amount * cash_ - options_.fixed_cost;
-    return budget > 0 ? static_cast<int64_t>(std::floor(budget / (price * (1 + options_.cost_rate))))
-                      : 0;
+    return budget > 0
+               ? static_cast<int64_t>(std::floor(budget / (price * (1 + options_.cost_rate))))
+               : 0;
   }
   if (*a0 <= options_.sell_threshold) {
     *kind = ActionKind::kSell;
@@ -131,8 +132,10 @@ double IntradayStockEnv::Execute(int64_t qty, double price) {
   if (shares_ != 0 && (shares_ > 0) != (qty > 0)) {  // reduces (or flips) the position
     const int64_t closed = std::min(std::llabs(qty), std::llabs(shares_));
     realized_ += static_cast<double>(closed) * (price - avg_price_) * (shares_ > 0 ? 1 : -1);
-    if (std::llabs(qty) > std::llabs(shares_)) avg_price_ = price;
-    else if (std::llabs(qty) == std::llabs(shares_)) avg_price_ = 0.0;
+    if (std::llabs(qty) > std::llabs(shares_))
+      avg_price_ = price;
+    else if (std::llabs(qty) == std::llabs(shares_))
+      avg_price_ = 0.0;
   } else {  // opens or adds in the same direction
     avg_price_ = (avg_price_ * std::fabs(static_cast<double>(shares_)) + price * std::fabs(q)) /
                  std::fabs(static_cast<double>(shares_ + qty));

@@ -38,23 +38,23 @@
 namespace rlt::env {
 
 struct IntradayOptions {
-  int nlags = 5;                       // observation window = nlags + 1 bars
-  double initial_capital = 100000.0;   // C0
+  int nlags = 5;                         // observation window = nlags + 1 bars
+  double initial_capital = 100000.0;     // C0
   std::string action_mode = "original";  // "original" (type, amount) | "target_position"
-  double buy_threshold = 0.3;          // original: a[0] >= this buys
-  double sell_threshold = -0.3;        // original: a[0] <= this sells
-  double min_amount = 0.1;             // original: a[1] is clamped to [min_amount, 1]
-  std::string fill = "next_open";      // "next_open" | "next_typical" ((h+l+c)/3 of t+1)
-  double cost_rate = 0.0005;           // proportional cost on traded value
-  double fixed_cost = 0.0;             // per trade (non-zero quantity)
-  double max_short_value = -1.0;       // max short exposure in cash; < 0: initial_capital
-  int episode_sessions = 1;            // sessions per training episode
-  std::string reward = "pnl";          // "pnl" | "shaped" (the original composite)
-  double turnover_penalty = 0.0;       // pnl reward: minus this x traded value / C0
-  double drawdown_penalty = 0.0;       // pnl reward: minus this x increase of drawdown / C0
-  double stop_fraction = 0.5;          // terminate when net worth <= this x C0
-  bool sequential = false;             // walk every session of `range` in order
-  std::string range;                   // "YYYY-MM-DD:YYYY-MM-DD" (local dates); "" = all
+  double buy_threshold = 0.3;            // original: a[0] >= this buys
+  double sell_threshold = -0.3;          // original: a[0] <= this sells
+  double min_amount = 0.1;               // original: a[1] is clamped to [min_amount, 1]
+  std::string fill = "next_open";        // "next_open" | "next_typical" ((h+l+c)/3 of t+1)
+  double cost_rate = 0.0005;             // proportional cost on traded value
+  double fixed_cost = 0.0;               // per trade (non-zero quantity)
+  double max_short_value = -1.0;         // max short exposure in cash; < 0: initial_capital
+  int episode_sessions = 1;              // sessions per training episode
+  std::string reward = "pnl";            // "pnl" | "shaped" (the original composite)
+  double turnover_penalty = 0.0;         // pnl reward: minus this x traded value / C0
+  double drawdown_penalty = 0.0;         // pnl reward: minus this x increase of drawdown / C0
+  double stop_fraction = 0.5;            // terminate when net worth <= this x C0
+  bool sequential = false;               // walk every session of `range` in order
+  std::string range;                     // "YYYY-MM-DD:YYYY-MM-DD" (local dates); "" = all
 
   template <typename V>
   void VisitFields(V& v) {
@@ -80,16 +80,25 @@ struct IntradayOptions {
 
 // Info values written every step, in this order (IntradayStockEnv::kInfoNames).
 enum IntradayInfo {
-  kInfoNetWorth, kInfoCash, kInfoShares, kInfoCostsPaid, kInfoRealizedPnl,
-  kInfoUnrealizedPnl, kInfoFillPrice, kInfoTradedShares, kInfoBar, kInfoSessionDate,
-  kInfoTrades, kInfoCount
+  kInfoNetWorth,
+  kInfoCash,
+  kInfoShares,
+  kInfoCostsPaid,
+  kInfoRealizedPnl,
+  kInfoUnrealizedPnl,
+  kInfoFillPrice,
+  kInfoTradedShares,
+  kInfoBar,
+  kInfoSessionDate,
+  kInfoTrades,
+  kInfoCount
 };
 
 class IntradayStockEnv : public Env {
  public:
   // Validates options against the data; errors name the option and what to change.
-  static Result<std::unique_ptr<IntradayStockEnv>> Create(
-      std::shared_ptr<const MarketDataset> data, const IntradayOptions& options);
+  static Result<std::unique_ptr<IntradayStockEnv>> Create(std::shared_ptr<const MarketDataset> data,
+                                                          const IntradayOptions& options);
 
   const EnvSpec& spec() const override { return spec_; }
   void Reset(float* obs, double* info) override;
@@ -119,8 +128,8 @@ class IntradayStockEnv : public Env {
   bool target_mode_, typical_fill_, shaped_;
 
   // Episode state.
-  int32_t t_ = 0;            // current bar (observation shows bars <= t_)
-  int32_t pos_ = 0;          // index into eligible_ of the current session
+  int32_t t_ = 0;    // current bar (observation shows bars <= t_)
+  int32_t pos_ = 0;  // index into eligible_ of the current session
   int32_t sessions_left_ = 0;
   double cash_ = 0, avg_price_ = 0, realized_ = 0, costs_ = 0;
   int64_t shares_ = 0, trades_ = 0, last_traded_ = 0;

@@ -84,11 +84,10 @@ float ShapedReward::Step(const ShapedStepInput& in) {
     }
   }
 
-  c.total = 0.3 * Squash(c.profit, 0.2) + 0.1 * Squash(c.step, 0.1) +
-            0.1 * Squash(c.action, 0.1) + 0.05 * Squash(c.position, 0.15) +
-            0.05 * NegativeOnly(c.risk, 0.05) + 0.05 * NegativeOnly(c.activity, 0.15) +
-            0.25 * Squash(c.sharpe, 0.15) + 0.05 * Squash(c.balance, 0.05) +
-            0.05 * Squash(c.daily, 0.05);
+  c.total = 0.3 * Squash(c.profit, 0.2) + 0.1 * Squash(c.step, 0.1) + 0.1 * Squash(c.action, 0.1) +
+            0.05 * Squash(c.position, 0.15) + 0.05 * NegativeOnly(c.risk, 0.05) +
+            0.05 * NegativeOnly(c.activity, 0.15) + 0.25 * Squash(c.sharpe, 0.15) +
+            0.05 * Squash(c.balance, 0.05) + 0.05 * Squash(c.daily, 0.05);
   last_ = c;
   return static_cast<float>(std::clamp(0.1 * c.total, -0.1, 0.1));
 }

@@ -42,15 +42,15 @@ enum class ActionKind : uint8_t { kHold = 0, kBuy = 1, kSell = 2 };
 
 struct ShapedStepInput {
   double initial_capital = 0;
-  double net_worth = 0;     // after this step (after any flattening)
-  double step_pnl = 0;      // net worth change over this step
-  double fill_price = 0;    // P
-  int64_t shares = 0;       // position after this step's trade, before any flattening
-  float a0 = 0;             // signed action type, clipped to [-1, 1]
+  double net_worth = 0;   // after this step (after any flattening)
+  double step_pnl = 0;    // net worth change over this step
+  double fill_price = 0;  // P
+  int64_t shares = 0;     // position after this step's trade, before any flattening
+  float a0 = 0;           // signed action type, clipped to [-1, 1]
   ActionKind kind = ActionKind::kHold;
   bool session_end = false;
-  double session_pnl = 0;   // net worth change over the session (session_end only)
-  double flatten_pnl = 0;   // see the file comment (session_end only)
+  double session_pnl = 0;  // net worth change over the session (session_end only)
+  double flatten_pnl = 0;  // see the file comment (session_end only)
 };
 
 struct ShapedComponents {
