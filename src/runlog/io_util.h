@@ -1,0 +1,63 @@
+// runlog internal: POSIX file helpers shared by the writers in this folder. Not part of
+// the public interface (runlog.h does not include it); tests may use it.
+//
+// Every failure becomes a Status naming the action, the path, strerror(errno) and a hint
+// the user can act on ("disk full? free space or choose another --run-dir").
+#ifndef RLT_RUNLOG_IO_UTIL_H_
+#define RLT_RUNLOG_IO_UTIL_H_
+
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace rlt::runlog::internal {
+
+// A hint for an errno value, e.g. ENOSPC → "disk full? free space or choose another
+// --run-dir". Empty when we have nothing useful to say.
+std::string ErrnoHint(int err);
+
+// IoError "cannot <action> '<path>': <strerror(err)> (<hint>)".
+Status ErrnoStatus(std::string_view action, std::string_view path, int err);
+
+// Owns a POSIX file descriptor; closes it on destruction. Move-only.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  Fd& operator=(Fd&& other) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd();
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  // Closes now and reports a failed close (which can carry a delayed write error).
+  Status Close(std::string_view path);
+
+ private:
+  int fd_ = -1;
+};
+
+// Opens `path` for appending, creating it (mode 0644) when absent.
+Result<Fd> OpenForAppend(const std::string& path);
+
+// Writes all of `bytes` (retrying short writes and EINTR).
+Status WriteAll(int fd, std::string_view bytes, std::string_view path);
+
+// fsync(2) of an open descriptor / of a path (file or directory).
+Status FsyncFd(int fd, std::string_view path);
+Status FsyncPath(const std::string& path);
+
+// `n` random lowercase hex digits (from std::random_device), for temporary names.
+std::string RandomHex(int n);
+
+// The directory holding `path` ("." when it has none) and its last component, with
+// trailing slashes ignored: "a/b/" → ("a", "b").
+std::string ParentDir(const std::string& path);
+std::string BaseName(const std::string& path);
+
+}  // namespace rlt::runlog::internal
+
+#endif  // RLT_RUNLOG_IO_UTIL_H_
