@@ -23,6 +23,7 @@ void RegisterDataCommands(CLI::App& app, Action* action);      // data check, da
 void RegisterFeatureCommands(CLI::App& app, Action* action);   // indicator, features
 void RegisterBenchCommands(CLI::App& app, Action* action);     // bench env
 void RegisterDemoCommand(CLI::App& app, Action* action);       // demo
+void RegisterTrainCommand(CLI::App& app, Action* action);      // train
 
 // Prints "error: <message>" to stderr and returns exit code 1.
 int ReportError(const Status& status);

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   rlt::cli::RegisterFeatureCommands(app, &action);
   rlt::cli::RegisterBenchCommands(app, &action);
   rlt::cli::RegisterDemoCommand(app, &action);
+  rlt::cli::RegisterTrainCommand(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -41,10 +41,11 @@ Result<DateRange> DateRange::Parse(const std::string& text) {
   }
   DateRange r;
   const std::string a = text.substr(0, colon), b = text.substr(colon + 1);
-  if (!a.empty()) {
+  // "start" / "end" (as ToString() writes them) or an empty side mean unbounded.
+  if (!a.empty() && a != "start") {
     RLT_ASSIGN_OR_RETURN(r.first, ParseDateKey(a));
   }
-  if (!b.empty()) {
+  if (!b.empty() && b != "end") {
     RLT_ASSIGN_OR_RETURN(r.last, ParseDateKey(b));
   }
   if (r.first != 0 && r.last != 0 && r.first > r.last) {

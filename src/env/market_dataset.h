@@ -28,7 +28,7 @@ struct DateRange {
   }
   bool Overlaps(const DateRange& o) const;
   std::string ToString() const;  // "2023-01-02:2023-06-30", "start", "end" for open sides
-  // Parses "YYYY-MM-DD:YYYY-MM-DD" (either side may be empty).
+  // Parses "YYYY-MM-DD:YYYY-MM-DD"; either side may be empty or "start" / "end".
   static Result<DateRange> Parse(const std::string& text);
 };
 

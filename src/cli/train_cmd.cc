@@ -1,0 +1,46 @@
+// rltrade cli: `rltrade train CONFIG.toml [--set section.key=value ...] [--run-dir DIR]
+// [--resume DIR] [--quiet]`. Flag parsing only; the work is in train/train.h.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "cli/commands.h"
+#include "train/train.h"
+
+namespace rlt::cli {
+namespace {
+
+int RunTrain(const train::TrainRequest& request) {
+  if (request.config_path.empty() && request.resume_dir.empty()) {
+    return ReportError(Status::InvalidArgument("give a CONFIG.toml or --resume RUN_DIR"));
+  }
+  Result<train::TrainOutcome> out = train::RunTraining(request);
+  if (!out.ok()) return ReportError(out.status());
+  if (!request.quiet) {
+    if (out->exit_code != 0) {
+      fmt::print(stderr, "interrupted at step {}: checkpoint written; continue with --resume {}\n",
+                 out->total_steps, out->run_dir);
+    } else {
+      fmt::print(stderr, "trained {} steps: {}\n", out->total_steps, out->run_dir);
+    }
+  }
+  return out->exit_code;
+}
+
+}  // namespace
+
+void RegisterTrainCommand(CLI::App& app, Action* action) {
+  auto r = std::make_shared<train::TrainRequest>();
+  CLI::App* cmd = app.add_subcommand("train", "Train an agent from a TOML config");
+  cmd->add_option("config", r->config_path, "CONFIG.toml (see configs/)");
+  cmd->add_option("--set", r->overrides, "override a config value: section.key=value (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--run-dir", r->run_dir, "run directory (default runs/<config>-<time>)");
+  cmd->add_option("--resume", r->resume_dir, "continue a run from its newest checkpoint");
+  cmd->add_flag("--quiet", r->quiet, "no progress output");
+  cmd->callback([r, action] { *action = [r] { return RunTrain(*r); }; });
+}
+
+}  // namespace rlt::cli

@@ -1,0 +1,146 @@
+// rltrade learn: checkpoint save/load (see checkpoint.h). LibTorch throws c10::Error on
+// I/O and format problems; this file is the edge that turns those into Status.
+#include "learn/checkpoint.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/options.h"
+#include "runlog/atomic_dir.h"
+
+namespace rlt::learn {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kFormat = "rltrade-ppo-checkpoint 1";
+
+std::string Shapes(PpoTrainer& t) {
+  return "num_envs " + std::to_string(t.venv().num_envs()) + "\nobs_dim " +
+         std::to_string(t.venv().obs_dim()) + "\nact_dim " + std::to_string(t.venv().act_dim());
+}
+
+Status WriteText(const fs::path& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  out.close();
+  if (!out) return Status::IoError("cannot write " + path.string());
+  return Status::Ok();
+}
+
+void WriteState(PpoTrainer& t, const fs::path& path) {
+  const PpoTrainer::State s = t.state();
+  torch::serialize::OutputArchive a;
+  a.write("counters", torch::tensor({s.total_steps, s.iterations}, torch::kLong));
+  a.write("generator", t.generator().get_state());
+  a.write("global_generator", at::detail::getDefaultCPUGenerator().get_state());
+  std::vector<int64_t> starts(s.last_episode_starts.begin(), s.last_episode_starts.end());
+  a.write("last_episode_starts", torch::tensor(starts, torch::kLong));
+  std::vector<double> returns;
+  std::vector<int64_t> lengths;
+  for (const auto& [r, l] : s.episodes) {
+    returns.push_back(r);
+    lengths.push_back(l);
+  }
+  a.write("episode_returns", torch::tensor(returns, torch::kDouble));
+  a.write("episode_lengths", torch::tensor(lengths, torch::kLong));
+  a.save_to(path.string());
+}
+
+Status ReadState(PpoTrainer& t, const fs::path& path) {
+  torch::serialize::InputArchive a;
+  a.load_from(path.string());
+  torch::Tensor counters, gen, global_gen, starts, returns, lengths;
+  a.read("counters", counters);
+  a.read("generator", gen);
+  a.read("global_generator", global_gen);
+  a.read("last_episode_starts", starts);
+  a.read("episode_returns", returns);
+  a.read("episode_lengths", lengths);
+  if (starts.numel() != t.venv().num_envs() || returns.numel() != lengths.numel()) {
+    return Status::DataError(path.string() + ": state does not match this trainer's env count");
+  }
+  PpoTrainer::State s;
+  s.total_steps = counters[0].item<int64_t>();
+  s.iterations = counters[1].item<int64_t>();
+  for (int64_t i = 0; i < starts.numel(); ++i) {
+    s.last_episode_starts.push_back(static_cast<uint8_t>(starts[i].item<int64_t>()));
+  }
+  for (int64_t i = 0; i < returns.numel(); ++i) {
+    s.episodes.emplace_back(returns[i].item<double>(), lengths[i].item<int64_t>());
+  }
+  t.set_state(s);
+  t.generator().set_state(gen);
+  at::Generator global = at::detail::getDefaultCPUGenerator();  // shares the impl
+  global.set_state(global_gen);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status SaveCheckpoint(const fs::path& dir, PpoTrainer& trainer,
+                      const std::map<std::string, std::string>& extra_files) {
+  const fs::path final_dir = dir.lexically_normal();
+  std::error_code ec;
+  if (final_dir.has_parent_path()) fs::create_directories(final_dir.parent_path(), ec);
+  if (ec) {
+    return Status::IoError("cannot create " + final_dir.parent_path().string() + ": " +
+                           ec.message());
+  }
+  RLT_ASSIGN_OR_RETURN(runlog::StagingDir staging, runlog::StagingDir::Create(final_dir.string()));
+  const fs::path tmp = staging.path();
+  std::string options;
+  for (const auto& row : DescribeOptions(trainer.ppo_options())) {
+    options += "ppo." + row.key + " = " + row.value + "\n";
+  }
+  for (const auto& row : DescribeOptions(trainer.policy_options())) {
+    options += "policy." + row.key + " = " + row.value + "\n";
+  }
+  RLT_RETURN_IF_ERROR(WriteText(tmp / "options.txt", options));
+  for (const auto& [name, contents] : extra_files) {
+    if (name.empty() || name.find('/') != std::string::npos || name == "FORMAT") {
+      return Status::InvalidArgument("checkpoint extra file name '" + name +
+                                     "' must be a plain file name other than FORMAT");
+    }
+    RLT_RETURN_IF_ERROR(WriteText(tmp / name, contents));
+  }
+  try {
+    torch::save(trainer.policy(), (tmp / "policy.pt").string());
+    torch::save(trainer.normalizer(), (tmp / "normalizer.pt").string());
+    torch::save(trainer.optimizer(), (tmp / "optimizer.pt").string());
+    WriteState(trainer, tmp / "state.pt");
+  } catch (const std::exception& e) {
+    return Status::IoError("writing checkpoint " + tmp.string() + ": " + e.what());
+  }
+  RLT_RETURN_IF_ERROR(
+      WriteText(tmp / "FORMAT", std::string(kFormat) + "\n" + Shapes(trainer) + "\n"));
+  return staging.Commit(/*replace=*/true);
+}
+
+Status LoadCheckpoint(const fs::path& dir, PpoTrainer& trainer) {
+  std::ifstream in(dir / "FORMAT");
+  if (!in) {
+    return Status::NotFound(dir.string() +
+                            " is not a checkpoint (no FORMAT file); pass a "
+                            "directory written by SaveCheckpoint");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string expected = std::string(kFormat) + "\n" + Shapes(trainer) + "\n";
+  if (text.str() != expected) {
+    return Status::DataError(dir.string() + "/FORMAT: expected\n" + expected + "got\n" +
+                             text.str() + "(checkpoint from another version or env shape)");
+  }
+  try {
+    torch::load(trainer.policy(), (dir / "policy.pt").string());
+    torch::load(trainer.normalizer(), (dir / "normalizer.pt").string());
+    torch::load(trainer.optimizer(), (dir / "optimizer.pt").string());
+    return ReadState(trainer, dir / "state.pt");
+  } catch (const std::exception& e) {
+    return Status::DataError("reading checkpoint " + dir.string() + ": " + e.what());
+  }
+}
+
+}  // namespace rlt::learn

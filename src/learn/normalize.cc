@@ -1,0 +1,107 @@
+// rltrade learn: VecNormalizer implementation (see normalize.h). Plain loops over the
+// buffers' float64 storage: N x obs_dim is small and the torch per-op cost would dominate.
+#include "learn/normalize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/status.h"
+
+namespace rlt::learn {
+
+void UpdateMoments(double* mean, double* var, double* count, int dim, const double* batch_mean,
+                   const double* batch_var, double batch_count) {
+  const double total = *count + batch_count;
+  for (int j = 0; j < dim; ++j) {
+    const double delta = batch_mean[j] - mean[j];
+    const double m2 =
+        var[j] * *count + batch_var[j] * batch_count + delta * delta * *count * batch_count / total;
+    mean[j] += delta * batch_count / total;
+    var[j] = m2 / total;
+  }
+  *count = total;
+}
+
+VecNormalizerImpl::VecNormalizerImpl(int obs_dim, int num_envs, const NormalizeOptions& options)
+    : options_(options), obs_dim_(obs_dim), num_envs_(num_envs) {
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
+  obs_mean_ = register_buffer("obs_mean", torch::zeros({obs_dim}, f64));
+  obs_var_ = register_buffer("obs_var", torch::ones({obs_dim}, f64));
+  obs_count_ = register_buffer("obs_count", torch::full({1}, 1e-4, f64));
+  ret_mean_ = register_buffer("ret_mean", torch::zeros({1}, f64));
+  ret_var_ = register_buffer("ret_var", torch::ones({1}, f64));
+  ret_count_ = register_buffer("ret_count", torch::full({1}, 1e-4, f64));
+  returns_ = register_buffer("returns", torch::zeros({num_envs}, f64));
+}
+
+void VecNormalizerImpl::UpdateObs(const float* obs, int n) {
+  if (!options_.norm_obs || n < 1) return;
+  std::vector<double> mean(obs_dim_, 0.0), var(obs_dim_, 0.0);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < obs_dim_; ++j) mean[j] += obs[static_cast<size_t>(i) * obs_dim_ + j];
+  }
+  for (double& m : mean) m /= n;
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < obs_dim_; ++j) {
+      const double d = obs[static_cast<size_t>(i) * obs_dim_ + j] - mean[j];
+      var[j] += d * d;
+    }
+  }
+  for (double& v : var) v /= n;  // population variance, as np.var
+  UpdateMoments(obs_mean_.data_ptr<double>(), obs_var_.data_ptr<double>(),
+                obs_count_.data_ptr<double>(), obs_dim_, mean.data(), var.data(), n);
+}
+
+void VecNormalizerImpl::NormalizeObs(const float* obs, int n, float* out) const {
+  const size_t total = static_cast<size_t>(n) * obs_dim_;
+  if (!options_.norm_obs) {
+    if (out != obs) std::copy(obs, obs + total, out);
+    return;
+  }
+  const double* mean = obs_mean_.data_ptr<double>();
+  const double* var = obs_var_.data_ptr<double>();
+  const double clip = options_.clip_obs;
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < obs_dim_; ++j) {
+      const size_t k = static_cast<size_t>(i) * obs_dim_ + j;
+      const double z = (obs[k] - mean[j]) / std::sqrt(var[j] + options_.epsilon);
+      out[k] = static_cast<float>(std::clamp(z, -clip, clip));
+    }
+  }
+}
+
+void VecNormalizerImpl::ProcessRewards(const float* rewards, const uint8_t* dones, bool update,
+                                       float* out) {
+  double* returns = returns_.data_ptr<double>();
+  if (update) {
+    double mean = 0.0, var = 0.0;
+    for (int i = 0; i < num_envs_; ++i) {
+      returns[i] = returns[i] * options_.gamma + rewards[i];
+      mean += returns[i];
+    }
+    mean /= num_envs_;
+    for (int i = 0; i < num_envs_; ++i) var += (returns[i] - mean) * (returns[i] - mean);
+    var /= num_envs_;
+    UpdateMoments(ret_mean_.data_ptr<double>(), ret_var_.data_ptr<double>(),
+                  ret_count_.data_ptr<double>(), 1, &mean, &var, num_envs_);
+  }
+  const double std_dev = std::sqrt(return_var() + options_.epsilon);
+  for (int i = 0; i < num_envs_; ++i) {
+    if (options_.norm_reward) {
+      const double clip = options_.clip_reward;
+      out[i] = static_cast<float>(std::clamp(rewards[i] / std_dev, -clip, clip));
+    } else {
+      out[i] = rewards[i];
+    }
+    if (dones[i]) returns[i] = 0.0;
+  }
+}
+
+void VecNormalizerImpl::ResetReturns() { returns_.zero_(); }
+
+double VecNormalizerImpl::obs_count() const { return obs_count_.data_ptr<double>()[0]; }
+double VecNormalizerImpl::return_var() const { return ret_var_.data_ptr<double>()[0]; }
+double VecNormalizerImpl::return_count() const { return ret_count_.data_ptr<double>()[0]; }
+
+}  // namespace rlt::learn

@@ -1,0 +1,74 @@
+// rltrade learn: observation and reward normalisation with Stable-Baselines3's VecNormalize
+// semantics (common/vec_env/vec_normalize.py, common/running_mean_std.py).
+//
+//   observations  obs' = clip((obs - mean) / sqrt(var + epsilon), -clip_obs, clip_obs)
+//                 with a running mean/var (Chan et al. parallel update, count starts at
+//                 1e-4, mean 0, var 1) updated with each batch of N observations while
+//                 training (after every env step and after reset), never in evaluation.
+//   rewards       each env keeps a discounted return R = gamma R + r (R = 0 after an
+//                 episode end); the running variance of R (updated with the N returns of
+//                 each step) scales rewards: r' = clip(r / sqrt(var_R + epsilon), +-clip).
+// Statistics are float64, as in SB3; outputs are float32.
+// Every statistic, including the per-env discounted returns, is a registered buffer, so
+// torch::save/torch::load of this module saves and restores all of it.
+// Not thread-safe.
+#ifndef RLT_LEARN_NORMALIZE_H_
+#define RLT_LEARN_NORMALIZE_H_
+
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include <cstdint>
+
+namespace rlt::learn {
+
+struct NormalizeOptions {
+  bool norm_obs = false;
+  bool norm_reward = false;
+  double clip_obs = 10.0;
+  double clip_reward = 10.0;
+  double gamma = 0.99;    // discount of the return whose std scales rewards
+  double epsilon = 1e-8;  // added to variances before the square root
+};
+
+// Running mean/variance update (Chan et al.; SB3 RunningMeanStd.update_from_moments).
+// mean, var: (dim); count: scalar. batch_*: moments of a batch of batch_count samples.
+void UpdateMoments(double* mean, double* var, double* count, int dim, const double* batch_mean,
+                   const double* batch_var, double batch_count);
+
+class VecNormalizerImpl : public torch::nn::Module {
+ public:
+  VecNormalizerImpl(int obs_dim, int num_envs, const NormalizeOptions& options);
+
+  const NormalizeOptions& options() const { return options_; }
+  // Updates the observation statistics with obs (n, obs_dim). No-op unless norm_obs.
+  void UpdateObs(const float* obs, int n);
+  // out (n, obs_dim) = normalised obs (a copy when !norm_obs). out may alias obs.
+  void NormalizeObs(const float* obs, int n, float* out) const;
+  // For one step of all num_envs envs: when `update`, R = gamma R + r and the return
+  // statistics are updated; writes the normalised rewards (a copy when !norm_reward) to
+  // out, then resets R where done. rewards, dones, out: (num_envs).
+  void ProcessRewards(const float* rewards, const uint8_t* dones, bool update, float* out);
+  // Forgets the per-env discounted returns (after VecEnv::Reset()).
+  void ResetReturns();
+
+  // Statistics (float64 buffers).
+  const torch::Tensor& obs_mean() const { return obs_mean_; }  // (obs_dim)
+  const torch::Tensor& obs_var() const { return obs_var_; }    // (obs_dim)
+  double obs_count() const;
+  double return_var() const;
+  double return_count() const;
+
+ private:
+  NormalizeOptions options_;
+  int obs_dim_, num_envs_;
+  torch::Tensor obs_mean_, obs_var_, obs_count_;  // (obs_dim), (obs_dim), (1)
+  torch::Tensor ret_mean_, ret_var_, ret_count_;  // (1) each
+  torch::Tensor returns_;                         // (num_envs) discounted returns
+};
+TORCH_MODULE(VecNormalizer);
+
+}  // namespace rlt::learn
+
+#endif  // RLT_LEARN_NORMALIZE_H_

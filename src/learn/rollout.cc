@@ -1,0 +1,66 @@
+// rltrade learn: RolloutBuffer and GAE implementation (see rollout.h).
+#include "learn/rollout.h"
+
+#include <limits>
+
+namespace rlt::learn {
+
+void ComputeGae(int n_steps, int n_envs, const float* rewards, const float* values,
+                const float* episode_starts, const float* last_values, const float* last_dones,
+                float gamma, float gae_lambda, float* advantages, float* returns) {
+  for (int i = 0; i < n_envs; ++i) {
+    float gae = 0.0f;
+    for (int t = n_steps - 1; t >= 0; --t) {
+      const int64_t k = static_cast<int64_t>(t) * n_envs + i;
+      const bool last = t == n_steps - 1;
+      const float next_non_terminal = 1.0f - (last ? last_dones[i] : episode_starts[k + n_envs]);
+      const float next_value = last ? last_values[i] : values[k + n_envs];
+      const float delta = rewards[k] + gamma * next_value * next_non_terminal - values[k];
+      gae = delta + gamma * gae_lambda * next_non_terminal * gae;
+      advantages[k] = gae;
+      returns[k] = gae + values[k];
+    }
+  }
+}
+
+RolloutBuffer::RolloutBuffer(int n_steps, int n_envs, int obs_dim, int act_dim)
+    : n_steps_(n_steps), n_envs_(n_envs), obs_dim_(obs_dim), act_dim_(act_dim) {
+  const auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
+  obs_ = torch::zeros({n_steps, n_envs, obs_dim}, f32);
+  actions_ = torch::zeros({n_steps, n_envs, act_dim}, f32);
+  rewards_ = torch::zeros({n_steps, n_envs}, f32);
+  episode_starts_ = torch::zeros({n_steps, n_envs}, f32);
+  values_ = torch::zeros({n_steps, n_envs}, f32);
+  log_probs_ = torch::zeros({n_steps, n_envs}, f32);
+  advantages_ = torch::zeros({n_steps, n_envs}, f32);
+  returns_ = torch::zeros({n_steps, n_envs}, f32);
+}
+
+void RolloutBuffer::ComputeReturnsAndAdvantage(const float* last_values, const float* last_dones,
+                                               float gamma, float gae_lambda) {
+  ComputeGae(n_steps_, n_envs_, rewards_.data_ptr<float>(), values_.data_ptr<float>(),
+             episode_starts_.data_ptr<float>(), last_values, last_dones, gamma, gae_lambda,
+             advantages_.data_ptr<float>(), returns_.data_ptr<float>());
+}
+
+double ExplainedVariance(const float* y_pred, const float* y_true, int64_t n) {
+  if (n < 1) return std::numeric_limits<double>::quiet_NaN();
+  double mean_true = 0, mean_diff = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    mean_true += y_true[k];
+    mean_diff += static_cast<double>(y_true[k]) - y_pred[k];
+  }
+  mean_true /= n;
+  mean_diff /= n;
+  double var_true = 0, var_diff = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    const double a = y_true[k] - mean_true;
+    const double b = static_cast<double>(y_true[k]) - y_pred[k] - mean_diff;
+    var_true += a * a;
+    var_diff += b * b;
+  }
+  if (var_true == 0) return std::numeric_limits<double>::quiet_NaN();
+  return 1.0 - var_diff / var_true;
+}
+
+}  // namespace rlt::learn

@@ -1,0 +1,271 @@
+// rltrade learn: PpoTrainer implementation (see trainer.h).
+#include "learn/trainer.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
+#include <dlfcn.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace rlt::learn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kEpisodeWindow = 100;  // SB3 stats_window_size
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+NormalizeOptions MakeNormalizeOptions(const PpoOptions& o) {
+  NormalizeOptions n;
+  n.norm_obs = o.norm_obs;
+  n.norm_reward = o.norm_reward;
+  n.clip_obs = o.clip_obs;
+  n.clip_reward = o.clip_reward;
+  n.gamma = o.gamma;
+  return n;
+}
+
+// Copies a (B) or (B, k) float tensor into `out`.
+void CopyOut(const torch::Tensor& t, float* out) {
+  const torch::Tensor c = t.contiguous();
+  std::memcpy(out, c.data_ptr<float>(), sizeof(float) * c.numel());
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, double>> IterationStats::Named() const {
+  std::vector<std::pair<std::string, double>> rows;
+  if (episodes_seen > 0) {
+    rows.emplace_back("rollout/ep_rew_mean", ep_rew_mean);
+    rows.emplace_back("rollout/ep_len_mean", ep_len_mean);
+  }
+  rows.emplace_back("train/policy_gradient_loss", update.policy_gradient_loss);
+  rows.emplace_back("train/value_loss", update.value_loss);
+  rows.emplace_back("train/entropy_loss", update.entropy_loss);
+  rows.emplace_back("train/approx_kl", update.approx_kl);
+  rows.emplace_back("train/clip_fraction", update.clip_fraction);
+  rows.emplace_back("train/loss", update.loss);
+  rows.emplace_back("train/explained_variance", explained_variance);
+  if (has_std) rows.emplace_back("train/std", std);
+  rows.emplace_back("train/learning_rate", learning_rate);
+  rows.emplace_back("train/clip_range", clip_range);
+  rows.emplace_back("time/fps", fps);
+  rows.emplace_back("time/total_timesteps", static_cast<double>(total_timesteps));
+  return rows;
+}
+
+Result<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(env::VecEnv& venv,
+                                                       const PolicyOptions& policy_options,
+                                                       const PpoOptions& ppo_options,
+                                                       uint64_t seed) {
+  RLT_RETURN_IF_ERROR(ValidatePolicyOptions(policy_options));
+  RLT_RETURN_IF_ERROR(ValidatePpoOptions(ppo_options));
+  const env::ActionSpace& space = venv.spec().action;
+  if (space.discrete ? space.n < 1
+                     : (static_cast<int>(space.low.size()) != space.dim ||
+                        static_cast<int>(space.high.size()) != space.dim)) {
+    return Status::InvalidArgument("environment '" + venv.spec().id +
+                                   "' declares an action space PPO cannot use");
+  }
+  return std::make_unique<PpoTrainer>(venv, policy_options, ppo_options, seed);
+}
+
+PpoTrainer::PpoTrainer(env::VecEnv& venv, const PolicyOptions& policy_options,
+                       const PpoOptions& ppo_options, uint64_t seed)
+    : venv_(venv),
+      policy_options_(policy_options),
+      ppo_options_(ppo_options),
+      num_envs_(venv.num_envs()),
+      obs_dim_(venv.obs_dim()),
+      act_dim_(venv.act_dim()),
+      generator_(at::detail::createCPUGenerator(seed)),
+      buffer_(ppo_options.n_steps, venv.num_envs(), venv.obs_dim(), venv.act_dim()) {
+  torch::manual_seed(seed);  // weight initialisation
+  policy_ = ActorCritic(obs_dim_, venv.spec().action, policy_options);
+  normalizer_ = VecNormalizer(obs_dim_, num_envs_, MakeNormalizeOptions(ppo_options));
+  const double lr0 = ppo_options.learning_rate.Value(TrainingProgress{});
+  optimizer_ = std::make_unique<torch::optim::Adam>(policy_->parameters(),
+                                                    torch::optim::AdamOptions(lr0).eps(1e-5));
+  env_actions_.assign(static_cast<size_t>(num_envs_) * act_dim_, 0.0f);
+  last_episode_starts_.assign(num_envs_, 1.0f);  // SB3: np.ones at the start of learn()
+  scratch_obs_.assign(static_cast<size_t>(num_envs_) * obs_dim_, 0.0f);
+  scratch_values_.assign(num_envs_, 0.0f);
+  truncated_envs_.reserve(num_envs_);
+  venv_.Reset(seed);
+  normalizer_->UpdateObs(venv_.observations(), num_envs_);  // VecNormalize.reset()
+  start_time_ = Clock::now();
+}
+
+void PpoTrainer::StepOnce(int t) {
+  const size_t n = num_envs_;
+  const auto t0 = Clock::now();
+  float* obs_row = buffer_.obs(t);
+  normalizer_->NormalizeObs(venv_.observations(), num_envs_, obs_row);
+  float* forward_obs = ppo_options_.norm_obs ? obs_row : venv_.mutable_observations();
+  const torch::Tensor obs = torch::from_blob(forward_obs, {num_envs_, obs_dim_});
+  const ActResult act = policy_->Act(obs, &generator_);
+  CopyOut(act.actions, buffer_.actions(t));
+  CopyOut(act.values, buffer_.values(t));
+  CopyOut(act.log_probs, buffer_.log_probs(t));
+  const env::ActionSpace& space = venv_.spec().action;
+  const float* stored = buffer_.actions(t);
+  for (size_t k = 0; k < n * act_dim_; ++k) {
+    const int d = static_cast<int>(k % act_dim_);
+    env_actions_[k] =
+        space.discrete ? stored[k] : std::clamp(stored[k], space.low[d], space.high[d]);
+  }
+  const auto t1 = Clock::now();
+  venv_.Step(env_actions_.data());
+  const auto t2 = Clock::now();
+  timing_.inference += Seconds(t0, t1);
+  timing_.env_step += Seconds(t1, t2);
+  total_steps_ += num_envs_;
+
+  std::vector<uint8_t>& dones = done_scratch_;
+  for (int i = 0; i < num_envs_; ++i) {
+    dones[i] = venv_.done(i);
+    if (!dones[i]) continue;
+    episodes_.emplace_back(venv_.episode_returns()[i], venv_.episode_lengths()[i]);
+    if (episodes_.size() > kEpisodeWindow) episodes_.pop_front();
+  }
+  normalizer_->UpdateObs(venv_.observations(), num_envs_);
+  float* rewards = buffer_.rewards(t);
+  normalizer_->ProcessRewards(venv_.rewards(), dones.data(), ppo_options_.norm_reward, rewards);
+  BootstrapTruncated(rewards);
+  std::copy(last_episode_starts_.begin(), last_episode_starts_.end(), buffer_.episode_starts(t));
+  for (int i = 0; i < num_envs_; ++i) last_episode_starts_[i] = dones[i];
+}
+
+// SB3 collect_rollouts: reward += gamma V(terminal_obs) where the episode was cut by a time
+// limit, with the terminal observation normalised by the current statistics. One forward.
+void PpoTrainer::BootstrapTruncated(float* rewards) {
+  truncated_envs_.clear();
+  for (int i = 0; i < num_envs_; ++i) {
+    if (venv_.truncated()[i] && !venv_.terminated()[i]) truncated_envs_.push_back(i);
+  }
+  if (truncated_envs_.empty()) return;
+  const auto t0 = Clock::now();
+  const int k = static_cast<int>(truncated_envs_.size());
+  for (int j = 0; j < k; ++j) {
+    const float* src =
+        venv_.terminal_observations() + static_cast<size_t>(truncated_envs_[j]) * obs_dim_;
+    std::copy(src, src + obs_dim_, scratch_obs_.data() + static_cast<size_t>(j) * obs_dim_);
+  }
+  normalizer_->NormalizeObs(scratch_obs_.data(), k, scratch_obs_.data());
+  const torch::Tensor values =
+      policy_->PredictValues(torch::from_blob(scratch_obs_.data(), {k, obs_dim_}));
+  CopyOut(values, scratch_values_.data());
+  const float gamma = static_cast<float>(ppo_options_.gamma);
+  for (int j = 0; j < k; ++j) rewards[truncated_envs_[j]] += gamma * scratch_values_[j];
+  timing_.inference += Seconds(t0, Clock::now());
+}
+
+void PpoTrainer::CollectRollout() {
+  done_scratch_.assign(num_envs_, 0);
+  for (int t = 0; t < ppo_options_.n_steps; ++t) StepOnce(t);
+  const auto t0 = Clock::now();
+  normalizer_->NormalizeObs(venv_.observations(), num_envs_, scratch_obs_.data());
+  CopyOut(policy_->PredictValues(torch::from_blob(scratch_obs_.data(), {num_envs_, obs_dim_})),
+          scratch_values_.data());
+  const auto t1 = Clock::now();
+  buffer_.ComputeReturnsAndAdvantage(scratch_values_.data(), last_episode_starts_.data(),
+                                     static_cast<float>(ppo_options_.gamma),
+                                     static_cast<float>(ppo_options_.gae_lambda));
+  timing_.inference += Seconds(t0, t1);
+  timing_.gae += Seconds(t1, Clock::now());
+}
+
+IterationStats PpoTrainer::Update() {
+  const PpoOptions& o = ppo_options_;
+  const int64_t per_iteration = static_cast<int64_t>(o.n_steps) * num_envs_;
+  TrainingProgress progress;
+  progress.progress_remaining =
+      1.0 - static_cast<double>(total_steps_) / static_cast<double>(o.total_timesteps);
+  progress.update = iterations_ + 1;
+  progress.total_updates = (o.total_timesteps + per_iteration - 1) / per_iteration;
+  IterationStats s;
+  s.learning_rate = o.learning_rate.Value(progress);
+  s.clip_range = o.clip_range.Value(progress);
+  s.ent_coef = o.ent_coef.Value(progress);
+  SetLearningRate(*optimizer_, s.learning_rate);
+  PpoLossSettings settings{s.clip_range, o.clip_range_vf, s.ent_coef, o.vf_coef,
+                           o.normalize_advantage};
+  UpdateTiming t;
+  s.update = PpoUpdate(policy_, *optimizer_, buffer_, o, settings, generator_, &t);
+  timing_.update_forward += t.forward;
+  timing_.backward += t.backward;
+  timing_.optimizer += t.optimizer;
+  ++iterations_;
+  s.explained_variance = ExplainedVariance(
+      buffer_.values(0), buffer_.flat_returns().data_ptr<float>(), buffer_.size());
+  if (!policy_->discrete()) {
+    torch::NoGradGuard no_grad;
+    s.has_std = true;
+    s.std = policy_->log_std().exp().mean().item<double>();
+  }
+  return s;
+}
+
+Result<IterationStats> PpoTrainer::Iterate() {
+  CollectRollout();
+  IterationStats s = Update();
+  s.episodes_seen = static_cast<int64_t>(episodes_.size());
+  for (const auto& [ret, len] : episodes_) {
+    s.ep_rew_mean += ret;
+    s.ep_len_mean += static_cast<double>(len);
+  }
+  if (!episodes_.empty()) {
+    s.ep_rew_mean /= static_cast<double>(episodes_.size());
+    s.ep_len_mean /= static_cast<double>(episodes_.size());
+  }
+  s.total_timesteps = total_steps_;
+  s.iterations = iterations_;
+  const double elapsed = std::max(Seconds(start_time_, Clock::now()), 1e-9);
+  s.fps = static_cast<double>(total_steps_ - steps_at_start_) / elapsed;
+  const UpdateStats& u = s.update;
+  if (!std::isfinite(u.policy_gradient_loss) || !std::isfinite(u.value_loss) ||
+      !std::isfinite(u.entropy_loss) || !std::isfinite(u.loss)) {
+    return Status::DataError("PPO loss is not finite at iteration " + std::to_string(iterations_) +
+                             " (policy " + std::to_string(u.policy_gradient_loss) + ", value " +
+                             std::to_string(u.value_loss) +
+                             "); lower learning_rate or enable norm_obs / norm_reward");
+  }
+  return s;
+}
+
+PpoTrainer::State PpoTrainer::state() const {
+  State s;
+  s.total_steps = total_steps_;
+  s.iterations = iterations_;
+  for (float f : last_episode_starts_) s.last_episode_starts.push_back(f != 0.0f);
+  s.episodes.assign(episodes_.begin(), episodes_.end());
+  return s;
+}
+
+void PpoTrainer::set_state(const State& s) {
+  RLT_CHECK(static_cast<int>(s.last_episode_starts.size()) == num_envs_);
+  total_steps_ = steps_at_start_ = s.total_steps;
+  iterations_ = s.iterations;
+  for (int i = 0; i < num_envs_; ++i) last_episode_starts_[i] = s.last_episode_starts[i];
+  episodes_.assign(s.episodes.begin(), s.episodes.end());
+  start_time_ = Clock::now();
+}
+
+void SetComputeThreads(int n) {
+  RLT_CHECK(n >= 1);
+  at::set_num_threads(n);
+  try {
+    at::set_num_interop_threads(n);
+  } catch (const std::exception&) {
+    // Only allowed once, before any inter-op work; later calls keep the first setting.
+  }
+  using SetFn = void (*)(int);
+  if (auto fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) fn(n);
+}
+
+}  // namespace rlt::learn

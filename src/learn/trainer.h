@@ -1,0 +1,143 @@
+// rltrade learn: PpoTrainer — the PPO loop over a VecEnv (SB3 OnPolicyAlgorithm.learn with
+// PPO.train and an optional VecNormalize), one Iterate() per rollout + update.
+//
+// Iterate():
+//  1. collect n_steps vector steps: per step ONE batched policy forward for all N envs
+//     (observations read from the VecEnv buffer with torch::from_blob, or normalised into
+//     the rollout buffer first when norm_obs), actions clipped to the Box bounds when sent
+//     to the env (the unclipped sample is stored and scored), rewards normalised when
+//     norm_reward, and for every env that was truncated (not terminated)
+//     reward += gamma V(terminal_obs), one batched forward for all such envs of the step;
+//  2. GAE(lambda) in plain C++ (rollout.h);
+//  3. the PPO update (ppo.h) with learning_rate / clip_range / ent_coef read from their
+//     schedules at SB3's progress_remaining = 1 - total_steps / total_timesteps.
+// Episode statistics (rollout/ep_rew_mean, ep_len_mean) come from the VecEnv's unnormalised
+// episode_returns/lengths, over the last 100 finished episodes.
+//
+// Ownership: borrows the VecEnv (must outlive the trainer); owns the policy, normaliser,
+// optimizer, rollout buffer and its torch generator. The constructor resets the VecEnv
+// with `seed` and seeds torch's global generator (weight init) with `seed`.
+// Determinism: same seed, same options and same thread counts -> same results.
+// Not thread-safe.
+#ifndef RLT_LEARN_TRAINER_H_
+#define RLT_LEARN_TRAINER_H_
+
+#include <torch/optim/adam.h>
+#include <torch/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+#include "env/vec_env.h"
+#include "learn/normalize.h"
+#include "learn/policy.h"
+#include "learn/ppo.h"
+#include "learn/rollout.h"
+
+namespace rlt::learn {
+
+// What one iteration reports, with SB3's log names (see Named()).
+struct IterationStats {
+  double ep_rew_mean = 0, ep_len_mean = 0;  // valid when episodes_seen > 0
+  int64_t episodes_seen = 0;                // in the 100-episode window
+  UpdateStats update;
+  double explained_variance = 0;
+  double std = 0;  // Box only: mean of exp(log_std)
+  bool has_std = false;
+  double learning_rate = 0, clip_range = 0, ent_coef = 0;
+  double fps = 0;
+  int64_t total_timesteps = 0, iterations = 0;
+
+  // ("rollout/ep_rew_mean", v), ("train/value_loss", v), ... in SB3's names; the rollout/*
+  // rows only once an episode has finished, train/std only for Box actions.
+  std::vector<std::pair<std::string, double>> Named() const;
+};
+
+// Seconds spent per phase, accumulated over the trainer's life.
+struct TrainerTiming {
+  double env_step = 0, inference = 0, gae = 0;
+  double update_forward = 0, backward = 0, optimizer = 0;
+};
+
+class PpoTrainer {
+ public:
+  // Validates the options against the env, then constructs.
+  static Result<std::unique_ptr<PpoTrainer>> Create(env::VecEnv& venv,
+                                                    const PolicyOptions& policy_options,
+                                                    const PpoOptions& ppo_options, uint64_t seed);
+  // REQUIRES: options valid (ValidatePolicyOptions, ValidatePpoOptions).
+  PpoTrainer(env::VecEnv& venv, const PolicyOptions& policy_options, const PpoOptions& ppo_options,
+             uint64_t seed);
+  PpoTrainer(const PpoTrainer&) = delete;
+  PpoTrainer& operator=(const PpoTrainer&) = delete;
+
+  // Collects one rollout and updates. Fails (without aborting) when a loss is not finite.
+  Result<IterationStats> Iterate();
+
+  int64_t total_steps() const { return total_steps_; }
+  int64_t iterations() const { return iterations_; }
+  const TrainerTiming& timing() const { return timing_; }
+  const PolicyOptions& policy_options() const { return policy_options_; }
+  const PpoOptions& ppo_options() const { return ppo_options_; }
+  env::VecEnv& venv() { return venv_; }
+  ActorCritic& policy() { return policy_; }
+  VecNormalizer& normalizer() { return normalizer_; }
+  torch::optim::Adam& optimizer() { return *optimizer_; }
+  at::Generator& generator() { return generator_; }
+  // The last rollout (valid after Iterate()).
+  RolloutBuffer& rollout() { return buffer_; }
+
+  // Everything besides modules and optimizer that a checkpoint must carry.
+  struct State {
+    int64_t total_steps = 0, iterations = 0;
+    std::vector<uint8_t> last_episode_starts;          // (N)
+    std::vector<std::pair<double, int64_t>> episodes;  // last <= 100 (return, length)
+  };
+  State state() const;
+  // Restores counters and episode window; the next Iterate() continues from them.
+  // REQUIRES: state.last_episode_starts.size() == num_envs.
+  void set_state(const State& state);
+
+ private:
+  void CollectRollout();
+  void StepOnce(int t);
+  void BootstrapTruncated(float* rewards);
+  IterationStats Update();
+
+  env::VecEnv& venv_;
+  PolicyOptions policy_options_;
+  PpoOptions ppo_options_;
+  int num_envs_, obs_dim_, act_dim_;
+  ActorCritic policy_{nullptr};
+  VecNormalizer normalizer_{nullptr};
+  std::unique_ptr<torch::optim::Adam> optimizer_;
+  at::Generator generator_;
+  RolloutBuffer buffer_;
+  std::vector<float> env_actions_;                   // (N, act_dim) clipped actions sent to the env
+  std::vector<float> last_episode_starts_;           // (N)
+  std::vector<float> scratch_obs_;                   // (N, obs_dim)
+  std::vector<float> scratch_values_;                // (N)
+  std::vector<int> truncated_envs_;                  // (<= N)
+  std::vector<uint8_t> done_scratch_;                // (N)
+  std::deque<std::pair<double, int64_t>> episodes_;  // last 100 (return, length)
+  int64_t total_steps_ = 0, iterations_ = 0;
+  int64_t steps_at_start_ = 0;
+  std::chrono::steady_clock::time_point start_time_;
+  TrainerTiming timing_;
+};
+
+// Sets LibTorch intra-op threads, inter-op threads (when still allowed: only before any
+// inter-op work) and OpenBLAS threads (when the symbol is present). The one place thread
+// counts of the learner are set. REQUIRES: n >= 1.
+void SetComputeThreads(int n);
+
+}  // namespace rlt::learn
+
+#endif  // RLT_LEARN_TRAINER_H_

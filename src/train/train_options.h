@@ -1,0 +1,95 @@
+// rltrade train: the option structs of a training config and how [data], [split],
+// [features] and [env] become environments. LibTorch-free (shared with evaluation).
+#ifndef RLT_TRAIN_TRAIN_OPTIONS_H_
+#define RLT_TRAIN_TRAIN_OPTIONS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "config/config.h"
+#include "core/status.h"
+#include "env/market_dataset.h"
+#include "env/registry.h"
+
+namespace rlt::train {
+
+// [run]
+struct RunOptions {
+  int64_t total_steps = 100000;  // env steps to train for
+  uint64_t seed = 0;             // env i is seeded seed + i; weights from seed
+  int threads = 0;               // env workers = LibTorch = OpenBLAS threads; 0 = all cores
+  std::string device = "cpu";    // only "cpu" in this build
+  int64_t checkpoint_every = 0;  // env steps between checkpoints; 0 = only final/
+  int64_t eval_every = 0;        // reserved for periodic evaluation; 0 = off
+  template <typename V>
+  void VisitFields(V& v) {
+    v("total_steps", &total_steps, "env steps to train for");
+    v("seed", &seed, "random seed");
+    v("threads", &threads, "threads for env workers, LibTorch and OpenBLAS (0 = all cores)");
+    v("device", &device, "compute device", {"cpu"});
+    v("checkpoint_every", &checkpoint_every, "env steps between checkpoints (0 = final only)");
+    v("eval_every", &eval_every, "env steps between evaluations (0 = off)");
+  }
+};
+
+// [data] — market data for market environments.
+struct DataOptions {
+  std::string source = "synthetic";  // "synthetic" (built-in generator) or "file"
+  std::string file;                  // bar CSV when source = "file"
+  std::string timezone = "UTC";      // IANA zone of naive timestamps in `file`
+  std::string symbol;                // symbol to use from a multi-symbol file
+  std::string on_bad_rows = "fail";  // "fail" or "drop"
+  int days = 250;                    // synthetic: sessions
+  int bar_minutes = 5;               // synthetic: bar length
+  uint64_t seed = 7;                 // synthetic: generator seed
+  double signal_to_noise = 0.0;      // synthetic: predictable component (0 = none)
+  template <typename V>
+  void VisitFields(V& v) {
+    v("source", &source, "where bars come from", {"synthetic", "file"});
+    v("file", &file, "bar CSV file (source = file)");
+    v("timezone", &timezone, "IANA time zone of naive timestamps");
+    v("symbol", &symbol, "symbol to use from a multi-symbol file");
+    v("on_bad_rows", &on_bad_rows, "bad input rows", {"fail", "drop"});
+    v("days", &days, "synthetic: number of sessions");
+    v("bar_minutes", &bar_minutes, "synthetic: bar length in minutes");
+    v("seed", &seed, "synthetic: generator seed");
+    v("signal_to_noise", &signal_to_noise, "synthetic: predictable momentum (0 = none)");
+  }
+};
+
+// [features]
+struct FeatureOptions {
+  std::string preset = "scaled";      // "scaled" or "fast22"
+  std::string normalizer = "zscore";  // "zscore", "quantile", "rolling_zscore", "none"
+  double clip = 5.0;                  // clip normalised values to +-clip (<= 0: off)
+  template <typename V>
+  void VisitFields(V& v) {
+    v("preset", &preset, "feature preset", {"scaled", "fast22"});
+    v("normalizer", &normalizer, "normalisation fitted on [split] train",
+      {"zscore", "quantile", "rolling_zscore", "none"});
+    v("clip", &clip, "clip normalised features to +-clip");
+  }
+};
+
+// The environments a config asks for.
+struct EnvSetup {
+  std::string id;
+  int num_envs = 1;
+  env::EnvContext context;  // [env] settings (minus id/num_envs) and the dataset, if any
+  std::map<std::string, env::DateRange> split;  // [split] named ranges
+  DataOptions data;
+  FeatureOptions features;
+};
+
+// Reads [env], [split], [data], [features]; for market environments loads the bars
+// (or generates them), computes features and fits the normaliser on [split] train.
+// Training envs default to range = [split] train.
+Result<EnvSetup> BuildEnvSetup(const config::Config& config);
+
+// Writes the resolved [data], [features], [split], [env] sections back into `config`.
+void ResolveEnvSection(config::Config& config, const EnvSetup& setup);
+
+}  // namespace rlt::train
+
+#endif  // RLT_TRAIN_TRAIN_OPTIONS_H_
