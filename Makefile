@@ -33,6 +33,7 @@ bench: build
 	$(BUILD_DIR)/rltrade bench env --env intraday --envs 256 --threads 2 --seconds 5
 	$(BUILD_DIR)/src/env/env_bench --benchmark_min_time=0.5
 	$(BUILD_DIR)/src/features/features_bench --benchmark_min_time=0.5
+	$(BUILD_DIR)/src/learn/learn_bench --benchmark_min_time=0.5
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -4,6 +4,8 @@
 // generator and our own distributions (not <random>'s, whose outputs are
 // implementation-defined) so that the same seed produces the same numbers with any
 // standard library. Not thread-safe: one Rng per environment / per thread.
+// state()/set_state() expose the complete state (the four words and the cached spare
+// normal) so checkpoints can continue a stream exactly.
 #ifndef RLT_CORE_RNG_H_
 #define RLT_CORE_RNG_H_
 
@@ -11,6 +13,14 @@
 #include <cstdint>
 
 namespace rlt {
+
+// The complete state of an Rng: after set_state(x), the Rng produces exactly what the Rng
+// whose state() was x would have produced.
+struct RngState {
+  uint64_t s[4] = {0, 0, 0, 0};  // xoshiro256++ words
+  double spare = 0.0;            // the cached second output of the polar method
+  bool has_spare = false;        // whether `spare` is returned by the next Normal()
+};
 
 class Rng {
  public:
@@ -20,6 +30,20 @@ class Rng {
     uint64_t x = seed;
     for (auto& s : s_) s = SplitMix64(x);
     has_spare_normal_ = false;
+  }
+
+  RngState state() const {
+    RngState r;
+    for (int i = 0; i < 4; ++i) r.s[i] = s_[i];
+    r.spare = spare_normal_;
+    r.has_spare = has_spare_normal_;
+    return r;
+  }
+  // REQUIRES: state.s is not all zero (xoshiro's one fixed point; never reached by Seed()).
+  void set_state(const RngState& state) {
+    for (int i = 0; i < 4; ++i) s_[i] = state.s[i];
+    spare_normal_ = state.spare;
+    has_spare_normal_ = state.has_spare;
   }
 
   // Uniform 64-bit integer.

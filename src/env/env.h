@@ -9,6 +9,13 @@
 // Adding an environment: one file pair env/envs/<name>.{h,cc} with an Options struct,
 // one line in registry.cc, and <name>_test.cc. env/envs/example.h is the annotated
 // template.
+//
+// State: SaveState()/LoadState() carry everything Reset()/Step() change (the RNG and the
+// episode state), so a checkpointed env continues exactly where it was. Options, spec and
+// prepared data are not state: LoadState() goes into an env constructed with the same
+// options (and data). An env that adds mutable members overrides both and calls the base
+// versions first; the base versions carry only rng_. env_state_test.cc checks every
+// registered env (add a case for a new one).
 #ifndef RLT_ENV_ENV_H_
 #define RLT_ENV_ENV_H_
 
@@ -17,6 +24,8 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "core/state_io.h"
+#include "core/status.h"
 
 namespace rlt::env {
 
@@ -58,6 +67,20 @@ class Env {
   // REQUIRES: Reset() was called and no episode end was returned since.
   // Applies `action` (spec().action.dim floats), writes the next obs and info.
   virtual StepResult Step(const float* action, float* obs, double* info) = 0;
+
+  // Appends the env's mutable state (RNG and episode state) to `out`. May allocate; not
+  // for the stepping path.
+  virtual void SaveState(StateWriter& out) const { out.PutRng(rng_.state()); }
+  // Restores what SaveState() wrote, from an env built with the same options and data;
+  // the next Step() then continues as the saved env's would have, bit for bit. Does not
+  // write obs/info (the engine keeps those). A malformed or mismatched input is a
+  // DataError; the env's state is then unspecified: Reset() it or load again.
+  virtual Status LoadState(StateReader& in) {
+    RngState rng;
+    RLT_RETURN_IF_ERROR(in.GetRng(&rng, "env rng"));
+    rng_.set_state(rng);
+    return Status::Ok();
+  }
 
  protected:
   Rng rng_;

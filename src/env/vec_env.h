@@ -19,11 +19,19 @@
 // Determinism: Reset(seed) seeds env i with seed + i; each env only touches its own
 // rows and its own RNG, so results do not depend on the number of threads.
 // Thread safety: one thread drives a VecEnv. Buffers may be read between calls.
+//
+// State: SaveState() captures everything a later Step() depends on or reports — every
+// env's SaveState() (RNG and episode state) and every buffer above, plus the running
+// return/length of each unfinished episode — behind a header (magic, version, num_envs,
+// obs_dim, act_dim, info_dim, env id). LoadState() into a VecEnv built from the same env
+// kind and options (any thread count) continues bit for bit as the saved one would have.
 #ifndef RLT_ENV_VEC_ENV_H_
 #define RLT_ENV_VEC_ENV_H_
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -49,6 +57,13 @@ class VecEnv {
   void Reset(uint64_t seed);
   // actions: (N, act_dim). Steps every env once, auto-resetting finished ones.
   void Step(const float* actions);
+
+  // The complete state (see the file comment), as bytes for a checkpoint file.
+  std::string SaveState() const;
+  // Restores SaveState()'s bytes. `what` names their source in errors. A header that does
+  // not match this VecEnv (env count, dims, env id) is a DataError that changes nothing;
+  // after any other error (truncated or corrupt data) the state is unspecified: Reset().
+  Status LoadState(std::string_view bytes, const std::string& what = "env state");
 
   const float* observations() const { return obs_.data(); }
   float* mutable_observations() { return obs_.data(); }

@@ -15,19 +15,31 @@ namespace rlt::learn {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kFormat = "rltrade-ppo-checkpoint 1";
+constexpr const char* kFormat = "rltrade-ppo-checkpoint 2";
+constexpr const char* kEnvStateFile = "envs.bin";
 
 std::string Shapes(PpoTrainer& t) {
   return "num_envs " + std::to_string(t.venv().num_envs()) + "\nobs_dim " +
          std::to_string(t.venv().obs_dim()) + "\nact_dim " + std::to_string(t.venv().act_dim());
 }
 
-Status WriteText(const fs::path& path, const std::string& text) {
-  std::ofstream out(path);
+Status WriteFile(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
   out << text;
   out.close();
   if (!out) return Status::IoError("cannot write " + path.string());
   return Status::Ok();
+}
+
+Result<std::string> ReadBytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::NotFound(path.string() + " is missing; the checkpoint is incomplete");
+  }
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) return Status::IoError("cannot read " + path.string());
+  return bytes.str();
 }
 
 void WriteState(PpoTrainer& t, const fs::path& path) {
@@ -98,13 +110,16 @@ Status SaveCheckpoint(const fs::path& dir, PpoTrainer& trainer,
   for (const auto& row : DescribeOptions(trainer.policy_options())) {
     options += "policy." + row.key + " = " + row.value + "\n";
   }
-  RLT_RETURN_IF_ERROR(WriteText(tmp / "options.txt", options));
+  RLT_RETURN_IF_ERROR(WriteFile(tmp / "options.txt", options));
+  RLT_RETURN_IF_ERROR(WriteFile(tmp / kEnvStateFile, trainer.venv().SaveState()));
   for (const auto& [name, contents] : extra_files) {
-    if (name.empty() || name.find('/') != std::string::npos || name == "FORMAT") {
+    if (name.empty() || name.find('/') != std::string::npos || name == "FORMAT" ||
+        name == kEnvStateFile) {
       return Status::InvalidArgument("checkpoint extra file name '" + name +
-                                     "' must be a plain file name other than FORMAT");
+                                     "' must be a plain file name other than FORMAT and " +
+                                     kEnvStateFile);
     }
-    RLT_RETURN_IF_ERROR(WriteText(tmp / name, contents));
+    RLT_RETURN_IF_ERROR(WriteFile(tmp / name, contents));
   }
   try {
     torch::save(trainer.policy(), (tmp / "policy.pt").string());
@@ -115,7 +130,7 @@ Status SaveCheckpoint(const fs::path& dir, PpoTrainer& trainer,
     return Status::IoError("writing checkpoint " + tmp.string() + ": " + e.what());
   }
   RLT_RETURN_IF_ERROR(
-      WriteText(tmp / "FORMAT", std::string(kFormat) + "\n" + Shapes(trainer) + "\n"));
+      WriteFile(tmp / "FORMAT", std::string(kFormat) + "\n" + Shapes(trainer) + "\n"));
   return staging.Commit(/*replace=*/true);
 }
 
@@ -133,6 +148,10 @@ Status LoadCheckpoint(const fs::path& dir, PpoTrainer& trainer) {
     return Status::DataError(dir.string() + "/FORMAT: expected\n" + expected + "got\n" +
                              text.str() + "(checkpoint from another version or env shape)");
   }
+  // The env state first: its header check (env id, shapes) fails before anything changes.
+  RLT_ASSIGN_OR_RETURN(const std::string env_state, ReadBytes(dir / kEnvStateFile));
+  RLT_RETURN_IF_ERROR(
+      trainer.venv().LoadState(env_state, (dir / kEnvStateFile).lexically_normal().string()));
   try {
     torch::load(trainer.policy(), (dir / "policy.pt").string());
     torch::load(trainer.normalizer(), (dir / "normalizer.pt").string());

@@ -3,18 +3,26 @@
 // A checkpoint is one directory, staged and renamed into place with runlog::StagingDir
 // (an existing `<dir>` is replaced atomically), so a crash never leaves a half-written
 // checkpoint under the final name. Missing parent directories are created.
-//   FORMAT          "rltrade-ppo-checkpoint 1" and the shapes (num_envs, obs_dim, act_dim)
+//   FORMAT          "rltrade-ppo-checkpoint 2" and the shapes (num_envs, obs_dim, act_dim)
 //   options.txt     the resolved PPO options (key = value) and policy options
 //   <extra files>   caller-supplied files, e.g. {"config.toml", resolved config}
 //   policy.pt       ActorCritic parameters and buffers (torch::save)
 //   normalizer.pt   VecNormalizer statistics incl. per-env discounted returns
-//   optimizer.pt    Adam state (torch::save of the optimizer)
+//   optimizer.pt    Adam state (torch::save of the optimizer). Its bytes differ between
+//                   processes even for equal state: LibTorch 1.13 keys the state by the
+//                   parameters' TensorImpl addresses and maps them back by position on load
 //   state.pt        total_steps, iterations, the trainer's torch generator state, torch's
 //                   global CPU generator state, last episode starts, the 100-episode window
-// Not included: the environments' own state and RNGs (Env::rng_ is protected and envs
-// have no serialisation). A resumed run therefore continues from whatever state the
-// caller's VecEnv is in — normally freshly Reset() — like SB3, which saves no env state.
-// LoadCheckpoint() requires a trainer built with the same env shapes and options.
+//   envs.bin        the VecEnv's state (env/vec_env.h SaveState): every env's RNG and
+//                   episode state, the observation/info/reward/flag buffers and the
+//                   running return and length of each unfinished episode
+// With all of it, a trainer that loads a checkpoint continues exactly as the one that
+// saved it would have: same parameters and metrics bit for bit (same options and LibTorch
+// thread count; the env worker count does not matter), across a process restart.
+// Version 1 checkpoints (no envs.bin) are refused by the FORMAT check.
+// LoadCheckpoint() requires a trainer built with the same env kind, env options (and
+// market data), shapes and PPO/policy options; it overwrites the trainer's and the
+// VecEnv's state.
 #ifndef RLT_LEARN_CHECKPOINT_H_
 #define RLT_LEARN_CHECKPOINT_H_
 

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <numbers>
 #include <random>
 #include <vector>
@@ -527,27 +528,48 @@ TEST(Checkpoint, ResumedTrainerReproducesTheNextIterationBitForBit) {
   EXPECT_TRUE(std::filesystem::exists(dir / "config.toml"));
   EXPECT_TRUE(std::filesystem::exists(dir / "FORMAT"));
 
-  // env_b is brought to env_a's state by replaying the same seed (env state is not part
-  // of a checkpoint); b starts from different weights and must take everything else from
-  // the checkpoint.
-  auto env_b = MakeExampleVecEnv(4);
-  PpoTrainer b(*env_b, PolicyOptions{}, o, 999);
-  {
-    PpoTrainer replay(*env_b, PolicyOptions{}, o, 5);
-    for (int it = 0; it < 2; ++it) ASSERT_TRUE(replay.Iterate().ok());
-  }
-  ASSERT_TRUE(LoadCheckpoint(dir, b).ok());
+  EXPECT_TRUE(std::filesystem::exists(dir / "envs.bin"));
+
+  // b starts from other weights and envs seeded and stepped differently (and another env
+  // thread count): everything, the envs' RNGs and episodes included, comes from the
+  // checkpoint.
+  auto envs_b = env::MakeEnvs("example", {{{"persistence", "0.7"}}, nullptr}, 4);
+  ASSERT_TRUE(envs_b.ok());
+  env::VecEnv env_b(std::move(*envs_b), /*threads=*/3);
+  PpoTrainer b(env_b, PolicyOptions{}, o, 999);
+  ASSERT_TRUE(b.Iterate().ok());
+  const Status loaded = LoadCheckpoint(dir, b);
+  ASSERT_TRUE(loaded.ok()) << loaded.ToString();
   EXPECT_EQ(b.total_steps(), a.total_steps());
   EXPECT_EQ(b.iterations(), 2);
-  auto sa = a.Iterate();
-  auto sb = b.Iterate();
-  ASSERT_TRUE(sa.ok() && sb.ok());
-  EXPECT_EQ(sa->update.policy_gradient_loss, sb->update.policy_gradient_loss);
-  EXPECT_EQ(sa->update.value_loss, sb->update.value_loss);
-  EXPECT_EQ(sa->update.entropy_loss, sb->update.entropy_loss);
-  EXPECT_EQ(sa->update.approx_kl, sb->update.approx_kl);
-  EXPECT_EQ(sa->learning_rate, sb->learning_rate);
-  EXPECT_EQ(sa->ep_rew_mean, sb->ep_rew_mean);
+  // The Adam state is keyed by parameter TensorImpl address; compare it per parameter.
+  const auto adam_state = [](PpoTrainer& t, size_t i) -> torch::optim::AdamParamState& {
+    auto& params = t.optimizer().param_groups()[0].params();
+    auto& state = t.optimizer().state();
+    return static_cast<torch::optim::AdamParamState&>(
+        *state.at(c10::guts::to_string(params[i].unsafeGetTensorImpl())));
+  };
+  for (size_t i = 0; i < a.policy()->parameters().size(); ++i) {
+    const auto& sa = adam_state(a, i);
+    const auto& sb = adam_state(b, i);
+    EXPECT_EQ(sa.step(), sb.step());
+    EXPECT_TRUE(torch::equal(sa.exp_avg(), sb.exp_avg())) << i;
+    EXPECT_TRUE(torch::equal(sa.exp_avg_sq(), sb.exp_avg_sq())) << i;
+  }
+  for (int it = 0; it < 2; ++it) {
+    auto sa = a.Iterate();
+    auto sb = b.Iterate();
+    ASSERT_TRUE(sa.ok() && sb.ok());
+    EXPECT_EQ(sa->update.policy_gradient_loss, sb->update.policy_gradient_loss);
+    EXPECT_EQ(sa->update.value_loss, sb->update.value_loss);
+    EXPECT_EQ(sa->update.entropy_loss, sb->update.entropy_loss);
+    EXPECT_EQ(sa->update.approx_kl, sb->update.approx_kl);
+    EXPECT_EQ(sa->learning_rate, sb->learning_rate);
+    EXPECT_EQ(sa->episodes_seen, sb->episodes_seen);
+    EXPECT_EQ(sa->ep_rew_mean, sb->ep_rew_mean);
+    EXPECT_EQ(sa->ep_len_mean, sb->ep_len_mean);
+  }
+  EXPECT_EQ(env_b.SaveState(), env_a->SaveState());
   const auto pa = a.policy()->parameters(), pb = b.policy()->parameters();
   for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i], pb[i]));
   EXPECT_TRUE(torch::equal(a.normalizer()->obs_var(), b.normalizer()->obs_var()));
@@ -556,6 +578,16 @@ TEST(Checkpoint, ResumedTrainerReproducesTheNextIterationBitForBit) {
   auto env_c = MakeExampleVecEnv(3);
   PpoTrainer c(*env_c, PolicyOptions{}, o, 1);
   EXPECT_EQ(LoadCheckpoint(dir, c).code(), Status::Code::kDataError);
+  // A damaged or missing envs.bin is an error naming the file, not a silent fresh start.
+  {
+    std::ofstream cut(dir / "envs.bin", std::ios::binary | std::ios::trunc);
+    cut << "rltrade";
+  }
+  const Status damaged = LoadCheckpoint(dir, b);
+  EXPECT_EQ(damaged.code(), Status::Code::kDataError);
+  EXPECT_NE(damaged.message().find("envs.bin"), std::string::npos) << damaged.message();
+  std::filesystem::remove(dir / "envs.bin");
+  EXPECT_EQ(LoadCheckpoint(dir, b).code(), Status::Code::kNotFound);
   std::filesystem::remove_all(dir);
 }
 

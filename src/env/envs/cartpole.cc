@@ -64,6 +64,30 @@ StepResult CartPoleEnv::Step(const float* action, float* obs, double* info) {
   return r;
 }
 
+void CartPoleEnv::SaveState(StateWriter& out) const {
+  Env::SaveState(out);  // rng_
+  out.Put(state_.x);
+  out.Put(state_.x_dot);
+  out.Put(state_.theta);
+  out.Put(state_.theta_dot);
+  out.Put<int32_t>(steps_);
+}
+
+Status CartPoleEnv::LoadState(StateReader& in) {
+  RLT_RETURN_IF_ERROR(Env::LoadState(in));
+  State s;
+  int32_t steps = 0;
+  RLT_RETURN_IF_ERROR(in.Get(&s.x, "cartpole x"));
+  RLT_RETURN_IF_ERROR(in.Get(&s.x_dot, "cartpole x_dot"));
+  RLT_RETURN_IF_ERROR(in.Get(&s.theta, "cartpole theta"));
+  RLT_RETURN_IF_ERROR(in.Get(&s.theta_dot, "cartpole theta_dot"));
+  RLT_RETURN_IF_ERROR(in.Get(&steps, "cartpole steps"));
+  if (steps < 0) return in.Error("cartpole steps must be >= 0");
+  state_ = s;
+  steps_ = steps;
+  return Status::Ok();
+}
+
 void CartPoleEnv::Write(float* obs, double* info) const {
   obs[0] = static_cast<float>(state_.x);
   obs[1] = static_cast<float>(state_.x_dot);

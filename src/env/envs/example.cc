@@ -64,6 +64,28 @@ StepResult ExampleEnv::Step(const float* action, float* obs, double* info) {
   return r;
 }
 
+void ExampleEnv::SaveState(StateWriter& out) const {
+  Env::SaveState(out);  // rng_
+  out.PutArray(moves_.data(), moves_.size());
+  out.Put<int32_t>(x_);
+  out.Put<int32_t>(steps_);
+}
+
+Status ExampleEnv::LoadState(StateReader& in) {
+  RLT_RETURN_IF_ERROR(Env::LoadState(in));
+  RLT_RETURN_IF_ERROR(in.GetArray(moves_.data(), moves_.size(), "example moves"));
+  int32_t x = 0, steps = 0;
+  RLT_RETURN_IF_ERROR(in.Get(&x, "example x"));
+  RLT_RETURN_IF_ERROR(in.Get(&steps, "example steps"));
+  for (int m : moves_) {
+    if (m < -1 || m > 1) return in.Error("example moves must be -1, 0 or 1");
+  }
+  if (steps < 0) return in.Error("example steps must be >= 0");
+  x_ = x;
+  steps_ = steps;
+  return Status::Ok();
+}
+
 void ExampleEnv::Write(float* obs, double* info) const {
   for (int i = 0; i < options_.window; ++i) {
     obs[i] = static_cast<float>(moves_[kMaxWindow - options_.window + i]);

@@ -14,6 +14,8 @@
 // 2. Spec: obs_dim, action space, info names: fixed at construction.
 // 3. Reset()/Step() write into the rows they are given. No allocation, no I/O, no
 //    exceptions. Randomness only from rng_ (seeded seed + env index by the engine).
+// 4. SaveState()/LoadState() carry every member Reset()/Step() change, after the base
+//    class's rng_, so a checkpointed run continues bit for bit.
 #ifndef RLT_ENV_ENVS_EXAMPLE_H_
 #define RLT_ENV_ENVS_EXAMPLE_H_
 
@@ -50,6 +52,8 @@ class ExampleEnv : public Env {
   const EnvSpec& spec() const override { return spec_; }
   void Reset(float* obs, double* info) override;
   StepResult Step(const float* action, float* obs, double* info) override;
+  void SaveState(StateWriter& out) const override;
+  Status LoadState(StateReader& in) override;
 
  private:
   explicit ExampleEnv(const ExampleOptions& options);

@@ -215,6 +215,51 @@ StepResult IntradayStockEnv::Step(const float* action, float* obs, double* info)
   return result;
 }
 
+void IntradayStockEnv::SaveState(StateWriter& out) const {
+  Env::SaveState(out);             // rng_
+  out.Put<int64_t>(bars_.size());  // checked on load: the same data
+  out.Put<int64_t>(static_cast<int64_t>(eligible_.size()));
+  out.Put(t_);
+  out.Put(pos_);
+  out.Put(sessions_left_);
+  for (double v : {cash_, avg_price_, realized_, costs_}) out.Put(v);
+  for (int64_t v : {shares_, trades_, last_traded_}) out.Put(v);
+  for (double v : {last_fill_, prev_net_worth_, peak_net_worth_, session_start_worth_}) out.Put(v);
+  shaped_reward_.SaveState(out);
+}
+
+Status IntradayStockEnv::LoadState(StateReader& in) {
+  RLT_RETURN_IF_ERROR(Env::LoadState(in));
+  RLT_RETURN_IF_ERROR(in.Expect<int64_t>(bars_.size(), "intraday bar count"));
+  RLT_RETURN_IF_ERROR(
+      in.Expect<int64_t>(static_cast<int64_t>(eligible_.size()), "intraday eligible sessions"));
+  int32_t t = 0, pos = 0, sessions_left = 0;
+  RLT_RETURN_IF_ERROR(in.Get(&t, "intraday bar"));
+  RLT_RETURN_IF_ERROR(in.Get(&pos, "intraday session"));
+  RLT_RETURN_IF_ERROR(in.Get(&sessions_left, "intraday sessions left"));
+  if (pos < 0 || pos >= static_cast<int32_t>(eligible_.size())) {
+    return in.Error("intraday session index " + std::to_string(pos) + " out of range");
+  }
+  const market::Session& s = bars_.sessions[eligible_[pos]];
+  if (t < s.begin || t >= s.end) {
+    return in.Error("intraday bar " + std::to_string(t) + " is not in its session [" +
+                    std::to_string(s.begin) + ", " + std::to_string(s.end) + ")");
+  }
+  t_ = t;
+  pos_ = pos;
+  sessions_left_ = sessions_left;
+  for (double* v : {&cash_, &avg_price_, &realized_, &costs_}) {
+    RLT_RETURN_IF_ERROR(in.Get(v, "intraday portfolio"));
+  }
+  for (int64_t* v : {&shares_, &trades_, &last_traded_}) {
+    RLT_RETURN_IF_ERROR(in.Get(v, "intraday portfolio"));
+  }
+  for (double* v : {&last_fill_, &prev_net_worth_, &peak_net_worth_, &session_start_worth_}) {
+    RLT_RETURN_IF_ERROR(in.Get(v, "intraday portfolio"));
+  }
+  return shaped_reward_.LoadState(in);
+}
+
 void IntradayStockEnv::WriteObservation(float* obs) const {
   const int64_t window = options_.nlags + 1;
   const int64_t f = features_.cols;

@@ -103,6 +103,10 @@ class IntradayStockEnv : public Env {
   const EnvSpec& spec() const override { return spec_; }
   void Reset(float* obs, double* info) override;
   StepResult Step(const float* action, float* obs, double* info) override;
+  // Carry rng_, the episode's position in the data, the portfolio and the shaped reward's
+  // histories. LoadState() also checks that the data has the saved bar and session counts.
+  void SaveState(StateWriter& out) const override;
+  Status LoadState(StateReader& in) override;
 
   // Sessions (indices into bars.sessions) episodes may use, in time order.
   const std::vector<int32_t>& eligible_sessions() const { return eligible_; }

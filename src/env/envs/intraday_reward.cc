@@ -26,6 +26,43 @@ double ActionScore(ActionKind kind, double price_change, double trend) {
 
 void ShapedReward::Reset() { *this = ShapedReward(); }
 
+void ShapedReward::SaveState(StateWriter& out) const {
+  prices_.Save(out);
+  step_returns_.Save(out);
+  kinds_.Save(out);
+  abs_a0_.Save(out);
+  session_returns_.Save(out);
+  out.Put<int32_t>(aligned_steps_);
+  const ShapedComponents& c = last_;
+  for (double v : {c.profit, c.step, c.action, c.position, c.risk, c.activity, c.sharpe, c.balance,
+                   c.daily, c.total}) {
+    out.Put(v);
+  }
+}
+
+Status ShapedReward::LoadState(StateReader& in) {
+  RLT_RETURN_IF_ERROR(prices_.Load(in, "shaped reward prices"));
+  RLT_RETURN_IF_ERROR(step_returns_.Load(in, "shaped reward step returns"));
+  RLT_RETURN_IF_ERROR(kinds_.Load(in, "shaped reward action kinds"));
+  RLT_RETURN_IF_ERROR(abs_a0_.Load(in, "shaped reward |a0|"));
+  RLT_RETURN_IF_ERROR(session_returns_.Load(in, "shaped reward session returns"));
+  for (int k = 0; k < kinds_.count; ++k) {
+    const double kind = kinds_.Back(k);
+    if (!(kind == 0.0 || kind == 1.0 || kind == 2.0)) {
+      return in.Error("shaped reward action kinds must be 0, 1 or 2");
+    }
+  }
+  int32_t aligned = 0;
+  RLT_RETURN_IF_ERROR(in.Get(&aligned, "shaped reward aligned steps"));
+  aligned_steps_ = aligned;
+  ShapedComponents& c = last_;
+  for (double* v : {&c.profit, &c.step, &c.action, &c.position, &c.risk, &c.activity, &c.sharpe,
+                    &c.balance, &c.daily, &c.total}) {
+    RLT_RETURN_IF_ERROR(in.Get(v, "shaped reward components"));
+  }
+  return Status::Ok();
+}
+
 float ShapedReward::Step(const ShapedStepInput& in) {
   const double c0 = in.initial_capital, p = in.fill_price;
   ShapedComponents c;

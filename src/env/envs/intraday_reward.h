@@ -36,6 +36,9 @@
 #include <array>
 #include <cstdint>
 
+#include "core/state_io.h"
+#include "core/status.h"
+
 namespace rlt::env {
 
 enum class ActionKind : uint8_t { kHold = 0, kBuy = 1, kSell = 2 };
@@ -64,6 +67,10 @@ class ShapedReward {
   // Updates the histories with this step and returns the reward.
   float Step(const ShapedStepInput& in);
   const ShapedComponents& last() const { return last_; }
+  // Every history and counter (what Reset()/Step() change).
+  void SaveState(StateWriter& out) const;
+  // On error the reward's state is unspecified (Reset() it).
+  Status LoadState(StateReader& in);
 
  private:
   template <int N>
@@ -77,6 +84,23 @@ class ShapedReward {
     }
     // k-th most recent (0 = newest). REQUIRES: k < count.
     double Back(int k) const { return v[(head - 1 - k + 2 * N) % N]; }
+    void Save(StateWriter& out) const {
+      out.PutArray(v.data(), N);
+      out.Put<int32_t>(count);
+      out.Put<int32_t>(head);
+    }
+    Status Load(StateReader& in, const char* name) {
+      int32_t c = 0, h = 0;
+      RLT_RETURN_IF_ERROR(in.GetArray(v.data(), N, name));
+      RLT_RETURN_IF_ERROR(in.Get(&c, name));
+      RLT_RETURN_IF_ERROR(in.Get(&h, name));
+      if (c < 0 || c > N || h < 0 || h >= N) {
+        return in.Error(std::string(name) + ": ring count/head out of range");
+      }
+      count = c;
+      head = h;
+      return Status::Ok();
+    }
   };
 
   Ring<11> prices_;        // fill prices, newest last

@@ -80,6 +80,30 @@ StepResult PendulumEnv::Step(const float* action, float* obs, double* info) {
   return r;
 }
 
+void PendulumEnv::SaveState(StateWriter& out) const {
+  Env::SaveState(out);  // rng_
+  out.Put(state_.theta);
+  out.Put(state_.theta_dot);
+  out.Put(last_torque_);
+  out.Put<int32_t>(steps_);
+}
+
+Status PendulumEnv::LoadState(StateReader& in) {
+  RLT_RETURN_IF_ERROR(Env::LoadState(in));
+  State s;
+  double torque = 0;
+  int32_t steps = 0;
+  RLT_RETURN_IF_ERROR(in.Get(&s.theta, "pendulum theta"));
+  RLT_RETURN_IF_ERROR(in.Get(&s.theta_dot, "pendulum theta_dot"));
+  RLT_RETURN_IF_ERROR(in.Get(&torque, "pendulum torque"));
+  RLT_RETURN_IF_ERROR(in.Get(&steps, "pendulum steps"));
+  if (steps < 0) return in.Error("pendulum steps must be >= 0");
+  state_ = s;
+  last_torque_ = torque;
+  steps_ = steps;
+  return Status::Ok();
+}
+
 void PendulumEnv::Write(float* obs, double* info) const {
   obs[0] = static_cast<float>(std::cos(state_.theta));
   obs[1] = static_cast<float>(std::sin(state_.theta));

@@ -69,6 +69,8 @@ class PendulumEnv : public Env {
   const EnvSpec& spec() const override { return spec_; }
   void Reset(float* obs, double* info) override;
   StepResult Step(const float* action, float* obs, double* info) override;
+  void SaveState(StateWriter& out) const override;
+  Status LoadState(StateReader& in) override;
 
   const State& state() const { return state_; }
   // Replaces the state mid-episode (tests, and starting from a chosen state). Writes
