@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -124,7 +125,9 @@ TEST_F(CliTest, FeaturesWritesOneRowPerBarWithEmptyWarmUpCells) {
   EXPECT_EQ(std::count(header.begin(), header.end(), ','), 22);
   int rows = 0;
   while (std::getline(in, line)) {
-    if (rows == 0) EXPECT_NE(line.find(",,"), std::string::npos) << "warm-up row has empty cells";
+    if (rows == 0) {
+      EXPECT_NE(line.find(",,"), std::string::npos) << "warm-up row has empty cells";
+    }
     ++rows;
   }
   EXPECT_EQ(rows, 5 * 75);
@@ -156,6 +159,54 @@ TEST_F(CliTest, UsageErrorsExitWithCodeTwoAndBadEnvIdsNameTheNearest) {
   CmdResult r = RunRltrade("bench env --env intrady --seconds 0.1");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("did you mean 'intraday'"), std::string::npos) << r.out;
+}
+
+// The oracle: empyrical's mixed_returns series and its published metrics
+// (tests/fixtures/empyrical_mixed.csv, from empyrical/tests/test_stats.py).
+TEST_F(CliTest, MetricsJsonHasTheContractedKeysAndEmpyricalsValues) {
+  std::ifstream oracle(std::string(RLT_SOURCE_DIR) + "/tests/fixtures/empyrical_mixed.csv");
+  ASSERT_TRUE(oracle.good());
+  std::map<std::string, double> expected;
+  std::string line, returns_csv = "return\n";
+  while (std::getline(oracle, line)) {
+    if (line.rfind("# returns:", 0) == 0) {
+      std::stringstream cells(line.substr(10));
+      std::string cell;
+      while (std::getline(cells, cell, ',')) returns_csv += (cell == "nan" ? "" : cell) + "\n";
+    } else if (!line.empty() && line[0] != '#' && line.rfind("metric,", 0) != 0) {
+      expected[line.substr(0, line.find(','))] = std::stod(line.substr(line.rfind(',') + 1));
+    }
+  }
+  const std::string path = (dir_ / "returns.csv").string();
+  std::ofstream(path) << returns_csv;
+
+  CmdResult r = RunRltrade("metrics --returns " + path + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  for (const char* key : {"sharpe_ratio", "sortino_ratio", "downside_risk", "annual_return",
+                          "annual_volatility", "max_drawdown", "calmar_ratio", "cum_returns_final",
+                          "win_rate", "observations", "psr", "max_drawdown_duration"}) {
+    EXPECT_TRUE(j.contains(key)) << key << " missing in " << r.out;
+  }
+  for (const char* key :
+       {"sharpe_ratio", "sortino_ratio", "annual_return", "max_drawdown", "calmar_ratio"}) {
+    EXPECT_NEAR(j.at(key).get<double>(), expected.at(key), 1e-8) << key;
+  }
+  EXPECT_EQ(j.at("observations").get<int>(), 8);  // 9 rows, the first missing
+
+  // One return: the ratios are undefined (NaN in empyrical) and print as null.
+  const std::string one = (dir_ / "one.csv").string();
+  std::ofstream(one) << "return\n0.01\n";
+  CmdResult single = RunRltrade("metrics --returns " + one + " --json");
+  ASSERT_EQ(single.exit_code, 0) << single.out;
+  EXPECT_TRUE(nlohmann::json::parse(single.out).at("sharpe_ratio").is_null()) << single.out;
+
+  // A bad cell is an error naming file:line and the column.
+  const std::string bad = (dir_ / "bad.csv").string();
+  std::ofstream(bad) << "return\n0.01\n1,5\n";
+  CmdResult err = RunRltrade("metrics --returns " + bad);
+  EXPECT_EQ(err.exit_code, 1);
+  EXPECT_NE(err.out.find(bad + ":3: column 2"), std::string::npos) << err.out;
 }
 
 }  // namespace

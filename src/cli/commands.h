@@ -24,6 +24,7 @@ void RegisterFeatureCommands(CLI::App& app, Action* action);   // indicator, fea
 void RegisterBenchCommands(CLI::App& app, Action* action);     // bench env
 void RegisterDemoCommand(CLI::App& app, Action* action);       // demo
 void RegisterTrainCommand(CLI::App& app, Action* action);      // train
+void RegisterMetricsCommand(CLI::App& app, Action* action);    // metrics
 
 // Prints "error: <message>" to stderr and returns exit code 1.
 int ReportError(const Status& status);

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   rlt::cli::RegisterBenchCommands(app, &action);
   rlt::cli::RegisterDemoCommand(app, &action);
   rlt::cli::RegisterTrainCommand(app, &action);
+  rlt::cli::RegisterMetricsCommand(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,105 @@
+// rltrade cli: `rltrade metrics --returns FILE [--periods N] [--risk-free R] [--json]`.
+//
+// Reads a one-column returns file (eval/returns_csv.h) and prints the performance
+// metrics of eval/metrics.h as a table, or with --json as one object whose keys are the
+// metric names (non-finite values, e.g. an undefined ratio, are null). Flag parsing and
+// formatting only; the work is in eval/.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/commands.h"
+#include "eval/eval.h"
+
+namespace rlt::cli {
+namespace {
+
+struct MetricsFlags {
+  std::string returns_file;
+  int periods = 252;
+  double risk_free = 0.0;
+  bool json = false;
+};
+
+nlohmann::json Number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nullptr; }
+
+// A table cell: "n/a" for NaN, "inf"/"-inf", else fixed-point (as a percentage if asked).
+std::string Cell(double v, bool percent = false) {
+  if (std::isnan(v)) return "n/a";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return percent ? fmt::format("{:.2f}%", 100.0 * v) : fmt::format("{:.4f}", v);
+}
+
+void PrintTable(const MetricsFlags& f, const eval::ReturnMetrics& m, size_t rows) {
+  fmt::print("{}: {} periods ({} observed), {} periods per year, risk-free {} per period\n",
+             f.returns_file, rows, m.observations, f.periods, f.risk_free);
+  auto row = [](const char* name, const std::string& value, const std::string& note) {
+    fmt::print("  {:<22} {:>12}{}\n", name, value, note.empty() ? "" : "  " + note);
+  };
+  row("sharpe_ratio", Cell(m.sharpe_ratio), "annualised, sample std");
+  row("sortino_ratio", Cell(m.sortino_ratio), "annualised");
+  row("downside_risk", Cell(m.downside_risk), "annualised");
+  row("annual_return", Cell(m.annual_return, /*percent=*/true), "CAGR");
+  row("annual_volatility", Cell(m.annual_volatility, /*percent=*/true), "");
+  row("max_drawdown", Cell(m.max_drawdown, /*percent=*/true), "of compounded wealth");
+  row("max_drawdown_duration", std::to_string(m.max_drawdown_duration), "periods");
+  row("calmar_ratio", Cell(m.calmar_ratio), "");
+  row("cum_returns_final", Cell(m.cum_returns_final, /*percent=*/true), "");
+  row("win_rate", Cell(m.win_rate, /*percent=*/true), "periods with return > 0");
+  row("psr", Cell(m.psr), "P(true Sharpe > 0)");
+}
+
+int RunMetrics(const MetricsFlags& f) {
+  Result<std::vector<double>> returns = eval::ReadReturnsCsv(f.returns_file);
+  if (!returns.ok()) return ReportError(returns.status());
+  const eval::MetricsOptions options{.periods_per_year = f.periods, .risk_free = f.risk_free};
+  const eval::ReturnMetrics m = eval::ComputeReturnMetrics(*returns, options);
+  if (!f.json) {
+    PrintTable(f, m, returns->size());
+    return 0;
+  }
+  const nlohmann::json j = {
+      {"sharpe_ratio", Number(m.sharpe_ratio)},
+      {"sortino_ratio", Number(m.sortino_ratio)},
+      {"downside_risk", Number(m.downside_risk)},
+      {"annual_return", Number(m.annual_return)},
+      {"annual_volatility", Number(m.annual_volatility)},
+      {"max_drawdown", Number(m.max_drawdown)},
+      {"calmar_ratio", Number(m.calmar_ratio)},
+      {"cum_returns_final", Number(m.cum_returns_final)},
+      {"win_rate", Number(m.win_rate)},
+      {"observations", m.observations},
+      {"max_drawdown_duration", m.max_drawdown_duration},
+      {"psr", Number(m.psr)},
+      {"psr_observations", m.psr_observations},
+      {"periods", returns->size()},
+      {"periods_per_year", f.periods},
+      {"risk_free", f.risk_free},
+  };
+  fmt::print("{}\n", j.dump(2));
+  return 0;
+}
+
+}  // namespace
+
+void RegisterMetricsCommand(CLI::App& app, Action* action) {
+  auto f = std::make_shared<MetricsFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "metrics", "Performance metrics of a returns file (empyrical's definitions)");
+  cmd->add_option("--returns", f->returns_file,
+                  "CSV with header `return`, one per-period simple return per line "
+                  "(0.01 = +1%); empty or nan = missing")
+      ->required();
+  cmd->add_option("--periods", f->periods,
+                  "periods per year: 252 daily, 52 weekly, 12 monthly (default 252)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--risk-free", f->risk_free, "risk-free return per period (default 0)");
+  cmd->add_flag("--json", f->json, "print JSON");
+  cmd->callback([f, action] { *action = [f] { return RunMetrics(*f); }; });
+}
+
+}  // namespace rlt::cli

@@ -1,0 +1,114 @@
+// rltrade eval: the returns-file reader (format in returns_csv.h).
+#include "eval/returns_csv.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace rlt::eval {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool IsNanWord(std::string_view s) {
+  return s.size() == 3 && std::tolower(static_cast<unsigned char>(s[0])) == 'n' &&
+         std::tolower(static_cast<unsigned char>(s[1])) == 'a' &&
+         std::tolower(static_cast<unsigned char>(s[2])) == 'n';
+}
+
+Status CellError(const std::string& where, std::string_view cell, const std::string& why) {
+  std::string fix =
+      "write the period's simple return as a decimal fraction (0.01 for +1 %), or leave the "
+      "cell empty (or write nan) for a missing period";
+  if (!cell.empty() && cell.back() == '%') fix = "write percentages as fractions: 1% is 0.01";
+  return Status::DataError(where + ": column 1 'return': " + why + " '" + std::string(cell) +
+                           "'. Fix: " + fix + ".");
+}
+
+// Parses one data cell into *out; NaN for a missing period.
+Status ParseCell(std::string_view cell, const std::string& where, double* out) {
+  cell = Trim(cell);
+  if (cell.empty() || IsNanWord(cell)) {
+    *out = std::numeric_limits<double>::quiet_NaN();
+    return Status::Ok();
+  }
+  const char* first = cell.data();
+  if (*first == '+') ++first;  // from_chars rejects a leading '+'.
+  double value = 0.0;
+  const auto [end, ec] = std::from_chars(first, cell.data() + cell.size(), value);
+  if (ec != std::errc() || end != cell.data() + cell.size()) {
+    return CellError(where, cell, "expected a number, found");
+  }
+  if (!std::isfinite(value)) return CellError(where, cell, "expected a finite number, found");
+  *out = value;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<double>> ParseReturnsCsv(std::string_view text, const std::string& source) {
+  std::vector<double> returns;
+  bool have_header = false;
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    std::string_view line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.empty() && line.front() == '#') continue;
+    const std::string where = source + ":" + std::to_string(line_no);
+    const size_t comma = line.find(',');
+    if (!have_header) {
+      if (Trim(line).empty()) continue;  // blank lines before the header.
+      if (Trim(line) != "return") {
+        return Status::DataError(where + ": expected the header 'return', found '" +
+                                 std::string(line) +
+                                 "'. Fix: make the first line `return` and put one return "
+                                 "per line below it (one column only).");
+      }
+      have_header = true;
+      continue;
+    }
+    if (comma != std::string_view::npos) {
+      return Status::DataError(where + ": column 2: found a second column in '" +
+                               std::string(line) +
+                               "'. Fix: a returns file has one column, `return`; remove the "
+                               "other columns.");
+    }
+    if (pos >= text.size() && Trim(line).empty()) break;  // the final newline.
+    double value = 0.0;
+    RLT_RETURN_IF_ERROR(ParseCell(line, where, &value));
+    returns.push_back(value);
+  }
+  if (!have_header) {
+    return Status::DataError(source +
+                             ": no header line. Fix: make the first line `return` and put one "
+                             "return per line below it.");
+  }
+  return returns;
+}
+
+Result<std::vector<double>> ReadReturnsCsv(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::IoError(path +
+                           ": cannot open the file. Fix: check the path and that it is "
+                           "readable.");
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return Status::IoError(path + ": read failed.");
+  return ParseReturnsCsv(ss.str(), path);
+}
+
+}  // namespace rlt::eval

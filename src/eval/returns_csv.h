@@ -1,0 +1,31 @@
+// rltrade eval: reading a returns file.
+//
+// The format (README "rltrade metrics"): a one-column CSV whose first non-comment line is
+// the header `return`, then one per-period simple return per line as a fraction
+// (0.01 = +1 %). An empty cell or `nan` (any case) is a missing period and becomes NaN;
+// lines starting with `#` are comments; a trailing '\r' (Windows line ends) is ignored.
+// An empty last line is the file's final newline, not a period: write `nan` for a
+// missing last period.
+// Anything else — text, percentages, infinities, a second column — is an error naming
+// file:line, the column, what was found and how to fix it.
+// Not here: dates or multi-column files (later backtest reports write their own).
+#ifndef RLT_EVAL_RETURNS_CSV_H_
+#define RLT_EVAL_RETURNS_CSV_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace rlt::eval {
+
+// Parses returns from CSV text; `source` names the text in error messages (a path).
+Result<std::vector<double>> ParseReturnsCsv(std::string_view text, const std::string& source);
+
+// Reads and parses the file at `path`. IoError if it cannot be read.
+Result<std::vector<double>> ReadReturnsCsv(const std::string& path);
+
+}  // namespace rlt::eval
+
+#endif  // RLT_EVAL_RETURNS_CSV_H_

@@ -1,0 +1,53 @@
+// Tests for eval/returns_csv: small files written here, each checked against what the
+// format in returns_csv.h says they contain.
+#include "eval/returns_csv.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace rlt::eval {
+namespace {
+
+TEST(ReturnsCsv, ReadsNumbersAndTreatsEmptyAndNanCellsAsMissing) {
+  const auto r =
+      ParseReturnsCsv("# my strategy\r\nreturn\r\n0.01\r\n\r\nNaN\r\n-2.5e-3\r\n+0.1\r\n", "r.csv");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->size(), 5u);
+  EXPECT_EQ((*r)[0], 0.01);
+  EXPECT_TRUE(std::isnan((*r)[1]));
+  EXPECT_TRUE(std::isnan((*r)[2]));
+  EXPECT_EQ((*r)[3], -0.0025);
+  EXPECT_EQ((*r)[4], 0.1);
+}
+
+TEST(ReturnsCsv, ABadCellNamesFileLineColumnAndAFix) {
+  const auto r = ParseReturnsCsv("return\n0.01\nabc\n", "data/r.csv");
+  ASSERT_FALSE(r.ok());
+  const std::string& msg = r.status().message();
+  EXPECT_NE(msg.find("data/r.csv:3"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("column 1 'return'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'abc'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Fix:"), std::string::npos) << msg;
+
+  const auto percent = ParseReturnsCsv("return\n1%\n", "p.csv");
+  ASSERT_FALSE(percent.ok());
+  EXPECT_NE(percent.status().message().find("1% is 0.01"), std::string::npos);
+  EXPECT_FALSE(ParseReturnsCsv("return\ninf\n", "i.csv").ok());
+}
+
+TEST(ReturnsCsv, RejectsAWrongHeaderASecondColumnAndAMissingFile) {
+  const auto header = ParseReturnsCsv("ret\n0.01\n", "h.csv");
+  ASSERT_FALSE(header.ok());
+  EXPECT_NE(header.status().message().find("h.csv:1"), std::string::npos);
+  const auto two = ParseReturnsCsv("return\n0.01,0.02\n", "t.csv");
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.status().message().find("t.csv:2: column 2"), std::string::npos);
+  EXPECT_FALSE(ParseReturnsCsv("", "e.csv").ok());
+  const auto missing = ReadReturnsCsv("/nonexistent/returns.csv");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), Status::Code::kIoError);
+}
+
+}  // namespace
+}  // namespace rlt::eval
