@@ -19,6 +19,7 @@
 #include "env/registry.h"
 #include "env/vec_env.h"
 #include "market/synth.h"
+#include "perf/machine.h"
 
 namespace rlt::cli {
 namespace {
@@ -108,6 +109,47 @@ int RunBenchEnv(const BenchEnvFlags& f) {
   return 0;
 }
 
+int RunBenchMachine(bool json) {
+  const perf::MachineReport r = perf::MeasureMachine(perf::MachineBenchOptions{});
+  if (json) {
+    nlohmann::json j = {{"cores", r.cores},
+                        {"cpu_model", r.cpu_model},
+                        {"blas_library", r.blas_library},
+                        {"blas_config", r.blas_config},
+                        {"memcpy_gbytes_per_sec", r.memcpy_gbytes_per_sec},
+                        {"torch_version", r.torch_version}};
+    for (const auto& d : r.devices) {
+      nlohmann::json dj = {{"device", d.device}, {"op_overhead_us", d.op_overhead_us}};
+      for (const auto& m : d.matmul) {
+        dj["matmul"].push_back({{"size", m.size}, {"threads", m.threads}, {"gflops", m.gflops}});
+      }
+      j["devices"].push_back(dj);
+    }
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  fmt::print("cpu        {} ({} hardware threads)\n", r.cpu_model, r.cores);
+  fmt::print("blas       {}\n", r.blas_library.empty() ? "(none mapped)" : r.blas_library);
+  if (!r.blas_config.empty()) fmt::print("           {}\n", r.blas_config);
+  if (r.blas_library.find("openblas") == std::string::npos &&
+      r.blas_library.find("mkl") == std::string::npos) {
+    fmt::print(
+        "WARNING    LibTorch is not using OpenBLAS or MKL: matrix work runs on the reference "
+        "BLAS (~10x slower); install libopenblas0-pthread\n");
+  }
+  fmt::print("libtorch   {}\n", r.torch_version);
+  fmt::print("memcpy     {:.1f} GB/s (one thread, read + write)\n", r.memcpy_gbytes_per_sec);
+  for (const auto& d : r.devices) {
+    fmt::print("\ndevice {}: per-operator overhead {:.2f} us (small tensor add)\n", d.device,
+               d.op_overhead_us);
+    fmt::print("  {:>6} {:>8} {:>10}\n", "size", "threads", "GFLOP/s");
+    for (const auto& m : d.matmul) {
+      fmt::print("  {:>6} {:>8} {:>10.1f}\n", m.size, m.threads, m.gflops);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 void RegisterBenchCommands(CLI::App& app, Action* action) {
@@ -127,6 +169,14 @@ void RegisterBenchCommands(CLI::App& app, Action* action) {
   env->add_option("--set", f->settings, "environment option KEY=VALUE (repeatable)");
   env->add_flag("--json", f->json, "print JSON");
   env->callback([f, action] { *action = [f] { return RunBenchEnv(*f); }; });
+
+  auto machine_json = std::make_shared<bool>(false);
+  CLI::App* machine = bench->add_subcommand(
+      "machine", "BLAS in use, matmul GFLOP/s per thread count, memory bandwidth, op overhead");
+  machine->add_flag("--json", *machine_json, "print JSON");
+  machine->callback([machine_json, action] {
+    *action = [machine_json] { return RunBenchMachine(*machine_json); };
+  });
 }
 
 }  // namespace rlt::cli

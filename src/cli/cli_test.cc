@@ -147,6 +147,23 @@ TEST_F(CliTest, BenchEnvPrintsTheContractedJsonKeys) {
   EXPECT_GT(j["steps_per_sec"].get<double>(), 0.0);
 }
 
+// The install script puts OpenBLAS behind libblas.so.3; the report must say which BLAS
+// LibTorch actually mapped, and measure matmul for every size at every thread count.
+TEST_F(CliTest, BenchMachineReportsTheBlasInUseAndMatmulRates) {
+  CmdResult r = RunRltrade("bench machine --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NE(j["blas_library"].get<std::string>().find("openblas"), std::string::npos)
+      << j["blas_library"];
+  const int cores = j["cores"].get<int>();
+  ASSERT_GE(cores, 1);
+  const auto& cpu = j["devices"][0];
+  EXPECT_EQ(cpu["device"], "cpu");
+  EXPECT_EQ(cpu["matmul"].size(), static_cast<size_t>(3 * cores));  // sizes 256, 1024, 2000
+  for (const auto& m : cpu["matmul"]) EXPECT_GT(m["gflops"].get<double>(), 0.0);
+  EXPECT_GT(j["memcpy_gbytes_per_sec"].get<double>(), 0.0);
+}
+
 TEST_F(CliTest, DemoRunsEndToEnd) {
   CmdResult r = RunRltrade("demo --days 40 --out " + (dir_ / "demo").string());
   ASSERT_EQ(r.exit_code, 0) << r.out;

@@ -1,6 +1,7 @@
 // rltrade train: RunTraining() — config to run directory (see train.h).
 #include "train/train.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "config/config.h"
 #include "core/civil_time.h"
@@ -16,6 +18,7 @@
 #include "env/registry.h"
 #include "env/vec_env.h"
 #include "learn/checkpoint.h"
+#include "learn/evaluate.h"
 #include "learn/trainer.h"
 #include "market/market.h"
 #include "runlog/runlog.h"
@@ -37,6 +40,8 @@ struct Setup {
   learn::PolicyOptions policy;
   std::unique_ptr<env::VecEnv> venv;
   std::unique_ptr<learn::PpoTrainer> trainer;
+  std::unique_ptr<env::VecEnv> eval_venv;  // run.eval_every > 0: the evaluation envs
+  EvalEnvSetup eval;
   std::string normalizer_json;  // market envs: the feature normaliser fitted on train
 };
 
@@ -52,12 +57,27 @@ Result<Setup> BuildSetup(config::Config config) {
   }
   s.ppo.total_timesteps = s.run.total_steps;
   RLT_RETURN_IF_ERROR(config.Bind("policy", s.policy));
+  if (s.run.eval_every < 0) {
+    return Status::InvalidArgument("[run] eval_every must be >= 0 (0 = no evaluation)");
+  }
   RLT_ASSIGN_OR_RETURN(EnvSetup env_setup, BuildEnvSetup(config));
+  if (s.run.eval_every > 0) {
+    RLT_ASSIGN_OR_RETURN(s.eval, BuildEvalEnvSetup(env_setup, s.run));
+  }
   const int threads = s.run.threads > 0 ? s.run.threads : HardwareThreads();
   learn::SetComputeThreads(threads);
   RLT_ASSIGN_OR_RETURN(auto envs,
                        env::MakeEnvs(env_setup.id, env_setup.context, env_setup.num_envs));
   s.venv = std::make_unique<env::VecEnv>(std::move(envs), threads);
+  if (s.run.eval_every > 0) {
+    Result<std::vector<std::unique_ptr<env::Env>>> eval_envs =
+        env::MakeEnvs(env_setup.id, s.eval.context, s.eval.num_envs);
+    if (!eval_envs.ok()) {
+      return Status::InvalidArgument("evaluation environment (run.eval_every > 0): " +
+                                     eval_envs.status().message());
+    }
+    s.eval_venv = std::make_unique<env::VecEnv>(std::move(*eval_envs), threads);
+  }
   RLT_ASSIGN_OR_RETURN(s.trainer, learn::PpoTrainer::Create(*s.venv, s.policy, s.ppo, s.run.seed));
   config.SetSection("run", s.run);
   // [algo] as resolved, minus total_timesteps: the run length lives in [run] total_steps.
@@ -112,6 +132,23 @@ std::vector<std::pair<std::string, double>> MetricRows(const learn::IterationSta
   return rows;
 }
 
+// The eval/* columns (SB3's EvalCallback names), listed in every row when evaluation is on
+// so the CSV header never changes: NaN at updates without an evaluation (stats == nullptr).
+void AppendEvalRows(const EvalEnvSetup& eval, const learn::EvalStats* stats,
+                    std::vector<std::pair<std::string, double>>& rows) {
+  rows.emplace_back("eval/mean_reward", stats ? stats->mean_reward : NAN);
+  if (!eval.market) rows.emplace_back("eval/std_reward", stats ? stats->std_reward : NAN);
+  rows.emplace_back("eval/mean_ep_length", stats ? stats->mean_ep_length : NAN);
+  if (eval.market) {
+    rows.emplace_back("eval/final_net_worth", stats ? stats->mean_final_net_worth : NAN);
+  }
+}
+
+// First multiple of `every` above `steps` (INT64_MAX when every == 0).
+int64_t NextMultiple(int64_t steps, int64_t every) {
+  return every > 0 ? (steps / every + 1) * every : INT64_MAX;
+}
+
 Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::MetricsLogger& log,
                                bool quiet) {
   runlog::ProgressOptions popt;
@@ -120,10 +157,8 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
   // Each checkpoint carries the resolved config and, for market envs, the normaliser.
   std::map<std::string, std::string> extra_files = {{"config.toml", s.config.ToToml()}};
   if (!s.normalizer_json.empty()) extra_files["normalizer.json"] = s.normalizer_json;
-  int64_t next_checkpoint =
-      s.run.checkpoint_every > 0
-          ? (s.trainer->total_steps() / s.run.checkpoint_every + 1) * s.run.checkpoint_every
-          : INT64_MAX;
+  int64_t next_checkpoint = NextMultiple(s.trainer->total_steps(), s.run.checkpoint_every);
+  int64_t next_eval = NextMultiple(s.trainer->total_steps(), s.run.eval_every);
   g_signal.store(0);
   auto old_int = std::signal(SIGINT, OnSignal);
   auto old_term = std::signal(SIGTERM, OnSignal);
@@ -136,7 +171,23 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
       status = Status::DataError(st.status().message() + " (the last good checkpoint is kept)");
       break;
     }
-    status = log.Log(s.trainer->total_steps(), MetricRows(*st));
+    std::vector<std::pair<std::string, double>> rows = MetricRows(*st);
+    if (s.eval_venv) {
+      std::optional<learn::EvalStats> eval;
+      if (s.trainer->total_steps() >= next_eval) {
+        Result<learn::EvalStats> r =
+            learn::EvaluatePolicy(s.trainer->policy(), s.trainer->normalizer(), *s.eval_venv,
+                                  s.eval.episodes, s.eval.seed);
+        if (!r.ok()) {
+          status = r.status();
+          break;
+        }
+        eval = std::move(*r);
+        next_eval = NextMultiple(s.trainer->total_steps(), s.run.eval_every);
+      }
+      AppendEvalRows(s.eval, eval ? &*eval : nullptr, rows);
+    }
+    status = log.Log(s.trainer->total_steps(), rows);
     if (!status.ok()) break;
     progress.Update(s.trainer->total_steps(), s.run.total_steps, st->fps,
                     st->episodes_seen > 0 ? st->ep_rew_mean : NAN);
@@ -207,6 +258,13 @@ Result<TrainOutcome> RunTraining(const TrainRequest& request) {
       resume ? runlog::MetricsLogger::Resume(run_dir.string(), setup.trainer->total_steps())
              : runlog::MetricsLogger::Create(run_dir.string());
   if (!log.ok()) return log.status();
+  if (setup.eval_venv && !log->keys().empty() &&
+      std::find(log->keys().begin(), log->keys().end(), "eval/mean_reward") == log->keys().end()) {
+    return Status::InvalidArgument(
+        run_dir.string() +
+        " was started without evaluation and metrics.csv has no eval/* "
+        "columns; resume it with --set run.eval_every=0 or start a new run");
+  }
   if (!request.quiet && resume) {
     std::fprintf(stderr, "resuming %s from %s at step %lld\n", run_dir.c_str(), checkpoint.c_str(),
                  static_cast<long long>(setup.trainer->total_steps()));

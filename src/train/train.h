@@ -6,10 +6,13 @@
 // features, a normaliser fitted on the [split] train range only), and trains PPO,
 // writing a run directory:
 //   config.toml            the resolved config (every effective value, defaults included)
-//   metrics.csv / .jsonl   one row per update, SB3's metric names
+//   metrics.csv / .jsonl   one row per update, SB3's metric names (eval/* when evaluating)
 //   events.out.tfevents.*  the same scalars for TensorBoard
 //   normalizer.json        market envs: the feature normaliser fitted on [split] train
 //   checkpoints/step_<N>/  every run.checkpoint_every env steps (complete, atomic)
+// With run.eval_every > 0 the current policy is also evaluated deterministically on a
+// separate VecEnv every eval_every env steps (after the update that reaches it, like
+// checkpoints), and the metrics gain eval/* columns (see EvalEnvSetup in train_options.h).
 //   final/                 the checkpoint at the end of training
 // --resume continues from the newest complete checkpoint of a run directory.
 // SIGINT/SIGTERM finish the current update, write a checkpoint and return with exit code

@@ -1,6 +1,8 @@
 // rltrade train: building environments from a config (see train_options.h).
 #include "train/train_options.h"
 
+#include <algorithm>
+
 #include "features/normalizer.h"
 #include "market/market.h"
 
@@ -23,6 +25,15 @@ Result<std::map<std::string, env::DateRange>> ReadSplit(const config::Config& co
     return Status::InvalidArgument("[split] train " + split["train"].ToString() +
                                    " overlaps test " + split["test"].ToString() +
                                    "; evaluation dates must be outside the training dates");
+  }
+  if (split.count("validation")) {
+    for (const char* other : {"train", "test"}) {
+      if (split.count(other) && split["validation"].Overlaps(split[other])) {
+        return Status::InvalidArgument("[split] validation " + split["validation"].ToString() +
+                                       " overlaps " + other + " " + split[other].ToString() +
+                                       "; validation dates must be outside train and test");
+      }
+    }
   }
   return split;
 }
@@ -97,6 +108,33 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config) {
     setup.context.settings["range"] = setup.split["train"].ToString();
   }
   return setup;
+}
+
+Result<EvalEnvSetup> BuildEvalEnvSetup(const EnvSetup& setup, const RunOptions& run) {
+  RLT_CHECK(run.eval_every > 0);
+  if (run.eval_episodes < 1) {
+    return Status::InvalidArgument("[run] eval_episodes must be >= 1 when eval_every > 0 (got " +
+                                   std::to_string(run.eval_episodes) + ")");
+  }
+  EvalEnvSetup eval;
+  eval.context = setup.context;
+  eval.seed = run.seed + kEvalSeedOffset;
+  if (!setup.context.market) {
+    eval.num_envs = std::min(run.eval_episodes, setup.num_envs);
+    eval.episodes = run.eval_episodes;
+    return eval;
+  }
+  const auto validation = setup.split.find("validation");
+  if (validation == setup.split.end()) {
+    return Status::InvalidArgument(
+        "[run] eval_every > 0 with a market environment evaluates on a validation range: add "
+        "validation = \"YYYY-MM-DD:YYYY-MM-DD\" to [split] (dates outside train and test; test "
+        "is never used during training), or set eval_every = 0");
+  }
+  eval.market = true;
+  eval.context.settings["range"] = validation->second.ToString();
+  eval.context.settings["sequential"] = "true";
+  return eval;
 }
 
 void ResolveEnvSection(config::Config& config, const EnvSetup& setup) {

@@ -21,7 +21,8 @@ struct RunOptions {
   int threads = 0;               // env workers = LibTorch = OpenBLAS threads; 0 = all cores
   std::string device = "cpu";    // only "cpu" in this build
   int64_t checkpoint_every = 0;  // env steps between checkpoints; 0 = only final/
-  int64_t eval_every = 0;        // reserved for periodic evaluation; 0 = off
+  int64_t eval_every = 0;        // env steps between evaluations; 0 = off (see EvalEnvSetup)
+  int eval_episodes = 10;        // episodes per evaluation (episodic envs; market envs: 1)
   template <typename V>
   void VisitFields(V& v) {
     v("total_steps", &total_steps, "env steps to train for");
@@ -30,6 +31,7 @@ struct RunOptions {
     v("device", &device, "compute device", {"cpu"});
     v("checkpoint_every", &checkpoint_every, "env steps between checkpoints (0 = final only)");
     v("eval_every", &eval_every, "env steps between evaluations (0 = off)");
+    v("eval_episodes", &eval_episodes, "episodes per evaluation (episodic envs)");
   }
 };
 
@@ -86,6 +88,25 @@ struct EnvSetup {
 // (or generates them), computes features and fits the normaliser on [split] train.
 // Training envs default to range = [split] train.
 Result<EnvSetup> BuildEnvSetup(const config::Config& config);
+
+// Periodic evaluation (run.eval_every > 0, Stable-Baselines3's EvalCallback): a separate
+// VecEnv built from the same [env] settings, run deterministically after every eval_every
+// env steps.
+//  - Episodic envs (cartpole, pendulum, example): min(eval_episodes, num_envs) envs seeded
+//    run.seed + kEvalSeedOffset + i (never a training env's seed), eval_episodes episodes.
+//  - Market envs: one env that walks [split] validation once (sequential = true,
+//    range = validation), one episode; [split] test is never touched. Without a
+//    validation range this is an error that says how to add one.
+constexpr uint64_t kEvalSeedOffset = 1000000;
+struct EvalEnvSetup {
+  env::EnvContext context;  // the training context with the evaluation overrides
+  int num_envs = 1;
+  int episodes = 1;
+  uint64_t seed = 0;  // run.seed + kEvalSeedOffset
+  bool market = false;
+};
+// REQUIRES: run.eval_every > 0. Checks run.eval_episodes >= 1.
+Result<EvalEnvSetup> BuildEvalEnvSetup(const EnvSetup& setup, const RunOptions& run);
 
 // Writes the resolved [data], [features], [split], [env] sections back into `config`.
 void ResolveEnvSection(config::Config& config, const EnvSetup& setup);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -301,6 +302,171 @@ n_epochs = 2
   const std::string config = Read(dir_ / "run" / "config.toml");
   EXPECT_NE(config.find("range = \"2023-01-02:2023-01-31\""), std::string::npos) << config;
   EXPECT_NE(config.find("preset = \"scaled\""), std::string::npos) << config;
+}
+
+// metrics.csv as a header and rows of cells.
+struct Csv {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  int Column(const std::string& key) const {
+    const auto it = std::find(header.begin(), header.end(), key);
+    return it == header.end() ? -1 : static_cast<int>(it - header.begin());
+  }
+};
+Csv ParseCsv(const std::string& text) {
+  Csv csv;
+  std::stringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream row(line);
+    std::string cell;
+    while (std::getline(row, cell, ',')) cells.push_back(cell);
+    if (csv.header.empty()) {
+      csv.header = cells;
+    } else {
+      csv.rows.push_back(cells);
+    }
+  }
+  return csv;
+}
+
+TEST_F(TrainRun, EvalEveryAddsEvalColumnsFromTheFirstRowWithNanBetweenEvaluations) {
+  TrainRequest req;
+  req.config_path = WriteConfig(kCartPole);
+  req.run_dir = (dir_ / "run").string();
+  req.quiet = true;
+  req.overrides = {"run.eval_every=512", "run.eval_episodes=3"};
+  auto out = RunTraining(req);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const Csv csv = ParseCsv(Read(dir_ / "run" / "metrics.csv"));
+  ASSERT_EQ(csv.rows.size(), 3u);                     // steps 256, 512, 768
+  EXPECT_EQ(csv.Column("eval/final_net_worth"), -1);  // not a market env
+  for (const char* key : {"eval/mean_reward", "eval/std_reward", "eval/mean_ep_length"}) {
+    const int c = csv.Column(key);
+    ASSERT_GE(c, 0) << key;
+    EXPECT_EQ(csv.rows[0][c], "nan") << key;
+    EXPECT_EQ(csv.rows[2][c], "nan") << key;
+    const double v = std::stod(csv.rows[1][c]);
+    EXPECT_TRUE(std::isfinite(v)) << key;
+  }
+  // CartPole pays +1 per step, so the mean reward is the mean episode length.
+  EXPECT_EQ(std::stod(csv.rows[1][csv.Column("eval/mean_reward")]),
+            std::stod(csv.rows[1][csv.Column("eval/mean_ep_length")]));
+  EXPECT_NE(Read(dir_ / "run" / "config.toml").find("eval_episodes = 3"), std::string::npos);
+}
+
+// Evaluation uses its own envs and draws nothing from training's generators, so training
+// with and without it gives the same training metrics, value for value.
+TEST_F(TrainRun, EvaluationDoesNotChangeTraining) {
+  const std::string config = std::string(kCartPole) + "norm_obs = true\n";
+  Csv runs[2];
+  for (int k = 0; k < 2; ++k) {
+    TrainRequest req;
+    req.config_path = WriteConfig(config);
+    req.run_dir = (dir_ / ("run" + std::to_string(k))).string();
+    req.quiet = true;
+    req.overrides = {k == 0 ? "run.eval_every=0" : "run.eval_every=256"};
+    auto out = RunTraining(req);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    runs[k] = ParseCsv(Read(fs::path(req.run_dir) / "metrics.csv"));
+  }
+  EXPECT_EQ(runs[0].Column("eval/mean_reward"), -1);
+  ASSERT_GE(runs[1].Column("eval/mean_reward"), 0);
+  ASSERT_EQ(runs[0].rows.size(), 3u);
+  ASSERT_EQ(runs[1].rows.size(), 3u);
+  int compared = 0;
+  for (size_t c = 0; c < runs[0].header.size(); ++c) {
+    const std::string& key = runs[0].header[c];
+    if (key == "time/fps") continue;
+    const int c1 = runs[1].Column(key);
+    ASSERT_GE(c1, 0) << key;
+    for (size_t r = 0; r < 3; ++r) {
+      EXPECT_EQ(runs[0].rows[r][c], runs[1].rows[r][c1]) << key << " row " << r;
+    }
+    compared += key.rfind("train/", 0) == 0;
+  }
+  EXPECT_GE(compared, 8);
+  EXPECT_TRUE(Read(dir_ / "run0" / "final" / "policy.pt") ==
+              Read(dir_ / "run1" / "final" / "policy.pt"));
+}
+
+constexpr const char* kIntradayEval = R"(
+[run]
+total_steps = 512
+threads = 1
+eval_every = 256
+[data]
+source = "synthetic"
+days = 30
+[split]
+train = "2023-01-02:2023-01-25"
+test = "2023-02-02:2023-02-10"
+[env]
+id = "intraday"
+num_envs = 4
+[algo]
+n_steps = 64
+batch_size = 128
+n_epochs = 2
+norm_obs = true
+)";
+
+TEST_F(TrainRun, MarketEvaluationWithoutAValidationRangeIsRefusedBeforeAnythingIsWritten) {
+  TrainRequest req;
+  req.config_path = WriteConfig(kIntradayEval);
+  req.run_dir = (dir_ / "run").string();
+  req.quiet = true;
+  auto out = RunTraining(req);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("validation = \"YYYY-MM-DD:YYYY-MM-DD\""),
+            std::string::npos)
+      << out.status().message();
+  EXPECT_FALSE(fs::exists(dir_ / "run"));
+}
+
+TEST_F(TrainRun, ValidationOverlappingTrainOrTestIsRefused) {
+  for (const char* validation : {"2023-01-20:2023-01-31", "2023-01-30:2023-02-03"}) {
+    TrainRequest req;
+    req.config_path = WriteConfig(kIntradayEval);
+    req.run_dir = (dir_ / "run").string();
+    req.quiet = true;
+    req.overrides = {std::string("split.validation=") + validation};
+    auto out = RunTraining(req);
+    ASSERT_FALSE(out.ok()) << validation;
+    SCOPED_TRACE(out.status().message());
+    EXPECT_NE(out.status().message().find("validation"), std::string::npos);
+    EXPECT_NE(out.status().message().find("overlaps"), std::string::npos) << out.status().message();
+    EXPECT_FALSE(fs::exists(dir_ / "run"));
+  }
+}
+
+TEST_F(TrainRun, MarketEvaluationWalksTheValidationRangeAndLogsTheFinalNetWorth) {
+  TrainRequest req;
+  req.config_path = WriteConfig(kIntradayEval);
+  req.run_dir = (dir_ / "run").string();
+  req.quiet = true;
+  req.overrides = {"split.validation=2023-01-26:2023-02-01"};
+  auto out = RunTraining(req);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const Csv csv = ParseCsv(Read(dir_ / "run" / "metrics.csv"));
+  ASSERT_EQ(csv.rows.size(), 2u);
+  EXPECT_EQ(csv.Column("eval/std_reward"), -1);
+  const int reward = csv.Column("eval/mean_reward");
+  const int length = csv.Column("eval/mean_ep_length");
+  const int worth = csv.Column("eval/final_net_worth");
+  ASSERT_GE(reward, 0);
+  ASSERT_GE(length, 0);
+  ASSERT_GE(worth, 0);
+  for (const auto& row : csv.rows) {
+    EXPECT_TRUE(std::isfinite(std::stod(row[reward])));
+    EXPECT_GT(std::stod(row[worth]), 0.0);
+    // One episode over the 5 validation sessions (2023-01-26 to 02-01) of 5-minute bars,
+    // 78 bars a session: more than four sessions' worth of steps, at most five.
+    const double bars = std::stod(row[length]);
+    EXPECT_GT(bars, 4 * 78);
+    EXPECT_LE(bars, 5 * 78);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,87 @@
+// rltrade learn: EvaluatePolicy() (see evaluate.h).
+#include "learn/evaluate.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+namespace rlt::learn {
+namespace {
+
+// Index of "net_worth" in the env's info names, or -1.
+int NetWorthIndex(const env::EnvSpec& spec) {
+  for (size_t k = 0; k < spec.info_names.size(); ++k) {
+    if (spec.info_names[k] == "net_worth") return static_cast<int>(k);
+  }
+  return -1;
+}
+
+// Writes the deterministic actions of the current observations to `actions` (N, act_dim).
+void DeterministicActions(ActorCritic& policy, const VecNormalizer& normalizer, env::VecEnv& venv,
+                          std::vector<float>& obs, std::vector<float>& actions) {
+  const int n = venv.num_envs();
+  normalizer->NormalizeObs(venv.observations(), n, obs.data());  // a copy when !norm_obs
+  const ActResult act = policy->Act(torch::from_blob(obs.data(), {n, venv.obs_dim()}),
+                                    /*generator=*/nullptr, /*deterministic=*/true);
+  const torch::Tensor a = act.actions.contiguous();
+  std::memcpy(actions.data(), a.data_ptr<float>(), sizeof(float) * actions.size());
+  const env::ActionSpace& space = venv.spec().action;
+  if (space.discrete) return;
+  const int act_dim = venv.act_dim();
+  for (size_t k = 0; k < actions.size(); ++k) {
+    const int d = static_cast<int>(k % act_dim);
+    actions[k] = std::clamp(actions[k], space.low[d], space.high[d]);
+  }
+}
+
+}  // namespace
+
+Result<EvalStats> EvaluatePolicy(ActorCritic& policy, const VecNormalizer& normalizer,
+                                 env::VecEnv& venv, int episodes, uint64_t seed) {
+  if (episodes < 1) {
+    return Status::InvalidArgument("evaluation needs at least one episode (got " +
+                                   std::to_string(episodes) + "); set run.eval_episodes >= 1");
+  }
+  RLT_CHECK(policy->act_dim() == venv.act_dim());
+  const int n = venv.num_envs();
+  const int net_worth = NetWorthIndex(venv.spec());
+  std::vector<int> target(n), done_count(n, 0);  // SB3 episode_count_targets
+  for (int i = 0; i < n; ++i) target[i] = (episodes + i) / n;
+  std::vector<float> obs(static_cast<size_t>(n) * venv.obs_dim());      // (N, obs_dim)
+  std::vector<float> actions(static_cast<size_t>(n) * venv.act_dim());  // (N, act_dim)
+  EvalStats s;
+  s.has_net_worth = net_worth >= 0;
+  double net_worth_sum = 0;
+  venv.Reset(seed);
+  int finished = 0;
+  while (finished < episodes) {
+    DeterministicActions(policy, normalizer, venv, obs, actions);
+    venv.Step(actions.data());
+    for (int i = 0; i < n; ++i) {
+      if (!venv.done(i) || done_count[i] >= target[i]) continue;
+      ++done_count[i];
+      ++finished;
+      s.episode_rewards.push_back(venv.episode_returns()[i]);
+      s.episode_lengths.push_back(venv.episode_lengths()[i]);
+      if (net_worth >= 0) {
+        net_worth_sum += venv.terminal_info()[static_cast<size_t>(i) * venv.info_dim() + net_worth];
+      }
+    }
+  }
+  const double count = static_cast<double>(episodes);
+  for (size_t e = 0; e < s.episode_rewards.size(); ++e) {
+    s.mean_reward += s.episode_rewards[e];
+    s.mean_ep_length += static_cast<double>(s.episode_lengths[e]);
+  }
+  s.mean_reward /= count;
+  s.mean_ep_length /= count;
+  for (double r : s.episode_rewards) s.std_reward += (r - s.mean_reward) * (r - s.mean_reward);
+  s.std_reward = std::sqrt(s.std_reward / count);
+  s.mean_final_net_worth = s.has_net_worth ? net_worth_sum / count : NAN;
+  return s;
+}
+
+}  // namespace rlt::learn

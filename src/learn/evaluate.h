@@ -1,0 +1,51 @@
+// rltrade learn: EvaluatePolicy() — run a policy deterministically on a separate VecEnv and
+// report episode statistics (Stable-Baselines3's evaluate_policy, as used by EvalCallback).
+//
+// What it does: resets `venv` with `seed` (env i is seeded seed + i, so every evaluation
+// with the same seed sees the same episodes and differences come from the policy alone),
+// then steps all envs together with the policy's deterministic action (Gaussian mean
+// clipped to the Box bounds, or the argmax of the logits) on observations normalised with
+// the training statistics (NormalizeObs only: the statistics are never updated) until
+// `episodes` episodes have finished. As in SB3, env i contributes (episodes + i) / N
+// episodes, so short episodes are not over-represented; its later episodes are ignored.
+// Rewards and lengths are the VecEnv's unnormalised episode totals.
+//
+// What it is not: a backtest (no trade log or risk metrics: see eval/), and not a source of
+// randomness: it draws nothing from any generator, so training's random streams (the
+// trainer's generator, torch's global generator, the training VecEnv) are untouched.
+//
+// Ownership: borrows everything. Not thread-safe.
+#ifndef RLT_LEARN_EVALUATE_H_
+#define RLT_LEARN_EVALUATE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/status.h"
+#include "env/vec_env.h"
+#include "learn/normalize.h"
+#include "learn/policy.h"
+
+namespace rlt::learn {
+
+struct EvalStats {
+  std::vector<double> episode_rewards;   // (episodes) unnormalised totals, in finishing order
+  std::vector<int64_t> episode_lengths;  // (episodes)
+  double mean_reward = 0;                // eval/mean_reward
+  double std_reward = 0;                 // eval/std_reward (population std, as np.std)
+  double mean_ep_length = 0;             // eval/mean_ep_length
+  // Envs whose spec().info_names holds "net_worth": the mean over episodes of its value at
+  // each episode's last step (eval/final_net_worth). NaN otherwise.
+  bool has_net_worth = false;
+  double mean_final_net_worth = 0;
+};
+
+// Runs `episodes` deterministic episodes (see the file comment).
+// REQUIRES: policy and normalizer built for venv's obs_dim and action space.
+// Fails (InvalidArgument) when episodes < 1.
+Result<EvalStats> EvaluatePolicy(ActorCritic& policy, const VecNormalizer& normalizer,
+                                 env::VecEnv& venv, int episodes, uint64_t seed);
+
+}  // namespace rlt::learn
+
+#endif  // RLT_LEARN_EVALUATE_H_

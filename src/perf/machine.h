@@ -1,0 +1,51 @@
+// rltrade perf: measuring the machine — what BLAS LibTorch really uses, matmul GFLOP/s
+// per thread count, memory bandwidth and LibTorch's per-operator overhead.
+//
+// Every figure is measured on the spot (best of several repetitions after a warm-up);
+// nothing is estimated. The header is LibTorch-free; machine.cc links LibTorch.
+#ifndef RLT_PERF_MACHINE_H_
+#define RLT_PERF_MACHINE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rlt::perf {
+
+struct MatmulResult {
+  int size = 0;  // square matrices size x size, float32
+  int threads = 0;
+  double gflops = 0;  // 2 n^3 / best time
+};
+
+struct DeviceReport {
+  std::string device;  // "cpu", "cuda:0", ...
+  std::vector<MatmulResult> matmul;
+  double op_overhead_us = 0;  // one small tensor add, microseconds
+};
+
+struct MachineReport {
+  int cores = 0;                      // hardware threads
+  std::string cpu_model;              // from /proc/cpuinfo
+  std::string blas_library;           // the libblas.so.3 actually mapped into the process
+  std::string blas_config;            // openblas_get_config() when OpenBLAS is loaded
+  double memcpy_gbytes_per_sec = 0;   // single-thread copy of 256 MiB, read + write counted
+  std::vector<DeviceReport> devices;  // CPU first; CUDA when this LibTorch has it
+  std::string torch_version;
+};
+
+struct MachineBenchOptions {
+  std::vector<int> sizes = {256, 1024, 2000};  // 2000: the size the original reports used
+  std::vector<int> threads;                    // empty: 1..cores
+  double min_seconds = 0.3;                    // per measurement
+};
+
+MachineReport MeasureMachine(const MachineBenchOptions& options);
+
+// The best single-thread and all-thread float32 matmul rate for `size` (used by
+// `bench train` to put achieved update GFLOP/s against the machine's peak).
+double PeakMatmulGflops(int size, int threads);
+
+}  // namespace rlt::perf
+
+#endif  // RLT_PERF_MACHINE_H_
