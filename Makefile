@@ -19,12 +19,14 @@ configure: deps
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# The demo: the rule-based held-out backtest (seconds), then PPO training on the same
-# synthetic market (configs/intraday_ppo.toml, about two minutes on two cores).
+# The demo: the rule-based held-out backtest (seconds), PPO training on the same
+# synthetic market (configs/intraday_ppo.toml, about two minutes on two cores), then the
+# out-of-sample evaluation of the trained policy with its HTML report.
 demo: build
 	$(BUILD_DIR)/rltrade demo --out $(BUILD_DIR)/demo
 	rm -rf $(BUILD_DIR)/demo/run
 	$(BUILD_DIR)/rltrade train configs/intraday_ppo.toml --run-dir $(BUILD_DIR)/demo/run
+	$(BUILD_DIR)/rltrade eval $(BUILD_DIR)/demo/run --range test
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE slow

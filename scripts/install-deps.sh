@@ -16,6 +16,8 @@ PACKAGES=(
   libtorch-dev libopenblas0-pthread libfaiss-dev
   # Python bindings and distributed runs
   pybind11-dev python3-dev python3-numpy libopenmpi-dev openmpi-bin
+  # the report test renders report.html headless (eval/report_test.cc)
+  chromium
 )
 
 missing=()

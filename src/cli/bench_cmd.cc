@@ -1,4 +1,6 @@
-// rltrade cli: `rltrade bench env` — environment engine throughput.
+// rltrade cli: `rltrade bench env` — environment engine throughput; `rltrade bench machine`
+// — the machine (perf/machine.h); `rltrade bench train` — a config's training loop measured
+// per device and thread count (perf/train_bench.h).
 //
 // Steps N environments with random actions for S seconds on T worker threads and
 // prints env steps per second (one env step = one environment advancing one bar).
@@ -9,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -20,6 +23,7 @@
 #include "env/vec_env.h"
 #include "market/synth.h"
 #include "perf/machine.h"
+#include "perf/train_bench.h"
 
 namespace rlt::cli {
 namespace {
@@ -150,6 +154,79 @@ int RunBenchMachine(bool json) {
   return 0;
 }
 
+struct BenchTrainFlags {
+  perf::TrainBenchOptions options;
+  std::string devices = "cpu";
+  std::string threads;  // "1,2"
+  std::string report;
+  bool json = false;
+};
+
+Result<std::vector<std::string>> SplitList(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    if (item.empty()) return Status::InvalidArgument("empty item in list '" + text + "'");
+    items.push_back(item);
+    start = comma + 1;
+  }
+  return items;
+}
+
+int RunBenchTrain(BenchTrainFlags f) {
+  Result<std::vector<std::string>> devices = SplitList(f.devices);
+  if (!devices.ok()) return ReportError(devices.status());
+  f.options.devices = *devices;
+  if (!f.threads.empty()) {
+    Result<std::vector<std::string>> threads = SplitList(f.threads);
+    if (!threads.ok()) return ReportError(threads.status());
+    for (const std::string& t : *threads) {
+      char* end = nullptr;
+      const long n = std::strtol(t.c_str(), &end, 10);
+      if (*end != '\0' || n < 1) {
+        return ReportError(Status::InvalidArgument("--threads " + f.threads +
+                                                   ": expected positive integers, e.g. 1,2"));
+      }
+      f.options.threads.push_back(static_cast<int>(n));
+    }
+  }
+  Result<std::vector<perf::TrainBenchResult>> results = perf::MeasureTraining(f.options);
+  if (!results.ok()) return ReportError(results.status());
+  if (f.json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& r : *results) {
+      nlohmann::json breakdown = nlohmann::json::object();
+      for (const auto& [phase, fraction] : r.breakdown) breakdown[phase] = fraction;
+      all.push_back({{"device", r.device},
+                     {"threads", r.threads},
+                     {"steps", r.steps},
+                     {"seconds", r.seconds},
+                     {"env_steps_per_sec", r.env_steps_per_sec},
+                     {"breakdown", breakdown},
+                     {"update_gflops", r.update_gflops},
+                     {"peak_gflops", r.peak_gflops},
+                     {"peak_rss_bytes", r.peak_rss_bytes},
+                     {"projected_seconds", r.projected_seconds},
+                     {"total_steps", r.total_steps}});
+    }
+    fmt::print("{}\n", (all.size() == 1 ? all.front() : all).dump(2));
+  } else {
+    fmt::print("{}", perf::TrainBenchTable(*results, /*markdown=*/false));
+  }
+  if (!f.report.empty()) {
+    std::ofstream out(f.report, std::ios::binary);
+    out << perf::TrainBenchMarkdown(f.options, *results);
+    out.close();
+    if (!out) {
+      return ReportError(
+          Status::IoError("cannot write the report " + f.report + " (disk full or not writable?)"));
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 void RegisterBenchCommands(CLI::App& app, Action* action) {
@@ -177,6 +254,20 @@ void RegisterBenchCommands(CLI::App& app, Action* action) {
   machine->callback([machine_json, action] {
     *action = [machine_json] { return RunBenchMachine(*machine_json); };
   });
+
+  auto tf = std::make_shared<BenchTrainFlags>();
+  CLI::App* train = bench->add_subcommand(
+      "train", "A config's real training loop per device and thread count, with a breakdown");
+  train->add_option("--config", tf->options.config_path, "training config (TOML)")->required();
+  train->add_option("--steps", tf->options.steps, "env steps to measure (0 = 4 updates)")
+      ->capture_default_str();
+  train->add_option("--devices", tf->devices, "comma-separated devices (cpu; cuda if built)")
+      ->capture_default_str();
+  train->add_option("--threads", tf->threads, "comma-separated thread counts (default: config)");
+  train->add_option("--set", tf->options.overrides, "config override SECTION.KEY=VALUE");
+  train->add_option("--report", tf->report, "write a Markdown report with a recommendation");
+  train->add_flag("--json", tf->json, "print JSON (an array with several settings)");
+  train->callback([tf, action] { *action = [tf] { return RunBenchTrain(*tf); }; });
 }
 
 }  // namespace rlt::cli

@@ -25,6 +25,9 @@ void RegisterBenchCommands(CLI::App& app, Action* action);     // bench env
 void RegisterDemoCommand(CLI::App& app, Action* action);       // demo
 void RegisterTrainCommand(CLI::App& app, Action* action);      // train
 void RegisterMetricsCommand(CLI::App& app, Action* action);    // metrics
+void RegisterReportCommand(CLI::App& app, Action* action);     // report
+void RegisterStatusCommand(CLI::App& app, Action* action);     // status
+void RegisterEvalCommand(CLI::App& app, Action* action);       // eval
 
 // Prints "error: <message>" to stderr and returns exit code 1.
 int ReportError(const Status& status);

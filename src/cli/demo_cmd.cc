@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "core/civil_time.h"
 #include "env/envs/intraday.h"
+#include "env/envs/intraday_rules.h"
 #include "env/registry.h"
 #include "env/vec_env.h"
 #include "market/market.h"
@@ -50,10 +51,7 @@ struct PolicyResult {
 float Decide(const std::string& policy, const market::Bars& bars, int64_t t) {
   if (policy == "flat") return 0.0f;
   if (policy == "long") return 1.0f;
-  const int32_t begin = bars.sessions[bars.session[t]].begin;
-  if (t - 5 < begin) return 0.0f;  // momentum within the session only
-  return bars.close[t] > bars.close[t - 5] ? 1.0f
-                                           : (bars.close[t] < bars.close[t - 5] ? -1.0f : 0.0f);
+  return env::Momentum5Exposure(bars, t);
 }
 
 Result<PolicyResult> RunPolicy(const std::string& policy,

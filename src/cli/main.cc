@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
   rlt::cli::RegisterDemoCommand(app, &action);
   rlt::cli::RegisterTrainCommand(app, &action);
   rlt::cli::RegisterMetricsCommand(app, &action);
+  rlt::cli::RegisterReportCommand(app, &action);
+  rlt::cli::RegisterStatusCommand(app, &action);
+  rlt::cli::RegisterEvalCommand(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

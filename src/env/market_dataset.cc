@@ -82,4 +82,22 @@ Result<std::shared_ptr<const MarketDataset>> PrepareMarketDataset(market::Bars b
   return std::shared_ptr<const MarketDataset>(std::move(ds));
 }
 
+Result<std::shared_ptr<const MarketDataset>> PrepareMarketDataset(
+    market::Bars bars, const std::string& preset, const features::Normalizer& stored,
+    const DateRange& fit_range) {
+  RLT_ASSIGN_OR_RETURN(features::FeatureMatrix fm, features::ComputeFeatures(bars, preset));
+  Status compatible = stored.CheckCompatible(fm.names);
+  if (!compatible.ok()) {
+    return Status::DataError("the stored normaliser does not fit preset '" + preset +
+                             "': " + compatible.message());
+  }
+  stored.Apply(fm);
+  auto ds = std::make_shared<MarketDataset>();
+  ds->bars = std::move(bars);
+  ds->features = std::move(fm);
+  ds->normalizer = stored;
+  ds->fit_range = fit_range;
+  return std::shared_ptr<const MarketDataset>(std::move(ds));
+}
+
 }  // namespace rlt::env

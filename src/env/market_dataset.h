@@ -51,6 +51,14 @@ Result<std::shared_ptr<const MarketDataset>> PrepareMarketDataset(market::Bars b
                                                                   const DatasetOptions& options,
                                                                   const DateRange& train);
 
+// Evaluation and signals: computes features for `bars` with `preset` and applies a stored
+// normaliser (fitted on `fit_range` by training) instead of fitting one, so the same
+// transform reaches new data. Errors: unknown preset, a feature list that differs from
+// the normaliser's (naming the first mismatch).
+Result<std::shared_ptr<const MarketDataset>> PrepareMarketDataset(
+    market::Bars bars, const std::string& preset, const features::Normalizer& stored,
+    const DateRange& fit_range);
+
 }  // namespace rlt::env
 
 #endif  // RLT_ENV_MARKET_DATASET_H_

@@ -5,6 +5,8 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -24,10 +26,16 @@ std::string Shapes(PpoTrainer& t) {
 }
 
 Status WriteFile(const fs::path& path, const std::string& text) {
+  errno = 0;
   std::ofstream out(path, std::ios::binary);
   out << text;
   out.close();
-  if (!out) return Status::IoError("cannot write " + path.string());
+  if (!out) {
+    return Status::IoError("cannot write " + path.string() + ": " +
+                           (errno != 0 ? std::strerror(errno) : "write failed") +
+                           " (disk full? free space or choose another --run-dir; the previous "
+                           "checkpoint is intact)");
+  }
   return Status::Ok();
 }
 
@@ -42,7 +50,9 @@ Result<std::string> ReadBytes(const fs::path& path) {
   return bytes.str();
 }
 
-void WriteState(PpoTrainer& t, const fs::path& path) {
+// Serialises the trainer's non-module state into `out` (in memory: LibTorch's file writer
+// throws from a destructor on I/O errors such as a full disk, which aborts the process).
+void WriteState(PpoTrainer& t, std::ostream& out) {
   const PpoTrainer::State s = t.state();
   torch::serialize::OutputArchive a;
   a.write("counters", torch::tensor({s.total_steps, s.iterations}, torch::kLong));
@@ -58,7 +68,7 @@ void WriteState(PpoTrainer& t, const fs::path& path) {
   }
   a.write("episode_returns", torch::tensor(returns, torch::kDouble));
   a.write("episode_lengths", torch::tensor(lengths, torch::kLong));
-  a.save_to(path.string());
+  a.save_to(out);
 }
 
 Status ReadState(PpoTrainer& t, const fs::path& path) {
@@ -121,14 +131,21 @@ Status SaveCheckpoint(const fs::path& dir, PpoTrainer& trainer,
     }
     RLT_RETURN_IF_ERROR(WriteFile(tmp / name, contents));
   }
+  // Serialise in memory, then write with our own checked I/O, so that a full disk is a
+  // Status (previous checkpoint intact) rather than an abort inside LibTorch.
+  std::ostringstream policy, normalizer, optimizer, state;
   try {
-    torch::save(trainer.policy(), (tmp / "policy.pt").string());
-    torch::save(trainer.normalizer(), (tmp / "normalizer.pt").string());
-    torch::save(trainer.optimizer(), (tmp / "optimizer.pt").string());
-    WriteState(trainer, tmp / "state.pt");
+    torch::save(trainer.policy(), policy);
+    torch::save(trainer.normalizer(), normalizer);
+    torch::save(trainer.optimizer(), optimizer);
+    WriteState(trainer, state);
   } catch (const std::exception& e) {
-    return Status::IoError("writing checkpoint " + tmp.string() + ": " + e.what());
+    return Status::IoError("serialising checkpoint " + tmp.string() + ": " + e.what());
   }
+  RLT_RETURN_IF_ERROR(WriteFile(tmp / "policy.pt", policy.str()));
+  RLT_RETURN_IF_ERROR(WriteFile(tmp / "normalizer.pt", normalizer.str()));
+  RLT_RETURN_IF_ERROR(WriteFile(tmp / "optimizer.pt", optimizer.str()));
+  RLT_RETURN_IF_ERROR(WriteFile(tmp / "state.pt", state.str()));
   RLT_RETURN_IF_ERROR(
       WriteFile(tmp / "FORMAT", std::string(kFormat) + "\n" + Shapes(trainer) + "\n"));
   return staging.Commit(/*replace=*/true);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 namespace rlt::learn {
@@ -34,6 +35,14 @@ NormalizeOptions MakeNormalizeOptions(const PpoOptions& o) {
 void CopyOut(const torch::Tensor& t, float* out) {
   const torch::Tensor c = t.contiguous();
   std::memcpy(out, c.data_ptr<float>(), sizeof(float) * c.numel());
+}
+
+// Test hook: RLT_TEST_POISON_PARAMETER_AT_UPDATE=N writes NaN into the first policy
+// parameter right after update N, so tests can check the non-finite diagnostic end to end
+// (a real divergence is too machine-dependent to time). 0 / unset = off.
+int64_t PoisonUpdateFromEnv() {
+  const char* v = std::getenv("RLT_TEST_POISON_PARAMETER_AT_UPDATE");
+  return v ? std::strtoll(v, nullptr, 10) : 0;
 }
 
 }  // namespace
@@ -201,6 +210,11 @@ IterationStats PpoTrainer::Update() {
   timing_.backward += t.backward;
   timing_.optimizer += t.optimizer;
   ++iterations_;
+  static const int64_t poison_update = PoisonUpdateFromEnv();
+  if (poison_update > 0 && iterations_ == poison_update) {
+    torch::NoGradGuard no_grad;
+    policy_->parameters().front().fill_(NAN);
+  }
   s.explained_variance = ExplainedVariance(
       buffer_.values(0), buffer_.flat_returns().data_ptr<float>(), buffer_.size());
   if (!policy_->discrete()) {
@@ -227,15 +241,39 @@ Result<IterationStats> PpoTrainer::Iterate() {
   s.iterations = iterations_;
   const double elapsed = std::max(Seconds(start_time_, Clock::now()), 1e-9);
   s.fps = static_cast<double>(total_steps_ - steps_at_start_) / elapsed;
+  RLT_RETURN_IF_ERROR(CheckFinite(s));
+  return s;
+}
+
+// Loss first, then the gradients of the last minibatch, then the parameters after the step:
+// the first non-finite tensor is named so a user can tell a diverging loss from a bad input.
+Status PpoTrainer::CheckFinite(const IterationStats& s) {
   const UpdateStats& u = s.update;
+  const std::string at = " at update " + std::to_string(iterations_) + " (env step " +
+                         std::to_string(total_steps_) + ")";
+  const std::string advice =
+      "; lower learning_rate, set max_grad_norm or enable norm_obs / norm_reward";
   if (!std::isfinite(u.policy_gradient_loss) || !std::isfinite(u.value_loss) ||
       !std::isfinite(u.entropy_loss) || !std::isfinite(u.loss)) {
-    return Status::DataError("PPO loss is not finite at iteration " + std::to_string(iterations_) +
-                             " (policy " + std::to_string(u.policy_gradient_loss) + ", value " +
-                             std::to_string(u.value_loss) +
-                             "); lower learning_rate or enable norm_obs / norm_reward");
+    return Status::DataError("PPO loss is not finite" + at + " (policy " +
+                             std::to_string(u.policy_gradient_loss) + ", value " +
+                             std::to_string(u.value_loss) + ", entropy " +
+                             std::to_string(u.entropy_loss) + ")" + advice);
   }
-  return s;
+  torch::NoGradGuard no_grad;
+  for (const auto& item : policy_->named_parameters()) {
+    const torch::Tensor& g = item.value().grad();
+    if (g.defined() && !torch::isfinite(g).all().item<bool>()) {
+      return Status::DataError("gradient of parameter '" + item.key() + "' is not finite" + at +
+                               advice);
+    }
+  }
+  for (const auto& item : policy_->named_parameters()) {
+    if (!torch::isfinite(item.value()).all().item<bool>()) {
+      return Status::DataError("parameter '" + item.key() + "' is not finite" + at + advice);
+    }
+  }
+  return Status::Ok();
 }
 
 PpoTrainer::State PpoTrainer::state() const {

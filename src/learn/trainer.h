@@ -60,10 +60,12 @@ struct IterationStats {
   std::vector<std::pair<std::string, double>> Named() const;
 };
 
-// Seconds spent per phase, accumulated over the trainer's life.
+// Seconds spent per phase, accumulated over the trainer's life. The trainer fills all but
+// `logging`, which the training loop adds (metrics rows, status file, checkpoints).
 struct TrainerTiming {
   double env_step = 0, inference = 0, gae = 0;
   double update_forward = 0, backward = 0, optimizer = 0;
+  double logging = 0;  // metrics / status / checkpoint writing (added by the caller)
 };
 
 class PpoTrainer {
@@ -78,12 +80,14 @@ class PpoTrainer {
   PpoTrainer(const PpoTrainer&) = delete;
   PpoTrainer& operator=(const PpoTrainer&) = delete;
 
-  // Collects one rollout and updates. Fails (without aborting) when a loss is not finite.
+  // Collects one rollout and updates. Fails (without aborting) when a loss, a gradient or a
+  // parameter is not finite; the message names the tensor and the update.
   Result<IterationStats> Iterate();
 
   int64_t total_steps() const { return total_steps_; }
   int64_t iterations() const { return iterations_; }
   const TrainerTiming& timing() const { return timing_; }
+  TrainerTiming& mutable_timing() { return timing_; }
   const PolicyOptions& policy_options() const { return policy_options_; }
   const PpoOptions& ppo_options() const { return ppo_options_; }
   env::VecEnv& venv() { return venv_; }
@@ -110,6 +114,7 @@ class PpoTrainer {
   void StepOnce(int t);
   void BootstrapTruncated(float* rewards);
   IterationStats Update();
+  Status CheckFinite(const IterationStats& s);
 
   env::VecEnv& venv_;
   PolicyOptions policy_options_;

@@ -1,6 +1,10 @@
 // rltrade train: RunTraining() — config to run directory (see train.h).
 #include "train/train.h"
 
+#include <sys/statvfs.h>
+#include <torch/cuda.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -10,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "config/config.h"
@@ -22,6 +27,7 @@
 #include "learn/trainer.h"
 #include "market/market.h"
 #include "runlog/runlog.h"
+#include "train/proc_stats.h"
 #include "train/train_options.h"
 
 namespace rlt::train {
@@ -45,6 +51,38 @@ struct Setup {
   std::string normalizer_json;  // market envs: the feature normaliser fitted on train
 };
 
+// Printed once per process (the --device auto trial builds a second setup).
+void WarnIfOversubscribed(int threads) {
+  static bool warned = false;
+  if (warned || threads <= HardwareThreads()) return;
+  warned = true;
+  std::fprintf(stderr,
+               "warning: [run] threads = %d exceeds the %d hardware threads of this machine; env "
+               "workers, LibTorch and OpenBLAS will oversubscribe the cores (set run.threads <= "
+               "%d)\n",
+               threads, HardwareThreads(), HardwareThreads());
+}
+
+// The memory PPO allocates for a rollout, estimated before allocating it: the rollout
+// buffer holds per sample (n_steps x num_envs) obs_dim + act_dim + 6 floats (reward, value,
+// log-prob, episode start, advantage, return); the update gathers shuffled minibatches of
+// the same data (counted once more); the VecEnv holds ~4 observation-sized arrays per env.
+Status CheckBufferMemory(const learn::PpoOptions& ppo, int num_envs, int obs_dim, int act_dim,
+                         int64_t available) {
+  const double samples = static_cast<double>(ppo.n_steps) * num_envs;
+  const double bytes = 2.0 * samples * (obs_dim + act_dim + 6) * sizeof(float) +
+                       4.0 * num_envs * obs_dim * sizeof(float);
+  if (available <= 0 || bytes <= 0.8 * static_cast<double>(available)) return Status::Ok();
+  char text[400];
+  std::snprintf(text, sizeof text,
+                "the rollout would need about %.2f GB (algo.n_steps %d x env.num_envs %d = %.0f "
+                "samples of %d observation + %d action floats, x2 for the update) but only %.2f "
+                "GB is available (MemAvailable); lower algo.n_steps or env.num_envs",
+                bytes / 1e9, ppo.n_steps, num_envs, samples, obs_dim, act_dim,
+                static_cast<double>(available) / 1e9);
+  return Status::InvalidArgument(text);
+}
+
 Result<Setup> BuildSetup(config::Config config) {
   Setup s;
   RLT_RETURN_IF_ERROR(
@@ -64,11 +102,19 @@ Result<Setup> BuildSetup(config::Config config) {
   if (s.run.eval_every > 0) {
     RLT_ASSIGN_OR_RETURN(s.eval, BuildEvalEnvSetup(env_setup, s.run));
   }
+  if (s.run.device != "cpu") {
+    return Status::InvalidArgument("[run] device = \"" + s.run.device +
+                                   "\": this build trains on \"cpu\" (\"auto\" measures and "
+                                   "picks; it is resolved before setup)");
+  }
   const int threads = s.run.threads > 0 ? s.run.threads : HardwareThreads();
+  WarnIfOversubscribed(threads);
   learn::SetComputeThreads(threads);
   RLT_ASSIGN_OR_RETURN(auto envs,
                        env::MakeEnvs(env_setup.id, env_setup.context, env_setup.num_envs));
   s.venv = std::make_unique<env::VecEnv>(std::move(envs), threads);
+  RLT_RETURN_IF_ERROR(CheckBufferMemory(s.ppo, s.venv->num_envs(), s.venv->obs_dim(),
+                                        s.venv->act_dim(), AvailableMemoryBytes()));
   if (s.run.eval_every > 0) {
     Result<std::vector<std::unique_ptr<env::Env>>> eval_envs =
         env::MakeEnvs(env_setup.id, s.eval.context, s.eval.num_envs);
@@ -149,57 +195,207 @@ int64_t NextMultiple(int64_t steps, int64_t every) {
   return every > 0 ? (steps / every + 1) * every : INT64_MAX;
 }
 
+// The loop's state between updates: the next checkpoint/evaluation step, where the last
+// checkpoint went, and the meter behind sys/cpu_percent.
+struct LoopState {
+  std::map<std::string, std::string> extra_files;  // written into every checkpoint
+  int64_t next_checkpoint = 0, next_eval = 0;
+  std::string last_checkpoint;
+  CpuMeter cpu;
+  bool sys_columns = true;  // false when resuming a run whose metrics.csv predates sys/*
+};
+
+// A full disk must not abort inside LibTorch's writer (its zip writer reports a failed
+// write by throwing from a destructor, which terminates the process): before writing a
+// checkpoint, the free space of the run directory's file system (statvfs f_bavail) must hold
+// the previous checkpoint's measured size (or, for the first, 4 x the parameter bytes:
+// weights + Adam's two moments + slack) plus 256 KiB.
+Status CheckDiskSpace(const fs::path& dir, const std::string& last_checkpoint, Setup& s) {
+  double needed = 0;
+  std::error_code ec;
+  if (!last_checkpoint.empty()) {
+    for (const auto& e : fs::directory_iterator(last_checkpoint, ec)) {
+      if (e.is_regular_file(ec)) needed += static_cast<double>(e.file_size(ec));
+    }
+  }
+  if (needed <= 0) {
+    for (const auto& p : s.trainer->policy()->parameters()) {
+      needed += 4.0 * static_cast<double>(p.numel()) * sizeof(float);
+    }
+  }
+  needed = 1.1 * needed + 256 * 1024;
+  struct statvfs fsinfo {};
+  fs::path probe = dir;
+  while (!probe.empty() && !fs::exists(probe, ec)) probe = probe.parent_path();
+  if (::statvfs(probe.empty() ? "." : probe.c_str(), &fsinfo) != 0) return Status::Ok();
+  const double free_bytes =
+      static_cast<double>(fsinfo.f_bavail) * static_cast<double>(fsinfo.f_frsize);
+  if (free_bytes >= needed) return Status::Ok();
+  char text[160];
+  std::snprintf(text, sizeof text, " needs about %.1f MB but only %.1f MB is free", needed / 1e6,
+                free_bytes / 1e6);
+  return Status::IoError(
+      "disk full: checkpoint " + dir.string() + text + "; free space or choose another --run-dir" +
+      (last_checkpoint.empty() ? std::string()
+                               : " (the previous checkpoint " + last_checkpoint + " is intact)"));
+}
+
+LoopState MakeLoopState(const Setup& s) {
+  LoopState ls;
+  // Each checkpoint carries the resolved config and, for market envs, the normaliser.
+  ls.extra_files = {{"config.toml", s.config.ToToml()}};
+  if (!s.normalizer_json.empty()) ls.extra_files["normalizer.json"] = s.normalizer_json;
+  ls.next_checkpoint = NextMultiple(s.trainer->total_steps(), s.run.checkpoint_every);
+  ls.next_eval = NextMultiple(s.trainer->total_steps(), s.run.eval_every);
+  return ls;
+}
+
+// Writes a checkpoint after the disk-space check; records it as the last checkpoint.
+Status WriteCheckpoint(const fs::path& dir, Setup& s, LoopState& ls) {
+  RLT_RETURN_IF_ERROR(CheckDiskSpace(dir, ls.last_checkpoint, s));
+  Status st = learn::SaveCheckpoint(dir, *s.trainer, ls.extra_files);
+  if (!st.ok()) {
+    return Status::IoError(
+        st.message() + (ls.last_checkpoint.empty()
+                            ? std::string()
+                            : " (the previous checkpoint " + ls.last_checkpoint + " is intact)"));
+  }
+  ls.last_checkpoint = dir.string();
+  return Status::Ok();
+}
+
+// One update of the training loop: rollout + PPO update, evaluation when due, one metrics
+// row (with sys/cpu_percent and sys/rss_bytes), a checkpoint when due or `force_checkpoint`.
+// The time after the trainer's update is added to the trainer's timing().logging, minus the
+// evaluation (which counts as "other").
+Result<learn::IterationStats> UpdateOnce(Setup& s, LoopState& ls, const fs::path& run_dir,
+                                         runlog::MetricsLogger& log, bool force_checkpoint) {
+  Result<learn::IterationStats> st = s.trainer->Iterate();
+  if (!st.ok()) {
+    return Status::DataError(st.status().message() + " (training stopped; " +
+                             (ls.last_checkpoint.empty()
+                                  ? std::string("no checkpoint had been written yet")
+                                  : "the last good checkpoint " + ls.last_checkpoint + " is kept") +
+                             ")");
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  double eval_seconds = 0;
+  std::vector<std::pair<std::string, double>> rows = MetricRows(*st);
+  if (s.eval_venv) {
+    std::optional<learn::EvalStats> eval;
+    if (s.trainer->total_steps() >= ls.next_eval) {
+      const auto e0 = std::chrono::steady_clock::now();
+      Result<learn::EvalStats> r = learn::EvaluatePolicy(
+          s.trainer->policy(), s.trainer->normalizer(), *s.eval_venv, s.eval.episodes, s.eval.seed);
+      if (!r.ok()) return r.status();
+      eval = std::move(*r);
+      ls.next_eval = NextMultiple(s.trainer->total_steps(), s.run.eval_every);
+      eval_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - e0).count();
+    }
+    AppendEvalRows(s.eval, eval ? &*eval : nullptr, rows);
+  }
+  if (ls.sys_columns) {
+    rows.emplace_back("sys/cpu_percent", ls.cpu.PercentSinceLast());
+    rows.emplace_back("sys/rss_bytes", static_cast<double>(ResidentBytes()));
+  }
+  RLT_RETURN_IF_ERROR(log.Log(s.trainer->total_steps(), rows));
+  if (s.trainer->total_steps() >= ls.next_checkpoint || force_checkpoint) {
+    const fs::path dir =
+        run_dir / "checkpoints" / ("step_" + std::to_string(s.trainer->total_steps()));
+    RLT_RETURN_IF_ERROR(WriteCheckpoint(dir, s, ls));
+    while (ls.next_checkpoint <= s.trainer->total_steps()) {
+      ls.next_checkpoint += s.run.checkpoint_every;
+    }
+  }
+  s.trainer->mutable_timing().logging +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - eval_seconds;
+  return st;
+}
+
+// RUN_DIR/status.json, read by `rltrade status` (see README "Watching a run").
+class StatusFile {
+ public:
+  StatusFile(const fs::path& run_dir, const Setup& s)
+      : path_((run_dir / "status.json").string()),
+        start_time_(static_cast<int64_t>(std::time(nullptr))),
+        target_(s.run.total_steps) {}
+  // Writes at most once per second unless `force` (checkpoints, the end).
+  Status Write(int64_t steps, double fps, const std::string& last_checkpoint,
+               const std::string& state, const std::string& message, bool force) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!force && written_ && now - last_write_ < std::chrono::seconds(1)) return Status::Ok();
+    written_ = true;
+    last_write_ = now;
+    nlohmann::json j = {{"pid", static_cast<int64_t>(::getpid())},
+                        {"start_time", start_time_},
+                        {"updated_time", static_cast<int64_t>(std::time(nullptr))},
+                        {"total_steps", target_},
+                        {"steps", steps},
+                        {"fps", fps},
+                        {"last_checkpoint", last_checkpoint},
+                        {"state", state},
+                        {"message", message}};
+    return runlog::WriteFileAtomic(path_, j.dump(2) + "\n");
+  }
+
+ private:
+  std::string path_;
+  int64_t start_time_, target_;
+  bool written_ = false;
+  std::chrono::steady_clock::time_point last_write_;
+};
+
+std::string ProgressExtra() {
+  static CpuMeter meter;
+  char text[96];
+  std::snprintf(text, sizeof text, "cpu %.0f%% | rss %.0f MB", meter.PercentSinceLast(),
+                static_cast<double>(ResidentBytes()) / 1e6);
+  return text;
+}
+
 Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::MetricsLogger& log,
-                               bool quiet) {
+                               bool quiet, const std::string& resumed_from) {
   runlog::ProgressOptions popt;
   if (quiet) popt.mode = runlog::ProgressOptions::Mode::kQuiet;
   runlog::ProgressReporter progress(popt);
-  // Each checkpoint carries the resolved config and, for market envs, the normaliser.
-  std::map<std::string, std::string> extra_files = {{"config.toml", s.config.ToToml()}};
-  if (!s.normalizer_json.empty()) extra_files["normalizer.json"] = s.normalizer_json;
-  int64_t next_checkpoint = NextMultiple(s.trainer->total_steps(), s.run.checkpoint_every);
-  int64_t next_eval = NextMultiple(s.trainer->total_steps(), s.run.eval_every);
+  LoopState ls = MakeLoopState(s);
+  ls.last_checkpoint = resumed_from;
+  ls.sys_columns = log.keys().empty() || std::find(log.keys().begin(), log.keys().end(),
+                                                   "sys/cpu_percent") != log.keys().end();
+  ProgressExtra();  // starts the progress line's CPU meter
+  StatusFile status_file(run_dir, s);
   g_signal.store(0);
   auto old_int = std::signal(SIGINT, OnSignal);
   auto old_term = std::signal(SIGTERM, OnSignal);
   TrainOutcome out;
   out.run_dir = run_dir.string();
-  Status status;
-  while (s.trainer->total_steps() < s.run.total_steps) {
-    Result<learn::IterationStats> st = s.trainer->Iterate();
+  Status status = status_file.Write(s.trainer->total_steps(), 0, ls.last_checkpoint, "running", "",
+                                    /*force=*/true);
+  double fps = 0;
+  while (status.ok() && s.trainer->total_steps() < s.run.total_steps) {
+    const std::string checkpoint_before = ls.last_checkpoint;
+    Result<learn::IterationStats> st = UpdateOnce(s, ls, run_dir, log, g_signal.load() != 0);
     if (!st.ok()) {
-      status = Status::DataError(st.status().message() + " (the last good checkpoint is kept)");
+      status = st.status();
       break;
     }
-    std::vector<std::pair<std::string, double>> rows = MetricRows(*st);
-    if (s.eval_venv) {
-      std::optional<learn::EvalStats> eval;
-      if (s.trainer->total_steps() >= next_eval) {
-        Result<learn::EvalStats> r =
-            learn::EvaluatePolicy(s.trainer->policy(), s.trainer->normalizer(), *s.eval_venv,
-                                  s.eval.episodes, s.eval.seed);
-        if (!r.ok()) {
-          status = r.status();
-          break;
-        }
-        eval = std::move(*r);
-        next_eval = NextMultiple(s.trainer->total_steps(), s.run.eval_every);
-      }
-      AppendEvalRows(s.eval, eval ? &*eval : nullptr, rows);
-    }
-    status = log.Log(s.trainer->total_steps(), rows);
-    if (!status.ok()) break;
+    fps = st->fps;
     progress.Update(s.trainer->total_steps(), s.run.total_steps, st->fps,
-                    st->episodes_seen > 0 ? st->ep_rew_mean : NAN);
+                    st->episodes_seen > 0 ? st->ep_rew_mean : NAN, ProgressExtra());
+    const auto t0 = std::chrono::steady_clock::now();
+    status = status_file.Write(s.trainer->total_steps(), fps, ls.last_checkpoint, "running", "",
+                               ls.last_checkpoint != checkpoint_before);
+    s.trainer->mutable_timing().logging +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const int sig = g_signal.load();
-    if (s.trainer->total_steps() >= next_checkpoint || sig != 0) {
-      const fs::path dir =
-          run_dir / "checkpoints" / ("step_" + std::to_string(s.trainer->total_steps()));
-      status = learn::SaveCheckpoint(dir, *s.trainer, extra_files);
-      if (!status.ok()) break;
-      while (next_checkpoint <= s.trainer->total_steps()) next_checkpoint += s.run.checkpoint_every;
-    }
-    if (sig != 0) {
+    if (sig != 0 && status.ok()) {
+      // A signal during the update: UpdateOnce checkpointed only if it arrived before the
+      // call; make sure this update's checkpoint exists.
+      if (ls.last_checkpoint == checkpoint_before) {
+        const fs::path dir =
+            run_dir / "checkpoints" / ("step_" + std::to_string(s.trainer->total_steps()));
+        status = WriteCheckpoint(dir, s, ls);
+      }
       out.exit_code = 128 + sig;
       break;
     }
@@ -207,12 +403,51 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
   progress.Finish();
   std::signal(SIGINT, old_int);
   std::signal(SIGTERM, old_term);
-  if (!status.ok()) return status;
-  if (out.exit_code == 0) {
-    RLT_RETURN_IF_ERROR(learn::SaveCheckpoint(run_dir / "final", *s.trainer, extra_files));
+  if (status.ok() && out.exit_code == 0) {
+    status = WriteCheckpoint(run_dir / "final", s, ls);
   }
+  const std::string state =
+      !status.ok() ? "failed" : (out.exit_code != 0 ? "interrupted" : "finished");
+  // Best effort: the status file must not hide the error that ended the run.
+  const Status written = status_file.Write(s.trainer->total_steps(), fps, ls.last_checkpoint, state,
+                                           status.message(), /*force=*/true);
+  if (!status.ok()) return status;
+  RLT_RETURN_IF_ERROR(written);
   out.total_steps = s.trainer->total_steps();
   return out;
+}
+
+// [run] device = "auto": a short measured trial of this config on every device this build
+// has, then the fastest is written into the config. Availability alone never decides.
+Status ResolveAutoDevice(config::Config& config, bool quiet) {
+  const auto* device = config.Get("run", "device");
+  if (device == nullptr || device->text != "auto") return Status::Ok();
+  config::Config trial_config = config;
+  RLT_RETURN_IF_ERROR(trial_config.ApplyOverride("run.device=cpu"));
+  RLT_ASSIGN_OR_RETURN(Setup trial, BuildSetup(std::move(trial_config)));
+  // At least two updates and 0.5 s; the first update (warm-up) is not counted.
+  RLT_RETURN_IF_ERROR(trial.trainer->Iterate().status());
+  const int64_t steps0 = trial.trainer->total_steps();
+  const auto t0 = std::chrono::steady_clock::now();
+  double seconds = 0;
+  do {
+    RLT_RETURN_IF_ERROR(trial.trainer->Iterate().status());
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  } while (seconds < 0.5);
+  const double cpu_rate = static_cast<double>(trial.trainer->total_steps() - steps0) / seconds;
+  if (!quiet) {
+    std::fprintf(stderr,
+                 "device auto: cpu %.0f env steps/s (measured over %.2f s of this config's "
+                 "training loop)\n"
+                 "device auto: cuda not tried: %s\n"
+                 "device auto: picked cpu\n",
+                 cpu_rate, seconds,
+                 torch::cuda::is_available()
+                     ? "this build trains on cpu only"
+                     : "this LibTorch build has no CUDA device (torch::cuda::is_available() is "
+                       "false)");
+  }
+  return config.ApplyOverride("run.device=cpu");
 }
 
 }  // namespace
@@ -227,6 +462,7 @@ Result<TrainOutcome> RunTraining(const TrainRequest& request) {
   RLT_ASSIGN_OR_RETURN(config::Config config, config::Config::LoadFile(config_path));
   for (const std::string& o : request.overrides) RLT_RETURN_IF_ERROR(config.ApplyOverride(o));
   // Build and validate everything before touching the disk: bad input leaves no run dir.
+  RLT_RETURN_IF_ERROR(ResolveAutoDevice(config, request.quiet));
   RLT_ASSIGN_OR_RETURN(Setup setup, BuildSetup(std::move(config)));
   std::string checkpoint;
   if (resume) {
@@ -269,7 +505,69 @@ Result<TrainOutcome> RunTraining(const TrainRequest& request) {
     std::fprintf(stderr, "resuming %s from %s at step %lld\n", run_dir.c_str(), checkpoint.c_str(),
                  static_cast<long long>(setup.trainer->total_steps()));
   }
-  return TrainLoop(setup, run_dir, *log, request.quiet);
+  return TrainLoop(setup, run_dir, *log, request.quiet, checkpoint);
+}
+
+struct TrainBenchmark::Impl {
+  Setup setup;
+  std::optional<runlog::MetricsLogger> log;
+  fs::path scratch_dir;
+  std::optional<LoopState> loop;
+};
+
+TrainBenchmark::TrainBenchmark(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TrainBenchmark::~TrainBenchmark() = default;
+
+Status TrainBenchmark::Iterate() {
+  return UpdateOnce(impl_->setup, *impl_->loop, impl_->scratch_dir, *impl_->log, false).status();
+}
+
+int64_t TrainBenchmark::steps() const { return impl_->setup.trainer->total_steps(); }
+
+PhaseSeconds TrainBenchmark::timing() const {
+  const learn::TrainerTiming& t = impl_->setup.trainer->timing();
+  PhaseSeconds p;
+  p.env_step = t.env_step;
+  p.inference = t.inference;
+  p.gae = t.gae;
+  p.update_forward = t.update_forward;
+  p.backward = t.backward;
+  p.optimizer = t.optimizer;
+  p.logging = t.logging;
+  return p;
+}
+
+Result<std::unique_ptr<TrainBenchmark>> BuildForBenchmark(const std::string& config_path,
+                                                          const std::vector<std::string>& overrides,
+                                                          const std::string& scratch_dir) {
+  RLT_ASSIGN_OR_RETURN(config::Config config, config::Config::LoadFile(config_path));
+  for (const std::string& o : overrides) RLT_RETURN_IF_ERROR(config.ApplyOverride(o));
+  auto impl = std::make_unique<TrainBenchmark::Impl>();
+  RLT_ASSIGN_OR_RETURN(impl->setup, BuildSetup(std::move(config)));
+  impl->scratch_dir = scratch_dir;
+  std::error_code ec;
+  fs::create_directories(scratch_dir, ec);
+  if (ec) return Status::IoError("cannot create " + scratch_dir + ": " + ec.message());
+  RLT_ASSIGN_OR_RETURN(runlog::MetricsLogger log, runlog::MetricsLogger::Create(scratch_dir));
+  impl->log.emplace(std::move(log));
+  impl->loop.emplace(MakeLoopState(impl->setup));
+  const Setup& s = impl->setup;
+  BenchmarkShape shape;
+  shape.obs_dim = s.venv->obs_dim();
+  const env::ActionSpace& space = s.venv->spec().action;
+  shape.action_outputs = space.discrete ? space.n : space.dim;
+  shape.pi = s.policy.pi;
+  shape.vf = s.policy.vf;
+  shape.n_steps = s.ppo.n_steps;
+  shape.num_envs = s.venv->num_envs();
+  shape.n_epochs = s.ppo.n_epochs;
+  shape.threads = s.run.threads > 0 ? s.run.threads : HardwareThreads();
+  shape.device = s.run.device;
+  shape.total_steps = s.run.total_steps;
+  shape.checkpoint_every = s.run.checkpoint_every;
+  std::unique_ptr<TrainBenchmark> bench(new TrainBenchmark(std::move(impl)));
+  bench->shape_ = shape;
+  return bench;
 }
 
 }  // namespace rlt::train

@@ -22,6 +22,7 @@
 #ifndef RLT_TRAIN_TRAIN_H_
 #define RLT_TRAIN_TRAIN_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,58 @@ struct TrainOutcome {
 };
 
 Result<TrainOutcome> RunTraining(const TrainRequest& request);
+
+// ---- For `rltrade bench train` -------------------------------------------------------
+
+// Seconds per phase of the training loop, accumulated since the benchmark was built.
+struct PhaseSeconds {
+  double env_step = 0, inference = 0, gae = 0;
+  double update_forward = 0, backward = 0, optimizer = 0;
+  double logging = 0;  // metrics rows, status file, checkpoints
+};
+
+// What the FLOP count of an update needs to know about the config.
+struct BenchmarkShape {
+  int obs_dim = 0;
+  int action_outputs = 0;   // logits (Discrete n) or Gaussian means (Box dim)
+  std::vector<int> pi, vf;  // hidden widths of the policy and value nets
+  int64_t n_steps = 0, num_envs = 0;
+  int n_epochs = 0;
+  int threads = 0;
+  std::string device;
+  int64_t total_steps = 0;  // [run] total_steps of the config
+  int64_t checkpoint_every = 0;
+};
+
+// The real training loop of a config, one update at a time, without a run directory:
+// everything `rltrade train CONFIG --set ...` builds (same setup code, same thread
+// settings), with metrics, status and checkpoints written under `scratch_dir` exactly as a
+// run would write them. Not thread-safe; one at a time per process (torch global state).
+class TrainBenchmark {
+ public:
+  ~TrainBenchmark();
+  // One update as in `rltrade train`: rollout, PPO update, evaluation when due, a metrics
+  // row, checkpoint when due.
+  Status Iterate();
+  int64_t steps() const;  // env steps done
+  PhaseSeconds timing() const;
+  const BenchmarkShape& shape() const { return shape_; }
+
+ private:
+  friend Result<std::unique_ptr<TrainBenchmark>> BuildForBenchmark(const std::string&,
+                                                                   const std::vector<std::string>&,
+                                                                   const std::string&);
+  struct Impl;
+  explicit TrainBenchmark(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  BenchmarkShape shape_;
+};
+
+// Builds a TrainBenchmark from CONFIG + overrides; `scratch_dir` is created (the caller
+// removes it). [run] device = "auto" is not allowed here (the benchmark picks devices).
+Result<std::unique_ptr<TrainBenchmark>> BuildForBenchmark(const std::string& config_path,
+                                                          const std::vector<std::string>& overrides,
+                                                          const std::string& scratch_dir);
 
 }  // namespace rlt::train
 

@@ -67,7 +67,7 @@ Result<market::Bars> LoadBars(const DataOptions& d) {
 
 }  // namespace
 
-Result<EnvSetup> BuildEnvSetup(const config::Config& config) {
+Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverrides& overrides) {
   EnvSetup setup;
   const config::Section* env_section = config.Find("env");
   const config::ConfigValue* id = config.Get("env", "id");
@@ -96,7 +96,21 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config) {
         "market environments need [split] train = \"YYYY-MM-DD:YYYY-MM-DD\" (the normaliser is "
         "fitted on it and training episodes are drawn from it)");
   }
-  RLT_ASSIGN_OR_RETURN(market::Bars bars, LoadBars(setup.data));
+  DataOptions data = setup.data;
+  if (!overrides.data_file.empty()) {
+    data.source = "file";
+    data.file = overrides.data_file;
+  }
+  RLT_ASSIGN_OR_RETURN(market::Bars bars, LoadBars(data));
+  if (overrides.normalizer != nullptr) {
+    RLT_ASSIGN_OR_RETURN(setup.context.market,
+                         env::PrepareMarketDataset(std::move(bars), setup.features.preset,
+                                                   *overrides.normalizer, setup.split["train"]));
+    if (!setup.context.settings.count("range")) {
+      setup.context.settings["range"] = setup.split["train"].ToString();
+    }
+    return setup;
+  }
   env::DatasetOptions dopt;
   dopt.preset = setup.features.preset;
   RLT_ASSIGN_OR_RETURN(dopt.normalizer.kind,

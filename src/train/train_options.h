@@ -11,6 +11,7 @@
 #include "core/status.h"
 #include "env/market_dataset.h"
 #include "env/registry.h"
+#include "features/normalizer.h"
 
 namespace rlt::train {
 
@@ -19,7 +20,8 @@ struct RunOptions {
   int64_t total_steps = 100000;  // env steps to train for
   uint64_t seed = 0;             // env i is seeded seed + i; weights from seed
   int threads = 0;               // env workers = LibTorch = OpenBLAS threads; 0 = all cores
-  std::string device = "cpu";    // only "cpu" in this build
+  std::string device = "cpu";    // "cpu", or "auto": measure each available device, pick
+                                 // the fastest (this build: cpu only)
   int64_t checkpoint_every = 0;  // env steps between checkpoints; 0 = only final/
   int64_t eval_every = 0;        // env steps between evaluations; 0 = off (see EvalEnvSetup)
   int eval_episodes = 10;        // episodes per evaluation (episodic envs; market envs: 1)
@@ -28,7 +30,7 @@ struct RunOptions {
     v("total_steps", &total_steps, "env steps to train for");
     v("seed", &seed, "random seed");
     v("threads", &threads, "threads for env workers, LibTorch and OpenBLAS (0 = all cores)");
-    v("device", &device, "compute device", {"cpu"});
+    v("device", &device, "compute device (auto = measured trial)", {"cpu", "auto"});
     v("checkpoint_every", &checkpoint_every, "env steps between checkpoints (0 = final only)");
     v("eval_every", &eval_every, "env steps between evaluations (0 = off)");
     v("eval_episodes", &eval_episodes, "episodes per evaluation (episodic envs)");
@@ -84,10 +86,20 @@ struct EnvSetup {
   FeatureOptions features;
 };
 
+// Evaluation and signals rebuild a run's environments with these replacements.
+struct EnvSetupOverrides {
+  // Apply this normaliser (the run's normalizer.json) instead of fitting one on train.
+  const features::Normalizer* normalizer = nullptr;
+  // A bar CSV that replaces the run's [data] bars (read with its timezone, symbol and
+  // on_bad_rows settings); "" keeps [data].
+  std::string data_file;
+};
+
 // Reads [env], [split], [data], [features]; for market environments loads the bars
-// (or generates them), computes features and fits the normaliser on [split] train.
-// Training envs default to range = [split] train.
-Result<EnvSetup> BuildEnvSetup(const config::Config& config);
+// (or generates them), computes features and fits the normaliser on [split] train
+// (or applies overrides.normalizer). Training envs default to range = [split] train.
+Result<EnvSetup> BuildEnvSetup(const config::Config& config,
+                               const EnvSetupOverrides& overrides = {});
 
 // Periodic evaluation (run.eval_every > 0, Stable-Baselines3's EvalCallback): a separate
 // VecEnv built from the same [env] settings, run deterministically after every eval_every

@@ -1,0 +1,349 @@
+// End-to-end tests of the performance and stability commands: `rltrade bench train`,
+// `rltrade status`, the sys/* metrics, --device auto, the thread warning, and crash safety
+// (kill -9 at random points, divergence, absurd buffer sizes, a full disk). They run the
+// `rltrade` binary as a user would.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CmdResult {
+  int exit_code = -1;
+  std::string out;  // stdout (and stderr unless separated)
+};
+
+std::string Binary() {
+  const char* bin = std::getenv("RLT_BINARY");
+  EXPECT_NE(bin, nullptr) << "RLT_BINARY is set by CTest";
+  return bin ? bin : "rltrade";
+}
+
+// Runs `sh -c "<prefix> rltrade <args>"`; stderr is merged unless `stderr_to` is given.
+CmdResult RunCli(const std::string& args, const std::string& prefix = "",
+                 const std::string& stderr_to = "&1") {
+  CmdResult r;
+  const std::string cmd = prefix + " " + Binary() + " " + args + " 2>" + stderr_to;
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+constexpr const char* kTinyCartPole = R"([run]
+total_steps = 4096
+seed = 1
+threads = 1
+checkpoint_every = 512
+[env]
+id = "cartpole"
+num_envs = 4
+[algo]
+n_steps = 64
+batch_size = 64
+n_epochs = 2
+)";
+
+class PerfCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("rlt_perfcli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    config_ = (dir_ / "tiny.toml").string();
+    std::ofstream(config_) << kTinyCartPole;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+  std::string config_;
+};
+
+TEST_F(PerfCli, BenchTrainJsonHasTheKeysAndABreakdownThatSumsToOne) {
+  CmdResult r = RunCli("bench train --config " + config_ + " --steps 1024 --threads 1,2 --json", "",
+                       "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 2u);
+  for (size_t k = 0; k < j.size(); ++k) {
+    const nlohmann::json& o = j[k];
+    for (const char* key : {"env_steps_per_sec", "breakdown", "update_gflops", "peak_gflops",
+                            "peak_rss_bytes", "projected_seconds", "device", "threads"}) {
+      EXPECT_TRUE(o.contains(key)) << key;
+    }
+    EXPECT_EQ(o["device"], "cpu");
+    EXPECT_EQ(o["threads"], static_cast<int>(k) + 1);
+    EXPECT_GT(o["env_steps_per_sec"].get<double>(), 0);
+    EXPECT_GT(o["update_gflops"].get<double>(), 0);
+    EXPECT_GT(o["peak_gflops"].get<double>(), 0);
+    EXPECT_GT(o["peak_rss_bytes"].get<int64_t>(), 10 << 20);  // LibTorch alone is more
+    // total_steps / rate, recomputed here.
+    EXPECT_NEAR(o["projected_seconds"].get<double>(), 4096.0 / o["env_steps_per_sec"].get<double>(),
+                1e-6);
+    double sum = 0;
+    for (const char* phase : {"env_step", "inference", "advantage", "update_forward", "backward",
+                              "optimizer", "logging", "other"}) {
+      ASSERT_TRUE(o["breakdown"].contains(phase)) << phase;
+      const double f = o["breakdown"][phase].get<double>();
+      EXPECT_GE(f, 0) << phase;
+      sum += f;
+    }
+    EXPECT_NEAR(sum, 1.0, 0.02);
+    // The update phases are measured, not estimated: PPO spends time in each.
+    EXPECT_GT(o["breakdown"]["backward"].get<double>(), 0);
+    EXPECT_GT(o["breakdown"]["env_step"].get<double>(), 0);
+  }
+}
+
+TEST_F(PerfCli, BenchTrainWritesAMarkdownReportWithARecommendation) {
+  const std::string report = (dir_ / "report.md").string();
+  CmdResult r = RunCli("bench train --config " + config_ + " --steps 512 --report " + report);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("env steps/s"), std::string::npos) << r.out;
+  const std::string md = ReadFile(report);
+  EXPECT_NE(md.find("| device |"), std::string::npos) << md;
+  EXPECT_NE(md.find("## Recommendation"), std::string::npos) << md;
+  EXPECT_NE(md.find("Use **device cpu, threads 1**"), std::string::npos) << md;
+}
+
+TEST_F(PerfCli, BenchTrainRefusesADeviceThisBuildDoesNotHave) {
+  CmdResult r = RunCli("bench train --config " + config_ + " --devices cpu,tpu");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("--devices tpu: not available in this build (available: cpu"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(PerfCli, TrainRecordsSysColumnsAndStatusReportsTheFinishedRun) {
+  const std::string run = (dir_ / "run").string();
+  CmdResult t = RunCli("train " + config_ + " --run-dir " + run + " --quiet");
+  ASSERT_EQ(t.exit_code, 0) << t.out;
+  std::ifstream csv(fs::path(run) / "metrics.csv");
+  std::string header, row;
+  std::getline(csv, header);
+  EXPECT_NE(header.find("sys/cpu_percent"), std::string::npos) << header;
+  EXPECT_NE(header.find("sys/rss_bytes"), std::string::npos) << header;
+  CmdResult s = RunCli("status " + run + " --json", "", "/dev/null");
+  ASSERT_EQ(s.exit_code, 0) << s.out;
+  const nlohmann::json j = nlohmann::json::parse(s.out);
+  EXPECT_EQ(j["state"], "finished");
+  EXPECT_EQ(j["alive"], false);
+  EXPECT_EQ(j["steps"], 4096);
+  EXPECT_EQ(j["total_steps"], 4096);
+  EXPECT_EQ(j["last_checkpoint"], (fs::path(run) / "final").string());
+  EXPECT_EQ(j["metrics"]["time/total_timesteps"], 4096.0);
+  EXPECT_GT(j["metrics"]["sys/rss_bytes"].get<double>(), 10 << 20);
+  EXPECT_GT(j["metrics"]["sys/cpu_percent"].get<double>(), 0);
+}
+
+// Spawns `rltrade train` in the background and returns its pid.
+pid_t Spawn(const std::vector<std::string>& args) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    static std::string bin;
+    bin = Binary();
+    argv.push_back(bin.data());
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, 1);
+    ::dup2(devnull, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+TEST_F(PerfCli, StatusShowsARunningRunAsAliveAndAKilledOneAsDied) {
+  const std::string run = (dir_ / "run").string();
+  const pid_t pid = Spawn({"train", config_, "--run-dir", run, "--quiet", "--set",
+                           "run.total_steps=100000000", "--set", "run.checkpoint_every=0"});
+  const fs::path status = fs::path(run) / "status.json";
+  for (int i = 0; i < 300 && !fs::exists(status); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(fs::exists(status));
+  CmdResult s = RunCli("status " + run + " --json", "", "/dev/null");
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  const nlohmann::json j = nlohmann::json::parse(s.out);
+  EXPECT_EQ(j["alive"], true);
+  EXPECT_EQ(j["pid"], pid);
+  EXPECT_EQ(j["state"], "running");
+  EXPECT_EQ(j["total_steps"], 100000000);
+  CmdResult after = RunCli("status " + run);
+  EXPECT_NE(after.out.find("died"), std::string::npos) << after.out;
+}
+
+// kill -9 at random moments, checkpoint writes included (a checkpoint every update), must
+// never leave a checkpoint that --resume picks but cannot load.
+TEST_F(PerfCli, KillNineAtRandomPointsNeverLeavesACheckpointResumeCannotLoad) {
+  std::mt19937 rng(12345);
+  std::uniform_int_distribution<int> delay_ms(400, 1600);
+  int resumed = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    const std::string run = (dir_ / ("run" + std::to_string(trial))).string();
+    const pid_t pid = Spawn({"train", config_, "--run-dir", run, "--quiet", "--set",
+                             "run.checkpoint_every=256", "--set", "run.total_steps=1000000"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    bool has_checkpoint = false;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(fs::path(run) / "checkpoints", ec)) {
+      if (fs::exists(e.path() / "FORMAT")) has_checkpoint = true;
+    }
+    // Resume loads the newest complete checkpoint (then stops: the target is already met).
+    CmdResult r = RunCli("train --resume " + run + " --quiet --set run.total_steps=1");
+    if (!has_checkpoint) {  // killed before the first checkpoint (or the run dir)
+      EXPECT_TRUE(r.out.find("no complete checkpoint") != std::string::npos ||
+                  r.out.find("cannot read config") != std::string::npos)
+          << r.out;
+      continue;
+    }
+    EXPECT_EQ(r.exit_code, 0) << "trial " << trial << ": " << r.out;
+    ++resumed;
+  }
+  EXPECT_GE(resumed, 10);  // most kills land after the first checkpoint
+}
+
+TEST_F(PerfCli, DivergenceRightAwayStopsWithTheLossDiagnostic) {
+  const std::string run = (dir_ / "run").string();
+  CmdResult r = RunCli("train " + config_ + " --run-dir " + run +
+                       " --quiet --set algo.learning_rate=1e30 --set algo.max_grad_norm=1e30");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("PPO loss is not finite at update 1"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(fs::path(run) / "final"));
+}
+
+// A NaN parameter after update 3 (the trainer's test hook): the diagnostic names the
+// tensor and the update, training stops before checkpointing it, and the last good
+// checkpoint (step 512 = update 2) is kept and loads.
+TEST_F(PerfCli, NonFiniteParameterStopsTrainingNamingTheTensorAndKeepsTheLastGoodCheckpoint) {
+  const std::string run = (dir_ / "run").string();
+  CmdResult r =
+      RunCli("train " + config_ + " --run-dir " + run + " --quiet --set run.checkpoint_every=256",
+             "RLT_TEST_POISON_PARAMETER_AT_UPDATE=3");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("parameter '"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("is not finite at update 3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("last good checkpoint " + run + "/checkpoints/step_512 is kept"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(fs::path(run) / "checkpoints" / "step_768"));
+  EXPECT_FALSE(fs::exists(fs::path(run) / "final"));
+  CmdResult s = RunCli("status " + run + " --json", "", "/dev/null");
+  const nlohmann::json j = nlohmann::json::parse(s.out);
+  EXPECT_EQ(j["state"], "failed");
+  EXPECT_NE(j["message"].get<std::string>().find("not finite"), std::string::npos);
+  CmdResult resume = RunCli("train --resume " + run + " --quiet");
+  EXPECT_EQ(resume.exit_code, 0) << resume.out;
+}
+
+TEST_F(PerfCli, AbsurdBufferSizeFailsUpFrontNamingTheSettings) {
+  const std::string run = (dir_ / "run").string();
+  CmdResult r = RunCli("train " + config_ + " --run-dir " + run +
+                       " --quiet --set algo.n_steps=2000000000 --set algo.batch_size=64");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("MemAvailable"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lower algo.n_steps or env.num_envs"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(run));
+}
+
+// A full disk: the run directory on a 1 MiB tmpfs (needs mount rights; skipped without).
+// Training fills it with checkpoints until one does not fit: a clear error naming the
+// disk, exit code 1 (not an abort), and the newest complete checkpoint still loads.
+TEST_F(PerfCli, FullDiskIsAClearErrorAndTheNewestCheckpointStillLoads) {
+  const fs::path disk = dir_ / "disk";
+  fs::create_directories(disk);
+  if (std::system(("mount -t tmpfs -o size=1m tmpfs " + disk.string() + " 2>/dev/null").c_str()) !=
+      0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here";
+  }
+  const std::string run = (disk / "run").string();
+  CmdResult r = RunCli("train " + config_ + " --run-dir " + run +
+                       " --quiet --set run.total_steps=100000000 --set run.checkpoint_every=256");
+  fs::copy(run, dir_ / "copy", fs::copy_options::recursive);
+  std::system(("umount " + disk.string()).c_str());
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(r.out.find("disk full") != std::string::npos ||
+              r.out.find("No space left") != std::string::npos)
+      << r.out;
+  CmdResult resume =
+      RunCli("train --resume " + (dir_ / "copy").string() + " --quiet --set run.total_steps=1");
+  EXPECT_EQ(resume.exit_code, 0) << resume.out;
+}
+
+// A write error inside a checkpoint file (RLIMIT_FSIZE via `ulimit -f`, SIGXFSZ ignored so
+// write(2) fails with EFBIG). LibTorch's writer aborts the process on it (a throw from a
+// destructor in learn/checkpoint.cc's torch::save), so only the durable part is asserted:
+// the process fails, the previous checkpoint is intact and --resume still loads it.
+TEST_F(PerfCli, WriteErrorDuringACheckpointKeepsThePreviousCheckpoint) {
+  const std::string run = (dir_ / "run").string();
+  ASSERT_EQ(RunCli("train " + config_ + " --run-dir " + run +
+                   " --quiet --set run.total_steps=1024 --set run.checkpoint_every=512")
+                .exit_code,
+            0);
+  const std::string before = ReadFile(fs::path(run) / "checkpoints" / "step_1024" / "FORMAT");
+  ASSERT_FALSE(before.empty());
+  // 64 blocks (32 KiB with sh's 512-byte blocks) is less than a checkpoint's model file.
+  CmdResult r = RunCli("train --resume " + run + " --quiet --set run.total_steps=2048",
+                       "trap '' XFSZ; ulimit -f 64;");
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_EQ(ReadFile(fs::path(run) / "checkpoints" / "step_1024" / "FORMAT"), before);
+  EXPECT_FALSE(fs::exists(fs::path(run) / "checkpoints" / "step_1536" / "FORMAT"));
+  CmdResult resume = RunCli("train --resume " + run + " --quiet --set run.total_steps=2048");
+  EXPECT_EQ(resume.exit_code, 0) << resume.out;
+}
+
+TEST_F(PerfCli, DeviceAutoMeasuresAndPrintsTheNumbersBehindTheChoice) {
+  CmdResult r = RunCli("train " + config_ + " --run-dir " + (dir_ / "run").string() +
+                       " --set run.device=auto --set run.total_steps=512");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("device auto: cpu "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("env steps/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("device auto: picked cpu"), std::string::npos) << r.out;
+  EXPECT_NE(ReadFile(dir_ / "run" / "config.toml").find("device = \"cpu\""), std::string::npos);
+}
+
+TEST_F(PerfCli, ThreadsAboveTheCoresWarnOnce) {
+  const int too_many = static_cast<int>(std::thread::hardware_concurrency()) + 2;
+  CmdResult r =
+      RunCli("train " + config_ + " --run-dir " + (dir_ / "run").string() +
+             " --quiet --set run.total_steps=256 --set run.threads=" + std::to_string(too_many));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const size_t first = r.out.find("exceeds the");
+  EXPECT_NE(first, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("exceeds the", first + 1), std::string::npos) << r.out;
+}
+
+}  // namespace

@@ -1,0 +1,56 @@
+// rltrade eval: the HTML report of an evaluation (`report.html`, issue 4 §4).
+//
+// What it is: WriteReport() reads the files an evaluation wrote (summary.json, equity.csv,
+// daily_returns.csv, trades.csv; their format is the contract in eval/outputs.h) and writes
+// one self-contained page next to them. The page has no scripts, fonts, stylesheets or
+// images from anywhere else: CSS is inline and every chart is an SVG drawn here in C++, so
+// it opens offline and can be mailed or archived as one file.
+//
+// What it is not: it computes no metrics of its own (the metrics table shows
+// summary.json's numbers as they are), and it does not run a backtest.
+//
+// The page, top to bottom:
+//  - the title (run directory, range name and dates) and, when summary.in_sample is true,
+//    a red IN-SAMPLE banner; the metrics table is then also labelled IN-SAMPLE. The word
+//    "IN-SAMPLE" appears nowhere on an out-of-sample page.
+//  - the metrics table: the strategy against flat (cash) and buy-and-hold.
+//  - equity: net worth per bar against buy-and-hold's, over the whole range.
+//  - drawdown of the strategy's net worth from its running peak (buy-and-hold's as a line).
+//  - a histogram of the strategy's daily (per-session) returns.
+//  - monthly returns: each calendar month's daily returns compounded, ∏(1 + r) − 1
+//    (missing days skipped), with a yearly column; cells are tinted green/red.
+//  - per-session charts for three chosen sessions: the best and the worst session by the
+//    strategy's daily return and the last session of the range (duplicates shown once).
+//    Best and worst show what the policy does when it is most right and most wrong; the
+//    last is the most recent behaviour. Each chart draws the close per bar, shades the bars
+//    held long (green) or short (red), and marks every fill of trades.csv in that session
+//    with a triangle (BUY pointing up below the price, SELL pointing down above it).
+//  - the run's settings (summary.settings), one row per key.
+//
+// Size: equity and drawdown series with more than 2000 points are downsampled to at most
+// 2000 points per series: the bars are cut into 1000 equal buckets and each bucket keeps
+// its lowest and highest value in time order, so peaks and troughs (the drawdowns) stay
+// visible. Per-session charts draw every bar.
+//
+// All text from the input files is HTML-escaped.
+#ifndef RLT_EVAL_REPORT_H_
+#define RLT_EVAL_REPORT_H_
+
+#include <string>
+
+#include "core/status.h"
+
+namespace rlt::eval {
+
+// Reads the evaluation files in `eval_dir` and writes `eval_dir`/report.html under a
+// temporary name, renamed into place when complete (an existing report is replaced).
+// Errors (missing or malformed file, unwritable directory) come back as a Status naming
+// the file, the line and what was expected.
+Status WriteReport(const std::string& eval_dir);
+
+// "&", "<", ">", '"' and "'" replaced by their HTML entities.
+std::string HtmlEscape(const std::string& text);
+
+}  // namespace rlt::eval
+
+#endif  // RLT_EVAL_REPORT_H_

@@ -1,0 +1,349 @@
+// Tests of eval/report.h: a hand-written evaluation directory (eval/outputs.h format) is
+// turned into report.html, which is checked as text (self-contained, escaped, expected SVG
+// elements, monthly returns against independently compounded values) and, when Debian's
+// chromium is installed, rendered headless: a non-blank screenshot and no page errors.
+#include "eval/report.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "eval/outputs.h"
+
+namespace rlt::eval {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteAll(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+size_t Count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+fs::path FreshDir(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("rlt_report_test_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// "2024-01-30T09:30:00-05:00" plus `bar` minutes.
+std::string BarTime(const std::string& date, int bar) {
+  return date + "T09:3" + std::to_string(bar) + ":00-05:00";
+}
+
+// Four sessions of four bars across a month boundary. Daily returns (strategy):
+// 01-30 +1 %, 01-31 −2 % (worst), 02-01 +3 % (best), 02-02 +0.5 % (last).
+const std::vector<std::pair<std::string, double>> kDaily = {
+    {"2024-01-30", 0.01}, {"2024-01-31", -0.02}, {"2024-02-01", 0.03}, {"2024-02-02", 0.005}};
+
+// Writes the synthetic evaluation files; `in_sample` sets summary.in_sample.
+fs::path WriteEvalDir(const std::string& name, bool in_sample) {
+  const fs::path dir = FreshDir(name);
+  WriteAll(
+      dir / kSummaryFile,
+      std::string(R"({"run_dir": "runs/<b>&\"x\"", )") +
+          R"("range": {"name": "test", "first": "2024-01-30", "last": "2024-02-02"}, )" +
+          R"("in_sample": )" + (in_sample ? "true" : "false") + ", " + R"("policy": "trained", )" +
+          R"("metrics": {"sharpe_ratio": 1.2345, "annual_return": 0.5, "max_drawdown": -0.02, "calmar_ratio": null, "num_trades": 6}, )" +
+          R"("benchmarks": {"flat": {"sharpe_ratio": null, "annual_return": 0.0}, )" +
+          R"("buy_and_hold": {"sharpe_ratio": 0.5, "annual_return": 0.1}}, )" +
+          R"("settings": {"env": "intraday", "note": "<script>alert(1)</script>", "cost": 0.0005}})");
+  std::string equity = std::string(kEquityHeader) + "\n";
+  std::string daily = std::string(kDailyReturnsHeader) + "\n";
+  double worth = 100000, hold = 100000, close = 100;
+  for (const auto& [date, r] : kDaily) {
+    const double start = worth;
+    for (int bar = 0; bar < 4; ++bar) {
+      worth = start * (1 + r * (bar + 1) / 4.0);
+      close *= 1.001;
+      hold *= 1.001;
+      const int position = bar == 0 ? 0 : (date == "2024-01-31" ? -10 : 10);
+      equity += BarTime(date, bar) + "," + date + "," + std::to_string(bar) + "," +
+                std::to_string(close) + "," + std::to_string(position) + ",0," +
+                std::to_string(worth) + "," + std::to_string(hold) + "\n";
+    }
+    daily += date + "," + std::to_string(r) + ",0.001,0\n";
+  }
+  WriteAll(dir / kEquityFile, equity);
+  WriteAll(dir / kDailyReturnsFile, daily);
+  // Two fills in each of 01-31, 02-01, 02-02 (shown) and two in 01-30 (not shown: neither
+  // best, worst nor last).
+  std::string trades = std::string(kTradesHeader) + "\n";
+  for (const auto& [date, r] : kDaily) {
+    const bool shortd = date == "2024-01-31";
+    trades += BarTime(date, 1) +
+              (shortd ? ",SELL,10,100.1,0.5,-10,1001" : ",BUY,10,100.1,0.5,10,-1001") + "\n";
+    trades +=
+        BarTime(date, 3) + (shortd ? ",BUY,10,100.3,0.5,0,0" : ",SELL,10,100.3,0.5,0,0") + "\n";
+  }
+  WriteAll(dir / kTradesFile, trades);
+  return dir;
+}
+
+struct Report {
+  std::string html;
+  fs::path dir;
+};
+
+Report MakeReport(const std::string& name, bool in_sample) {
+  Report r;
+  r.dir = WriteEvalDir(name, in_sample);
+  const Status status = WriteReport(r.dir.string());
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  r.html = ReadAll(r.dir / kReportFile);
+  return r;
+}
+
+TEST(Report, IsOneSelfContainedFile) {
+  const Report r = MakeReport("self_contained", /*in_sample=*/false);
+  ASSERT_FALSE(r.html.empty());
+  EXPECT_EQ(r.html.rfind("<!DOCTYPE html>", 0), 0u);
+  for (const char* external :
+       {"http://", "https://", "<script", "<link", "url(", "@import", "src="}) {
+    EXPECT_EQ(r.html.find(external), std::string::npos) << external;
+  }
+  // No temporary file is left behind.
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(r.dir)) files += entry.is_regular_file();
+  EXPECT_EQ(files, 5u);
+}
+
+TEST(Report, DrawsEquityDrawdownHistogramAndSessionCharts) {
+  const Report r = MakeReport("charts", /*in_sample=*/false);
+  EXPECT_GE(Count(r.html, "<polyline class=\"series strategy\""), 2u);  // equity, drawdown
+  EXPECT_GE(Count(r.html, "<polyline class=\"series hold\""), 2u);
+  EXPECT_EQ(Count(r.html, "<polygon class=\"drawdown-area\""), 1u);
+  EXPECT_GE(Count(r.html, "<rect class=\"hist-bar"), 5u);
+  // Sessions shown: 02-01 (best), 01-31 (worst), 02-02 (last); not 01-30.
+  EXPECT_EQ(Count(r.html, "<polyline class=\"series price\""), 3u);
+  EXPECT_NE(r.html.find("2024-02-01 &middot; best session"), std::string::npos);
+  EXPECT_NE(r.html.find("2024-01-31 &middot; worst session"), std::string::npos);
+  EXPECT_NE(r.html.find("2024-02-02 &middot; last session"), std::string::npos);
+  EXPECT_EQ(r.html.find("2024-01-30 &middot;"), std::string::npos);
+  // One marker per fill of the shown sessions: 3 sessions × 2 fills (trades.csv has 8).
+  EXPECT_EQ(Count(r.html, "class=\"trade-marker "), 6u);
+  EXPECT_EQ(Count(r.html, "class=\"trade-marker buy\""), 3u);
+  EXPECT_EQ(Count(r.html, "class=\"trade-marker sell\""), 3u);
+  // Positions: long in two shown sessions, short in one (bars 1..3 each).
+  EXPECT_EQ(Count(r.html, "<rect class=\"pos-long\""), 2u);
+  EXPECT_EQ(Count(r.html, "<rect class=\"pos-short\""), 1u);
+}
+
+TEST(Report, InSampleBannerAppearsOnlyForInSampleRanges) {
+  const Report in = MakeReport("in_sample", /*in_sample=*/true);
+  EXPECT_NE(in.html.find("id=\"in-sample-banner\""), std::string::npos);
+  EXPECT_NE(in.html.find("Metrics <span class=\"tag\">IN-SAMPLE</span>"), std::string::npos);
+  const Report out = MakeReport("out_of_sample", /*in_sample=*/false);
+  EXPECT_EQ(out.html.find("IN-SAMPLE"), std::string::npos);
+  EXPECT_EQ(out.html.find("in-sample-banner"), std::string::npos);
+}
+
+TEST(Report, MonthlyTableCompoundsDailyReturnsPerCalendarMonth) {
+  const Report r = MakeReport("monthly", /*in_sample=*/false);
+  std::map<std::string, double> expected = {{"2024-01", 1.0}, {"2024-02", 1.0}, {"2024-00", 1.0}};
+  for (const auto& [date, ret] : kDaily) {
+    expected[date.substr(0, 7)] *= 1 + ret;
+    expected["2024-00"] *= 1 + ret;
+  }
+  const std::regex cell("data-month=\"([0-9-]+)\" data-return=\"([^\"]+)\"");
+  std::map<std::string, double> found;
+  for (auto it = std::sregex_iterator(r.html.begin(), r.html.end(), cell);
+       it != std::sregex_iterator(); ++it) {
+    found[(*it)[1]] = std::stod((*it)[2]);
+  }
+  ASSERT_EQ(found.size(), expected.size());
+  for (const auto& [month, growth] : expected) {
+    ASSERT_TRUE(found.count(month)) << month;
+    EXPECT_NEAR(found[month], growth - 1.0, 1e-9) << month;
+  }
+  EXPECT_NE(r.html.find(">−1.02%<"), std::string::npos);  // Jan: 1.01·0.98 − 1
+}
+
+TEST(Report, EscapesTextFromTheFiles) {
+  const Report r = MakeReport("escape", /*in_sample=*/false);
+  EXPECT_EQ(r.html.find("<b>"), std::string::npos);
+  EXPECT_EQ(r.html.find("<script>alert(1)"), std::string::npos);
+  EXPECT_NE(r.html.find("runs/&lt;b&gt;&amp;&quot;x&quot;"), std::string::npos);
+  EXPECT_NE(r.html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  EXPECT_EQ(HtmlEscape("a<b>&'\""), "a&lt;b&gt;&amp;&#39;&quot;");
+}
+
+TEST(Report, MetricsTableShowsStrategyAndBenchmarks) {
+  const Report r = MakeReport("metrics", /*in_sample=*/false);
+  EXPECT_NE(r.html.find("<td>1.234</td><td>n/a</td><td>0.500</td>"), std::string::npos);
+  EXPECT_NE(r.html.find("<td>50.00%</td><td>0.00%</td><td>10.00%</td>"), std::string::npos);
+}
+
+TEST(Report, MissingOrMalformedFilesAreErrorsNamingTheFile) {
+  const fs::path dir = WriteEvalDir("errors", /*in_sample=*/false);
+  WriteAll(dir / kTradesFile, "time,side\n");
+  Status s = WriteReport(dir.string());
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("trades.csv:1"), std::string::npos) << s.message();
+  fs::remove(dir / kSummaryFile);
+  s = WriteReport(dir.string());
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("summary.json"), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(dir / kReportFile));
+}
+
+TEST(Report, DownsamplesLongRangesToAtMost2000PointsPerSeries) {
+  const fs::path dir = WriteEvalDir("long", /*in_sample=*/false);
+  std::string equity = std::string(kEquityHeader) + "\n";
+  for (int i = 0; i < 10000; ++i) {
+    const std::string date =
+        "2024-03-" + std::string(i / 1000 < 9 ? "0" : "") + std::to_string(i / 1000 + 1);
+    equity += date + "T10:00:00-05:00," + date + "," + std::to_string(i % 1000) + ",100,0,0," +
+              std::to_string(100000 + std::sin(i * 0.01) * 1000) + ",100000\n";
+  }
+  WriteAll(dir / kEquityFile, equity);
+  ASSERT_TRUE(WriteReport(dir.string()).ok());
+  const std::string html = ReadAll(dir / kReportFile);
+  const std::regex polyline("<polyline class=\"series strategy\" points=\"([^\"]*)\"");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(html, m, polyline));
+  const size_t points = Count(m[1].str(), ",");
+  EXPECT_LE(points, 2000u);
+  EXPECT_GE(points, 1000u);
+}
+
+// ------------------------------------------------------------ headless chromium
+
+constexpr const char* kChromium = "/usr/bin/chromium";
+
+// Runs chromium headless on `html_path` with `mode` ("--dump-dom" or "--screenshot=PNG");
+// stdout and stderr go to the given files. Returns the exit status.
+int RunChromium(const fs::path& html_path, const std::string& mode, const fs::path& out,
+                const fs::path& err) {
+  const fs::path profile = FreshDir("profile_" + out.stem().string());
+  const std::string cmd =
+      std::string("timeout 60 ") + kChromium +
+      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
+      " --disable-background-networking --disable-component-update --disable-sync"
+      " --enable-logging=stderr --v=0 --user-data-dir=" +
+      profile.string() + " --window-size=1200,2400 " + mode + " file://" + html_path.string() +
+      " >" + out.string() + " 2>" + err.string();
+  const int rc = std::system(cmd.c_str());
+  fs::remove_all(profile);
+  return rc;
+}
+
+// The page with a first script that records any error (script, resource) or
+// console.error/warn as an attribute of <html>, visible in --dump-dom output.
+std::string WithErrorProbe(const std::string& html) {
+  const std::string probe =
+      "<head><script>(function(){var d=document.documentElement;"
+      "window.addEventListener('error',function(e){d.setAttribute('data-page-error',"
+      "String(e.message||(e.target&&(e.target.src||e.target.href))||'error'));},true);"
+      "['error','warn'].forEach(function(k){var o=console[k];console[k]=function(){"
+      "d.setAttribute('data-console-'+k,Array.prototype.join.call(arguments,' '));"
+      "return o.apply(console,arguments);};});})();</script>";
+  std::string out = html;
+  const size_t at = out.find("<head>");
+  return at == std::string::npos ? out : out.replace(at, 6, probe);
+}
+
+// "" when the page rendered without errors, else what went wrong.
+std::string PageErrors(const fs::path& dir, const std::string& html, const std::string& name) {
+  const fs::path page = dir / (name + ".html");
+  WriteAll(page, WithErrorProbe(html));
+  const fs::path out = dir / (name + ".dom"), err = dir / (name + ".err");
+  if (RunChromium(page, "--dump-dom", out, err) != 0) return "chromium failed: " + ReadAll(err);
+  const std::string dom = ReadAll(out), log = ReadAll(err);
+  if (dom.find("</html>") == std::string::npos) return "no DOM dumped: " + log;
+  for (const char* marker : {"data-page-error=", "data-console-error=", "data-console-warn="}) {
+    if (dom.find(marker) != std::string::npos) return std::string(marker) + " in DOM";
+  }
+  if (log.find(":CONSOLE(") != std::string::npos) return "console message: " + log;
+  return "";
+}
+
+// The number of distinct RGBA pixel values of a PNG (decoded with python3's zlib), or -1.
+long DistinctPixelValues(const fs::path& png, const fs::path& dir) {
+  const fs::path script = dir / "count_colours.py", out = dir / "colours.txt";
+  WriteAll(script, R"(import sys, zlib, struct
+data = open(sys.argv[1], 'rb').read()
+assert data[:8] == b'\x89PNG\r\n\x1a\n'
+pos, idat, w, h, depth, ctype = 8, b'', 0, 0, 0, 0
+while pos < len(data):
+    n, kind = struct.unpack('>I4s', data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if kind == b'IHDR': w, h, depth, ctype = struct.unpack('>IIBB', body[:10])
+    if kind == b'IDAT': idat += body
+    pos += 12 + n
+assert depth == 8 and ctype in (2, 6)
+bpp = 4 if ctype == 6 else 3
+raw, stride, prev, colours = zlib.decompress(idat), w * bpp, bytearray(w * bpp), set()
+for y in range(h):
+    f, row = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    if f == 1:
+        for i in range(bpp, stride): row[i] = (row[i] + row[i - bpp]) & 255
+    elif f == 2:
+        row = bytearray((a + b) & 255 for a, b in zip(row, prev))
+    elif f == 3:
+        for i in range(stride): row[i] = (row[i] + ((row[i - bpp] if i >= bpp else 0) + prev[i]) // 2) & 255
+    elif f == 4:
+        for i in range(stride):
+            a = row[i - bpp] if i >= bpp else 0; b = prev[i]; c = prev[i - bpp] if i >= bpp else 0
+            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            row[i] = (row[i] + (a if pa <= pb and pa <= pc else (b if pb <= pc else c))) & 255
+    if y % 4 == 0: colours.update(bytes(row[i:i + bpp]) for i in range(0, stride, bpp))
+    prev = row
+print(len(colours))
+)");
+  const std::string cmd = "python3 " + script.string() + " " + png.string() + " >" + out.string();
+  if (std::system(cmd.c_str()) != 0) return -1;
+  return std::atol(ReadAll(out).c_str());
+}
+
+TEST(ReportInChromium, RendersChartsWithoutPageErrors) {
+  if (access(kChromium, X_OK) != 0)
+    GTEST_SKIP() << kChromium << " is absent (scripts/install-deps.sh installs it)";
+  const Report r = MakeReport("chromium", /*in_sample=*/true);
+  const fs::path png = r.dir / "report.png";
+  ASSERT_EQ(RunChromium(r.dir / kReportFile, "--screenshot=" + png.string(), r.dir / "shot.out",
+                        r.dir / "shot.err"),
+            0)
+      << ReadAll(r.dir / "shot.err");
+  ASSERT_TRUE(fs::exists(png)) << ReadAll(r.dir / "shot.err");
+  EXPECT_GT(fs::file_size(png), 10000u);
+  // Text, lines in several colours, tinted cells: far more than a blank page's one colour.
+  EXPECT_GT(DistinctPixelValues(png, r.dir), 20);
+  EXPECT_EQ(ReadAll(r.dir / "shot.err").find(":CONSOLE("), std::string::npos);
+  EXPECT_EQ(PageErrors(r.dir, r.html, "probe"), "");
+  // The probe catches errors: a page with a failing script is reported.
+  EXPECT_NE(
+      PageErrors(r.dir, "<html><head></head><body><script>noSuchFunction();</script></body></html>",
+                 "broken"),
+      "");
+}
+
+}  // namespace
+}  // namespace rlt::eval

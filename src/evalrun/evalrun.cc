@@ -1,0 +1,465 @@
+// rltrade evalrun: RunEvaluation() — a run directory to RUN_DIR/eval/<range>/ (see
+// evalrun.h; the files follow eval/outputs.h).
+#include "evalrun/evalrun.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "config/config.h"
+#include "core/civil_time.h"
+#include "core/options.h"
+#include "env/envs/intraday.h"
+#include "env/envs/intraday_rules.h"
+#include "env/registry.h"
+#include "env/vec_env.h"
+#include "eval/metrics.h"
+#include "eval/outputs.h"
+#include "eval/report.h"
+#include "evalrun/backtest.h"
+#include "learn/inference.h"
+#include "runlog/atomic_dir.h"
+#include "train/train_options.h"
+
+namespace rlt::evalrun {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+struct LoadedRun {
+  config::Config config;
+  train::EnvSetup setup;
+  train::RunOptions run;
+};
+
+Result<std::string> ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot read " + path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Result<LoadedRun> LoadRun(const EvalRequest& request) {
+  const fs::path run_dir(request.run_dir);
+  if (!fs::exists(run_dir / "config.toml")) {
+    return Status::NotFound(request.run_dir +
+                            " is not a run directory (no config.toml); pass a directory "
+                            "written by `rltrade train`");
+  }
+  LoadedRun r;
+  RLT_ASSIGN_OR_RETURN(r.config, config::Config::LoadFile((run_dir / "config.toml").string()));
+  RLT_RETURN_IF_ERROR(r.config.Bind("run", r.run));
+  train::EnvSetupOverrides overrides;
+  overrides.data_file = request.data_file;
+  features::Normalizer normalizer;
+  if (fs::exists(run_dir / "normalizer.json")) {
+    RLT_ASSIGN_OR_RETURN(const std::string text, ReadFile(run_dir / "normalizer.json"));
+    nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (json.is_discarded()) {
+      return Status::DataError((run_dir / "normalizer.json").string() + " is not valid JSON");
+    }
+    RLT_ASSIGN_OR_RETURN(normalizer, features::Normalizer::FromJson(json));
+    overrides.normalizer = &normalizer;
+  }
+  RLT_ASSIGN_OR_RETURN(r.setup, train::BuildEnvSetup(r.config, overrides));
+  if (r.setup.context.market && overrides.normalizer == nullptr) {
+    return Status::NotFound(request.run_dir +
+                            "/normalizer.json is missing: a market run's evaluation applies the "
+                            "normaliser fitted in training and never refits one");
+  }
+  return r;
+}
+
+struct ResolvedRange {
+  std::string name;   // directory name under eval/
+  std::string label;  // as the user named it
+  env::DateRange dates;
+  bool in_sample = false;
+};
+
+Result<ResolvedRange> ResolveRange(const EvalRequest& request,
+                                   const std::map<std::string, env::DateRange>& split) {
+  ResolvedRange r;
+  r.label = request.range;
+  if (request.range.find(':') != std::string::npos) {
+    RLT_ASSIGN_OR_RETURN(r.dates, env::DateRange::Parse(request.range));
+    r.name = request.range;
+    for (char& c : r.name) c = c == ':' ? '_' : c;
+  } else {
+    const auto it = split.find(request.range);
+    if (it == split.end()) {
+      std::string names;
+      for (const auto& [name, range] : split) names += " " + name;
+      return Status::InvalidArgument("--range " + request.range + ": the run's [split] has no '" +
+                                     request.range + "' (it has:" + names +
+                                     "); give one of them or START:END (YYYY-MM-DD:YYYY-MM-DD)");
+    }
+    r.dates = it->second;
+    r.name = request.range;
+  }
+  const auto train = split.find("train");
+  if (train != split.end() && r.dates.Overlaps(train->second)) {
+    if (!request.allow_in_sample) {
+      return Status::InvalidArgument(
+          "range " + r.label + " (" + r.dates.ToString() + ") overlaps the training range train (" +
+          train->second.ToString() +
+          "): evaluating on training dates is in-sample and says nothing about the future; "
+          "choose --range test or dates outside train, or pass --allow-in-sample to run it "
+          "anyway (every output is then labelled IN-SAMPLE)");
+    }
+    r.in_sample = true;
+  }
+  return r;
+}
+
+Result<env::IntradayOptions> IntradayOptionsOf(const env::EnvContext& context) {
+  env::IntradayOptions o;
+  RLT_RETURN_IF_ERROR(SetOptions(o, context.settings, "[env]"));
+  return o;
+}
+
+struct EnvBundle {
+  std::unique_ptr<env::VecEnv> venv;
+  env::IntradayOptions options;
+};
+
+Result<EnvBundle> MakeBacktestEnv(const train::EnvSetup& setup, const env::DateRange& range) {
+  env::EnvContext context = setup.context;
+  context.settings["range"] = range.first == 0 && range.last == 0 ? "" : range.ToString();
+  context.settings["sequential"] = "true";
+  EnvBundle b;
+  RLT_ASSIGN_OR_RETURN(b.options, IntradayOptionsOf(context));
+  RLT_ASSIGN_OR_RETURN(auto envs, env::MakeEnvs(setup.id, context, 1));
+  b.venv = std::make_unique<env::VecEnv>(std::move(envs), 1);
+  return b;
+}
+
+// Writes a target exposure as an action of the env's action mode. Original mode:
+// > 0 buys with amount 1, < 0 sells with amount 1, 0 holds.
+void ExposureAction(float exposure, bool target_mode, float* action) {
+  action[0] = exposure;
+  if (!target_mode) action[1] = 1.0f;
+}
+
+Result<ActionFn> MakePolicy(const EvalRequest& request, const std::string& policy,
+                            const env::MarketDataset& data, const env::VecEnv& venv,
+                            const env::IntradayOptions& options) {
+  const bool target = options.action_mode == "target_position";
+  if (policy == "flat") {
+    return ActionFn([target](const float*, const double*, float* a) {
+      // Target mode: exposure 0. Original mode: a0 = 0 is inside the hold band.
+      ExposureAction(0.0f, target, a);
+    });
+  }
+  if (policy == "buy-and-hold") {
+    const market::Bars* bars = &data.bars;
+    return ActionFn([target, bars](const float*, const double* info, float* a) {
+      const int64_t t = static_cast<int64_t>(info[env::kInfoBar]);
+      const bool first = bars->bar_in_session[t] == 0;
+      ExposureAction(target || first ? 1.0f : 0.0f, target, a);
+    });
+  }
+  if (policy.rfind("rule:", 0) == 0) {
+    RLT_ASSIGN_OR_RETURN(env::IntradayRule rule, env::FindIntradayRule(policy.substr(5)));
+    const market::Bars* bars = &data.bars;
+    return ActionFn([target, bars, rule](const float*, const double* info, float* a) {
+      ExposureAction(rule(*bars, static_cast<int64_t>(info[env::kInfoBar])), target, a);
+    });
+  }
+  if (policy != "trained") {
+    return Status::InvalidArgument("--policy " + policy +
+                                   ": expected trained, flat, buy-and-hold or rule:NAME");
+  }
+  const std::string dir = request.checkpoint.empty()
+                              ? (fs::path(request.run_dir) / "final").string()
+                              : request.checkpoint;
+  RLT_ASSIGN_OR_RETURN(std::unique_ptr<learn::PolicyRunner> runner,
+                       learn::PolicyRunner::Load(dir, venv.obs_dim(), venv.spec().action));
+  std::shared_ptr<learn::PolicyRunner> shared(std::move(runner));
+  return ActionFn(
+      [shared](const float* obs, const double*, float* a) { shared->Act(obs, 1, a, nullptr); });
+}
+
+Json MetricsJson(const BacktestResult& r) {
+  const eval::ReturnMetrics m = eval::ComputeReturnMetrics(r.session_returns);
+  const eval::TradeMetrics t = eval::ComputeTradeMetrics(r.round_trip_pnls);
+  Json j;
+  j["sharpe_ratio"] = m.sharpe_ratio;
+  j["sortino_ratio"] = m.sortino_ratio;
+  j["downside_risk"] = m.downside_risk;
+  j["annual_return"] = m.annual_return;
+  j["annual_volatility"] = m.annual_volatility;
+  j["max_drawdown"] = m.max_drawdown;
+  j["max_drawdown_duration"] = m.max_drawdown_duration;
+  j["calmar_ratio"] = m.calmar_ratio;
+  j["cum_returns_final"] = m.cum_returns_final;
+  j["win_rate"] = m.win_rate;
+  j["observations"] = m.observations;
+  j["psr"] = m.psr;
+  j["psr_observations"] = m.psr_observations;
+  j["num_trades"] = t.num_trades;
+  j["average_trade_pnl"] = t.average_trade_pnl;
+  j["profit_factor"] = t.profit_factor;
+  j["turnover"] = eval::Turnover(r.exposures);
+  j["exposure"] = eval::Exposure(r.exposures);
+  j["costs_paid"] = r.costs_paid;
+  return j;
+}
+
+// NaN and infinities become null (JSON has neither).
+void NullNonFinite(Json& j) {
+  for (auto& [key, value] : j.items()) {
+    if (value.is_number_float() && !std::isfinite(value.get<double>())) value = nullptr;
+    if (value.is_object()) NullNonFinite(value);
+  }
+}
+
+Json SettingsJson(const config::Config& config, const env::EnvContext& context,
+                  const EvalRequest& request) {
+  Json j;
+  for (const char* section : {"data", "features", "split"}) {
+    if (const config::Section* s = config.Find(section)) {
+      for (const auto& [key, value] : s->entries) j[std::string(section) + "." + key] = value.text;
+    }
+  }
+  if (const config::ConfigValue* id = config.Get("env", "id")) j["env.id"] = id->text;
+  for (const auto& [key, value] : context.settings) j["env." + key] = value;
+  for (const char* key : {"seed", "total_steps"}) {
+    if (const config::ConfigValue* v = config.Get("run", key))
+      j["run." + std::string(key)] = v->text;
+  }
+  if (!request.data_file.empty()) j["eval.data_file"] = request.data_file;
+  if (!request.checkpoint.empty()) j["eval.checkpoint"] = request.checkpoint;
+  return j;
+}
+
+std::string Num(double v) { return std::isfinite(v) ? fmt::format("{:.10g}", v) : "nan"; }
+
+std::string TimeOf(const market::Bars& bars, int32_t bar) {
+  return FormatIso8601(bars.time[bar], bars.utc_offset[bar], /*utc_z=*/false);
+}
+
+std::string EquityCsv(const market::Bars& bars, const BacktestResult& r, const BacktestResult& bh) {
+  std::map<int32_t, double> bh_worth;
+  for (const EquityRow& e : bh.equity) bh_worth[e.bar] = e.net_worth;
+  std::string out = std::string(eval::kEquityHeader) + "\n";
+  for (const EquityRow& e : r.equity) {
+    const auto it = bh_worth.find(e.bar);
+    out += fmt::format("{},{},{},{},{},{},{},{}\n", TimeOf(bars, e.bar),
+                       FormatDate(bars.sessions[bars.session[e.bar]].date),
+                       bars.bar_in_session[e.bar], Num(bars.close[e.bar]), e.position, Num(e.cash),
+                       Num(e.net_worth), it == bh_worth.end() ? "nan" : Num(it->second));
+  }
+  return out;
+}
+
+std::string DailyCsv(const BacktestResult& r, const BacktestResult& bh,
+                     const BacktestResult& flat) {
+  auto by_date = [](const BacktestResult& x) {
+    std::map<int32_t, double> m;
+    for (size_t i = 0; i < x.session_dates.size(); ++i)
+      m[x.session_dates[i]] = x.session_returns[i];
+    return m;
+  };
+  const auto bh_map = by_date(bh), flat_map = by_date(flat);
+  auto get = [](const std::map<int32_t, double>& m, int32_t d) {
+    const auto it = m.find(d);
+    return it == m.end() ? std::string("nan") : Num(it->second);
+  };
+  std::string out = std::string(eval::kDailyReturnsHeader) + "\n";
+  for (size_t i = 0; i < r.session_dates.size(); ++i) {
+    const int32_t d = r.session_dates[i];
+    out += fmt::format("{},{},{},{}\n", FormatDate(d), Num(r.session_returns[i]), get(bh_map, d),
+                       get(flat_map, d));
+  }
+  return out;
+}
+
+std::string TradesCsv(const market::Bars& bars, const BacktestResult& r) {
+  std::string out = std::string(eval::kTradesHeader) + "\n";
+  for (const FillRow& f : r.fills) {
+    out += fmt::format("{},{},{},{},{},{},{}\n", TimeOf(bars, f.bar),
+                       f.quantity > 0 ? "BUY" : "SELL", std::llabs(f.quantity), Num(f.price),
+                       Num(f.cost), f.position_after, Num(f.cash_after));
+  }
+  return out;
+}
+
+Status WriteText(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return Status::IoError("cannot write " + path.string());
+  return Status::Ok();
+}
+
+// Stages `files` (name -> bytes) as RUN_DIR/eval/<name>/, writes the report (market
+// evaluations) and renames the directory into place, replacing an earlier one.
+Status WriteEvalDir(const fs::path& out_dir, const std::map<std::string, std::string>& files,
+                    bool report, EvalOutcome& outcome) {
+  std::error_code ec;
+  fs::create_directories(out_dir.parent_path(), ec);
+  if (ec)
+    return Status::IoError("cannot create " + out_dir.parent_path().string() + ": " + ec.message());
+  RLT_ASSIGN_OR_RETURN(runlog::StagingDir staging, runlog::StagingDir::Create(out_dir.string()));
+  for (const auto& [name, text] : files) {
+    RLT_RETURN_IF_ERROR(WriteText(fs::path(staging.path()) / name, text));
+  }
+  if (report) {
+    RLT_RETURN_IF_ERROR(eval::WriteReport(staging.path()));
+    outcome.report_written = true;
+  }
+  return staging.Commit(/*replace=*/true);
+}
+
+std::string Table(const std::string& title, const Json& policy, const Json& flat, const Json& bh,
+                  bool in_sample) {
+  std::string out = title + "\n";
+  if (in_sample) out += "IN-SAMPLE: this range overlaps the training range\n";
+  out += fmt::format("{:<22}{:>16}{:>16}{:>16}\n", in_sample ? "metric (IN-SAMPLE)" : "metric",
+                     "policy", "flat", "buy-and-hold");
+  for (const auto& [key, value] : policy.items()) {
+    auto cell = [&key](const Json& j) {
+      const Json& v = j.at(key);
+      return v.is_null() ? std::string("nan") : fmt::format("{:.6g}", v.get<double>());
+    };
+    out += fmt::format("{:<22}{:>16}{:>16}{:>16}\n", key, cell(policy), cell(flat), cell(bh));
+  }
+  return out;
+}
+
+Result<EvalOutcome> RunEpisodic(const EvalRequest& request, const LoadedRun& run) {
+  if (request.policy != "trained") {
+    return Status::InvalidArgument("--policy " + request.policy + ": the " + run.setup.id +
+                                   " environment has no trading benchmarks; only --policy "
+                                   "trained applies to episodic environments");
+  }
+  RLT_ASSIGN_OR_RETURN(auto envs, env::MakeEnvs(run.setup.id, run.setup.context, 1));
+  env::VecEnv venv(std::move(envs), 1);
+  const std::string dir = request.checkpoint.empty()
+                              ? (fs::path(request.run_dir) / "final").string()
+                              : request.checkpoint;
+  RLT_ASSIGN_OR_RETURN(std::unique_ptr<learn::PolicyRunner> runner,
+                       learn::PolicyRunner::Load(dir, venv.obs_dim(), venv.spec().action));
+  RLT_ASSIGN_OR_RETURN(
+      std::vector<double> returns,
+      runner->EvaluateEpisodes(venv, request.episodes, run.run.seed + train::kEvalSeedOffset));
+  double mean = 0, var = 0;
+  for (double r : returns) mean += r;
+  mean /= static_cast<double>(returns.size());
+  for (double r : returns) var += (r - mean) * (r - mean);
+  Json j;
+  j["run_dir"] = request.run_dir;
+  j["env"] = run.setup.id;
+  j["in_sample"] = false;
+  j["policy"] = "trained";
+  j["episodes"] = static_cast<int64_t>(returns.size());
+  j["mean_return"] = mean;
+  j["std_return"] = std::sqrt(var / static_cast<double>(returns.size()));  // population, as SB3
+  j["returns"] = returns;
+  j["seed"] = run.run.seed + train::kEvalSeedOffset;
+  NullNonFinite(j);
+  EvalOutcome out;
+  out.episodic = true;
+  out.range_name = "episodes";
+  out.out_dir = (fs::path(request.run_dir) / "eval" / "episodes").string();
+  out.summary_json = j.dump(2) + "\n";
+  out.table = fmt::format("{} on {}: {} deterministic episodes, mean return {:.6g}, std {:.6g}\n",
+                          request.run_dir, run.setup.id, returns.size(), mean,
+                          j["std_return"].is_null() ? NAN : j["std_return"].get<double>());
+  RLT_RETURN_IF_ERROR(
+      WriteEvalDir(out.out_dir, {{eval::kSummaryFile, out.summary_json}}, /*report=*/false, out));
+  return out;
+}
+
+Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_name,
+                        const ActionFn* custom) {
+  if (request.episodes < 1) {
+    return Status::InvalidArgument("--episodes must be >= 1 (got " +
+                                   std::to_string(request.episodes) + ")");
+  }
+  RLT_ASSIGN_OR_RETURN(LoadedRun run, LoadRun(request));
+  if (!run.setup.context.market) {
+    if (custom != nullptr) return Status::InvalidArgument("custom policies need a market env");
+    return RunEpisodic(request, run);
+  }
+  if (run.setup.id != "intraday") {
+    return Status::InvalidArgument("rltrade eval backtests the intraday environment; " +
+                                   run.setup.id + " is not supported yet");
+  }
+  RLT_ASSIGN_OR_RETURN(ResolvedRange range, ResolveRange(request, run.setup.split));
+  const env::MarketDataset& data = *run.setup.context.market;
+  RLT_ASSIGN_OR_RETURN(EnvBundle policy_env, MakeBacktestEnv(run.setup, range.dates));
+  ActionFn policy;
+  if (custom != nullptr) {
+    policy = *custom;
+  } else {
+    RLT_ASSIGN_OR_RETURN(
+        policy, MakePolicy(request, policy_name, data, *policy_env.venv, policy_env.options));
+  }
+  const BacktestResult result = Backtest(*policy_env.venv, data.bars, policy_env.options, policy);
+  BacktestResult bench[2];
+  const char* bench_names[2] = {"flat", "buy-and-hold"};
+  for (int k = 0; k < 2; ++k) {
+    RLT_ASSIGN_OR_RETURN(EnvBundle e, MakeBacktestEnv(run.setup, range.dates));
+    RLT_ASSIGN_OR_RETURN(ActionFn p, MakePolicy(request, bench_names[k], data, *e.venv, e.options));
+    bench[k] = Backtest(*e.venv, data.bars, e.options, p);
+  }
+  Json summary;
+  summary["run_dir"] = request.run_dir;
+  Json range_json;
+  range_json["name"] = range.name;
+  range_json["first"] =
+      result.session_dates.empty() ? "" : FormatDate(result.session_dates.front());
+  range_json["last"] = result.session_dates.empty() ? "" : FormatDate(result.session_dates.back());
+  summary["range"] = range_json;
+  summary["in_sample"] = range.in_sample;
+  summary["policy"] = policy_name;
+  summary["metrics"] = MetricsJson(result);
+  summary["benchmarks"]["flat"] = MetricsJson(bench[0]);
+  summary["benchmarks"]["buy_and_hold"] = MetricsJson(bench[1]);
+  Json settings = SettingsJson(run.config, run.setup.context, request);
+  settings["env.range"] = range.dates.ToString();
+  settings["env.sequential"] = "true";
+  summary["settings"] = settings;
+  NullNonFinite(summary);
+  EvalOutcome out;
+  out.range_name = range.name;
+  out.in_sample = range.in_sample;
+  out.out_dir = (fs::path(request.run_dir) / "eval" / range.name).string();
+  out.summary_json = summary.dump(2) + "\n";
+  const std::string title = fmt::format(
+      "{}{} policy {} on range {} ({} to {}, {} sessions)", range.in_sample ? "IN-SAMPLE " : "",
+      request.run_dir, policy_name, range.name, range_json["first"].get<std::string>(),
+      range_json["last"].get<std::string>(), result.session_dates.size());
+  out.table = Table(title, summary["metrics"], summary["benchmarks"]["flat"],
+                    summary["benchmarks"]["buy_and_hold"], range.in_sample);
+  std::map<std::string, std::string> files = {
+      {eval::kSummaryFile, out.summary_json},
+      {eval::kEquityFile, EquityCsv(data.bars, result, bench[1])},
+      {eval::kDailyReturnsFile, DailyCsv(result, bench[1], bench[0])},
+      {eval::kTradesFile, TradesCsv(data.bars, result)}};
+  RLT_RETURN_IF_ERROR(WriteEvalDir(out.out_dir, files, /*report=*/true, out));
+  return out;
+}
+
+}  // namespace
+
+Result<EvalOutcome> RunEvaluation(const EvalRequest& request) {
+  return Run(request, request.policy, nullptr);
+}
+
+Result<EvalOutcome> RunEvaluationWith(const EvalRequest& request, const std::string& policy_name,
+                                      const ActionFn& policy) {
+  return Run(request, policy_name, &policy);
+}
+
+}  // namespace rlt::evalrun

@@ -1,0 +1,76 @@
+// rltrade evalrun: `rltrade eval` as a library call — a trained run in, an out-of-sample
+// backtest out (issue 4 §1).
+//
+// RunEvaluation() rebuilds the run's environment from RUN_DIR/config.toml with the
+// run's stored feature normaliser (RUN_DIR/normalizer.json; never refitted), then:
+//  - market envs (intraday): walks every session of the range in order (sequential =
+//    true, one env, the run's [env] costs and execution rules) with a deterministic
+//    policy, and writes RUN_DIR/eval/<range>/ per src/eval/outputs.h (summary.json,
+//    equity.csv, daily_returns.csv, trades.csv; report.html by eval/report.h when built).
+//    Returns are aggregated per session (daily) before any ratio; the benchmarks flat and
+//    buy-and-hold are the same env walked with those policies.
+//  - episodic envs (cartpole, pendulum, example): `episodes` deterministic episodes with
+//    the trained policy (learn::EvaluatePolicy, envs seeded run.seed + kEvalSeedOffset);
+//    RUN_DIR/eval/episodes/summary.json holds mean_return, std_return, episodes.
+// Out-of-sample by construction: a range that overlaps [split] train is refused with a
+// message naming both ranges unless allow_in_sample, and is then labelled in-sample in
+// summary.json ("in_sample": true) and in the printed table.
+// Reproducible: the same run, range and policy give a byte-identical summary.json (no
+// timestamps or timings in it).
+// The output directory is staged and renamed (runlog::StagingDir); an earlier evaluation
+// of the same range is replaced.
+//
+// Policies: "trained" (RUN_DIR/final, or `checkpoint`), "flat" (no position ever),
+// "buy-and-hold" (target exposure 1 every bar in target_position mode — which rebalances
+// to 100 % each bar; in original mode a buy with amount 1 at each session's first
+// decision, then hold until the closing flatten), "rule:NAME" (env/envs/intraday_rules.h).
+// Trades (for num_trades, average_trade_pnl, profit_factor) are round trips from flat to
+// flat; a round trip's PnL is the change in cash between the two flat points (net of all
+// costs). trades.csv lists every fill.
+//
+// This header is LibTorch-free. Not thread-safe (LibTorch thread counts are global).
+#ifndef RLT_EVALRUN_EVALRUN_H_
+#define RLT_EVALRUN_EVALRUN_H_
+
+#include <functional>
+#include <string>
+
+#include "core/status.h"
+
+namespace rlt::evalrun {
+
+struct EvalRequest {
+  std::string run_dir;             // a run directory written by `rltrade train`
+  std::string range = "test";      // a [split] name (test, train, validation) or START:END
+  std::string data_file;           // bar CSV replacing the run's bars ("" = the run's data)
+  std::string policy = "trained";  // trained | flat | buy-and-hold | rule:NAME
+  bool allow_in_sample = false;    // allow a range that overlaps [split] train
+  int episodes = 10;               // episodic envs: deterministic episodes
+  std::string checkpoint;          // trained policy: checkpoint dir ("" = RUN_DIR/final)
+};
+
+// A custom intraday policy (tests; e.g. a cheat): writes the action for the current
+// observation. obs: (obs_dim); info: (info_dim), named by IntradayStockEnv::InfoNames();
+// action: (act_dim) in the run's action_mode.
+using ActionFn = std::function<void(const float* obs, const double* info, float* action)>;
+
+struct EvalOutcome {
+  std::string out_dir;     // RUN_DIR/eval/<range>
+  std::string range_name;  // <range>: the [split] name or START_END
+  bool in_sample = false;
+  bool episodic = false;
+  std::string summary_json;  // the bytes of summary.json
+  std::string table;         // human-readable summary for the terminal
+  bool report_written = false;
+};
+
+Result<EvalOutcome> RunEvaluation(const EvalRequest& request);
+
+// RunEvaluation with a custom intraday policy in place of request.policy; `policy_name`
+// is written to summary.json.
+Result<EvalOutcome> RunEvaluationWith(const EvalRequest& request, const std::string& policy_name,
+                                      const ActionFn& policy);
+
+}  // namespace rlt::evalrun
+
+#endif  // RLT_EVALRUN_EVALRUN_H_

@@ -1,0 +1,334 @@
+// rltrade evalrun tests: `rltrade eval` on a tiny trained intraday run — the files of the
+// eval/outputs.h contract, the in-sample guard, benchmarks checked against an independent
+// computation from the bars, reproducibility, and the honesty checks of issue 4 §6 (a
+// cheat policy that reads the future wins hugely; without a predictable component nothing
+// honest beats flat beyond noise).
+#include "evalrun/evalrun.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "env/envs/intraday.h"
+#include "eval/outputs.h"
+#include "market/market.h"
+#include "train/train.h"
+
+namespace rlt::evalrun {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> Cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::istringstream in(line);
+  std::string cell;
+  while (std::getline(in, cell, ',')) cells.push_back(cell);
+  return cells;
+}
+
+constexpr int kDays = 60;
+constexpr const char* kTrain = "2023-01-02:2023-02-15";
+constexpr const char* kTest = "2023-02-16:2023-03-31";
+
+// One tiny run shared by the tests: synthetic market without a predictable component
+// (signal_to_noise = 0), original action mode, default costs.
+class EvalRun : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = new fs::path(fs::temp_directory_path() /
+                         ("rlt_evalrun_test_" + std::to_string(::getpid())));
+    fs::remove_all(*root_);
+    fs::create_directories(*root_);
+    const fs::path config = *root_ / "run.toml";
+    std::ofstream(config) << "[run]\ntotal_steps = 2048\nthreads = 1\nseed = 3\n"
+                          << "[data]\nsource = \"synthetic\"\ndays = " << kDays
+                          << "\nsignal_to_noise = 0.0\n"
+                          << "[split]\ntrain = \"" << kTrain << "\"\ntest = \"" << kTest << "\"\n"
+                          << "[env]\nid = \"intraday\"\nnum_envs = 4\n"
+                          << "[algo]\nn_steps = 128\nbatch_size = 128\nn_epochs = 2\n"
+                          << "norm_obs = true\n";
+    train::TrainRequest req;
+    req.config_path = config.string();
+    req.run_dir = (*root_ / "run").string();
+    req.quiet = true;
+    auto out = train::RunTraining(req);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*root_);
+    delete root_;
+  }
+  static fs::path RunDir() { return *root_ / "run"; }
+  static EvalRequest Request(const std::string& range = "test") {
+    EvalRequest r;
+    r.run_dir = RunDir().string();
+    r.range = range;
+    return r;
+  }
+  // The run's bars, generated independently with the run's [data] settings.
+  static market::Bars Bars() {
+    market::SynthOptions so;
+    so.num_days = kDays;
+    so.seed = 7;  // [data] seed default
+    so.bar_minutes = 5;
+    auto md = market::GenerateSynthetic(so);
+    RLT_CHECK(md.ok());
+    return md->symbols.front();
+  }
+  static nlohmann::json Summary(const EvalOutcome& out) {
+    return nlohmann::json::parse(Read(fs::path(out.out_dir) / eval::kSummaryFile));
+  }
+  static fs::path* root_;
+};
+fs::path* EvalRun::root_ = nullptr;
+
+TEST_F(EvalRun, EvalOnTestWritesEveryFileWithTheContractedHeaders) {
+  auto out = RunEvaluation(Request());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const fs::path dir = RunDir() / "eval" / "test";
+  EXPECT_EQ(out->out_dir, dir.string());
+  EXPECT_EQ(Lines(Read(dir / eval::kEquityFile)).at(0), eval::kEquityHeader);
+  EXPECT_EQ(Lines(Read(dir / eval::kDailyReturnsFile)).at(0), eval::kDailyReturnsHeader);
+  EXPECT_EQ(Lines(Read(dir / eval::kTradesFile)).at(0), eval::kTradesHeader);
+  EXPECT_TRUE(out->report_written);
+  EXPECT_TRUE(fs::exists(dir / eval::kReportFile));
+  const nlohmann::json s = Summary(*out);
+  EXPECT_FALSE(s["in_sample"].get<bool>());
+  EXPECT_EQ(s["policy"], "trained");
+  EXPECT_EQ(s["range"]["name"], "test");
+  EXPECT_GE(s["range"]["first"].get<std::string>(), "2023-02-16");
+  EXPECT_LE(s["range"]["last"].get<std::string>(), "2023-03-31");
+  for (const char* key :
+       {"sharpe_ratio", "sortino_ratio", "downside_risk", "annual_return", "annual_volatility",
+        "max_drawdown", "max_drawdown_duration", "calmar_ratio", "cum_returns_final", "win_rate",
+        "observations", "psr", "psr_observations", "num_trades", "average_trade_pnl",
+        "profit_factor", "turnover", "exposure", "costs_paid"}) {
+    EXPECT_TRUE(s["metrics"].contains(key)) << key;
+    EXPECT_TRUE(s["benchmarks"]["flat"].contains(key)) << key;
+    EXPECT_TRUE(s["benchmarks"]["buy_and_hold"].contains(key)) << key;
+  }
+  // One daily row per test session; every bar of those sessions in equity.csv.
+  const int rows = static_cast<int>(Lines(Read(dir / eval::kDailyReturnsFile)).size()) - 1;
+  EXPECT_EQ(s["metrics"]["observations"].get<int>(), rows);
+  const market::Bars bars = Bars();
+  int sessions = 0, bars_in_test = 0;
+  for (const auto& session : bars.sessions) {
+    if (session.date >= 20230216 && session.date <= 20230331) {
+      ++sessions;
+      bars_in_test += session.size();
+    }
+  }
+  EXPECT_EQ(rows, sessions);
+  EXPECT_EQ(static_cast<int>(Lines(Read(dir / eval::kEquityFile)).size()) - 1, bars_in_test);
+  EXPECT_EQ(out->table.find("IN-SAMPLE"), std::string::npos);
+}
+
+TEST_F(EvalRun, ARangeOverlappingTrainIsRefusedNamingBothRanges) {
+  auto out = RunEvaluation(Request("2023-02-01:2023-02-28"));
+  ASSERT_FALSE(out.ok());
+  const std::string& msg = out.status().message();
+  EXPECT_NE(msg.find("2023-02-01:2023-02-28"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(kTrain), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--allow-in-sample"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(RunDir() / "eval" / "2023-02-01_2023-02-28"));
+  auto train = RunEvaluation(Request("train"));
+  ASSERT_FALSE(train.ok());
+  EXPECT_NE(train.status().message().find(kTrain), std::string::npos);
+}
+
+TEST_F(EvalRun, AllowInSampleLabelsEveryOutputInSample) {
+  EvalRequest req = Request("train");
+  req.allow_in_sample = true;
+  req.policy = "flat";
+  auto out = RunEvaluation(req);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(Summary(*out)["in_sample"].get<bool>());
+  EXPECT_NE(out->table.find("IN-SAMPLE"), std::string::npos);
+}
+
+TEST_F(EvalRun, FlatPolicyHasNoTradesAndZeroReturn) {
+  EvalRequest req = Request();
+  req.policy = "flat";
+  auto out = RunEvaluation(req);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const nlohmann::json m = Summary(*out)["metrics"];
+  EXPECT_EQ(m["num_trades"].get<int>(), 0);
+  EXPECT_EQ(m["cum_returns_final"].get<double>(), 0.0);
+  EXPECT_EQ(m["costs_paid"].get<double>(), 0.0);
+  EXPECT_EQ(m["exposure"].get<double>(), 0.0);
+  EXPECT_EQ(Lines(Read(fs::path(out->out_dir) / eval::kTradesFile)).size(), 1u);
+}
+
+// Buy-and-hold in original mode: at each session's first decision buy with all cash at the
+// next bar's open, flatten at the session's last close. Computed here from the bars alone.
+TEST_F(EvalRun, BuyAndHoldMatchesAnIndependentComputationFromTheBars) {
+  EvalRequest req = Request();
+  req.policy = "buy-and-hold";
+  auto out = RunEvaluation(req);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const market::Bars bars = Bars();
+  const env::IntradayOptions o;  // the run's [env] keeps the defaults
+  double worth = o.initial_capital;
+  std::vector<double> expected;
+  int64_t fills = 0;
+  for (const auto& s : bars.sessions) {
+    if (s.date < 20230216 || s.date > 20230331) continue;
+    const double open = bars.open[s.begin + 1], close = bars.close[s.end - 1];
+    const double shares = std::floor((worth - o.fixed_cost) / (open * (1 + o.cost_rate)));
+    const double pnl =
+        shares * (close - open) - o.cost_rate * shares * (open + close) - 2 * o.fixed_cost;
+    expected.push_back(pnl / worth);
+    worth += pnl;
+    fills += 2;
+  }
+  const auto daily = Lines(Read(fs::path(out->out_dir) / eval::kDailyReturnsFile));
+  ASSERT_EQ(daily.size(), expected.size() + 1);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const auto cells = Cells(daily[i + 1]);
+    EXPECT_NEAR(std::stod(cells.at(1)), expected[i], 1e-9) << daily[i + 1];
+    EXPECT_NEAR(std::stod(cells.at(2)), expected[i], 1e-9) << "benchmark column";
+    EXPECT_EQ(std::stod(cells.at(3)), 0.0) << "flat column";
+  }
+  EXPECT_EQ(
+      static_cast<int64_t>(Lines(Read(fs::path(out->out_dir) / eval::kTradesFile)).size()) - 1,
+      fills);
+  const nlohmann::json m = Summary(*out)["metrics"];
+  EXPECT_EQ(m["num_trades"].get<size_t>(), expected.size());
+  EXPECT_NEAR(m["exposure"].get<double>(), 1.0, 0.05);
+}
+
+TEST_F(EvalRun, TheSameRunAndRangeGiveAByteIdenticalSummary) {
+  auto a = RunEvaluation(Request());
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  const std::string first = Read(fs::path(a->out_dir) / eval::kSummaryFile);
+  const std::string trades = Read(fs::path(a->out_dir) / eval::kTradesFile);
+  auto b = RunEvaluation(Request());
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(Read(fs::path(b->out_dir) / eval::kSummaryFile), first);
+  EXPECT_EQ(Read(fs::path(b->out_dir) / eval::kTradesFile), trades);
+  EXPECT_EQ(b->summary_json, first);
+}
+
+// A test-only cheat: it looks up whether the bar its order fills in (t + 1) closes above
+// its open, and goes fully long or short accordingly — through the public env interface.
+TEST_F(EvalRun, ACheatPolicyThatReadsTheFutureWinsHugely) {
+  const market::Bars bars = Bars();
+  ActionFn cheat = [&bars](const float*, const double* info, float* action) {
+    const int64_t next = static_cast<int64_t>(info[env::kInfoBar]) + 1;
+    action[0] = bars.close[next] > bars.open[next] ? 1.0f : -1.0f;
+    action[1] = 1.0f;
+  };
+  auto out = RunEvaluationWith(Request(), "cheat", cheat);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const nlohmann::json m = Summary(*out)["metrics"];
+  EXPECT_GT(m["sharpe_ratio"].get<double>(), 5.0);
+  EXPECT_GT(m["psr"].get<double>(), 0.99);
+}
+
+// With the predictable component off (signal_to_noise = 0), neither the momentum rule nor
+// the trained policy beats flat (a zero return) by more than noise.
+TEST_F(EvalRun, WithoutAPredictableComponentNothingHonestBeatsFlat) {
+  for (const char* policy : {"rule:momentum5", "trained"}) {
+    EvalRequest req = Request();
+    req.policy = policy;
+    auto out = RunEvaluation(req);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    const nlohmann::json m = Summary(*out)["metrics"];
+    const double psr = m["psr"].is_null() ? 0.0 : m["psr"].get<double>();
+    EXPECT_LT(psr, 0.95) << policy;
+  }
+}
+
+// The same with a policy trained in target_position mode, whose deterministic action is
+// a non-zero exposure (so the check is not passed by a policy that never trades).
+TEST(EvalHonesty, ATrainedTargetPositionPolicyDoesNotBeatFlatWithoutASignal) {
+  const fs::path root =
+      fs::temp_directory_path() / ("rlt_evalrun_target_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  std::ofstream(root / "t.toml") << "[run]\ntotal_steps = 2048\nthreads = 1\nseed = 5\n"
+                                 << "[data]\nsource = \"synthetic\"\ndays = " << kDays
+                                 << "\nsignal_to_noise = 0.0\n"
+                                 << "[split]\ntrain = \"" << kTrain << "\"\ntest = \"" << kTest
+                                 << "\"\n[env]\nid = \"intraday\"\nnum_envs = 4\n"
+                                 << "action_mode = \"target_position\"\n"
+                                 << "[algo]\nn_steps = 128\nbatch_size = 128\nn_epochs = 2\n";
+  train::TrainRequest treq;
+  treq.config_path = (root / "t.toml").string();
+  treq.run_dir = (root / "run").string();
+  treq.quiet = true;
+  ASSERT_TRUE(train::RunTraining(treq).ok());
+  EvalRequest req;
+  req.run_dir = treq.run_dir;
+  auto out = RunEvaluation(req);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const nlohmann::json m = nlohmann::json::parse(out->summary_json)["metrics"];
+  EXPECT_GT(m["exposure"].get<double>(), 0.0) << "the trained policy never held a position";
+  const double psr = m["psr"].is_null() ? 0.0 : m["psr"].get<double>();
+  EXPECT_LT(psr, 0.95);
+  fs::remove_all(root);
+}
+
+TEST_F(EvalRun, UnknownPolicyAndRangeAreErrorsThatSayWhatToGive) {
+  EvalRequest req = Request("holdout");
+  auto out = RunEvaluation(req);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("test"), std::string::npos) << out.status().message();
+  req = Request();
+  req.policy = "rule:nope";
+  out = RunEvaluation(req);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("momentum5"), std::string::npos);
+}
+
+TEST(EvalEpisodic, CartPoleWritesMeanAndStdOfDeterministicEpisodes) {
+  const fs::path root =
+      fs::temp_directory_path() / ("rlt_evalrun_cartpole_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  std::ofstream(root / "c.toml") << "[run]\ntotal_steps = 256\nthreads = 1\n"
+                                 << "[env]\nid = \"cartpole\"\nnum_envs = 2\n"
+                                 << "[algo]\nn_steps = 64\nbatch_size = 64\nn_epochs = 1\n";
+  train::TrainRequest treq;
+  treq.config_path = (root / "c.toml").string();
+  treq.run_dir = (root / "run").string();
+  treq.quiet = true;
+  ASSERT_TRUE(train::RunTraining(treq).ok());
+  EvalRequest req;
+  req.run_dir = treq.run_dir;
+  req.episodes = 3;
+  auto out = RunEvaluation(req);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const nlohmann::json s = nlohmann::json::parse(Read(root / "run/eval/episodes/summary.json"));
+  EXPECT_EQ(s["episodes"].get<int>(), 3);
+  EXPECT_TRUE(s.contains("mean_return"));
+  EXPECT_TRUE(s.contains("std_return"));
+  EXPECT_GT(s["mean_return"].get<double>(), 0.0);  // CartPole pays 1 per step
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace rlt::evalrun
