@@ -28,6 +28,8 @@ void RegisterMetricsCommand(CLI::App& app, Action* action);    // metrics
 void RegisterReportCommand(CLI::App& app, Action* action);     // report
 void RegisterStatusCommand(CLI::App& app, Action* action);     // status
 void RegisterEvalCommand(CLI::App& app, Action* action);       // eval
+void RegisterWalkforwardCommand(CLI::App& app, Action* action);  // walkforward
+void RegisterSignalCommand(CLI::App& app, Action* action);     // signal
 
 // Prints "error: <message>" to stderr and returns exit code 1.
 int ReportError(const Status& status);

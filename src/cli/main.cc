@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   rlt::cli::RegisterReportCommand(app, &action);
   rlt::cli::RegisterStatusCommand(app, &action);
   rlt::cli::RegisterEvalCommand(app, &action);
+  rlt::cli::RegisterWalkforwardCommand(app, &action);
+  rlt::cli::RegisterSignalCommand(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

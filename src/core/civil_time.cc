@@ -57,4 +57,10 @@ std::string FormatDate(int32_t key) {
   return buf;
 }
 
+std::string FormatPathStamp(int64_t seconds_utc) {
+  std::string stamp = FormatTime(seconds_utc);
+  for (char& c : stamp) c = (c == ' ' ? '-' : (c == ':' ? '.' : c));
+  return stamp;
+}
+
 }  // namespace rlt

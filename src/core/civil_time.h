@@ -40,6 +40,8 @@ std::string FormatTime(int64_t seconds_utc, int32_t offset_seconds = 0);
 std::string FormatIso8601(int64_t seconds_utc, int32_t offset_seconds, bool utc_z = true);
 // "YYYY-MM-DD".
 std::string FormatDate(int32_t date_key);
+// "YYYY-MM-DD-HH.MM.SS" (UTC): a timestamp safe in file names, e.g. default run dirs.
+std::string FormatPathStamp(int64_t seconds_utc);
 
 }  // namespace rlt
 

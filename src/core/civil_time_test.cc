@@ -34,6 +34,7 @@ TEST(CivilTime, FormatsWithOffset) {
   EXPECT_EQ(FormatIso8601(1700000000, 19800), "2023-11-15T03:43:20+05:30");
   EXPECT_EQ(FormatIso8601(1700000000, -18000), "2023-11-14T17:13:20-05:00");
   EXPECT_EQ(FormatDate(20240131), "2024-01-31");
+  EXPECT_EQ(FormatPathStamp(1700000000), "2023-11-14-22.13.20");
   EXPECT_EQ(DaysFromSeconds(-1), -1);
 }
 

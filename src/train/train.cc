@@ -143,10 +143,7 @@ Result<Setup> BuildSetup(config::Config config) {
 
 std::string DefaultRunDir(const std::string& config_path) {
   const std::string stem = fs::path(config_path).stem().string();
-  const int64_t now = static_cast<int64_t>(std::time(nullptr));
-  std::string stamp = FormatTime(now);  // "YYYY-MM-DD HH:MM:SS" (UTC)
-  for (char& c : stamp) c = (c == ' ' ? '-' : (c == ':' ? '.' : c));
-  return "runs/" + stem + "-" + stamp;
+  return "runs/" + stem + "-" + FormatPathStamp(static_cast<int64_t>(std::time(nullptr)));
 }
 
 // The newest checkpoint directory that is complete (has its FORMAT file), or "".

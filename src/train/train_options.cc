@@ -124,6 +124,30 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverr
   return setup;
 }
 
+Result<std::vector<int32_t>> SessionDates(const config::Config& config) {
+  const config::ConfigValue* id = config.Get("env", "id");
+  if (id == nullptr) {
+    return Status::InvalidArgument("the config needs [env] id = \"...\" (e.g. \"intraday\")");
+  }
+  const env::EnvEntry* entry = nullptr;
+  for (const auto& e : env::EnvRegistry()) {
+    if (id->text == e.id) entry = &e;
+  }
+  if (entry == nullptr || !entry->needs_market_data) {
+    return Status::InvalidArgument("[env] id = \"" + id->text +
+                                   "\" has no market data (sessions); use a market environment "
+                                   "such as \"intraday\"");
+  }
+  DataOptions data;
+  RLT_RETURN_IF_ERROR(config.Bind("data", data));
+  RLT_ASSIGN_OR_RETURN(market::Bars bars, LoadBars(data));
+  std::vector<int32_t> dates;
+  dates.reserve(bars.sessions.size());
+  for (const market::Session& s : bars.sessions) dates.push_back(s.date);
+  if (dates.empty()) return Status::InvalidArgument("the config's market data has no sessions");
+  return dates;
+}
+
 Result<EvalEnvSetup> BuildEvalEnvSetup(const EnvSetup& setup, const RunOptions& run) {
   RLT_CHECK(run.eval_every > 0);
   if (run.eval_episodes < 1) {

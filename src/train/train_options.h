@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 #include "core/status.h"
@@ -100,6 +101,11 @@ struct EnvSetupOverrides {
 // (or applies overrides.normalizer). Training envs default to range = [split] train.
 Result<EnvSetup> BuildEnvSetup(const config::Config& config,
                                const EnvSetupOverrides& overrides = {});
+
+// The session dates (yyyymmdd, in order) of a config's market data, from the bars built
+// exactly as BuildEnvSetup builds them ([data] read or generated; no features). Errors: the
+// [env] id has no market data, bad [data] settings, unreadable bars, no sessions.
+Result<std::vector<int32_t>> SessionDates(const config::Config& config);
 
 // Periodic evaluation (run.eval_every > 0, Stable-Baselines3's EvalCallback): a separate
 // VecEnv built from the same [env] settings, run deterministically after every eval_every

@@ -67,13 +67,20 @@ IntradayStockEnv::IntradayStockEnv(std::shared_ptr<const MarketDataset> data,
       target_mode_(options.action_mode == "target_position"),
       typical_fill_(options.fill == "next_typical"),
       shaped_(options.reward == "shaped") {
-  spec_.id = "intraday";
-  spec_.obs_dim = static_cast<int>((options.nlags + 1) * features_.cols + 3);
-  spec_.action.discrete = false;
-  spec_.action.dim = target_mode_ ? 1 : 2;
-  spec_.action.low = target_mode_ ? std::vector<float>{-1.0f} : std::vector<float>{-1.0f, 0.0f};
-  spec_.action.high = target_mode_ ? std::vector<float>{1.0f} : std::vector<float>{1.0f, 1.0f};
-  spec_.info_names = InfoNames();
+  spec_ = MakeSpec(features_.cols, options);
+}
+
+EnvSpec IntradayStockEnv::MakeSpec(int64_t feature_cols, const IntradayOptions& options) {
+  const bool target_mode = options.action_mode == "target_position";
+  EnvSpec spec;
+  spec.id = "intraday";
+  spec.obs_dim = static_cast<int>((options.nlags + 1) * feature_cols + 3);
+  spec.action.discrete = false;
+  spec.action.dim = target_mode ? 1 : 2;
+  spec.action.low = target_mode ? std::vector<float>{-1.0f} : std::vector<float>{-1.0f, 0.0f};
+  spec.action.high = target_mode ? std::vector<float>{1.0f} : std::vector<float>{1.0f, 1.0f};
+  spec.info_names = InfoNames();
+  return spec;
 }
 
 void IntradayStockEnv::Reset(float* obs, double* info) {
@@ -260,19 +267,59 @@ Status IntradayStockEnv::LoadState(StateReader& in) {
   return shaped_reward_.LoadState(in);
 }
 
-void IntradayStockEnv::WriteObservation(float* obs) const {
-  const int64_t window = options_.nlags + 1;
-  const int64_t f = features_.cols;
-  // Rows t-nlags..t are contiguous in the row-major feature matrix: one copy.
-  std::memcpy(obs, features_.row(t_ - options_.nlags), sizeof(float) * window * f);
+void IntradayStockEnv::FillObservation(const features::FeatureMatrix& features, int nlags,
+                                       int32_t bar, double position_fraction,
+                                       double unrealized_over_capital, double session_left,
+                                       float* obs) {
+  const int64_t window = nlags + 1;
+  const int64_t f = features.cols;
+  // Rows bar-nlags..bar are contiguous in the row-major feature matrix: one copy.
+  std::memcpy(obs, features.row(bar - nlags), sizeof(float) * window * f);
   float* state = obs + window * f;
+  state[0] = static_cast<float>(position_fraction);
+  state[1] = static_cast<float>(unrealized_over_capital);
+  state[2] = static_cast<float>(session_left);
+}
+
+void IntradayStockEnv::WriteObservation(float* obs) const {
   const double close = bars_.close[t_];
   const double worth = NetWorth(close);
   const market::Session& s = bars_.sessions[bars_.session[t_]];
-  state[0] = static_cast<float>(static_cast<double>(shares_) * close / worth);
-  state[1] = static_cast<float>(static_cast<double>(shares_) * (close - avg_price_) /
-                                options_.initial_capital);
-  state[2] = static_cast<float>(static_cast<double>(s.end - 1 - t_) / (s.size() - 1));
+  FillObservation(features_, options_.nlags, t_, static_cast<double>(shares_) * close / worth,
+                  static_cast<double>(shares_) * (close - avg_price_) / options_.initial_capital,
+                  static_cast<double>(s.end - 1 - t_) / (s.size() - 1), obs);
+}
+
+Status IntradayStockEnv::WriteObservationAt(const MarketDataset& data,
+                                            const IntradayOptions& options, int32_t bar,
+                                            const PortfolioView& view, int32_t session_bars,
+                                            float* obs) {
+  const market::Bars& bars = data.bars;
+  if (bar < 0 || bar >= static_cast<int64_t>(bars.size())) {
+    return Status::InvalidArgument("bar " + std::to_string(bar) + " is outside the " +
+                                   std::to_string(bars.size()) + " bars of the data");
+  }
+  if (options.nlags < 0) return Status::InvalidArgument("[env] nlags must be >= 0");
+  const int64_t first_observable = data.features.first_valid + options.nlags;
+  if (bar < first_observable) {
+    return Status::InvalidArgument(
+        "bar " + std::to_string(bar) +
+        " has no full observation window: it needs bar >= " + std::to_string(first_observable) +
+        " (feature warm-up " + std::to_string(data.features.first_valid) + " + nlags " +
+        std::to_string(options.nlags) + ")");
+  }
+  const market::Session& s = bars.sessions[bars.session[bar]];
+  const int32_t size = session_bars > 0 ? session_bars : s.size();
+  const int32_t in_session = bar - s.begin;
+  if (size < 2 || in_session >= size) {
+    return Status::InvalidArgument("session of " + std::to_string(size) +
+                                   " bars: needs >= 2 bars and more than the bar's index " +
+                                   std::to_string(in_session) + " in its session");
+  }
+  FillObservation(data.features, options.nlags, bar, view.position_fraction,
+                  view.unrealized_over_capital,
+                  static_cast<double>(size - 1 - in_session) / (size - 1), obs);
+  return Status::Ok();
 }
 
 void IntradayStockEnv::WriteInfo(double* info) const {

@@ -111,6 +111,26 @@ class IntradayStockEnv : public Env {
   // Sessions (indices into bars.sessions) episodes may use, in time order.
   const std::vector<int32_t>& eligible_sessions() const { return eligible_; }
   static const std::vector<std::string>& InfoNames();
+  // The spec of an env with `feature_cols` features and `options` (obs_dim, action space).
+  static EnvSpec MakeSpec(int64_t feature_cols, const IntradayOptions& options);
+
+  // The portfolio part of an observation, for callers that know the portfolio but do not
+  // step the env (signals).
+  struct PortfolioView {
+    double position_fraction = 0.0;        // shares x close / net worth (0 = flat)
+    double unrealized_over_capital = 0.0;  // shares x (close - average price) / C0
+  };
+  // Writes the observation the env would show at `bar` (obs_dim floats) for the portfolio
+  // `view`, by the same code as Reset() and Step(): the nlags + 1 feature rows ending at
+  // `bar`, then view.position_fraction, view.unrealized_over_capital and the fraction of
+  // the session left, (session_bars - 1 - bar_in_session) / (session_bars - 1).
+  // session_bars: bars in the bar's session; 0 = its session in `data` (as the env sees
+  // it). Needs no eligible session, so it also serves a partial (live) session.
+  // InvalidArgument: bar outside the data, its window reaching warm-up rows
+  // (bar < first_valid + nlags), session_bars < 2 or <= the bar's index in its session.
+  static Status WriteObservationAt(const MarketDataset& data, const IntradayOptions& options,
+                                   int32_t bar, const PortfolioView& view, int32_t session_bars,
+                                   float* obs);
 
  private:
   IntradayStockEnv(std::shared_ptr<const MarketDataset> data, const IntradayOptions& options,
@@ -119,6 +139,10 @@ class IntradayStockEnv : public Env {
   // Trades qty shares at price; returns the cost paid.
   double Execute(int64_t qty, double price);
   void WriteObservation(float* obs) const;
+  // The one observation layout (WriteObservation, WriteObservationAt).
+  static void FillObservation(const features::FeatureMatrix& features, int nlags, int32_t bar,
+                              double position_fraction, double unrealized_over_capital,
+                              double session_left, float* obs);
   void WriteInfo(double* info) const;
   double NetWorth(double price) const { return cash_ + static_cast<double>(shares_) * price; }
 

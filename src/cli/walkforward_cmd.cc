@@ -1,0 +1,57 @@
+// rltrade cli: `rltrade walkforward CONFIG --folds K [--train-days N] [--test-days M]
+// [--rolling] [--out DIR] [--set section.key=value ...] [--quiet] [--json]`. Flag parsing
+// only; the work is in evalrun/walkforward.h.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "cli/commands.h"
+#include "evalrun/walkforward.h"
+
+namespace rlt::cli {
+namespace {
+
+struct WalkforwardFlags {
+  evalrun::WalkforwardRequest request;
+  bool json = false;
+};
+
+int RunWalkforward(const WalkforwardFlags& f) {
+  Result<evalrun::WalkforwardOutcome> out = evalrun::RunWalkforward(f.request);
+  if (!out.ok()) return ReportError(out.status());
+  if (out->exit_code != 0) return out->exit_code;
+  fmt::print("{}", f.json ? out->summary_json : out->table);
+  fmt::print(stderr, "wrote {}\n", out->summary_dir);
+  return 0;
+}
+
+}  // namespace
+
+void RegisterWalkforwardCommand(CLI::App& app, Action* action) {
+  auto f = std::make_shared<WalkforwardFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "walkforward",
+      "Train and evaluate K walk-forward folds; report the concatenated out-of-sample returns");
+  cmd->add_option("config", f->request.config_path, "CONFIG.toml (a market environment)")
+      ->required();
+  cmd->add_option("--folds", f->request.folds, "number of folds K (>= 1)")->required();
+  cmd->add_option("--train-days", f->request.train_days,
+                  "sessions in the first (rolling: every) training window (default half)");
+  cmd->add_option("--test-days", f->request.test_days,
+                  "sessions per test window (default: the rest split evenly into K)");
+  cmd->add_flag("--rolling", f->request.rolling,
+                "train on the last --train-days sessions before each test window (default: "
+                "every session before it)");
+  cmd->add_option("--out", f->request.out_dir,
+                  "output directory (default runs/<config>-walkforward-<time>)");
+  cmd->add_option("--set", f->request.overrides,
+                  "override a config value for every fold: section.key=value (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_flag("--quiet", f->request.quiet, "no training progress output");
+  cmd->add_flag("--json", f->json, "print summary.json instead of the table");
+  cmd->callback([f, action] { *action = [f] { return RunWalkforward(*f); }; });
+}
+
+}  // namespace rlt::cli

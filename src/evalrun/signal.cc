@@ -1,0 +1,209 @@
+// rltrade evalrun: ComputeSignal() — the decision of a trained intraday policy for the
+// latest of some recent bars (see signal.h).
+#include "evalrun/signal.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "config/config.h"
+#include "core/civil_time.h"
+#include "core/options.h"
+#include "env/envs/intraday.h"
+#include "features/presets.h"
+#include "learn/inference.h"
+#include "market/synth.h"
+#include "train/train_options.h"
+
+namespace rlt::evalrun {
+namespace {
+
+namespace fs = std::filesystem;
+
+Result<std::string> ReadText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot read " + path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The run's stored normaliser (RUN_DIR/normalizer.json); a market run without one is an
+// error (signals never refit).
+Result<features::Normalizer> LoadNormalizer(const fs::path& run_dir) {
+  const fs::path path = run_dir / "normalizer.json";
+  if (!fs::exists(path)) {
+    return Status::NotFound(path.string() +
+                            " is missing: signals apply the normaliser fitted in training and "
+                            "never refit one");
+  }
+  RLT_ASSIGN_OR_RETURN(const std::string text, ReadText(path));
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return Status::DataError(path.string() + " is not valid JSON");
+  return features::Normalizer::FromJson(json);
+}
+
+// The preset's warm-up (first_valid on data starting at bar 0), measured by the same
+// features::ComputeFeatures on a few synthetic sessions. Used only to say how many bars
+// are needed when the given file is too short to show it.
+Result<int64_t> PresetWarmup(const std::string& preset) {
+  market::SynthOptions so;
+  so.num_days = 5;
+  RLT_ASSIGN_OR_RETURN(market::MarketData md, market::GenerateSynthetic(so));
+  RLT_ASSIGN_OR_RETURN(features::FeatureMatrix fm,
+                       features::ComputeFeatures(md.symbols.front(), preset));
+  return fm.first_valid;
+}
+
+// Bars in the latest session: the most common length of the earlier sessions (the
+// latest one's own length when it is longer or the only one) — see signal.h.
+int32_t SessionBars(const market::Bars& bars) {
+  const auto& sessions = bars.sessions;
+  const int32_t own = sessions.back().size();
+  std::map<int32_t, int> counts;
+  for (size_t i = 0; i + 1 < sessions.size(); ++i) ++counts[sessions[i].size()];
+  int32_t mode = 0;
+  int best = 0;
+  for (const auto& [size, count] : counts) {
+    if (count >= best) {  // ties: the longer length
+      best = count;
+      mode = size;
+    }
+  }
+  return std::max(own, mode);
+}
+
+std::string Num(double v) { return fmt::format("{:.6g}", v); }
+
+}  // namespace
+
+Result<Signal> ComputeSignal(const SignalRequest& request) {
+  const fs::path run_dir(request.run_dir);
+  if (!fs::exists(run_dir / "config.toml")) {
+    return Status::NotFound(request.run_dir +
+                            " is not a run directory (no config.toml); pass a directory "
+                            "written by `rltrade train`");
+  }
+  if (request.bars_file.empty()) return Status::InvalidArgument("--bars FILE is required");
+  if (!fs::exists(request.bars_file)) return Status::NotFound("cannot read " + request.bars_file);
+  if (!std::isfinite(request.position) || std::fabs(request.position) > 1.0) {
+    return Status::InvalidArgument("--position must be a fraction of net worth in [-1, 1] (got " +
+                                   Num(request.position) + ")");
+  }
+  RLT_ASSIGN_OR_RETURN(config::Config config,
+                       config::Config::LoadFile((run_dir / "config.toml").string()));
+  const config::ConfigValue* id = config.Get("env", "id");
+  if (id == nullptr || id->text != "intraday") {
+    return Status::InvalidArgument("rltrade signal needs a run of the intraday environment; " +
+                                   request.run_dir + " trained " +
+                                   (id == nullptr ? std::string("no [env] id") : id->text));
+  }
+  RLT_ASSIGN_OR_RETURN(const features::Normalizer normalizer, LoadNormalizer(run_dir));
+  // The same path as `rltrade eval --data FILE`: the run's [data] reading settings, its
+  // feature preset and the stored normaliser.
+  train::EnvSetupOverrides overrides;
+  overrides.normalizer = &normalizer;
+  overrides.data_file = request.bars_file;
+  RLT_ASSIGN_OR_RETURN(train::EnvSetup setup, train::BuildEnvSetup(config, overrides));
+  const env::MarketDataset& data = *setup.context.market;
+  env::IntradayOptions options;
+  RLT_RETURN_IF_ERROR(SetOptions(options, setup.context.settings, "[env]"));
+
+  const market::Bars& bars = data.bars;
+  const int64_t given = bars.size();
+  int64_t warmup = data.features.first_valid;
+  if (warmup >= given) {  // no valid row: the file cannot show the warm-up
+    RLT_ASSIGN_OR_RETURN(warmup, PresetWarmup(setup.features.preset));
+  }
+  const int64_t needed = warmup + options.nlags + 1;
+  if (given < needed) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: rltrade signal needs {} bars (feature warm-up {} of preset '{}' + nlags {} + the "
+        "latest bar) but {} were given; supply more history",
+        request.bars_file, needed, warmup, setup.features.preset, options.nlags, given));
+  }
+
+  Signal s;
+  s.bar = static_cast<int32_t>(given - 1);
+  s.bars_used = given;
+  s.symbol = bars.symbol;
+  s.time = FormatIso8601(bars.time[s.bar], bars.utc_offset[s.bar], /*utc_z=*/false);
+  s.action_mode = options.action_mode;
+  s.session_bars = SessionBars(bars);
+  s.session_closing = bars.bar_in_session[s.bar] == s.session_bars - 1;
+  const env::EnvSpec spec = env::IntradayStockEnv::MakeSpec(data.features.cols, options);
+  s.observation.assign(spec.obs_dim, 0.0f);
+  env::IntradayStockEnv::PortfolioView view;
+  view.position_fraction = request.position;
+  RLT_RETURN_IF_ERROR(env::IntradayStockEnv::WriteObservationAt(
+      data, options, s.bar, view, s.session_bars, s.observation.data()));
+
+  const std::string dir =
+      request.checkpoint.empty() ? (run_dir / "final").string() : request.checkpoint;
+  RLT_ASSIGN_OR_RETURN(std::unique_ptr<learn::PolicyRunner> runner,
+                       learn::PolicyRunner::Load(dir, spec.obs_dim, spec.action));
+  s.raw_action.assign(spec.action.dim, 0.0f);
+  float value = 0.0f;
+  runner->Act(s.observation.data(), 1, s.raw_action.data(), &value);
+  s.value = value;
+
+  // Decode as IntradayStockEnv::OrderQuantity does.
+  const float a0 = std::clamp(std::isfinite(s.raw_action[0]) ? s.raw_action[0] : 0.0f, -1.0f, 1.0f);
+  nlohmann::ordered_json j;
+  j["time"] = s.time;
+  j["symbol"] = s.symbol;
+  if (options.action_mode == "target_position") {
+    s.target_exposure = a0;
+    s.action = s.target_exposure > request.position
+                   ? "BUY"
+                   : (s.target_exposure < request.position ? "SELL" : "HOLD");
+    j["action"] = s.action;
+    j["target_exposure"] = s.target_exposure;
+  } else {
+    const float a1 = std::isfinite(s.raw_action[1]) ? s.raw_action[1] : 0.0f;
+    const double amount = std::clamp<double>(a1, options.min_amount, 1.0);
+    if (a0 >= options.buy_threshold) {
+      s.action = "BUY";
+      s.amount = amount;
+    } else if (a0 <= options.sell_threshold) {
+      s.action = "SELL";
+      s.amount = amount;
+    } else {
+      s.action = "HOLD";
+    }
+    j["action"] = s.action;
+    j["amount"] = s.amount;
+  }
+  j["value"] = s.value;
+  j["bars_used"] = s.bars_used;
+  j["position_assumed"] = request.position;
+  j["session_closing"] = s.session_closing;
+  s.json = j.dump(2) + "\n";
+
+  const std::string what =
+      options.action_mode == "target_position"
+          ? fmt::format("{} to target exposure {}", s.action, Num(s.target_exposure))
+          : (s.action == "HOLD" ? std::string("HOLD")
+                                : fmt::format("{} amount {}", s.action, Num(s.amount)));
+  s.text = fmt::format(
+      "{} {}: {}\nvalue estimate {}; {} bars used; portfolio assumed {}\n", s.time, s.symbol, what,
+      Num(s.value), s.bars_used,
+      request.position == 0.0
+          ? std::string("flat")
+          : fmt::format("at exposure {} with no unrealised PnL", Num(request.position)));
+  if (s.session_closing) {
+    s.text +=
+        "note: this bar closes its session; the environment flattens at this close and takes "
+        "no decision here\n";
+  }
+  return s;
+}
+
+}  // namespace rlt::evalrun

@@ -1,0 +1,67 @@
+// rltrade evalrun: `rltrade signal` as a library call — a trained run and recent bars in,
+// the policy's decision for the latest bar out (issue 4 §5).
+//
+// ComputeSignal() rebuilds the run's market data exactly as `rltrade eval --data FILE`
+// does (train::BuildEnvSetup with the bars file and the run's stored normalizer.json, so
+// features::ComputeFeatures and the stored transform, never refitted; the file is read
+// with the run's [data] timezone, symbol and on_bad_rows), writes the observation of the
+// latest bar with env::IntradayStockEnv::WriteObservationAt (the env's own layout code),
+// and runs the policy deterministically (learn::PolicyRunner::Act).
+//
+// Portfolio-state assumption: the observation's portfolio part is
+//   position fraction = `position` (default 0: flat),
+//   unrealised PnL / C0 = 0 (as if any position had been opened at the latest close),
+// which is exactly the env's state when flat. Session fraction left: the bars file
+// normally ends inside a live session, so the session's length is taken as the most
+// common length of the file's earlier sessions (the latest session's own length when it
+// is already longer, or when the file holds one session only).
+//
+// Bars needed: at least the feature warm-up + nlags + 1 (fewer is an InvalidArgument that
+// names both numbers). Indicators with recursive smoothing (RSI, ATR, MACD, ADX) and the
+// rolling_zscore normaliser depend on how much history precedes a bar, so a file that
+// starts later than the training data gives values close to, not identical with, those of
+// the full history; give a few hundred bars more than the minimum.
+//
+// This header is LibTorch-free. Not thread-safe (LibTorch thread counts are global).
+#ifndef RLT_EVALRUN_SIGNAL_H_
+#define RLT_EVALRUN_SIGNAL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace rlt::evalrun {
+
+struct SignalRequest {
+  std::string run_dir;     // a run directory written by `rltrade train` (intraday env)
+  std::string bars_file;   // recent bars, CSV (market/csv.h); the latest row is decided on
+  std::string checkpoint;  // checkpoint dir ("" = RUN_DIR/final)
+  double position = 0.0;   // current exposure, shares x price / net worth (0 = flat)
+};
+
+struct Signal {
+  std::string time;  // the latest bar's time, ISO 8601 with its UTC offset
+  std::string symbol;
+  int64_t bars_used = 0;         // bars read from the file
+  int32_t bar = 0;               // index of the latest bar
+  std::string action_mode;       // "original" | "target_position"
+  std::string action;            // BUY | SELL | HOLD (target mode: relative to `position`)
+  double amount = 0.0;           // original mode: fraction of cash (BUY) or capacity (SELL); 0 HOLD
+  double target_exposure = 0.0;  // target_position mode: clamped a[0], in [-1, 1]
+  double value = 0.0;            // the critic's value estimate
+  int32_t session_bars = 0;      // assumed bars in the latest bar's session
+  bool session_closing = false;  // the latest bar closes its session (the env flattens)
+  std::vector<float> observation;  // what the policy saw (obs_dim)
+  std::vector<float> raw_action;   // the policy's action (act_dim), before decoding
+  std::string json;                // {"time", "action", "amount"|"target_exposure", "value",
+                                   //  "symbol", "bars_used"} + "\n"
+  std::string text;                // human-readable, for the terminal
+};
+
+Result<Signal> ComputeSignal(const SignalRequest& request);
+
+}  // namespace rlt::evalrun
+
+#endif  // RLT_EVALRUN_SIGNAL_H_

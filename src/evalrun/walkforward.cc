@@ -1,0 +1,387 @@
+// rltrade evalrun: walk-forward folds (see walkforward.h).
+#include "evalrun/walkforward.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <sstream>
+
+#include "config/config.h"
+#include "core/civil_time.h"
+#include "env/market_dataset.h"
+#include "eval/metrics.h"
+#include "eval/outputs.h"
+#include "evalrun/evalrun.h"
+#include "runlog/atomic_dir.h"
+#include "train/train.h"
+#include "train/train_options.h"
+
+namespace rlt::evalrun {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+std::string DefaultOutDir(const std::string& config_path) {
+  const std::string stem = fs::path(config_path).stem().string();
+  return "runs/" + stem + "-walkforward-" +
+         FormatPathStamp(static_cast<int64_t>(std::time(nullptr)));
+}
+
+Result<std::string> ReadText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError("cannot read " + path.string());
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Status WriteText(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return Status::IoError("cannot write " + path.string());
+  return Status::Ok();
+}
+
+// "nan" (any case) or empty -> NaN; otherwise a finite number.
+Result<double> ParseCell(const std::string& cell, const std::string& where) {
+  if (cell.empty() || cell == "nan" || cell == "NaN" || cell == "NAN") return NAN;
+  char* end = nullptr;
+  const double v = std::strtod(cell.c_str(), &end);
+  if (end == cell.c_str() || *end != '\0') {
+    return Status::InvalidArgument(where + ": expected a number, found '" + cell + "'");
+  }
+  return v;
+}
+
+// One row of a fold's daily_returns.csv: the cells verbatim and their values.
+struct DailyRow {
+  std::string date;
+  std::string cells[3];  // return, buy_and_hold, flat
+  double values[3];
+  int fold;
+};
+
+Status ReadDailyReturns(const fs::path& path, int fold, std::vector<DailyRow>& rows) {
+  RLT_ASSIGN_OR_RETURN(std::string text, ReadText(path));
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line_no == 1) {
+      if (line != eval::kDailyReturnsHeader) {
+        return Status::InvalidArgument(path.string() + ": unexpected header '" + line + "'");
+      }
+      continue;
+    }
+    if (line.empty()) continue;
+    std::vector<std::string> cells;
+    std::istringstream ls(line);
+    std::string cell;
+    while (std::getline(ls, cell, ',')) cells.push_back(cell);
+    if (line.back() == ',') cells.emplace_back();
+    if (cells.size() != 4) {
+      return Status::InvalidArgument(path.string() + ":" + std::to_string(line_no) +
+                                     ": expected 4 cells (" + eval::kDailyReturnsHeader + ")");
+    }
+    DailyRow row;
+    row.date = cells[0];
+    row.fold = fold;
+    for (int i = 0; i < 3; ++i) {
+      row.cells[i] = cells[i + 1];
+      RLT_ASSIGN_OR_RETURN(row.values[i],
+                           ParseCell(cells[i + 1], path.string() + ":" + std::to_string(line_no)));
+    }
+    rows.push_back(std::move(row));
+  }
+  return Status::Ok();
+}
+
+Json ReturnMetricsJson(std::span<const double> returns) {
+  const eval::ReturnMetrics m = eval::ComputeReturnMetrics(returns);
+  Json j;
+  j["sharpe_ratio"] = m.sharpe_ratio;
+  j["sortino_ratio"] = m.sortino_ratio;
+  j["downside_risk"] = m.downside_risk;
+  j["annual_return"] = m.annual_return;
+  j["annual_volatility"] = m.annual_volatility;
+  j["max_drawdown"] = m.max_drawdown;
+  j["max_drawdown_duration"] = m.max_drawdown_duration;
+  j["calmar_ratio"] = m.calmar_ratio;
+  j["cum_returns_final"] = m.cum_returns_final;
+  j["win_rate"] = m.win_rate;
+  j["observations"] = m.observations;
+  j["psr"] = m.psr;
+  j["psr_observations"] = m.psr_observations;
+  return j;
+}
+
+void NullNonFinite(Json& j) {
+  for (auto& [key, value] : j.items()) {
+    if (value.is_number_float() && !std::isfinite(value.get<double>())) value = nullptr;
+    if (value.is_object() || value.is_array()) NullNonFinite(value);
+  }
+}
+
+std::string Cell(const Json& j, const char* key) {
+  if (!j.contains(key) || j.at(key).is_null()) return "nan";
+  return fmt::format("{:.6g}", j.at(key).get<double>());
+}
+
+// The base config minus [split] validation (written for folds whose windows it overlaps).
+config::Config WithoutValidation(const config::Config& base) {
+  config::Config out;
+  for (const std::string& name : base.SectionNames()) {
+    const config::Section* s = base.Find(name);
+    for (const auto& [key, value] : s->entries) {
+      if (name == "split" && key == "validation") continue;
+      out.Set(name, key, value.text, value.source);
+    }
+  }
+  return out;
+}
+
+std::string Table(const Json& summary) {
+  std::string out = fmt::format(
+      "walk-forward: {} folds, {} ({} sessions; first train {} sessions, test {} sessions "
+      "each)\n",
+      summary["num_folds"].get<int>(), summary["mode"].get<std::string>(),
+      summary["sessions"].get<int>(), summary["train_days"].get<int>(),
+      summary["test_days"].get<int>());
+  out += fmt::format("{:<6}{:<25}{:>6}  {:<25}{:>6}{:>12}{:>12}{:>12}\n", "fold", "train", "n",
+                     "test", "n", "sharpe", "cum_return", "bh_cum");
+  for (const Json& f : summary["folds"]) {
+    out += fmt::format(
+        "{:<6}{:<25}{:>6}  {:<25}{:>6}{:>12}{:>12}{:>12}\n", f["fold"].get<int>(),
+        f["train"]["first"].get<std::string>() + ":" + f["train"]["last"].get<std::string>(),
+        f["train"]["sessions"].get<int>(),
+        f["test"]["first"].get<std::string>() + ":" + f["test"]["last"].get<std::string>(),
+        f["test"]["sessions"].get<int>(), Cell(f["metrics"], "sharpe_ratio"),
+        Cell(f["metrics"], "cum_returns_final"),
+        Cell(f["benchmarks"]["buy_and_hold"], "cum_returns_final"));
+  }
+  out += fmt::format("out-of-sample {}:{} (concatenated)\n",
+                     summary["range"]["first"].get<std::string>(),
+                     summary["range"]["last"].get<std::string>());
+  out += fmt::format("{:<22}{:>16}{:>16}{:>16}\n", "metric", "policy", "flat", "buy-and-hold");
+  for (const auto& [key, value] : summary["metrics"].items()) {
+    out += fmt::format("{:<22}{:>16}{:>16}{:>16}\n", key, Cell(summary["metrics"], key.c_str()),
+                       Cell(summary["benchmarks"]["flat"], key.c_str()),
+                       Cell(summary["benchmarks"]["buy_and_hold"], key.c_str()));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<FoldWindow>> PlanFolds(const std::vector<int32_t>& sessions, int folds,
+                                          int train_days, int test_days, bool rolling) {
+  const int s = static_cast<int>(sessions.size());
+  if (folds < 1) {
+    return Status::InvalidArgument("--folds must be >= 1 (got " + std::to_string(folds) + ")");
+  }
+  if (train_days < 0 || test_days < 0) {
+    return Status::InvalidArgument("--train-days and --test-days must be >= 1");
+  }
+  if (rolling && train_days == 0) {
+    return Status::InvalidArgument("--rolling needs --train-days N (the rolling window length)");
+  }
+  const std::string have =
+      s == 0 ? std::string("the data has 0 sessions")
+             : fmt::format("the data has {} sessions ({} to {})", s, FormatDate(sessions.front()),
+                           FormatDate(sessions.back()));
+  const int n = train_days > 0 ? train_days : s / 2;
+  if (n < 1) return Status::InvalidArgument(have + "; too few for a training window");
+  const int m = test_days > 0 ? test_days : (s - n) / folds;
+  if (m < 1) {
+    return Status::InvalidArgument(fmt::format(
+        "{}; after the first training window of {} sessions, {} remain for {} test windows "
+        "(fewer than one session each): use fewer --folds or a shorter --train-days",
+        have, n, std::max(s - n, 0), folds));
+  }
+  if (static_cast<int64_t>(n) + static_cast<int64_t>(folds) * m > s) {
+    return Status::InvalidArgument(fmt::format(
+        "{}; {} folds with a first training window of {} sessions and test windows of {} "
+        "sessions need {} sessions",
+        have, folds, n, m, static_cast<int64_t>(n) + static_cast<int64_t>(folds) * m));
+  }
+  std::vector<FoldWindow> windows;
+  for (int k = 0; k < folds; ++k) {
+    FoldWindow w;
+    w.test_begin = n + k * m;
+    w.test_end = w.test_begin + m;
+    w.train_end = w.test_begin;
+    w.train_begin = rolling ? w.train_end - n : 0;
+    w.train_first = sessions[w.train_begin];
+    w.train_last = sessions[w.train_end - 1];
+    w.test_first = sessions[w.test_begin];
+    w.test_last = sessions[w.test_end - 1];
+    windows.push_back(w);
+  }
+  return windows;
+}
+
+Result<WalkforwardOutcome> RunWalkforward(const WalkforwardRequest& request) {
+  // Everything that can be checked is checked before OUT is written.
+  RLT_ASSIGN_OR_RETURN(config::Config base, config::Config::LoadFile(request.config_path));
+  for (const std::string& o : request.overrides) RLT_RETURN_IF_ERROR(base.ApplyOverride(o));
+  RLT_ASSIGN_OR_RETURN(std::vector<int32_t> sessions, train::SessionDates(base));
+  WalkforwardOutcome outcome;
+  RLT_ASSIGN_OR_RETURN(outcome.windows, PlanFolds(sessions, request.folds, request.train_days,
+                                                  request.test_days, request.rolling));
+  const int n = outcome.windows.front().train_end - outcome.windows.front().train_begin;
+  const int m = outcome.windows.front().test_end - outcome.windows.front().test_begin;
+
+  std::optional<env::DateRange> validation;
+  if (const config::ConfigValue* v = base.Get("split", "validation")) {
+    Result<env::DateRange> r = env::DateRange::Parse(v->text);
+    if (!r.ok())
+      return Status::InvalidArgument(v->source + ": [split] validation: " + r.status().message());
+    validation = *r;
+  }
+  int64_t eval_every = 0;
+  if (const config::ConfigValue* v = base.Get("run", "eval_every")) {
+    char* end = nullptr;
+    eval_every = std::strtoll(v->text.c_str(), &end, 10);
+  }
+  const bool disable_eval = eval_every > 0 && validation.has_value();
+  if (disable_eval) {
+    outcome.notes.push_back(
+        "run.eval_every = " + std::to_string(eval_every) +
+        " with a [split] validation range: folds train with run.eval_every = 0 (the "
+        "walk-forward windows cover the data; each fold is judged on its own test window)");
+  }
+
+  const fs::path out_dir = request.out_dir.empty() ? fs::path(DefaultOutDir(request.config_path))
+                                                   : fs::path(request.out_dir);
+  std::error_code ec;
+  if (fs::exists(out_dir, ec) && !fs::is_empty(out_dir, ec)) {
+    return Status::InvalidArgument(out_dir.string() +
+                                   " already exists and is not empty; choose another --out");
+  }
+  fs::create_directories(out_dir, ec);
+  if (ec) return Status::IoError("cannot create " + out_dir.string() + ": " + ec.message());
+  outcome.out_dir = out_dir.string();
+  auto say = [&request](const std::string& text) {
+    if (!request.quiet) fmt::print(stderr, "{}\n", text);
+  };
+  for (const std::string& note : outcome.notes) fmt::print(stderr, "note: {}\n", note);
+
+  std::vector<DailyRow> rows;
+  Json folds_json = Json::array();
+  const int k_total = static_cast<int>(outcome.windows.size());
+  for (int k = 0; k < k_total; ++k) {
+    const FoldWindow& w = outcome.windows[k];
+    const env::DateRange train_range{w.train_first, w.train_last};
+    const env::DateRange test_range{w.test_first, w.test_last};
+    const fs::path fold_dir = out_dir / ("fold_" + std::to_string(k));
+    say(fmt::format("fold {}/{}: train {} ({} sessions), test {} ({} sessions) -> {}", k + 1,
+                    k_total, train_range.ToString(), w.train_end - w.train_begin,
+                    test_range.ToString(), w.test_end - w.test_begin, fold_dir.string()));
+    train::TrainRequest treq;
+    treq.config_path = request.config_path;
+    treq.overrides = request.overrides;
+    if (validation && (validation->Overlaps(train_range) || validation->Overlaps(test_range))) {
+      const fs::path fold_config = out_dir / ("fold_" + std::to_string(k) + ".config.toml");
+      RLT_RETURN_IF_ERROR(WriteText(fold_config, WithoutValidation(base).ToToml()));
+      treq.config_path = fold_config.string();
+      treq.overrides.clear();  // already applied to `base`
+      const std::string note =
+          fmt::format("fold {}: [split] validation {} overlaps its windows and is removed ({})", k,
+                      validation->ToString(), fold_config.string());
+      outcome.notes.push_back(note);
+      fmt::print(stderr, "note: {}\n", note);
+    }
+    treq.overrides.push_back("split.train=" + train_range.ToString());
+    treq.overrides.push_back("split.test=" + test_range.ToString());
+    if (disable_eval) treq.overrides.push_back("run.eval_every=0");
+    treq.run_dir = fold_dir.string();
+    treq.quiet = request.quiet;
+    RLT_ASSIGN_OR_RETURN(train::TrainOutcome trained, train::RunTraining(treq));
+    if (trained.exit_code != 0) {  // SIGINT / SIGTERM: stop here, the fold has a checkpoint
+      fmt::print(stderr, "fold {}: training interrupted; stopping the walk-forward ({})\n", k,
+                 fold_dir.string());
+      outcome.exit_code = trained.exit_code;
+      return outcome;
+    }
+    EvalRequest ereq;
+    ereq.run_dir = fold_dir.string();
+    ereq.range = "test";
+    RLT_ASSIGN_OR_RETURN(EvalOutcome evaluated, RunEvaluation(ereq));
+    RLT_RETURN_IF_ERROR(
+        ReadDailyReturns(fs::path(evaluated.out_dir) / eval::kDailyReturnsFile, k, rows));
+    const Json fold_summary = Json::parse(evaluated.summary_json);
+    Json f;
+    f["fold"] = k;
+    f["run_dir"] = fold_dir.string();
+    f["train"] = {{"first", FormatDate(w.train_first)},
+                  {"last", FormatDate(w.train_last)},
+                  {"sessions", w.train_end - w.train_begin}};
+    f["test"] = {{"first", FormatDate(w.test_first)},
+                 {"last", FormatDate(w.test_last)},
+                 {"sessions", w.test_end - w.test_begin}};
+    f["metrics"] = fold_summary.at("metrics");
+    f["benchmarks"] = fold_summary.at("benchmarks");
+    folds_json.push_back(std::move(f));
+    outcome.fold_dirs.push_back(fold_dir.string());
+  }
+  if (rows.empty()) return Status::DataError("the folds' evaluations produced no daily returns");
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (!(rows[i - 1].date < rows[i].date)) {
+      return Status::DataError("fold daily returns are not in time order at " + rows[i].date);
+    }
+  }
+
+  std::vector<double> series[3];
+  for (const DailyRow& r : rows) {
+    for (int i = 0; i < 3; ++i) series[i].push_back(r.values[i]);
+  }
+  std::string daily = std::string(kWalkforwardDailyHeader) + "\n";
+  std::string equity = std::string(kWalkforwardEquityHeader) + "\n";
+  double worth = 1.0, bh_worth = 1.0;
+  for (const DailyRow& r : rows) {
+    daily += fmt::format("{},{},{},{},{}\n", r.date, r.cells[0], r.cells[1], r.cells[2], r.fold);
+    if (!std::isnan(r.values[0])) worth *= 1.0 + r.values[0];
+    if (!std::isnan(r.values[1])) bh_worth *= 1.0 + r.values[1];
+    equity += fmt::format("{},{:.10g},{:.10g},{}\n", r.date, worth, bh_worth, r.fold);
+  }
+
+  Json summary;
+  summary["config"] = request.config_path;
+  summary["mode"] = request.rolling ? "rolling" : "expanding";
+  summary["sessions"] = static_cast<int>(sessions.size());
+  summary["train_days"] = n;
+  summary["test_days"] = m;
+  summary["num_folds"] = k_total;
+  summary["notes"] = outcome.notes;
+  summary["range"] = {{"first", rows.front().date}, {"last", rows.back().date}};
+  summary["metrics"] = ReturnMetricsJson(series[0]);
+  summary["benchmarks"]["flat"] = ReturnMetricsJson(series[2]);
+  summary["benchmarks"]["buy_and_hold"] = ReturnMetricsJson(series[1]);
+  summary["folds"] = std::move(folds_json);
+  NullNonFinite(summary);
+  outcome.summary_json = summary.dump(2) + "\n";
+  outcome.table = Table(summary);
+
+  const fs::path summary_dir = out_dir / "walkforward";
+  RLT_ASSIGN_OR_RETURN(runlog::StagingDir staging,
+                       runlog::StagingDir::Create(summary_dir.string()));
+  RLT_RETURN_IF_ERROR(
+      WriteText(fs::path(staging.path()) / eval::kSummaryFile, outcome.summary_json));
+  RLT_RETURN_IF_ERROR(WriteText(fs::path(staging.path()) / eval::kDailyReturnsFile, daily));
+  RLT_RETURN_IF_ERROR(WriteText(fs::path(staging.path()) / eval::kEquityFile, equity));
+  RLT_RETURN_IF_ERROR(staging.Commit(/*replace=*/true));
+  outcome.summary_dir = summary_dir.string();
+  return outcome;
+}
+
+}  // namespace rlt::evalrun

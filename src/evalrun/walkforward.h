@@ -1,0 +1,95 @@
+// rltrade evalrun: `rltrade walkforward` as a library call — K train/test folds over a
+// config's sessions, each a normal run directory, and their out-of-sample returns
+// concatenated (issue 4 §3).
+//
+// Windows (over the S session dates of the config's market data, train::SessionDates):
+//  - the first train window has N sessions (train_days; default S / 2, rounded down);
+//  - test windows have M sessions each (test_days; default (S − N) / K, rounded down) and
+//    follow one another: fold k tests sessions [N + k·M, N + (k+1)·M);
+//  - fold k trains on every session before its test window (expanding, the default) or
+//    on the last N sessions before it (rolling; needs train_days).
+//  Sessions after the last test window (when (S − N) is not a multiple of K) are unused.
+//  K < 1, N < 1, M < 1 or N + K·M > S is an error naming S and what was asked, before
+//  anything is written.
+//
+// Each fold is OUT/fold_<k>/, trained by train::RunTraining with the config, the caller's
+// overrides and `split.train=...`, `split.test=...`; a [split] validation range that
+// overlaps the fold's train or test window is removed (the fold then trains from
+// OUT/fold_<k>.config.toml, the config without it), and run.eval_every > 0 with a
+// validation range becomes run.eval_every = 0 (both reported in `notes`). Each fold is
+// then evaluated on its test range (evalrun::RunEvaluation, RUN_DIR/eval/test/).
+//
+// OUT/walkforward/ (staged and renamed, runlog::StagingDir):
+//   summary.json       {"config", "mode": "expanding"|"rolling", "sessions", "train_days",
+//                       "test_days", "num_folds", "notes": [...],
+//                       "range": {"first", "last"} (the concatenated out-of-sample dates),
+//                       "metrics": {return metrics of the concatenated strategy series},
+//                       "benchmarks": {"flat": {...}, "buy_and_hold": {...}},
+//                       "folds": [{"fold", "run_dir", "train": {"first", "last",
+//                                  "sessions"}, "test": {...}, "metrics": {the fold's
+//                                  eval summary metrics}, "benchmarks": {...}}]} (NaN -> null)
+//                      Return metrics are eval::ComputeReturnMetrics: sharpe_ratio,
+//                      sortino_ratio, downside_risk, annual_return, annual_volatility,
+//                      max_drawdown, max_drawdown_duration, calmar_ratio,
+//                      cum_returns_final, win_rate, observations, psr, psr_observations.
+//   daily_returns.csv  date,return,buy_and_hold,flat,fold — the folds' daily_returns.csv
+//                      rows in time order (cells copied verbatim)
+//   equity.csv         date,net_worth,buy_and_hold,fold — growth of 1 compounded from the
+//                      daily returns (a NaN return counts as 0 %, as in the metrics)
+//
+// This header is LibTorch-free. Not thread-safe (training and evaluation are not).
+#ifndef RLT_EVALRUN_WALKFORWARD_H_
+#define RLT_EVALRUN_WALKFORWARD_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace rlt::evalrun {
+
+inline constexpr const char* kWalkforwardDailyHeader = "date,return,buy_and_hold,flat,fold";
+inline constexpr const char* kWalkforwardEquityHeader = "date,net_worth,buy_and_hold,fold";
+
+struct WalkforwardRequest {
+  std::string config_path;             // CONFIG.toml
+  std::vector<std::string> overrides;  // "section.key=value", applied to every fold
+  int folds = 0;                       // K >= 1
+  int train_days = 0;                  // N; 0 = half of the sessions
+  int test_days = 0;                   // M; 0 = the rest split evenly into K windows
+  bool rolling = false;                // train on the last N sessions (needs train_days)
+  std::string out_dir;                 // "" = runs/<config stem>-walkforward-<UTC time>
+  bool quiet = false;                  // no training progress / fold messages
+};
+
+// One fold's windows, as session indices [begin, end) and dates (yyyymmdd).
+struct FoldWindow {
+  int train_begin = 0, train_end = 0;
+  int test_begin = 0, test_end = 0;
+  int32_t train_first = 0, train_last = 0;
+  int32_t test_first = 0, test_last = 0;
+};
+
+// The windows of K folds over `sessions` (see above). Errors name S and what was asked.
+Result<std::vector<FoldWindow>> PlanFolds(const std::vector<int32_t>& sessions, int folds,
+                                          int train_days, int test_days, bool rolling);
+
+struct WalkforwardOutcome {
+  std::string out_dir;                 // OUT
+  std::string summary_dir;             // OUT/walkforward
+  std::vector<std::string> fold_dirs;  // OUT/fold_<k>
+  std::vector<FoldWindow> windows;
+  std::vector<std::string> notes;  // changes made to the config for the folds
+  std::string summary_json;        // the bytes of summary.json
+  std::string table;               // human-readable summary for the terminal
+  // 0 done; 130 / 143 when a fold's training was interrupted by SIGINT / SIGTERM (the
+  // walk-forward stops there; OUT/walkforward is not written).
+  int exit_code = 0;
+};
+
+Result<WalkforwardOutcome> RunWalkforward(const WalkforwardRequest& request);
+
+}  // namespace rlt::evalrun
+
+#endif  // RLT_EVALRUN_WALKFORWARD_H_
