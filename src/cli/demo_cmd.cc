@@ -32,7 +32,7 @@ struct DemoFlags {
   std::string out = "build/demo";
   int days = 250;
   uint64_t seed = 7;
-  double signal_to_noise = 0.15;
+  double signal_to_noise = 0.08;
   double cost_rate = 0.0002;
   std::string data;  // a bar file to use instead of the synthetic market
   std::string timezone = "UTC";
