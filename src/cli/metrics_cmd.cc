@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "eval/eval.h"
+#include "eval/metrics_json.h"
 
 namespace rlt::cli {
 namespace {
@@ -24,8 +25,6 @@ struct MetricsFlags {
   double risk_free = 0.0;
   bool json = false;
 };
-
-nlohmann::json Number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nullptr; }
 
 // A table cell: "n/a" for NaN, "inf"/"-inf", else fixed-point (as a percentage if asked).
 std::string Cell(double v, bool percent = false) {
@@ -62,24 +61,11 @@ int RunMetrics(const MetricsFlags& f) {
     PrintTable(f, m, returns->size());
     return 0;
   }
-  const nlohmann::json j = {
-      {"sharpe_ratio", Number(m.sharpe_ratio)},
-      {"sortino_ratio", Number(m.sortino_ratio)},
-      {"downside_risk", Number(m.downside_risk)},
-      {"annual_return", Number(m.annual_return)},
-      {"annual_volatility", Number(m.annual_volatility)},
-      {"max_drawdown", Number(m.max_drawdown)},
-      {"calmar_ratio", Number(m.calmar_ratio)},
-      {"cum_returns_final", Number(m.cum_returns_final)},
-      {"win_rate", Number(m.win_rate)},
-      {"observations", m.observations},
-      {"max_drawdown_duration", m.max_drawdown_duration},
-      {"psr", Number(m.psr)},
-      {"psr_observations", m.psr_observations},
-      {"periods", returns->size()},
-      {"periods_per_year", f.periods},
-      {"risk_free", f.risk_free},
-  };
+  nlohmann::json j = eval::ReturnMetricsJson(m);
+  j["periods"] = returns->size();
+  j["periods_per_year"] = f.periods;
+  j["risk_free"] = f.risk_free;
+  eval::NullNonFinite(j);
   fmt::print("{}\n", j.dump(2));
   return 0;
 }

@@ -20,6 +20,7 @@
 #include "env/registry.h"
 #include "env/vec_env.h"
 #include "eval/metrics.h"
+#include "eval/metrics_json.h"
 #include "eval/outputs.h"
 #include "eval/report.h"
 #include "evalrun/backtest.h"
@@ -191,20 +192,7 @@ Result<ActionFn> MakePolicy(const EvalRequest& request, const std::string& polic
 Json MetricsJson(const BacktestResult& r) {
   const eval::ReturnMetrics m = eval::ComputeReturnMetrics(r.session_returns);
   const eval::TradeMetrics t = eval::ComputeTradeMetrics(r.round_trip_pnls);
-  Json j;
-  j["sharpe_ratio"] = m.sharpe_ratio;
-  j["sortino_ratio"] = m.sortino_ratio;
-  j["downside_risk"] = m.downside_risk;
-  j["annual_return"] = m.annual_return;
-  j["annual_volatility"] = m.annual_volatility;
-  j["max_drawdown"] = m.max_drawdown;
-  j["max_drawdown_duration"] = m.max_drawdown_duration;
-  j["calmar_ratio"] = m.calmar_ratio;
-  j["cum_returns_final"] = m.cum_returns_final;
-  j["win_rate"] = m.win_rate;
-  j["observations"] = m.observations;
-  j["psr"] = m.psr;
-  j["psr_observations"] = m.psr_observations;
+  Json j = eval::ReturnMetricsJson<Json>(m);
   j["num_trades"] = t.num_trades;
   j["average_trade_pnl"] = t.average_trade_pnl;
   j["profit_factor"] = t.profit_factor;
@@ -212,14 +200,6 @@ Json MetricsJson(const BacktestResult& r) {
   j["exposure"] = eval::Exposure(r.exposures);
   j["costs_paid"] = r.costs_paid;
   return j;
-}
-
-// NaN and infinities become null (JSON has neither).
-void NullNonFinite(Json& j) {
-  for (auto& [key, value] : j.items()) {
-    if (value.is_number_float() && !std::isfinite(value.get<double>())) value = nullptr;
-    if (value.is_object()) NullNonFinite(value);
-  }
 }
 
 Json SettingsJson(const config::Config& config, const env::EnvContext& context,
@@ -366,7 +346,7 @@ Result<EvalOutcome> RunEpisodic(const EvalRequest& request, const LoadedRun& run
   j["std_return"] = std::sqrt(var / static_cast<double>(returns.size()));  // population, as SB3
   j["returns"] = returns;
   j["seed"] = run.run.seed + train::kEvalSeedOffset;
-  NullNonFinite(j);
+  eval::NullNonFinite(j);
   EvalOutcome out;
   out.episodic = true;
   out.range_name = "episodes";
@@ -430,7 +410,7 @@ Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_na
   settings["env.range"] = range.dates.ToString();
   settings["env.sequential"] = "true";
   summary["settings"] = settings;
-  NullNonFinite(summary);
+  eval::NullNonFinite(summary);
   EvalOutcome out;
   out.range_name = range.name;
   out.in_sample = range.in_sample;

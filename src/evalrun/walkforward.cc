@@ -16,6 +16,7 @@
 #include "core/civil_time.h"
 #include "env/market_dataset.h"
 #include "eval/metrics.h"
+#include "eval/metrics_json.h"
 #include "eval/outputs.h"
 #include "evalrun/evalrun.h"
 #include "runlog/atomic_dir.h"
@@ -104,32 +105,6 @@ Status ReadDailyReturns(const fs::path& path, int fold, std::vector<DailyRow>& r
     rows.push_back(std::move(row));
   }
   return Status::Ok();
-}
-
-Json ReturnMetricsJson(std::span<const double> returns) {
-  const eval::ReturnMetrics m = eval::ComputeReturnMetrics(returns);
-  Json j;
-  j["sharpe_ratio"] = m.sharpe_ratio;
-  j["sortino_ratio"] = m.sortino_ratio;
-  j["downside_risk"] = m.downside_risk;
-  j["annual_return"] = m.annual_return;
-  j["annual_volatility"] = m.annual_volatility;
-  j["max_drawdown"] = m.max_drawdown;
-  j["max_drawdown_duration"] = m.max_drawdown_duration;
-  j["calmar_ratio"] = m.calmar_ratio;
-  j["cum_returns_final"] = m.cum_returns_final;
-  j["win_rate"] = m.win_rate;
-  j["observations"] = m.observations;
-  j["psr"] = m.psr;
-  j["psr_observations"] = m.psr_observations;
-  return j;
-}
-
-void NullNonFinite(Json& j) {
-  for (auto& [key, value] : j.items()) {
-    if (value.is_number_float() && !std::isfinite(value.get<double>())) value = nullptr;
-    if (value.is_object() || value.is_array()) NullNonFinite(value);
-  }
 }
 
 std::string Cell(const Json& j, const char* key) {
@@ -364,11 +339,13 @@ Result<WalkforwardOutcome> RunWalkforward(const WalkforwardRequest& request) {
   summary["num_folds"] = k_total;
   summary["notes"] = outcome.notes;
   summary["range"] = {{"first", rows.front().date}, {"last", rows.back().date}};
-  summary["metrics"] = ReturnMetricsJson(series[0]);
-  summary["benchmarks"]["flat"] = ReturnMetricsJson(series[2]);
-  summary["benchmarks"]["buy_and_hold"] = ReturnMetricsJson(series[1]);
+  summary["metrics"] = eval::ReturnMetricsJson<Json>(eval::ComputeReturnMetrics(series[0]));
+  summary["benchmarks"]["flat"] =
+      eval::ReturnMetricsJson<Json>(eval::ComputeReturnMetrics(series[2]));
+  summary["benchmarks"]["buy_and_hold"] =
+      eval::ReturnMetricsJson<Json>(eval::ComputeReturnMetrics(series[1]));
   summary["folds"] = std::move(folds_json);
-  NullNonFinite(summary);
+  eval::NullNonFinite(summary);
   outcome.summary_json = summary.dump(2) + "\n";
   outcome.table = Table(summary);
 
