@@ -32,7 +32,9 @@ test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE slow
 
 bench: build
+	$(BUILD_DIR)/rltrade bench machine
 	$(BUILD_DIR)/rltrade bench env --env intraday --envs 256 --threads 2 --seconds 5
+	$(BUILD_DIR)/rltrade bench train --config configs/cartpole_ppo.toml --threads 1,2 --steps 20480
 	$(BUILD_DIR)/src/env/env_bench --benchmark_min_time=0.5
 	$(BUILD_DIR)/src/features/features_bench --benchmark_min_time=0.5
 	$(BUILD_DIR)/src/learn/learn_bench --benchmark_min_time=0.5
