@@ -18,6 +18,7 @@
 #include "core/civil_time.h"
 #include "env/envs/intraday.h"
 #include "env/registry.h"
+#include "evalrun/test_util.h"
 #include "learn/inference.h"
 #include "market/market.h"
 #include "train/train.h"
@@ -27,13 +28,7 @@ namespace rlt::evalrun {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing_util::Read;
 
 constexpr int kDays = 60;
 

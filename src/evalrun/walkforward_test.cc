@@ -20,35 +20,16 @@
 #include "env/market_dataset.h"
 #include "eval/metrics.h"
 #include "eval/outputs.h"
+#include "evalrun/test_util.h"
 #include "train/train_options.h"
 
 namespace rlt::evalrun {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(line);
-  return lines;
-}
-
-std::vector<std::string> Cells(const std::string& line) {
-  std::vector<std::string> cells;
-  std::istringstream in(line);
-  std::string cell;
-  while (std::getline(in, cell, ',')) cells.push_back(cell);
-  return cells;
-}
+using testing_util::Cells;
+using testing_util::Lines;
+using testing_util::Read;
 
 double Value(const std::string& cell) { return cell == "nan" ? NAN : std::stod(cell); }
 
