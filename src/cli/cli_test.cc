@@ -12,38 +12,17 @@
 #include <sstream>
 #include <string>
 
+#include "cli/cli_test_util.h"
 #include "market/csv.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CmdResult {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
+using rlt::cli::testing_util::CmdResult;
+using rlt::cli::testing_util::ReadFile;
 
-CmdResult RunRltrade(const std::string& args) {
-  const char* bin = std::getenv("RLT_BINARY");
-  EXPECT_NE(bin, nullptr) << "RLT_BINARY is set by CTest";
-  CmdResult r;
-  if (bin == nullptr) return r;
-  const std::string cmd = std::string(bin) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+CmdResult RunRltrade(const std::string& args) { return rlt::cli::testing_util::RunCli(args); }
 
 class CliTest : public ::testing::Test {
  protected:

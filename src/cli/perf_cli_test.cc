@@ -22,41 +22,16 @@
 #include <thread>
 #include <vector>
 
+#include "cli/cli_test_util.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CmdResult {
-  int exit_code = -1;
-  std::string out;  // stdout (and stderr unless separated)
-};
-
-std::string Binary() {
-  const char* bin = std::getenv("RLT_BINARY");
-  EXPECT_NE(bin, nullptr) << "RLT_BINARY is set by CTest";
-  return bin ? bin : "rltrade";
-}
-
-// Runs `sh -c "<prefix> rltrade <args>"`; stderr is merged unless `stderr_to` is given.
-CmdResult RunCli(const std::string& args, const std::string& prefix = "",
-                 const std::string& stderr_to = "&1") {
-  CmdResult r;
-  const std::string cmd = prefix + " " + Binary() + " " + args + " 2>" + stderr_to;
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using rlt::cli::testing_util::Binary;
+using rlt::cli::testing_util::CmdResult;
+using rlt::cli::testing_util::ReadFile;
+using rlt::cli::testing_util::RunCli;
 
 constexpr const char* kTinyCartPole = R"([run]
 total_steps = 4096
