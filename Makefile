@@ -1,12 +1,16 @@
 # rltrade — the two commands for a new user:
 #   make demo   install dependencies, build, run the main job on built-in data
 #   make test   install dependencies, build, run the tests
-# Also: make build, make bench, make clean.
+# Also: make build, make bench, make clean, make test-sanitize, make format-check,
+# make fuzz, make fuzz-ci.
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: all deps configure build demo test bench clean
+SANITIZE_DIR ?= build-sanitize
+SANITIZE ?= address,undefined
+
+.PHONY: all deps configure build demo test test-sanitize format-check bench clean
 
 all: build
 
@@ -31,12 +35,89 @@ demo: build
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE slow
 
+# The LibTorch-free subsystems (core, market, features, config, env, eval, runlog and the
+# native kernels) in Debug with AddressSanitizer + UndefinedBehaviorSanitizer and -Werror:
+# RLT_DCHECK is live (no NDEBUG), so e.g. the env's self-financing check runs. Fast tests
+# only (-LE slow). .ci/run runs this after `make test`.
+test-sanitize: deps
+	cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=Debug -DRLT_WITH_TORCH=OFF \
+	  -DRLT_SANITIZE=$(SANITIZE) -DRLT_WERROR=ON -DRLT_BUILD_BENCHMARKS=OFF
+	cmake --build $(SANITIZE_DIR) -j $(JOBS)
+	cd $(SANITIZE_DIR) && ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS) -LE slow
+
+# Fuzzing (issue 9 §6, fuzz/README.md): the readers of outside input as libFuzzer targets,
+# built with clang, ASan + UBSan and live RLT_DCHECKs in $(FUZZ_DIR) (LibTorch-free).
+#   make fuzz      fuzzes each target for FUZZ_SECONDS (new inputs go to $(FUZZ_DIR)/corpus,
+#                  crashes to $(FUZZ_DIR)/artifacts); fails if any target crashed
+#   make fuzz-ci   replays fuzz/corpus, then FUZZ_RUNS inputs per target with -seed=1
+#                  (deterministic; .ci/run; about 3 minutes once built)
+# Needs clang and libclang-rt-14-dev: `bash scripts/install-deps.sh --fuzz` (make test does not).
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_RUNS ?= 50000
+# Mutations depend on compared values, some of them heap addresses: fuzz-ci turns address
+# space randomisation off (setarch -R) where the system allows it, so runs repeat exactly.
+FUZZ_NO_ASLR := $(shell setarch -R true >/dev/null 2>&1 && echo setarch -R)
+FUZZ_TARGETS = bars_csv_fuzz config_fuzz returns_csv_fuzz state_reader_fuzz \
+  vec_env_state_fuzz tensor_file_fuzz normalizer_json_fuzz eval_dir_fuzz
+FUZZ_FLAGS = -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1
+
+.PHONY: fuzz-build fuzz fuzz-ci
+fuzz-build:
+	bash scripts/install-deps.sh --fuzz
+	cmake -S . -B $(FUZZ_DIR) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
+	  -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DRLT_WITH_TORCH=OFF -DRLT_BUILD_TESTS=OFF \
+	  -DRLT_BUILD_BENCHMARKS=OFF -DRLT_SANITIZE=address,undefined -DRLT_FUZZ=ON
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target $(FUZZ_TARGETS)
+
+fuzz: fuzz-build
+	@mkdir -p $(FUZZ_DIR)/artifacts; failed=""; \
+	for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_DIR)/corpus/$$t; \
+	  echo "== $$t ($(FUZZ_SECONDS) s)"; \
+	  $(FUZZ_DIR)/fuzz/$$t $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) \
+	    -artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- $(FUZZ_DIR)/corpus/$$t fuzz/corpus/$$t \
+	    > $(FUZZ_DIR)/$$t.log 2>&1 || { failed="$$failed $$t"; \
+	    grep -E 'ERROR|SUMMARY|FUZZ_REQUIRE|runtime error|what\(\)|written to' $(FUZZ_DIR)/$$t.log | head -6; }; \
+	  grep -E '^stat::number_of_executed_units|^stat::new_units_added' $(FUZZ_DIR)/$$t.log; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: findings in:$$failed (logs $(FUZZ_DIR)/<target>.log, inputs $(FUZZ_DIR)/artifacts/)" >&2; exit 1; fi
+
+fuzz-ci: fuzz-build
+	@failed=""; \
+	for t in $(FUZZ_TARGETS); do \
+	  rm -rf $(FUZZ_DIR)/ci-corpus/$$t; mkdir -p $(FUZZ_DIR)/ci-corpus/$$t $(FUZZ_DIR)/artifacts; \
+	  echo "== $$t ($(FUZZ_RUNS) runs, seed 1)"; \
+	  $(FUZZ_NO_ASLR) $(FUZZ_DIR)/fuzz/$$t $(FUZZ_FLAGS) -runs=$(FUZZ_RUNS) -seed=1 -reload=0 \
+	    -artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- $(FUZZ_DIR)/ci-corpus/$$t fuzz/corpus/$$t \
+	    > $(FUZZ_DIR)/$$t.ci.log 2>&1 || { failed="$$failed $$t"; tail -40 $(FUZZ_DIR)/$$t.ci.log; }; \
+	  grep -E '^#[0-9]+[[:space:]]+DONE' $(FUZZ_DIR)/$$t.ci.log; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz-ci: findings in:$$failed" >&2; exit 1; fi
+
+# Fails (and lists the differences) when a C++ file under src/ is not formatted as
+# .clang-format says. Debian's clang-format (14); nothing is rewritten.
+format-check:
+	@command -v clang-format >/dev/null || { echo "format-check: clang-format not found (apt-get install clang-format)" >&2; exit 1; }
+	@find src \( -name '*.h' -o -name '*.cc' \) -print0 | sort -z | \
+	  xargs -0 clang-format --dry-run --Werror || { echo "format-check: the files above are not formatted; fix with clang-format -i FILE" >&2; exit 1; }
+
+# `bench threads`: for every PPO config, threads = 0 (the default) must reach 95% of the
+# best of 1 and 2 threads (medians of 3 interleaved runs each); the target fails if not.
+PPO_CONFIGS ?= $(wildcard configs/*.toml)
+
 bench: build
 	$(BUILD_DIR)/rltrade bench machine
+	$(BUILD_DIR)/rltrade bench threads --threads 1,2 --repeats 3 --tolerance 0.05 \
+	  $(addprefix --config ,$(PPO_CONFIGS))
 	$(BUILD_DIR)/rltrade bench env --env intraday --envs 256 --threads 2 --seconds 5
 	$(BUILD_DIR)/rltrade bench train --config configs/cartpole_ppo.toml --threads 1,2 --steps 20480
 	$(BUILD_DIR)/src/env/env_bench --benchmark_min_time=0.5
 	$(BUILD_DIR)/src/features/features_bench --benchmark_min_time=0.5
+	$(BUILD_DIR)/rltrade bench pricing --threads 2
+	$(BUILD_DIR)/src/pricing/pricing_bench --benchmark_min_time=0.5
 	$(BUILD_DIR)/src/learn/learn_bench --benchmark_min_time=0.5
 
 clean:

@@ -6,7 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   # toolchain
-  build-essential cmake ccache pkg-config git
+  build-essential cmake ccache pkg-config git clang-format
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # core libraries
@@ -14,11 +14,19 @@ PACKAGES=(
   # learning and retrieval: LibTorch (CPU) needs OpenBLAS behind libblas.so.3, or matrix
   # work falls back to the reference BLAS (~10x slower)
   libtorch-dev libopenblas0-pthread libfaiss-dev
+  # the native learner (src/native/) calls cblas_sgemm: cblas.h and libblas.so
+  libblas-dev
   # Python bindings and distributed runs
   pybind11-dev python3-dev python3-numpy libopenmpi-dev openmpi-bin
   # the report test renders report.html headless (eval/report_test.cc)
   chromium
 )
+
+# `--fuzz`: also clang with libFuzzer and the sanitizer runtimes, and llvm-symbolizer for
+# readable crash stacks (make fuzz, make fuzz-ci); the normal build does not need them.
+if [ "${1:-}" = "--fuzz" ]; then
+  PACKAGES+=(clang libclang-rt-14-dev llvm)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

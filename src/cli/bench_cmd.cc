@@ -23,6 +23,7 @@
 #include "env/vec_env.h"
 #include "market/synth.h"
 #include "perf/machine.h"
+#include "perf/threads_check.h"
 #include "perf/train_bench.h"
 
 namespace rlt::cli {
@@ -227,6 +228,39 @@ int RunBenchTrain(BenchTrainFlags f) {
   return 0;
 }
 
+struct BenchThreadsFlags {
+  std::vector<std::string> configs;
+  perf::ThreadsCheckOptions options;
+  std::string threads = "1,2";
+};
+
+// `rltrade bench threads`: threads = 0 against the best fixed count, per config.
+int RunBenchThreads(BenchThreadsFlags f) {
+  Result<std::vector<std::string>> threads = SplitList(f.threads);
+  if (!threads.ok()) return ReportError(threads.status());
+  f.options.fixed_threads.clear();
+  for (const std::string& t : *threads) {
+    char* end = nullptr;
+    const long n = std::strtol(t.c_str(), &end, 10);
+    if (*end != '\0' || n < 1) {
+      return ReportError(Status::InvalidArgument("--threads " + f.threads +
+                                                 ": expected positive integers, e.g. 1,2"));
+    }
+    f.options.fixed_threads.push_back(static_cast<int>(n));
+  }
+  bool all_ok = true;
+  for (const std::string& config : f.configs) {
+    perf::ThreadsCheckOptions o = f.options;
+    o.config_path = config;
+    Result<perf::ThreadsVerdict> v = perf::CheckDefaultThreads(o);
+    if (!v.ok()) return ReportError(v.status());
+    fmt::print("{}", perf::DescribeVerdict(config, *v, o.tolerance));
+    std::fflush(stdout);
+    all_ok = all_ok && v->ok;
+  }
+  return all_ok ? 0 : 1;
+}
+
 }  // namespace
 
 void RegisterBenchCommands(CLI::App& app, Action* action) {
@@ -268,6 +302,26 @@ void RegisterBenchCommands(CLI::App& app, Action* action) {
   train->add_option("--report", tf->report, "write a Markdown report with a recommendation");
   train->add_flag("--json", tf->json, "print JSON (an array with several settings)");
   train->callback([tf, action] { *action = [tf] { return RunBenchTrain(*tf); }; });
+
+  auto thf = std::make_shared<BenchThreadsFlags>();
+  CLI::App* threads = bench->add_subcommand(
+      "threads",
+      "Is threads = 0 within --tolerance of the best fixed thread count? (medians of "
+      "--repeats interleaved runs of `bench train`; exit 1 if not)");
+  threads->add_option("--config", thf->configs, "training config(s) (TOML)")->required();
+  threads->add_option("--threads", thf->threads, "fixed thread counts to compare with")
+      ->capture_default_str();
+  threads
+      ->add_option("--steps", thf->options.steps,
+                   "env steps per run (0 = 4 updates and at least 2 s, calibrated)")
+      ->capture_default_str();
+  threads->add_option("--repeats", thf->options.repeats, "runs per setting")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  threads->add_option("--tolerance", thf->options.tolerance, "allowed shortfall (0.05 = 5%)")
+      ->capture_default_str();
+  threads->add_option("--set", thf->options.overrides, "config override SECTION.KEY=VALUE");
+  threads->callback([thf, action] { *action = [thf] { return RunBenchThreads(*thf); }; });
 }
 
 }  // namespace rlt::cli

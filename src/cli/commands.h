@@ -21,7 +21,7 @@ using Action = std::function<int()>;
 
 void RegisterDataCommands(CLI::App& app, Action* action);      // data check, data synth
 void RegisterFeatureCommands(CLI::App& app, Action* action);   // indicator, features
-void RegisterBenchCommands(CLI::App& app, Action* action);     // bench env
+void RegisterBenchCommands(CLI::App& app, Action* action);     // bench env|machine|train
 void RegisterDemoCommand(CLI::App& app, Action* action);       // demo
 void RegisterTrainCommand(CLI::App& app, Action* action);      // train
 void RegisterMetricsCommand(CLI::App& app, Action* action);    // metrics
@@ -30,9 +30,15 @@ void RegisterStatusCommand(CLI::App& app, Action* action);     // status
 void RegisterEvalCommand(CLI::App& app, Action* action);       // eval
 void RegisterWalkforwardCommand(CLI::App& app, Action* action);  // walkforward
 void RegisterSignalCommand(CLI::App& app, Action* action);     // signal
+// price, iv, bench pricing. REQUIRES: RegisterBenchCommands ran first (adds to `bench`).
+void RegisterPricingCommands(CLI::App& app, Action* action);
 
-// Prints "error: <message>" to stderr and returns exit code 1.
+// Prints "error: <message>" to stderr and returns exit code 1 (2 for Status::Refused).
 int ReportError(const Status& status);
+
+// Flushes and closes stdout (std::cout and stdio); a failed write, flush or close prints
+// an error and turns exit code 0 into 1. main() calls it after every command.
+int FinishStdout(int exit_code);
 
 }  // namespace rlt::cli
 

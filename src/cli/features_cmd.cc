@@ -31,6 +31,7 @@
 #include "features/presets.h"
 #include "features/registry.h"
 #include "market/csv.h"
+#include "runlog/atomic_dir.h"
 
 namespace rlt::cli {
 namespace {
@@ -153,6 +154,7 @@ void AppendFeatureRows(fmt::memory_buffer& out, const market::Bars& bars,
 
 // Writes `text` to `path` through a temporary file in the same directory, then renames.
 Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  RLT_RETURN_IF_ERROR(runlog::CheckReplaceableFile(path));  // never replace a device/link/FIFO
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream file(tmp, std::ios::binary | std::ios::trunc);

@@ -1,16 +1,43 @@
 // rltrade: the command-line entry point. Parses the command line with CLI11, runs the
 // chosen command and returns its exit code (0 ok, 1 failure, 2 usage error).
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <system_error>
 
 #include "cli/commands.h"
+#include "core/process_env.h"
 
 namespace rlt::cli {
 int ReportError(const Status& status) {
   std::fprintf(stderr, "error: %s\n", status.message().c_str());
-  return 1;
+  return status.code() == Status::Code::kRefused ? 2 : 1;
+}
+
+int FinishStdout(int exit_code) {
+  // Everything a command printed (fmt::print, printf, std::cout) must have reached its
+  // destination: a full disk or a closed pipe behind stdout is a failure, not exit 0.
+  errno = 0;
+  std::cout.flush();
+  const bool cout_failed = !std::cout.good();
+  const bool flush_failed = std::fflush(stdout) != 0;
+  const bool stream_failed = std::ferror(stdout) != 0;
+  int err = errno;
+  const bool close_failed = std::fclose(stdout) != 0;
+  if (close_failed && err == 0) err = errno;
+  if (!(cout_failed || flush_failed || stream_failed || close_failed)) return exit_code;
+  std::fprintf(stderr, "error: writing to standard output failed: %s; the output is incomplete\n",
+               err != 0 ? std::strerror(err) : "write error");
+  return exit_code == 0 ? 1 : exit_code;
 }
 }  // namespace rlt::cli
+
+// LibTorch's and OpenBLAS's pools must sleep when idle, which they only learn from the
+// environment when they are loaded: this executable's getenv() supplies the defaults
+// (core/process_env.h).
+RLT_THREADING_ENVIRONMENT_DEFAULTS()
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -29,11 +56,19 @@ int main(int argc, char** argv) {
   rlt::cli::RegisterEvalCommand(app, &action);
   rlt::cli::RegisterWalkforwardCommand(app, &action);
   rlt::cli::RegisterSignalCommand(app, &action);
+  rlt::cli::RegisterPricingCommands(app, &action);  // after bench: adds `bench pricing`
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
-  return action ? action() : 0;
+  int code = 0;
+  try {
+    code = action ? action() : 0;
+  } catch (const std::system_error& e) {  // fmt::print reports a failed fwrite by throwing
+    std::fprintf(stderr, "error: writing output failed: %s\n", e.what());
+    code = 1;
+  }
+  return rlt::cli::FinishStdout(code);
 }

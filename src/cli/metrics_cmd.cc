@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "eval/eval.h"
 #include "eval/metrics_json.h"
+#include "eval/metrics_table.h"
 
 namespace rlt::cli {
 namespace {
@@ -39,17 +40,17 @@ void PrintTable(const MetricsFlags& f, const eval::ReturnMetrics& m, size_t rows
   auto row = [](const char* name, const std::string& value, const std::string& note) {
     fmt::print("  {:<22} {:>12}{}\n", name, value, note.empty() ? "" : "  " + note);
   };
-  row("sharpe_ratio", Cell(m.sharpe_ratio), "annualised, sample std");
-  row("sortino_ratio", Cell(m.sortino_ratio), "annualised");
-  row("downside_risk", Cell(m.downside_risk), "annualised");
-  row("annual_return", Cell(m.annual_return, /*percent=*/true), "CAGR");
-  row("annual_volatility", Cell(m.annual_volatility, /*percent=*/true), "");
-  row("max_drawdown", Cell(m.max_drawdown, /*percent=*/true), "of compounded wealth");
-  row("max_drawdown_duration", std::to_string(m.max_drawdown_duration), "periods");
-  row("calmar_ratio", Cell(m.calmar_ratio), "");
-  row("cum_returns_final", Cell(m.cum_returns_final, /*percent=*/true), "");
-  row("win_rate", Cell(m.win_rate, /*percent=*/true), "periods with return > 0");
-  row("psr", Cell(m.psr), "P(true Sharpe > 0)");
+  eval::StrategyMetrics sm;
+  sm.returns = m;
+  for (const eval::MetricInfo& info : eval::MetricTable()) {
+    if (!info.from_returns) continue;
+    const double v = info.value(sm);
+    const std::string value =
+        info.kind == eval::MetricKind::kInteger
+            ? std::to_string(static_cast<int64_t>(v))
+            : Cell(v, /*percent=*/info.kind == eval::MetricKind::kPercent);
+    row(info.key, value, info.note);
+  }
 }
 
 int RunMetrics(const MetricsFlags& f) {

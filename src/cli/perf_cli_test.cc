@@ -209,6 +209,8 @@ TEST_F(PerfCli, KillNineAtRandomPointsNeverLeavesACheckpointResumeCannotLoad) {
     bool has_checkpoint = false;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(fs::path(run) / "checkpoints", ec)) {
+      // A hidden .step_N.tmp-* staging directory is not a checkpoint (resume removes it).
+      if (e.path().filename().string()[0] == '.') continue;
       if (fs::exists(e.path() / "FORMAT")) has_checkpoint = true;
     }
     // Resume loads the newest complete checkpoint (then stops: the target is already met).
@@ -478,6 +480,20 @@ TEST_F(PerfCli, ThreadsAboveTheCoresWarnOnce) {
   const size_t first = r.out.find("exceeds the");
   EXPECT_NE(first, std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("exceeds the", first + 1), std::string::npos) << r.out;
+}
+
+// The threading model needs libgomp to sleep when idle (core/process_env.h) without the
+// user setting OMP_WAIT_POLICY: libgomp prints its resolved settings with
+// OMP_DISPLAY_ENV=VERBOSE; PASSIVE means a spin count of 0 (the default is 300000).
+TEST_F(PerfCli, LibgompSleepsWhenIdleWithoutAnEnvironmentVariableUnlessTheUserSetsOne) {
+  CmdResult r =
+      RunCli("--help", "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT OMP_DISPLAY_ENV=VERBOSE");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("GOMP_SPINCOUNT = '0'"), std::string::npos) << r.out;
+  r = RunCli("--help", "env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=active OMP_DISPLAY_ENV=VERBOSE");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("OMP_WAIT_POLICY = 'ACTIVE'"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("GOMP_SPINCOUNT = '0'"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -4,10 +4,12 @@
 // steps, fps, last checkpoint, state) and the last row of RUN_DIR/metrics.csv. The process
 // counts as alive when kill(pid, 0) succeeds and /proc/<pid>/cmdline mentions rltrade; a
 // "running" state whose process is gone is reported as "died" (killed or crashed: resume it
-// with `rltrade train --resume RUN_DIR`). ETA = (total_steps - steps) / fps while alive.
+// with `rltrade train --resume RUN_DIR`; suggested only when a checkpoint with a verified
+// MANIFEST exists). ETA = (total_steps - steps) / fps while alive.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -17,6 +19,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "runlog/manifest.h"
 #include "train/proc_stats.h"
 
 namespace rlt::cli {
@@ -47,6 +50,28 @@ std::vector<std::pair<std::string, std::string>> LastMetrics(const fs::path& csv
   return out;
 }
 
+// The checkpoint `train --resume` would pick (the newest checkpoints/step_<N>/ with a
+// FORMAT file, else final/) if its MANIFEST verifies, or "" — so that status never
+// suggests a resume that would fail.
+std::string LoadableCheckpoint(const fs::path& run_dir) {
+  std::vector<std::pair<int64_t, fs::path>> candidates;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(run_dir / "checkpoints", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step_", 0) != 0) continue;
+    char* end = nullptr;
+    const long long step = std::strtoll(name.c_str() + 5, &end, 10);
+    if (*end == '\0') candidates.emplace_back(step, entry.path());
+  }
+  std::sort(candidates.rbegin(), candidates.rend());
+  candidates.emplace_back(-1, run_dir / "final");
+  for (const auto& [step, dir] : candidates) {
+    if (!fs::exists(dir / "FORMAT", ec)) continue;
+    return runlog::VerifyManifest(dir.string(), /*complete=*/true).ok() ? dir.string() : "";
+  }
+  return "";
+}
+
 std::string FormatDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "-:--:--";
   const int64_t s = static_cast<int64_t>(std::ceil(seconds));
@@ -73,6 +98,7 @@ int RunStatus(const std::string& run_dir, bool json) {
   const double fps = st.value("fps", 0.0);
   const double eta = alive && fps > 0 ? static_cast<double>(total - steps) / fps : NAN;
   const auto metrics = LastMetrics(fs::path(run_dir) / "metrics.csv");
+  const std::string loadable = LoadableCheckpoint(run_dir);
   if (json) {
     nlohmann::json out = st;
     out["alive"] = alive;
@@ -86,12 +112,20 @@ int RunStatus(const std::string& run_dir, bool json) {
                                                                     : nlohmann::json(v);
     }
     out["metrics"] = m;
+    out["loadable_checkpoint"] =
+        loadable.empty() ? nlohmann::json(nullptr) : nlohmann::json(loadable);
     fmt::print("{}\n", out.dump(2));
     return 0;
   }
   fmt::print("run          {}\n", run_dir);
-  fmt::print("state        {}{}\n", state,
-             state == "died" ? " (process gone; continue with rltrade train --resume)" : "");
+  std::string hint;
+  if (state == "died" || state == "interrupted") {
+    hint = !loadable.empty() ? " (process gone; continue with rltrade train --resume " + run_dir +
+                                   ", from " + loadable + ")"
+                             : " (process gone; no loadable checkpoint to resume from: start a "
+                               "new run)";
+  }
+  fmt::print("state        {}{}\n", state, hint);
   fmt::print("process      pid {} {}\n", pid, alive ? "alive" : "not running");
   fmt::print("steps        {} / {} ({:.1f}%)\n", steps, total,
              total > 0 ? 100.0 * static_cast<double>(steps) / static_cast<double>(total) : 0.0);

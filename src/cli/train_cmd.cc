@@ -40,6 +40,9 @@ void RegisterTrainCommand(CLI::App& app, Action* action) {
   cmd->add_option("--run-dir", r->run_dir, "run directory (default runs/<config>-<time>)");
   cmd->add_option("--resume", r->resume_dir, "continue a run from its newest checkpoint");
   cmd->add_flag("--quiet", r->quiet, "no progress output");
+  cmd->add_flag("--allow-config-change", r->allow_config_change,
+                "with --resume: accept --set changes beyond run.total_steps, run.threads, "
+                "run.checkpoint_every, run.eval_every, policy.backend (logged in history.jsonl)");
   cmd->callback([r, action] { *action = [r] { return RunTrain(*r); }; });
 }
 

@@ -17,7 +17,7 @@
 //   [policy]
 //   hidden = [64, 64]
 //
-// Each section maps 1:1 onto one options struct (DESIGN.md, "Options"): the section
+// Each section maps 1:1 onto one options struct (docs/ARCHITECTURE.md, "Conventions"): the section
 // [algo] onto PpoOptions, [env] onto the environment's Options, and so on. The caller
 // binds a section with Config::Bind(), which applies every key through SetOption()
 // (core/options.h). Keys the caller handles itself (e.g. `id` and `num_envs` in [env])
@@ -88,6 +88,7 @@ const char* KindName(ValueKind kind);
 // The kind of a value known only as text (from DescribeOptions() or `--set`). The rule,
 // first match wins:
 //   "true" / "false"                          -> kBool
+//   "-0" (the double -0.0)                     -> kFloat
 //   a decimal integer that fits int64_t        -> kInteger  ("-12"; not "+1", "0x10")
 //   other digit strings (too large for int64)  -> kString   (written quoted, kept exact)
 //   a number std::from_chars reads as double   -> kFloat    ("1e-3", "0.5", "inf", "nan")

@@ -1,7 +1,7 @@
 // rltrade core: binding named settings onto option structs.
 //
 // Every component with more than three settings takes a `FooOptions` struct with
-// documented defaults (DESIGN.md). To let configs and `--set key=value` reach those
+// documented defaults (docs/ARCHITECTURE.md). To let configs and `--set key=value` reach those
 // structs without hand-written parsing, an options struct lists its fields once:
 //
 //   struct FooOptions {

@@ -23,6 +23,9 @@ std::string Status::ToString() const {
     case Code::kOutOfRange:
       kind = "out of range";
       break;
+    case Code::kRefused:
+      kind = "refused";
+      break;
   }
   return std::string(kind) + ": " + message_;
 }

@@ -1,6 +1,6 @@
 // rltrade core: error handling.
 //
-// Two kinds of failure, kept apart (DESIGN.md, "Errors"):
+// Two kinds of failure, kept apart (docs/ARCHITECTURE.md, "The invariants"):
 //  - Bugs (broken invariants, violated preconditions) abort through RLT_CHECK with the
 //    file, line and a message. They are never caught.
 //  - Expected failures (bad data, bad config, bad checkpoint, I/O) are returned as a
@@ -21,7 +21,15 @@ namespace rlt {
 // A success or an error with a human-readable message. Cheap to copy on success.
 class Status {
  public:
-  enum class Code { kOk, kInvalidArgument, kNotFound, kIoError, kDataError, kOutOfRange };
+  enum class Code {
+    kOk,
+    kInvalidArgument,
+    kNotFound,
+    kIoError,
+    kDataError,
+    kOutOfRange,
+    kRefused,  // a request refused as unsafe (training on test dates, a changed resume)
+  };
 
   Status() = default;
   static Status Ok() { return Status(); }
@@ -32,6 +40,8 @@ class Status {
   static Status IoError(std::string msg) { return {Code::kIoError, std::move(msg)}; }
   static Status DataError(std::string msg) { return {Code::kDataError, std::move(msg)}; }
   static Status OutOfRange(std::string msg) { return {Code::kOutOfRange, std::move(msg)}; }
+  // The CLI exits 2 (usage error) for these.
+  static Status Refused(std::string msg) { return {Code::kRefused, std::move(msg)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

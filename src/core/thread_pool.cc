@@ -1,5 +1,16 @@
-// rltrade core: WorkerPool implementation (spin, then futex sleep).
+// rltrade core: WorkerPool implementation (inline below a work threshold; short spin, then
+// futex sleep) and the process's thread counts.
 #include "core/thread_pool.h"
+
+#include <sched.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 #include "core/status.h"
 
@@ -12,13 +23,79 @@
 
 namespace rlt {
 namespace {
-// ~a few tens of microseconds of spinning before a worker sleeps.
-constexpr int kSpinIterations = 20000;
+
+using Clock = std::chrono::steady_clock;
+
+// Spins while still_waiting() holds, for at most WorkerPool::kSpinSeconds of wall time (a
+// bound in time, not iterations: one pause instruction takes 10 to 140 cycles depending on
+// the CPU). Returns true when the wait ended, false when the caller should sleep.
+template <class StillWaiting>
+bool SpinBriefly(StillWaiting still_waiting) {
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(WorkerPool::kSpinSeconds));
+  for (int i = 1;; ++i) {
+    if (!still_waiting()) return true;
+    RLT_CPU_RELAX();
+    if ((i & 15) == 0 && Clock::now() >= deadline) return false;
+  }
+}
+
+double SecondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Weight of the newest measurement in the work estimate: adapts within a few calls when
+// the work changes, and one preempted call does not flip the mode for long.
+constexpr double kEstimateWeight = 0.25;
+
 }  // namespace
 
 int HardwareThreads() {
   const unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);
+}
+
+int CoresFromCgroupCpuMax(std::string_view text) {
+  std::istringstream in{std::string(text)};
+  std::string quota;
+  long long period = 0;
+  if (!(in >> quota >> period) || quota == "max" || period <= 0) return 0;
+  char* end = nullptr;
+  const long long q = std::strtoll(quota.c_str(), &end, 10);
+  if (end == quota.c_str() || *end != '\0' || q <= 0) return 0;
+  return static_cast<int>((q + period - 1) / period);
+}
+
+int AvailableCores() {
+  int cores = HardwareThreads();
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0) {
+    const int n = CPU_COUNT(&mask);
+    if (n > 0) cores = n;
+  }
+  std::ifstream cpu_max("/sys/fs/cgroup/cpu.max");
+  std::string line;
+  if (cpu_max && std::getline(cpu_max, line)) {
+    const int quota_cores = CoresFromCgroupCpuMax(line);
+    if (quota_cores > 0 && quota_cores < cores) cores = quota_cores;
+  }
+  return cores < 1 ? 1 : cores;
+}
+
+int CoresPerProcess(int cores, int processes) {
+  RLT_CHECK(cores >= 1 && processes >= 1);
+  const int per = cores / processes;
+  return per < 1 ? 1 : per;
+}
+
+int ResolveThreads(int requested, int available_cores, int processes) {
+  RLT_CHECK(requested >= 0);
+  return requested > 0 ? requested : CoresPerProcess(available_cores, processes);
+}
+
+int ResolveThreads(int requested, int processes) {
+  return requested > 0 ? requested : ResolveThreads(0, AvailableCores(), processes);
 }
 
 WorkerPool::WorkerPool(int num_workers) : num_workers_(num_workers) {
@@ -34,27 +111,48 @@ WorkerPool::~WorkerPool() {
   for (auto& t : threads_) t.join();
 }
 
+void WorkerPool::set_inline_below_seconds(double seconds) {
+  RLT_CHECK(seconds >= 0);
+  inline_below_seconds_ = seconds;
+}
+
 void WorkerPool::Run(const std::function<void(int)>& task) {
   if (num_workers_ == 1) {
     task(0);
+    last_run_inline_ = true;
     return;
   }
-  task_ = &task;
-  pending_.store(num_workers_ - 1, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_acq_rel);
-  generation_.notify_all();
-  task(0);
-  int spins = 0;
-  for (;;) {
-    const int left = pending_.load(std::memory_order_acquire);
-    if (left == 0) break;
-    if (++spins < kSpinIterations) {
-      RLT_CPU_RELAX();
-    } else {
-      pending_.wait(left, std::memory_order_acquire);
+  // The first Run() hands off (large work must not pay a serial first call); afterwards
+  // the estimate decides.
+  const bool run_inline = has_estimate_ && serial_estimate_ < inline_below_seconds_;
+  double serial = 0;
+  if (run_inline) {
+    const auto t0 = Clock::now();
+    for (int w = 0; w < num_workers_; ++w) task(w);
+    serial = SecondsSince(t0);
+  } else {
+    task_ = &task;
+    pending_.store(num_workers_ - 1, std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    generation_.notify_all();
+    const auto t1 = Clock::now();
+    task(0);
+    // The caller's own share, scaled: the one-thread time of the whole Run() without the
+    // handoff's cost (which is what the estimate must not include).
+    serial = SecondsSince(t1) * num_workers_;
+    for (;;) {
+      const int left = pending_.load(std::memory_order_acquire);
+      if (left == 0) break;
+      if (!SpinBriefly([&] { return pending_.load(std::memory_order_acquire) == left; })) {
+        pending_.wait(left, std::memory_order_acquire);
+      }
     }
+    task_ = nullptr;
   }
-  task_ = nullptr;
+  serial_estimate_ =
+      has_estimate_ ? (1 - kEstimateWeight) * serial_estimate_ + kEstimateWeight * serial : serial;
+  has_estimate_ = true;
+  last_run_inline_ = run_inline;
 }
 
 void WorkerPool::WorkerLoop(int index) {
@@ -62,12 +160,9 @@ void WorkerPool::WorkerLoop(int index) {
   // from a load) matters: a Run() may bump the generation before this thread first runs.
   uint64_t seen = 0;
   for (;;) {
-    int spins = 0;
     uint64_t now;
     while ((now = generation_.load(std::memory_order_acquire)) == seen) {
-      if (++spins < kSpinIterations) {
-        RLT_CPU_RELAX();
-      } else {
+      if (!SpinBriefly([&] { return generation_.load(std::memory_order_acquire) == seen; })) {
         generation_.wait(seen, std::memory_order_acquire);
       }
     }

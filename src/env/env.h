@@ -1,14 +1,14 @@
 // rltrade env: the single-environment interface and the spaces it declares.
 //
 // An Env is one environment instance. It never allocates in Step(), never throws, and
-// never does I/O: everything it reads was prepared before stepping (DESIGN.md). The
+// never does I/O: everything it reads was prepared before stepping (docs/ARCHITECTURE.md). The
 // batched engine (vec_env.h) owns N of them and gives each its rows of the shared
 // structure-of-arrays buffers, so Reset()/Step() write their outputs straight into those
 // rows through raw pointers.
 //
 // Adding an environment: one file pair env/envs/<name>.{h,cc} with an Options struct,
-// one line in registry.cc, and <name>_test.cc. env/envs/example.h is the annotated
-// template.
+// an entry in registry.cc (registry.h lists every edit it takes), and <name>_test.cc.
+// env/envs/example.h is the annotated template.
 //
 // State: SaveState()/LoadState() carry everything Reset()/Step() change (the RNG and the
 // episode state), so a checkpointed env continues exactly where it was. Options, spec and

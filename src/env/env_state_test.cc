@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -310,6 +311,81 @@ TEST(VecEnvState, IntradayStateFromOtherDataIsRefused) {
   const Status s = b.LoadState(a.SaveState());
   ASSERT_EQ(s.code(), Status::Code::kDataError);
   EXPECT_NE(s.message().find("intraday bar count"), std::string::npos) << s.message();
+}
+
+// Found by fuzz/vec_env_state_fuzz: a running episode length of INT64_MAX loaded, and
+// the next Step() overflowed it (UBSan: signed integer overflow in VecEnv::StepSlice).
+TEST(VecEnvState, CorruptEpisodeLengthIsRefused) {
+  auto made = MakeEnvs("cartpole", EnvContext{}, 3);
+  ASSERT_TRUE(made.ok());
+  VecEnv vec(std::move(made).value(), 1);
+  vec.Reset(2);
+  const std::string good = vec.SaveState();
+  ASSERT_TRUE(vec.LoadState(good).ok());
+  // The state ends with the running lengths, then the episode lengths (int64 x 3 each).
+  for (size_t from_end : {size_t{48}, size_t{24}}) {
+    for (int64_t bad : {std::numeric_limits<int64_t>::max(), int64_t{-1}}) {
+      std::string bytes = good;
+      std::memcpy(bytes.data() + bytes.size() - from_end, &bad, 8);
+      const Status s = vec.LoadState(bytes);
+      EXPECT_EQ(s.code(), Status::Code::kDataError) << bad;
+      EXPECT_NE(s.message().find("episode length"), std::string::npos) << s.message();
+    }
+  }
+}
+
+// Found by fuzz/vec_env_state_fuzz: a state whose bytes were changed (a cash value, a
+// share count, a bar index) loaded without error, and the next Step() failed the
+// self-financing RLT_DCHECK, overflowed a share count, or read past the session. Each
+// such state is now refused by LoadState with a DataError naming what is wrong.
+TEST(EnvState, IntradayCorruptPortfolioIsRefused) {
+  EnvContext ctx;
+  ctx.market = SyntheticDataset();
+  auto made = MakeEnvs("intraday", ctx, 1);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  Env& env = *made->front();
+  env.Seed(3);
+  std::vector<float> obs(env.spec().obs_dim);
+  std::vector<double> info(env.spec().info_names.size());
+  env.Reset(obs.data(), info.data());
+  const float buy[2] = {1.0f, 0.5f};  // original action mode: buy half the cash
+  env.Step(buy, obs.data(), info.data());
+  StateWriter w;
+  env.SaveState(w);
+  const std::string good = w.Release();
+  // The layout of IntradayStockEnv::SaveState: the RNG (4 x u64, f64, u8), bar count and
+  // eligible sessions (i64 each), t, pos, sessions_left (i32), cash, avg_price, realized,
+  // costs (f64), shares, trades, last_traded (i64), ...
+  constexpr size_t kT = 41 + 16, kSessionsLeft = kT + 8, kCash = kT + 12, kShares = kCash + 32;
+  int32_t t = 0;
+  std::memcpy(&t, good.data() + kT, 4);
+  int64_t shares = 0;
+  std::memcpy(&shares, good.data() + kShares, 8);
+  ASSERT_GT(shares, 0) << "the buy did not fill; the test needs an open position";
+  {
+    StateReader in(good, "good");
+    ASSERT_TRUE(env.LoadState(in).ok());  // the unchanged bytes load
+  }
+  auto refused = [&](const std::string& bytes, const std::string& fragment) {
+    StateReader in(bytes, "corrupt");
+    const Status s = env.LoadState(in);
+    EXPECT_EQ(s.code(), Status::Code::kDataError) << fragment;
+    EXPECT_NE(s.message().find(fragment), std::string::npos) << s.message();
+  };
+  auto patched = [&](size_t offset, const auto& value) {
+    std::string bytes = good;
+    std::memcpy(bytes.data() + offset, &value, sizeof value);
+    return bytes;
+  };
+  double cash = 0;
+  std::memcpy(&cash, good.data() + kCash, 8);
+  refused(patched(kCash, cash + 1000.0), "inconsistent");
+  refused(patched(kCash, std::numeric_limits<double>::quiet_NaN()), "not finite");
+  refused(patched(kShares, std::numeric_limits<int64_t>::max()), "share count");
+  refused(patched(kSessionsLeft, int32_t{-1}), "sessions left");
+  const market::Bars& bars = ctx.market->bars;
+  const int32_t last_bar = bars.sessions[bars.session[t]].end - 1;
+  refused(patched(kT, last_bar), "is not in its session");
 }
 
 }  // namespace

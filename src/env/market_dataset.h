@@ -16,21 +16,12 @@
 #include "features/feature_matrix.h"
 #include "features/normalizer.h"
 #include "market/bars.h"
+#include "market/date_range.h"
 
 namespace rlt::env {
 
-// An inclusive range of local session dates, yyyymmdd (0 = unbounded on that side).
-struct DateRange {
-  int32_t first = 0;
-  int32_t last = 0;
-  bool Contains(int32_t date) const {
-    return (first == 0 || date >= first) && (last == 0 || date <= last);
-  }
-  bool Overlaps(const DateRange& o) const;
-  std::string ToString() const;  // "2023-01-02:2023-06-30", "start", "end" for open sides
-  // Parses "YYYY-MM-DD:YYYY-MM-DD"; either side may be empty or "start" / "end".
-  static Result<DateRange> Parse(const std::string& text);
-};
+// Date ranges live in market/date_range.h; env code names them without the prefix.
+using market::DateRange;
 
 struct MarketDataset {
   market::Bars bars;

@@ -1,7 +1,12 @@
 // rltrade env: the explicit registry of environments by short id.
 //
-// One line per environment in registry.cc. Ids: "example" (the template), "intraday".
-// Later: "options", "hedging", "cartpole", "pendulum".
+// Ids (registry.cc): "example" (the annotated template), "intraday" (market data),
+// "cartpole" and "pendulum" (Gymnasium's classic-control tasks, to validate learners).
+// Adding an environment takes, besides its file pair env/envs/<name>.{h,cc}: in
+// registry.cc one include, one Make<Name> wrapper and one EnvRegistry() entry; the .cc
+// and its test in env/CMakeLists.txt; and a case in env_state_test.cc (the test
+// EnvStateCases.CoverEveryRegisteredEnvironment fails until it exists). See
+// docs/ARCHITECTURE.md, "Where does my change go".
 #ifndef RLT_ENV_REGISTRY_H_
 #define RLT_ENV_REGISTRY_H_
 

@@ -126,6 +126,16 @@ Status VecEnv::LoadState(std::string_view bytes, const std::string& what) {
       in.GetArray(running_length_.data(), running_length_.size(), "running lengths"));
   RLT_RETURN_IF_ERROR(
       in.GetArray(episode_length_.data(), episode_length_.size(), "episode lengths"));
+  // Step() adds 1 to a running length: a corrupt one near INT64_MAX would overflow (found
+  // by fuzz/vec_env_state_fuzz). No run gets anywhere near 2^62 steps.
+  for (size_t i = 0; i < n; ++i) {
+    for (int64_t length : {running_length_[i], episode_length_[i]}) {
+      if (length < 0 || length > (int64_t{1} << 62)) {
+        return in.Error("episode length " + std::to_string(length) + " of env " +
+                        std::to_string(i) + " is out of range (corrupt state)");
+      }
+    }
+  }
   return in.Finish();
 }
 

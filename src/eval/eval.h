@@ -1,14 +1,23 @@
 // rltrade eval: the manual of the evaluation subsystem.
 //
 // What it is: everything that turns a trained agent's behaviour into numbers a quant can
-// trust. Today it holds the performance metrics (metrics.h) and the reader of returns
-// files (returns_csv.h); later issues add the out-of-sample backtest (run a policy over
-// held-out dates with the same environment and costs as training, refusing dates that
-// overlap training unless asked and labelling such output in-sample) and reports (tables,
-// JSON, equity curves) to this folder.
+// trust, computed from files and return series:
+//   metrics.h       return-series metrics (empyrical definitions), trade metrics, PSR
+//   metrics_table.h the one table of every reported metric (JSON key, label, kind): the
+//                   JSON files, the report and `rltrade metrics` all iterate it
+//   metrics_json.h  metrics as JSON, written from that table
+//   returns_csv.h   the reader of per-period returns files (`rltrade metrics --returns`)
+//   outputs.h       the files an evaluation directory holds (summary.json, equity.csv,
+//                   daily_returns.csv, trades.csv, report.html): the contract between the
+//                   backtest that writes them and the report that reads them
+//   report.h        the self-contained HTML report of an evaluation directory
+// The backtest itself (walking held-out sessions with a trained policy in the training
+// environment, refusing in-sample ranges) lives one layer up in evalrun/, because it needs
+// the environments and the learner; this folder only sees its outputs.
 //
-// What it is not: it does not train, price, or touch LibTorch. Target `rlt_eval` depends
-// on rlt_core only, so the metrics are usable from any tool that has a vector of returns.
+// What it is not: it does not train, step environments, price, or touch LibTorch. Target
+// `rlt_eval` depends on rlt_core (and runlog for atomic writes), so the metrics are usable
+// from any tool that has a vector of returns.
 //
 // Conventions (metrics.h has the details):
 //  - Input is a series of per-period simple returns (fractions: 0.01 = +1 %), one per
@@ -28,6 +37,7 @@
 #define RLT_EVAL_EVAL_H_
 
 #include "eval/metrics.h"
+#include "eval/metrics_table.h"
 #include "eval/returns_csv.h"
 
 #endif  // RLT_EVAL_EVAL_H_

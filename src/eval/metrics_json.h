@@ -1,38 +1,45 @@
-// rltrade eval: metrics as JSON — the one place that names the contracted JSON keys of
-// ReturnMetrics (`rltrade metrics --json`, summary.json of eval and walk-forward).
+// rltrade eval: metrics as JSON, written from the metrics table (metrics_table.h), which
+// names the contracted keys (`rltrade metrics --json`, summary.json of eval and
+// walk-forward).
 // Templates over the nlohmann JSON type, so callers keep their key order
 // (nlohmann::ordered_json for files that must be byte-identical run to run).
 #ifndef RLT_EVAL_METRICS_JSON_H_
 #define RLT_EVAL_METRICS_JSON_H_
 
 #include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "eval/metrics.h"
+#include "eval/metrics_table.h"
 
 namespace rlt::eval {
 
-// {sharpe_ratio, sortino_ratio, downside_risk, annual_return, annual_volatility,
-//  max_drawdown, max_drawdown_duration, calmar_ratio, cum_returns_final, win_rate,
-//  observations, psr, psr_observations}; NaN and infinities stay numbers until
-//  NullNonFinite().
+// The metrics of MetricTable() as a JSON object, in the table's order; integer kinds as
+// integers. NaN and infinities stay numbers until NullNonFinite(). `returns_only`: just
+// the rows that depend on the return series (what `rltrade metrics` and walk-forward
+// summaries report).
+template <typename Json = nlohmann::json>
+Json StrategyMetricsJson(const StrategyMetrics& m, bool returns_only = false) {
+  Json j = Json::object();
+  for (const MetricInfo& info : MetricTable()) {
+    if (returns_only && !info.from_returns) continue;
+    const double v = info.value(m);
+    if (info.kind == MetricKind::kInteger) {
+      j[info.key] = static_cast<int64_t>(v);
+    } else {
+      j[info.key] = v;
+    }
+  }
+  return j;
+}
+
+// The return-series rows only (keys listed in metrics_table.cc with from_returns).
 template <typename Json = nlohmann::json>
 Json ReturnMetricsJson(const ReturnMetrics& m) {
-  Json j;
-  j["sharpe_ratio"] = m.sharpe_ratio;
-  j["sortino_ratio"] = m.sortino_ratio;
-  j["downside_risk"] = m.downside_risk;
-  j["annual_return"] = m.annual_return;
-  j["annual_volatility"] = m.annual_volatility;
-  j["max_drawdown"] = m.max_drawdown;
-  j["max_drawdown_duration"] = m.max_drawdown_duration;
-  j["calmar_ratio"] = m.calmar_ratio;
-  j["cum_returns_final"] = m.cum_returns_final;
-  j["win_rate"] = m.win_rate;
-  j["observations"] = m.observations;
-  j["psr"] = m.psr;
-  j["psr_observations"] = m.psr_observations;
-  return j;
+  StrategyMetrics s;
+  s.returns = m;
+  return StrategyMetricsJson<Json>(s, /*returns_only=*/true);
 }
 
 // Replaces NaN and infinities by null, recursively (JSON has neither).

@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "eval/eval_files.h"
+#include "eval/metrics_table.h"
 #include "eval/outputs.h"
 #include "runlog/atomic_dir.h"
 
@@ -28,128 +30,8 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr size_t kMaxPointsPerSeries = 2000;
 
-// ---------------------------------------------------------------- reading the files
-
-struct EquityRow {
-  std::string timestamp, session_date;
-  double close, position, net_worth, buy_and_hold;
-};
-struct DailyRow {
-  std::string date;
-  double strategy, buy_and_hold, flat;
-};
-struct TradeRow {
-  std::string time, side;
-  double quantity, price, cost, position_after;
-};
-struct EvalData {
-  nlohmann::json summary;
-  std::vector<EquityRow> equity;
-  std::vector<DailyRow> daily;
-  std::vector<TradeRow> trades;
-};
-
-// The rows of a CSV file with the given header, each split on commas.
-Result<std::vector<std::vector<std::string>>> ReadCsv(const std::string& path,
-                                                      const std::string& header) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(fmt::format("cannot open '{}': run `rltrade eval` first", path));
-  std::vector<std::vector<std::string>> rows;
-  std::string line;
-  const size_t columns = std::count(header.begin(), header.end(), ',') + 1;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (number == 1) {
-      if (line != header) {
-        return Status::DataError(
-            fmt::format("{}:1: expected the header '{}', found '{}'", path, header, line));
-      }
-      continue;
-    }
-    if (line.empty()) continue;
-    std::vector<std::string> fields;
-    std::stringstream ss(line);
-    for (std::string field; std::getline(ss, field, ',');) fields.push_back(field);
-    if (!line.empty() && line.back() == ',') fields.emplace_back();
-    if (fields.size() != columns) {
-      return Status::DataError(fmt::format("{}:{}: expected {} comma-separated fields, found {}",
-                                           path, number, columns, fields.size()));
-    }
-    rows.push_back(std::move(fields));
-  }
-  if (rows.empty() && line.empty() && in.bad()) {
-    return Status::IoError(fmt::format("cannot read '{}'", path));
-  }
-  return rows;
-}
-
-// A number field: empty or "nan" is NaN; anything else unparsable is an error.
-bool ParseNumber(const std::string& text, double* out) {
-  if (text.empty() || text == "nan" || text == "NaN") {
-    *out = kNaN;
-    return true;
-  }
-  char* end = nullptr;
-  *out = std::strtod(text.c_str(), &end);
-  return end != text.c_str() && *end == '\0';
-}
-
-// Parses the numeric columns `cols` of every row into `out` (row-major).
-Status ParseColumns(const std::string& path, const std::vector<std::vector<std::string>>& rows,
-                    const std::vector<int>& cols, std::vector<std::vector<double>>* out) {
-  out->assign(rows.size(), std::vector<double>(cols.size()));
-  for (size_t r = 0; r < rows.size(); ++r) {
-    for (size_t c = 0; c < cols.size(); ++c) {
-      if (!ParseNumber(rows[r][cols[c]], &(*out)[r][c])) {
-        return Status::DataError(
-            fmt::format("{}: data row {}, column {}: expected a number, found '{}'", path, r + 1,
-                        cols[c] + 1, rows[r][cols[c]]));
-      }
-    }
-  }
-  return Status::Ok();
-}
-
-Status ReadSummary(const std::string& dir, nlohmann::json* summary) {
-  const std::string path = dir + "/" + kSummaryFile;
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(fmt::format("cannot open '{}': run `rltrade eval` first", path));
-  *summary = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (summary->is_discarded() || !summary->is_object()) {
-    return Status::DataError(fmt::format("{}: not a JSON object (see eval/outputs.h)", path));
-  }
-  return Status::Ok();
-}
-
-Result<EvalData> ReadEvalData(const std::string& dir) {
-  EvalData data;
-  if (Status s = ReadSummary(dir, &data.summary); !s.ok()) return s;
-  std::vector<std::vector<double>> num;
-  const std::string equity_path = dir + "/" + kEquityFile;
-  auto equity = ReadCsv(equity_path, kEquityHeader);
-  if (!equity.ok()) return equity.status();
-  if (Status s = ParseColumns(equity_path, *equity, {3, 4, 6, 7}, &num); !s.ok()) return s;
-  for (size_t i = 0; i < equity->size(); ++i) {
-    const auto& f = (*equity)[i];
-    data.equity.push_back({f[0], f[1], num[i][0], num[i][1], num[i][2], num[i][3]});
-  }
-  const std::string daily_path = dir + "/" + kDailyReturnsFile;
-  auto daily = ReadCsv(daily_path, kDailyReturnsHeader);
-  if (!daily.ok()) return daily.status();
-  if (Status s = ParseColumns(daily_path, *daily, {1, 2, 3}, &num); !s.ok()) return s;
-  for (size_t i = 0; i < daily->size(); ++i) {
-    data.daily.push_back({(*daily)[i][0], num[i][0], num[i][1], num[i][2]});
-  }
-  const std::string trades_path = dir + "/" + kTradesFile;
-  auto trades = ReadCsv(trades_path, kTradesHeader);
-  if (!trades.ok()) return trades.status();
-  if (Status s = ParseColumns(trades_path, *trades, {2, 3, 4, 5}, &num); !s.ok()) return s;
-  for (size_t i = 0; i < trades->size(); ++i) {
-    const auto& f = (*trades)[i];
-    data.trades.push_back({f[0], f[1], num[i][0], num[i][1], num[i][2], num[i][3]});
-  }
-  return data;
-}
+using EvalData = EvalFiles;
+using DailyRow = DailyReturnRow;
 
 // ---------------------------------------------------------------- formatting
 
@@ -176,6 +58,20 @@ std::string Percent(double v, int decimals = 2) {
 }
 
 enum class Kind { kRatio, kPercent, kInteger, kMoney, kPlain };
+
+Kind ToKind(MetricKind kind) {
+  switch (kind) {
+    case MetricKind::kRatio:
+      return Kind::kRatio;
+    case MetricKind::kPercent:
+      return Kind::kPercent;
+    case MetricKind::kInteger:
+      return Kind::kInteger;
+    case MetricKind::kMoney:
+      return Kind::kMoney;
+  }
+  return Kind::kPlain;
+}
 
 std::string FormatValue(const nlohmann::json& v, Kind kind) {
   if (v.is_null()) return "n/a";
@@ -582,27 +478,18 @@ std::string SessionsSection(const EvalData& d) {
   return s;
 }
 
+// summary[key] when it is a string (a bool for BoolOr), else `fallback`: summary.json
+// is input, and nlohmann's value() throws on a null or a value of another type.
+std::string StringOr(const nlohmann::json& obj, const char* key, const std::string& fallback) {
+  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_string()) return fallback;
+  return obj[key].get<std::string>();
+}
+bool BoolOr(const nlohmann::json& obj, const char* key, bool fallback) {
+  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_boolean()) return fallback;
+  return obj[key].get<bool>();
+}
+
 std::string MetricsSection(const nlohmann::json& summary, bool in_sample) {
-  static const std::vector<std::tuple<const char*, const char*, Kind>> kRows = {
-      {"sharpe_ratio", "Sharpe ratio", Kind::kRatio},
-      {"sortino_ratio", "Sortino ratio", Kind::kRatio},
-      {"psr", "Probabilistic Sharpe (vs 0)", Kind::kRatio},
-      {"psr_observations", "PSR observations (days)", Kind::kInteger},
-      {"annual_return", "Annual return (CAGR)", Kind::kPercent},
-      {"cum_returns_final", "Cumulative return", Kind::kPercent},
-      {"annual_volatility", "Annual volatility", Kind::kPercent},
-      {"downside_risk", "Downside risk", Kind::kPercent},
-      {"max_drawdown", "Max drawdown", Kind::kPercent},
-      {"max_drawdown_duration", "Max drawdown duration (days)", Kind::kInteger},
-      {"calmar_ratio", "Calmar ratio", Kind::kRatio},
-      {"win_rate", "Daily win rate", Kind::kPercent},
-      {"observations", "Observations (days)", Kind::kInteger},
-      {"num_trades", "Trades", Kind::kInteger},
-      {"average_trade_pnl", "Average trade PnL", Kind::kMoney},
-      {"profit_factor", "Profit factor", Kind::kRatio},
-      {"turnover", "Turnover", Kind::kRatio},
-      {"exposure", "Exposure (bars with a position)", Kind::kPercent},
-      {"costs_paid", "Costs paid", Kind::kMoney}};
   const nlohmann::json empty = nlohmann::json::object();
   const nlohmann::json& m = summary.contains("metrics") ? summary["metrics"] : empty;
   const nlohmann::json& b = summary.contains("benchmarks") ? summary["benchmarks"] : empty;
@@ -613,14 +500,16 @@ std::string MetricsSection(const nlohmann::json& summary, bool in_sample) {
   };
   std::string s =
       fmt::format("<h2>Metrics{}</h2>\n", in_sample ? " <span class=\"tag\">IN-SAMPLE</span>" : "");
-  const std::string policy = summary.value("policy", std::string("trained"));
+  const std::string policy = StringOr(summary, "policy", "trained");
   s += fmt::format(
       "<table class=\"metrics\"><tr><th></th><th>strategy ({})</th><th>flat</th>"
       "<th>buy-and-hold</th></tr>\n",
       Esc(policy));
-  for (const auto& [key, label, kind] : kRows) {
-    s += fmt::format("<tr><th title=\"{}\">{}</th><td>{}</td><td>{}</td><td>{}</td></tr>\n", key,
-                     label, cell(m, key, kind), cell(flat, key, kind), cell(hold, key, kind));
+  for (const MetricInfo& row : MetricTable()) {
+    const Kind kind = ToKind(row.kind);
+    s += fmt::format("<tr><th title=\"{}\">{}</th><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                     row.key, row.label, cell(m, row.key, kind), cell(flat, row.key, kind),
+                     cell(hold, row.key, kind));
   }
   return s + "</table>\n";
 }
@@ -666,8 +555,9 @@ polyline.strategy{stroke:#1f5fbf}polyline.hold{stroke:#e08a00}polyline.price{str
 
 std::string RenderPage(const EvalData& d) {
   const nlohmann::json& j = d.summary;
-  const bool in_sample = j.value("in_sample", false);
-  const nlohmann::json range = j.value("range", nlohmann::json::object());
+  const bool in_sample = BoolOr(j, "in_sample", false);
+  const nlohmann::json range =
+      j.is_object() && j.contains("range") ? j["range"] : nlohmann::json::object();
   auto text = [](const nlohmann::json& obj, const char* key) {
     if (!obj.is_object() || !obj.contains(key)) return std::string("?");
     return obj[key].is_string() ? obj[key].get<std::string>() : obj[key].dump();
@@ -722,8 +612,14 @@ std::string HtmlEscape(const std::string& text) {
 }
 
 Status WriteReport(const std::string& eval_dir) {
-  Result<EvalData> data = ReadEvalData(eval_dir);
+  Result<EvalFiles> data = ReadEvalFiles(eval_dir);
   if (!data.ok()) return data.status();
+  // The IN-SAMPLE banner must not vanish because the flag has the wrong type.
+  if (data->summary.contains("in_sample") && !data->summary["in_sample"].is_boolean()) {
+    return Status::DataError(eval_dir + "/" + kSummaryFile + ": \"in_sample\" must be true or " +
+                             "false, found " + data->summary["in_sample"].dump().substr(0, 80) +
+                             " (run `rltrade eval` again)");
+  }
   return runlog::WriteFileAtomic(eval_dir + "/" + kReportFile, RenderPage(*data));
 }
 

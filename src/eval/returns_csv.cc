@@ -8,6 +8,8 @@
 #include <limits>
 #include <sstream>
 
+#include "core/file_io.h"
+
 namespace rlt::eval {
 namespace {
 
@@ -99,16 +101,12 @@ Result<std::vector<double>> ParseReturnsCsv(std::string_view text, const std::st
 }
 
 Result<std::vector<double>> ReadReturnsCsv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status::IoError(path +
-                           ": cannot open the file. Fix: check the path and that it is "
-                           "readable.");
+  Result<std::string> text = ReadFile(path);
+  if (!text.ok()) {
+    return Annotate(text.status(), "",
+                    ". Fix: check the path and that it is a readable returns file.");
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status::IoError(path + ": read failed.");
-  return ParseReturnsCsv(ss.str(), path);
+  return ParseReturnsCsv(*text, path);
 }
 
 }  // namespace rlt::eval

@@ -46,7 +46,7 @@ TEST(ReturnsCsv, RejectsAWrongHeaderASecondColumnAndAMissingFile) {
   EXPECT_FALSE(ParseReturnsCsv("", "e.csv").ok());
   const auto missing = ReadReturnsCsv("/nonexistent/returns.csv");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().code(), Status::Code::kIoError);
+  EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "config/config.h"
@@ -26,7 +27,9 @@
 #include "evalrun/backtest.h"
 #include "learn/inference.h"
 #include "runlog/atomic_dir.h"
+#include "runlog/manifest.h"
 #include "train/train_options.h"
+#include "train/training_ranges.h"
 
 namespace rlt::evalrun {
 namespace {
@@ -38,6 +41,10 @@ struct LoadedRun {
   config::Config config;
   train::EnvSetup setup;
   train::RunOptions run;
+  std::optional<runlog::RunLock> lock;  // held while eval writes into the run directory
+  // What training saw (RUN_DIR/training_ranges.json, merged with the evaluated
+  // checkpoint's copy); nullopt when the run has no record.
+  std::optional<train::TrainingRanges> trained;
 };
 
 Result<std::string> ReadFile(const fs::path& path) {
@@ -48,6 +55,22 @@ Result<std::string> ReadFile(const fs::path& path) {
   return text.str();
 }
 
+// The run's record of what training saw, merged with `checkpoint`'s copy (a checkpoint of
+// another run may have seen other dates). nullopt when neither has one.
+Result<std::optional<train::TrainingRanges>> LoadTrainingRanges(const fs::path& run_dir,
+                                                                const std::string& checkpoint) {
+  std::optional<train::TrainingRanges> out;
+  for (const fs::path& path :
+       {run_dir / train::kTrainingRangesFile,
+        checkpoint.empty() ? fs::path() : fs::path(checkpoint) / train::kTrainingRangesFile}) {
+    if (path.empty() || !fs::exists(path)) continue;
+    RLT_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+    RLT_ASSIGN_OR_RETURN(train::TrainingRanges r, train::ParseTrainingRanges(text, path.string()));
+    out = out ? train::MergeTrainingRanges(*out, r) : r;
+  }
+  return out;
+}
+
 Result<LoadedRun> LoadRun(const EvalRequest& request) {
   const fs::path run_dir(request.run_dir);
   if (!fs::exists(run_dir / "config.toml")) {
@@ -56,6 +79,14 @@ Result<LoadedRun> LoadRun(const EvalRequest& request) {
                             "written by `rltrade train`");
   }
   LoadedRun r;
+  // One writer per run directory (eval writes RUN_DIR/eval/<range>/); then the run's files
+  // are checked against its MANIFEST before any is parsed.
+  RLT_ASSIGN_OR_RETURN(r.lock, runlog::RunLock::Acquire(request.run_dir, "rltrade eval"));
+  std::error_code ec;
+  if (fs::is_directory(run_dir / "eval", ec)) runlog::RemoveStaleTemps((run_dir / "eval").string());
+  RLT_RETURN_IF_ERROR(runlog::VerifyManifestFiles(
+      request.run_dir, {"config.toml", "normalizer.json", train::kTrainingRangesFile}));
+  RLT_ASSIGN_OR_RETURN(r.trained, LoadTrainingRanges(run_dir, request.checkpoint));
   RLT_ASSIGN_OR_RETURN(r.config, config::Config::LoadFile((run_dir / "config.toml").string()));
   RLT_RETURN_IF_ERROR(r.config.Bind("run", r.run));
   train::EnvSetupOverrides overrides;
@@ -87,7 +118,8 @@ struct ResolvedRange {
 };
 
 Result<ResolvedRange> ResolveRange(const EvalRequest& request,
-                                   const std::map<std::string, env::DateRange>& split) {
+                                   const std::map<std::string, env::DateRange>& split,
+                                   const std::optional<train::TrainingRanges>& trained) {
   ResolvedRange r;
   r.label = request.range;
   if (request.range.find(':') != std::string::npos) {
@@ -106,14 +138,21 @@ Result<ResolvedRange> ResolveRange(const EvalRequest& request,
     r.dates = it->second;
     r.name = request.range;
   }
-  const auto train = split.find("train");
-  if (train != split.end() && r.dates.Overlaps(train->second)) {
+  // Against what training saw (training_ranges.json), never only against [split] train.
+  std::string overlap;
+  if (trained) {
+    overlap = train::DescribeOverlap(*trained, r.dates);
+  } else {
+    overlap = "an unknown range (the run has no " + std::string(train::kTrainingRangesFile) +
+              "; it was written by an older rltrade)";
+  }
+  if (!overlap.empty()) {
     if (!request.allow_in_sample) {
       return Status::InvalidArgument(
-          "range " + r.label + " (" + r.dates.ToString() + ") overlaps the training range train (" +
-          train->second.ToString() +
-          "): evaluating on training dates is in-sample and says nothing about the future; "
-          "choose --range test or dates outside train, or pass --allow-in-sample to run it "
+          "range " + r.label + " (" + r.dates.ToString() +
+          ") overlaps what the policy saw in training: " + overlap +
+          ". Evaluating on training dates is in-sample and says nothing about the future; "
+          "choose --range test or dates outside training, or pass --allow-in-sample to run it "
           "anyway (every output is then labelled IN-SAMPLE)");
     }
     r.in_sample = true;
@@ -190,16 +229,8 @@ Result<ActionFn> MakePolicy(const EvalRequest& request, const std::string& polic
 }
 
 Json MetricsJson(const BacktestResult& r) {
-  const eval::ReturnMetrics m = eval::ComputeReturnMetrics(r.session_returns);
-  const eval::TradeMetrics t = eval::ComputeTradeMetrics(r.round_trip_pnls);
-  Json j = eval::ReturnMetricsJson<Json>(m);
-  j["num_trades"] = t.num_trades;
-  j["average_trade_pnl"] = t.average_trade_pnl;
-  j["profit_factor"] = t.profit_factor;
-  j["turnover"] = eval::Turnover(r.exposures);
-  j["exposure"] = eval::Exposure(r.exposures);
-  j["costs_paid"] = r.costs_paid;
-  return j;
+  return eval::StrategyMetricsJson<Json>(eval::ComputeStrategyMetrics(
+      r.session_returns, r.round_trip_pnls, r.exposures, r.costs_paid));
 }
 
 Json SettingsJson(const config::Config& config, const env::EnvContext& context,
@@ -375,7 +406,7 @@ Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_na
     return Status::InvalidArgument("rltrade eval backtests the intraday environment; " +
                                    run.setup.id + " is not supported yet");
   }
-  RLT_ASSIGN_OR_RETURN(ResolvedRange range, ResolveRange(request, run.setup.split));
+  RLT_ASSIGN_OR_RETURN(ResolvedRange range, ResolveRange(request, run.setup.split, run.trained));
   const env::MarketDataset& data = *run.setup.context.market;
   RLT_ASSIGN_OR_RETURN(EnvBundle policy_env, MakeBacktestEnv(run.setup, range.dates));
   ActionFn policy;

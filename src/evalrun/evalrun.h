@@ -12,9 +12,15 @@
 //  - episodic envs (cartpole, pendulum, example): `episodes` deterministic episodes with
 //    the trained policy (learn::EvaluatePolicy, envs seeded run.seed + kEvalSeedOffset);
 //    RUN_DIR/eval/episodes/summary.json holds mean_return, std_return, episodes.
-// Out-of-sample by construction: a range that overlaps [split] train is refused with a
+// Out-of-sample by construction: a range that overlaps anything recorded in
+// RUN_DIR/training_ranges.json (every range and session training saw, whatever set it;
+// train/training_ranges.h; merged with the evaluated checkpoint's copy) is refused with a
 // message naming both ranges unless allow_in_sample, and is then labelled in-sample in
-// summary.json ("in_sample": true) and in the printed table.
+// summary.json ("in_sample": true) and in the printed table. A run without that record
+// counts as in-sample for every range.
+// Integrity: eval holds the run's lock (runlog::RunLock; a second writer is refused),
+// removes staging leftovers under RUN_DIR/eval/, and verifies RUN_DIR/MANIFEST and the
+// checkpoint's MANIFEST (and finite parameters) before using them.
 // Reproducible: the same run, range and policy give a byte-identical summary.json (no
 // timestamps or timings in it).
 // The output directory is staged and renamed (runlog::StagingDir); an earlier evaluation

@@ -20,6 +20,7 @@
 #include "features/presets.h"
 #include "learn/inference.h"
 #include "market/synth.h"
+#include "runlog/manifest.h"
 #include "train/train_options.h"
 
 namespace rlt::evalrun {
@@ -97,6 +98,8 @@ Result<Signal> ComputeSignal(const SignalRequest& request) {
     return Status::InvalidArgument("--position must be a fraction of net worth in [-1, 1] (got " +
                                    Num(request.position) + ")");
   }
+  RLT_RETURN_IF_ERROR(  // the run's files as training wrote them (runlog/manifest.h)
+      runlog::VerifyManifestFiles(run_dir.string(), {"config.toml", "normalizer.json"}));
   RLT_ASSIGN_OR_RETURN(config::Config config,
                        config::Config::LoadFile((run_dir / "config.toml").string()));
   const config::ConfigValue* id = config.Get("env", "id");

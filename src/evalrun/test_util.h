@@ -1,37 +1,18 @@
-// rltrade evalrun: small helpers shared by the evalrun tests (reading output files).
+// rltrade evalrun: the names the evalrun tests use for the shared test helpers
+// (testing/testing.h: reading output files, splitting lines and cells).
 #ifndef RLT_EVALRUN_TEST_UTIL_H_
 #define RLT_EVALRUN_TEST_UTIL_H_
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <vector>
+
+#include "testing/testing.h"
 
 namespace rlt::evalrun::testing_util {
 
-inline std::string Read(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-inline std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(line);
-  return lines;
-}
-
-inline std::vector<std::string> Cells(const std::string& line) {
-  std::vector<std::string> cells;
-  std::istringstream in(line);
-  std::string cell;
-  while (std::getline(in, cell, ',')) cells.push_back(cell);
-  return cells;
-}
+inline std::string Read(const std::filesystem::path& p) { return rlt::testing::ReadFile(p); }
+using rlt::testing::Cells;
+using rlt::testing::Lines;
 
 }  // namespace rlt::evalrun::testing_util
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "config/config.h"
 #include "core/civil_time.h"
 #include "env/market_dataset.h"
+#include "eval/eval_files.h"
 #include "eval/metrics.h"
 #include "eval/metrics_json.h"
 #include "eval/outputs.h"
@@ -35,14 +37,6 @@ std::string DefaultOutDir(const std::string& config_path) {
          FormatPathStamp(static_cast<int64_t>(std::time(nullptr)));
 }
 
-Result<std::string> ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError("cannot read " + path.string());
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 Status WriteText(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
@@ -51,58 +45,19 @@ Status WriteText(const fs::path& path, const std::string& text) {
   return Status::Ok();
 }
 
-// "nan" (any case) or empty -> NaN; otherwise a finite number.
-Result<double> ParseCell(const std::string& cell, const std::string& where) {
-  if (cell.empty() || cell == "nan" || cell == "NaN" || cell == "NAN") return NAN;
-  char* end = nullptr;
-  const double v = std::strtod(cell.c_str(), &end);
-  if (end == cell.c_str() || *end != '\0') {
-    return Status::InvalidArgument(where + ": expected a number, found '" + cell + "'");
-  }
-  return v;
-}
-
-// One row of a fold's daily_returns.csv: the cells verbatim and their values.
+// One row of a fold's daily_returns.csv (read by eval/eval_files.h) and its fold.
 struct DailyRow {
   std::string date;
-  std::string cells[3];  // return, buy_and_hold, flat
+  std::array<std::string, 3> cells;  // return, buy_and_hold, flat, verbatim
   double values[3];
   int fold;
 };
 
 Status ReadDailyReturns(const fs::path& path, int fold, std::vector<DailyRow>& rows) {
-  RLT_ASSIGN_OR_RETURN(std::string text, ReadText(path));
-  std::istringstream in(text);
-  std::string line;
-  int line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line_no == 1) {
-      if (line != eval::kDailyReturnsHeader) {
-        return Status::InvalidArgument(path.string() + ": unexpected header '" + line + "'");
-      }
-      continue;
-    }
-    if (line.empty()) continue;
-    std::vector<std::string> cells;
-    std::istringstream ls(line);
-    std::string cell;
-    while (std::getline(ls, cell, ',')) cells.push_back(cell);
-    if (line.back() == ',') cells.emplace_back();
-    if (cells.size() != 4) {
-      return Status::InvalidArgument(path.string() + ":" + std::to_string(line_no) +
-                                     ": expected 4 cells (" + eval::kDailyReturnsHeader + ")");
-    }
-    DailyRow row;
-    row.date = cells[0];
-    row.fold = fold;
-    for (int i = 0; i < 3; ++i) {
-      row.cells[i] = cells[i + 1];
-      RLT_ASSIGN_OR_RETURN(row.values[i],
-                           ParseCell(cells[i + 1], path.string() + ":" + std::to_string(line_no)));
-    }
-    rows.push_back(std::move(row));
+  RLT_ASSIGN_OR_RETURN(std::vector<eval::DailyReturnRow> read,
+                       eval::ReadDailyReturnsCsv(path.string()));
+  for (const eval::DailyReturnRow& r : read) {
+    rows.push_back({r.date, r.cells, {r.strategy, r.buy_and_hold, r.flat}, fold});
   }
   return Status::Ok();
 }

@@ -23,7 +23,7 @@
 //
 // Source files: moving_averages.cc (SMA, EMA, MACD, price/volume ratios),
 // volatility.cc (STDDEV, BBANDS, ATR, NATR, log returns), oscillators.cc (RSI, STOCH,
-// WILLR, CCI), directional.cc (+DI, -DI, DX, ADX, ADXR). DESIGN.md asks for one file
+// WILLR, CCI), directional.cc (+DI, -DI, DX, ADX, ADXR). The house style asks for one file
 // pair per indicator; we group by family instead because the members share their state
 // machines (Wilder DM sums, rolling extremes) and each family stays well under 800 lines.
 //

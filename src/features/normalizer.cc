@@ -45,6 +45,27 @@ Status CheckOptions(const NormalizerOptions& o) {
   return Status::Ok();
 }
 
+// json[key] as an integer of type Int. nlohmann converts a float such as 1e30 to an int
+// with undefined behaviour (found by fuzz/normalizer_json_fuzz): type and range are
+// checked here first.
+template <typename Int>
+Status ReadInteger(const nlohmann::json& json, const char* key, Int* out) {
+  const nlohmann::json& v = json.at(key);
+  bool fits = false;
+  if (v.is_number_unsigned()) {
+    fits = v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<Int>::max());
+  } else if (v.is_number_integer()) {
+    const int64_t i = v.get<int64_t>();
+    fits = i >= std::numeric_limits<Int>::min() && i <= std::numeric_limits<Int>::max();
+  }
+  if (!fits) {
+    return Status::DataError("malformed normalizer JSON: \"" + std::string(key) +
+                             "\" must be an integer within range, found " + v.dump().substr(0, 40));
+  }
+  *out = v.get<Int>();
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string NormalizerKindName(NormalizerKind kind) {
@@ -230,8 +251,8 @@ Result<Normalizer> Normalizer::FromJson(const nlohmann::json& json,
     }
     RLT_ASSIGN_OR_RETURN(n.options_.kind, ParseNormalizerKind(json.at("kind").get<std::string>()));
     n.options_.clip = json.at("clip");
-    n.options_.quantiles = json.at("quantiles");
-    n.options_.window = json.at("window");
+    RLT_RETURN_IF_ERROR(ReadInteger(json, "quantiles", &n.options_.quantiles));
+    RLT_RETURN_IF_ERROR(ReadInteger(json, "window", &n.options_.window));
     n.names_ = json.at("names").get<std::vector<std::string>>();
     n.mean_ = json.at("mean").get<std::vector<double>>();
     n.std_ = json.at("std").get<std::vector<double>>();

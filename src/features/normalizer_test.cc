@@ -6,6 +6,9 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "features/presets.h"
 #include "features/test_util.h"
@@ -136,6 +139,30 @@ TEST(Normalizer, RollingZScoreIsCausalAndMatchesItsDefinition) {
   ASSERT_TRUE(other.ok());
   n->Apply(*other);
   EXPECT_TRUE(testing::BitIdenticalPrefix(z.values, other->values, (cut + 1) * z.cols));
+}
+
+// Found by fuzz/normalizer_json_fuzz: "quantiles": 1e30 (or "window": 1e300) was
+// converted to an int by nlohmann with undefined behaviour (UBSan: outside the range of
+// representable values). A non-integer or out-of-range count is now a DataError.
+TEST(Normalizer, FromJsonRejectsCountsThatAreNotIntegersInRange) {
+  const nlohmann::json base = nlohmann::json::parse(R"({"format": "rltrade.normalizer",
+      "version": 1, "kind": "none", "clip": 5, "quantiles": 101, "window": 390,
+      "names": ["a"], "mean": [], "std": [], "edges": []})");
+  ASSERT_TRUE(Normalizer::FromJson(base).ok());
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, nlohmann::json>>{{"quantiles", 1e30},
+                                                           {"quantiles", 2.5},
+                                                           {"quantiles", int64_t{1} << 40},
+                                                           {"window", 1e300},
+                                                           {"window", "390"},
+                                                           {"window", nullptr}}) {
+    nlohmann::json j = base;
+    j[key] = value;
+    Result<Normalizer> n = Normalizer::FromJson(j);
+    ASSERT_FALSE(n.ok()) << key << " = " << value.dump();
+    EXPECT_EQ(n.status().code(), Status::Code::kDataError);
+    EXPECT_NE(n.status().message().find(key), std::string::npos) << n.status().message();
+  }
 }
 
 }  // namespace

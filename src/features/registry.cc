@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <functional>
 
+#include "core/options.h"
 #include "features/indicators.h"
+#include "features/reference.h"
 
 namespace rlt::features {
 namespace {
@@ -15,9 +17,12 @@ namespace {
 using Values = std::map<std::string, double>;
 using Outputs = std::vector<std::vector<double>>;
 
+// One registered indicator: its spec, how to compute it with the fast kernels or with the
+// plain-loop reference (`reference` = true), and its lookback. Keeping both
+// implementations in the entry lets one test check every registered indicator.
 struct Entry {
   IndicatorSpec spec;
-  std::function<Outputs(const market::Bars&, const Values&)> compute;
+  std::function<Outputs(const market::Bars&, const Values&, bool reference)> compute;
   std::function<int(const Values&)> lookback;
 };
 
@@ -25,27 +30,44 @@ int I(const Values& v, const char* key) { return static_cast<int>(v.at(key)); }
 
 ParamSpec Period(double def, double min = 2) { return {"period", def, min, 100000, true}; }
 
-// A single-output indicator of high/low/close with one period.
+// A single-output indicator of high/low/close with one period: fast kernel `f` and its
+// plain reference `rf`.
 template <typename Params>
 Entry HlcPeriod(const char* name, const char* description,
                 std::vector<double> (*f)(std::span<const double>, std::span<const double>,
                                          std::span<const double>, const Params&),
+                std::vector<double> (*rf)(std::span<const double>, std::span<const double>,
+                                          std::span<const double>, const Params&),
                 int (*lookback)(const Params&), double min_period = 2) {
   return {{name, description, "high,low,close", {Period(14, min_period)}, {"value"}},
-          [f](const market::Bars& b, const Values& v) {
-            return Outputs{f(b.high, b.low, b.close, Params{I(v, "period")})};
+          [f, rf](const market::Bars& b, const Values& v, bool ref) {
+            return Outputs{(ref ? rf : f)(b.high, b.low, b.close, Params{I(v, "period")})};
+          },
+          [lookback](const Values& v) { return lookback(Params{I(v, "period")}); }};
+}
+
+// A single-output indicator of the close with one period.
+template <typename Params>
+Entry ClosePeriod(const char* name, const char* description,
+                  std::vector<double> (*f)(std::span<const double>, const Params&),
+                  std::vector<double> (*rf)(std::span<const double>, const Params&),
+                  int (*lookback)(const Params&), double default_period) {
+  return {{name, description, "close", {Period(default_period)}, {"value"}},
+          [f, rf](const market::Bars& b, const Values& v, bool ref) {
+            return Outputs{(ref ? rf : f)(b.close, Params{I(v, "period")})};
           },
           [lookback](const Values& v) { return lookback(Params{I(v, "period")}); }};
 }
 
 std::vector<Entry> CloseEntries() {
+  namespace ref = reference;
   std::vector<Entry> e;
-  e.push_back({{"sma", "simple moving average", "close", {Period(30)}, {"value"}},
-               [](auto& b, auto& v) { return Outputs{Sma(b.close, {I(v, "period")})}; },
-               [](auto& v) { return SmaLookback({I(v, "period")}); }});
-  e.push_back({{"ema", "exponential moving average (SMA seed)", "close", {Period(30)}, {"value"}},
-               [](auto& b, auto& v) { return Outputs{Ema(b.close, {I(v, "period")})}; },
-               [](auto& v) { return EmaLookback({I(v, "period")}); }});
+  e.push_back(ClosePeriod<SmaParams>("sma", "simple moving average", Sma, ref::Sma, SmaLookback,
+                                     30));
+  e.push_back(ClosePeriod<EmaParams>("ema", "exponential moving average (SMA seed)", Ema,
+                                     ref::Ema, EmaLookback, 30));
+  e.push_back(ClosePeriod<RsiParams>("rsi", "Wilder relative strength index", Rsi, ref::Rsi,
+                                     RsiLookback, 14));
   e.push_back({{"macd",
                 "moving average convergence/divergence",
                 "close",
@@ -53,24 +75,23 @@ std::vector<Entry> CloseEntries() {
                  {"slow", 26, 2, 100000, true},
                  {"signal", 9, 1, 100000, true}},
                 {"macd", "macdsignal", "macdhist"}},
-               [](auto& b, auto& v) {
-                 MacdOutput m = Macd(b.close, {I(v, "fast"), I(v, "slow"), I(v, "signal")});
+               [](auto& b, auto& v, bool r) {
+                 const MacdParams p{I(v, "fast"), I(v, "slow"), I(v, "signal")};
+                 MacdOutput m = r ? ref::Macd(b.close, p) : Macd(b.close, p);
                  return Outputs{m.macd, m.signal, m.hist};
                },
                [](auto& v) {
                  return MacdLookback({I(v, "fast"), I(v, "slow"), I(v, "signal")});
                }});
-  e.push_back({{"rsi", "Wilder relative strength index", "close", {Period(14)}, {"value"}},
-               [](auto& b, auto& v) { return Outputs{Rsi(b.close, {I(v, "period")})}; },
-               [](auto& v) { return RsiLookback({I(v, "period")}); }});
   e.push_back(
       {{"bbands",
         "Bollinger bands (SMA, population stddev)",
         "close",
         {Period(5), {"nbdevup", 2, -3e37, 3e37, false}, {"nbdevdn", 2, -3e37, 3e37, false}},
         {"upperband", "middleband", "lowerband"}},
-       [](auto& b, auto& v) {
-         BbandsOutput o = Bbands(b.close, {I(v, "period"), v.at("nbdevup"), v.at("nbdevdn")});
+       [](auto& b, auto& v, bool r) {
+         const BbandsParams p{I(v, "period"), v.at("nbdevup"), v.at("nbdevdn")};
+         BbandsOutput o = r ? ref::Bbands(b.close, p) : Bbands(b.close, p);
          return Outputs{o.upper, o.middle, o.lower};
        },
        [](auto& v) { return BbandsLookback({I(v, "period")}); }});
@@ -79,25 +100,30 @@ std::vector<Entry> CloseEntries() {
                 "close",
                 {Period(5), {"nbdev", 1, -3e37, 3e37, false}},
                 {"value"}},
-               [](auto& b, auto& v) {
-                 return Outputs{Stddev(b.close, {I(v, "period"), v.at("nbdev")})};
+               [](auto& b, auto& v, bool r) {
+                 const StddevParams p{I(v, "period"), v.at("nbdev")};
+                 return Outputs{r ? ref::Stddev(b.close, p) : Stddev(b.close, p)};
                },
                [](auto& v) { return StddevLookback({I(v, "period")}); }});
   return e;
 }
 
 std::vector<Entry> BarEntries() {
+  namespace ref = reference;
   std::vector<Entry> e;
-  e.push_back(HlcPeriod<AtrParams>("atr", "Wilder average true range", Atr, AtrLookback, 1));
-  e.push_back(HlcPeriod<AtrParams>("natr", "100 * ATR / close", Natr, AtrLookback, 1));
-  e.push_back(HlcPeriod<WillrParams>("willr", "Williams %R", Willr, WillrLookback));
-  e.push_back(HlcPeriod<CciParams>("cci", "commodity channel index", Cci, CciLookback));
-  e.push_back(HlcPeriod<DmiParams>("plus_di", "plus directional indicator", PlusDi, DiLookback, 1));
+  e.push_back(HlcPeriod<AtrParams>("atr", "Wilder average true range", Atr, ref::Atr,
+                                   AtrLookback, 1));
+  e.push_back(HlcPeriod<AtrParams>("natr", "100 * ATR / close", Natr, ref::Natr, AtrLookback, 1));
+  e.push_back(HlcPeriod<WillrParams>("willr", "Williams %R", Willr, ref::Willr, WillrLookback));
+  e.push_back(HlcPeriod<CciParams>("cci", "commodity channel index", Cci, ref::Cci, CciLookback));
+  e.push_back(HlcPeriod<DmiParams>("plus_di", "plus directional indicator", PlusDi, ref::PlusDi,
+                                   DiLookback, 1));
+  e.push_back(HlcPeriod<DmiParams>("minus_di", "minus directional indicator", MinusDi,
+                                   ref::MinusDi, DiLookback, 1));
+  e.push_back(HlcPeriod<DmiParams>("dx", "directional movement index", Dx, ref::Dx, DiLookback));
   e.push_back(
-      HlcPeriod<DmiParams>("minus_di", "minus directional indicator", MinusDi, DiLookback, 1));
-  e.push_back(HlcPeriod<DmiParams>("dx", "directional movement index", Dx, DiLookback));
-  e.push_back(HlcPeriod<DmiParams>("adx", "average directional index", Adx, AdxLookback));
-  e.push_back(HlcPeriod<DmiParams>("adxr", "ADX rating", Adxr, AdxrLookback));
+      HlcPeriod<DmiParams>("adx", "average directional index", Adx, ref::Adx, AdxLookback));
+  e.push_back(HlcPeriod<DmiParams>("adxr", "ADX rating", Adxr, ref::Adxr, AdxrLookback));
   e.push_back({{"stoch",
                 "slow stochastic (SMA smoothing)",
                 "high,low,close",
@@ -105,9 +131,10 @@ std::vector<Entry> BarEntries() {
                  {"slowk", 3, 1, 100000, true},
                  {"slowd", 3, 1, 100000, true}},
                 {"slowk", "slowd"}},
-               [](auto& b, auto& v) {
-                 StochOutput s =
-                     Stoch(b.high, b.low, b.close, {I(v, "fastk"), I(v, "slowk"), I(v, "slowd")});
+               [](auto& b, auto& v, bool r) {
+                 const StochParams p{I(v, "fastk"), I(v, "slowk"), I(v, "slowd")};
+                 StochOutput s = r ? ref::Stoch(b.high, b.low, b.close, p)
+                                   : Stoch(b.high, b.low, b.close, p);
                  return Outputs{s.slowk, s.slowd};
                },
                [](auto& v) {
@@ -131,21 +158,6 @@ std::string Join(const std::vector<std::string>& items) {
   std::string out;
   for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
   return out;
-}
-
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      diagonal = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
-    }
-  }
-  return row[b.size()];
 }
 
 // Resolves user parameters against a spec: defaults, the bbands `nbdev` shorthand,
@@ -208,7 +220,7 @@ std::string NearestNameHint(const std::string& name, const std::vector<std::stri
   std::string best;
   size_t best_distance = std::string::npos;
   for (const std::string& c : candidates) {
-    const size_t d = EditDistance(name, c);
+    const size_t d = static_cast<size_t>(EditDistance(name, c));
     if (d < best_distance) {
       best_distance = d;
       best = c;
@@ -243,7 +255,8 @@ Result<const IndicatorSpec*> FindIndicator(const std::string& name) {
 }
 
 Result<IndicatorResult> ComputeIndicator(const market::Bars& bars, const std::string& name,
-                                         const std::map<std::string, std::string>& params) {
+                                         const std::map<std::string, std::string>& params,
+                                         Implementation implementation) {
   RLT_ASSIGN_OR_RETURN(const IndicatorSpec* spec, FindIndicator(name));
   const Entry& entry = Entries()[spec - IndicatorSpecs().data()];
   RLT_ASSIGN_OR_RETURN(Values values, ResolveParams(*spec, params));
@@ -256,7 +269,7 @@ Result<IndicatorResult> ComputeIndicator(const market::Bars& bars, const std::st
   for (const ParamSpec& p : spec->params) result.params.emplace_back(p.name, values[p.name]);
   result.lookback = entry.lookback(values);
   result.output_names = spec->outputs;
-  result.outputs = entry.compute(bars, values);
+  result.outputs = entry.compute(bars, values, implementation == Implementation::kReference);
   return result;
 }
 

@@ -65,10 +65,16 @@ std::vector<std::string> IndicatorNames();
 // The spec of `name`; NotFound listing the valid names (and the nearest) otherwise.
 Result<const IndicatorSpec*> FindIndicator(const std::string& name);
 
+// Which implementation computes an indicator: the fast O(n) kernels (indicators.h) or
+// the plain-loop references (reference.h, slow: for tests).
+enum class Implementation { kFast, kReference };
+
 // Computes indicator `name` over the bars with the given parameters (unset ones take
-// their defaults).
+// their defaults). Every registered indicator has both implementations, so one test
+// (registry_test.cc) checks fast against reference for all of them.
 Result<IndicatorResult> ComputeIndicator(const market::Bars& bars, const std::string& name,
-                                         const std::map<std::string, std::string>& params);
+                                         const std::map<std::string, std::string>& params,
+                                         Implementation implementation = Implementation::kFast);
 
 // Parses "key=value" items (as given on a command line) into a map; InvalidArgument for an
 // item without '=' or a repeated key.

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "features/indicators.h"
 #include "features/test_util.h"
@@ -16,6 +18,44 @@ TEST(Registry, ListsEveryTalibStyleName) {
       "adx",      "adxr", "atr",     "bbands", "cci", "dx",     "ema",   "macd",
       "minus_di", "natr", "plus_di", "rsi",    "sma", "stddev", "stoch", "willr"};
   EXPECT_EQ(IndicatorNames(), expected);
+}
+
+// Every registered indicator carries its plain-loop reference; the fast kernel agrees
+// with it on random bars at the default parameters and at shortened periods. A new
+// indicator is covered by being registered, not by being added to a list here.
+void ExpectFastMatchesReference(const market::Bars& bars, const std::string& name,
+                                const std::map<std::string, std::string>& params) {
+  Result<IndicatorResult> fast = ComputeIndicator(bars, name, params, Implementation::kFast);
+  Result<IndicatorResult> ref = ComputeIndicator(bars, name, params, Implementation::kReference);
+  ASSERT_TRUE(fast.ok()) << fast.status().ToString();
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  ASSERT_EQ(fast->outputs.size(), ref->outputs.size()) << name;
+  int defined = 0;
+  for (size_t k = 0; k < fast->outputs.size(); ++k) {
+    ASSERT_EQ(fast->outputs[k].size(), bars.size()) << name;
+    for (size_t t = 0; t < bars.size(); ++t) {
+      const double f = fast->outputs[k][t], r = ref->outputs[k][t];
+      ASSERT_EQ(std::isnan(f), std::isnan(r)) << name << "[" << k << "] t=" << t;
+      ASSERT_EQ(std::isnan(f), static_cast<int>(t) < fast->lookback) << name << " t=" << t;
+      if (std::isnan(f)) continue;
+      ++defined;
+      ASSERT_NEAR(f, r, 1e-9 * std::max(1.0, std::fabs(r))) << name << "[" << k << "] t=" << t;
+    }
+  }
+  EXPECT_GT(defined, 0) << name << " never produced a value";
+}
+
+TEST(Registry, EveryIndicatorsFastKernelMatchesItsReference) {
+  const market::Bars bars = testing::RandomBars(300, 75, /*seed=*/11);
+  for (const IndicatorSpec& spec : IndicatorSpecs()) {
+    SCOPED_TRACE(spec.name);
+    ExpectFastMatchesReference(bars, spec.name, {});
+    std::map<std::string, std::string> shorter;  // every integer parameter at its minimum + 1
+    for (const ParamSpec& p : spec.params) {
+      if (p.integer) shorter[p.name] = std::to_string(static_cast<int>(p.min_value) + 1);
+    }
+    ExpectFastMatchesReference(bars, spec.name, shorter);
+  }
 }
 
 TEST(Registry, DefaultsAreTalibs) {

@@ -12,6 +12,7 @@
 
 #include "core/options.h"
 #include "runlog/atomic_dir.h"
+#include "runlog/manifest.h"
 
 namespace rlt::learn {
 namespace fs = std::filesystem;
@@ -68,6 +69,16 @@ void WriteState(PpoTrainer& t, std::ostream& out) {
   }
   a.write("episode_returns", torch::tensor(returns, torch::kDouble));
   a.write("episode_lengths", torch::tensor(lengths, torch::kLong));
+  if (NativeLearner* native = t.native_learner()) {
+    // The native backend's sampling / permutation RNG: 4 state words, the spare normal's
+    // bits and its flag.
+    const RngState r = native->rng_state();
+    int64_t words[6];
+    for (int i = 0; i < 4; ++i) std::memcpy(&words[i], &r.s[i], 8);
+    std::memcpy(&words[4], &r.spare, 8);
+    words[5] = r.has_spare;
+    a.write("native_rng", torch::from_blob(words, {6}, torch::kLong).clone());
+  }
   a.save_to(out);
 }
 
@@ -94,6 +105,19 @@ Status ReadState(PpoTrainer& t, const fs::path& path) {
     s.episodes.emplace_back(returns[i].item<double>(), lengths[i].item<int64_t>());
   }
   t.set_state(s);
+  torch::Tensor native_rng;
+  if (NativeLearner* native = t.native_learner(); native && a.try_read("native_rng", native_rng)) {
+    if (native_rng.numel() != 6) {
+      return Status::DataError(path.string() + ": native_rng has " +
+                               std::to_string(native_rng.numel()) + " values, expected 6");
+    }
+    const torch::Tensor w = native_rng.to(torch::kLong).contiguous();
+    RngState r;
+    for (int i = 0; i < 4; ++i) std::memcpy(&r.s[i], w.data_ptr<int64_t>() + i, 8);
+    std::memcpy(&r.spare, w.data_ptr<int64_t>() + 4, 8);
+    r.has_spare = w.data_ptr<int64_t>()[5] != 0;
+    native->set_rng_state(r);
+  }
   t.generator().set_state(gen);
   at::Generator global = at::detail::getDefaultCPUGenerator();  // shares the impl
   global.set_state(global_gen);
@@ -143,12 +167,39 @@ Status SaveCheckpoint(const fs::path& dir, PpoTrainer& trainer,
     return Status::IoError("serialising checkpoint " + tmp.string() + ": " + e.what());
   }
   RLT_RETURN_IF_ERROR(WriteFile(tmp / "policy.pt", policy.str()));
+  // The same parameters in the LibTorch-free tensor format (native/tensor_file.h).
+  RLT_RETURN_IF_ERROR(
+      WriteFile(tmp / "policy.rlt", PolicyToTensorFile(trainer.policy()).Serialize()));
   RLT_RETURN_IF_ERROR(WriteFile(tmp / "normalizer.pt", normalizer.str()));
   RLT_RETURN_IF_ERROR(WriteFile(tmp / "optimizer.pt", optimizer.str()));
   RLT_RETURN_IF_ERROR(WriteFile(tmp / "state.pt", state.str()));
   RLT_RETURN_IF_ERROR(
       WriteFile(tmp / "FORMAT", std::string(kFormat) + "\n" + Shapes(trainer) + "\n"));
+  // Last: the checksums of everything above (and of any file a caller or backend added).
+  RLT_RETURN_IF_ERROR(runlog::WriteDirManifest(tmp.string()));
   return staging.Commit(/*replace=*/true);
+}
+
+Status VerifyCheckpointFiles(const fs::path& dir) {
+  return runlog::VerifyManifest(dir.lexically_normal().string(), /*complete=*/true);
+}
+
+Status CheckFiniteModule(const torch::nn::Module& module, const std::string& file) {
+  for (const auto& item : module.named_parameters(/*recurse=*/true)) {
+    if (!torch::isfinite(item.value()).all().item<bool>()) {
+      return Status::DataError(file + ": parameter '" + item.key() +
+                               "' holds NaN or inf values; the checkpoint is unusable (training "
+                               "diverged or the file was altered); use an earlier checkpoint");
+    }
+  }
+  for (const auto& item : module.named_buffers(/*recurse=*/true)) {
+    if (item.value().is_floating_point() && !torch::isfinite(item.value()).all().item<bool>()) {
+      return Status::DataError(file + ": buffer '" + item.key() +
+                               "' holds NaN or inf values; the checkpoint is unusable (training "
+                               "diverged or the file was altered); use an earlier checkpoint");
+    }
+  }
+  return Status::Ok();
 }
 
 Status LoadCheckpoint(const fs::path& dir, PpoTrainer& trainer) {
@@ -158,6 +209,7 @@ Status LoadCheckpoint(const fs::path& dir, PpoTrainer& trainer) {
                             " is not a checkpoint (no FORMAT file); pass a "
                             "directory written by SaveCheckpoint");
   }
+  RLT_RETURN_IF_ERROR(VerifyCheckpointFiles(dir));
   std::stringstream text;
   text << in.rdbuf();
   const std::string expected = std::string(kFormat) + "\n" + Shapes(trainer) + "\n";
@@ -173,7 +225,11 @@ Status LoadCheckpoint(const fs::path& dir, PpoTrainer& trainer) {
     torch::load(trainer.policy(), (dir / "policy.pt").string());
     torch::load(trainer.normalizer(), (dir / "normalizer.pt").string());
     torch::load(trainer.optimizer(), (dir / "optimizer.pt").string());
-    return ReadState(trainer, dir / "state.pt");
+    RLT_RETURN_IF_ERROR(CheckFiniteModule(*trainer.policy(), (dir / "policy.pt").string()));
+    RLT_RETURN_IF_ERROR(CheckFiniteModule(*trainer.normalizer(), (dir / "normalizer.pt").string()));
+    RLT_RETURN_IF_ERROR(ReadState(trainer, dir / "state.pt"));
+    trainer.SyncFromTorch();  // native backend: parameters and Adam state from the files
+    return Status::Ok();
   } catch (const std::exception& e) {
     return Status::DataError("reading checkpoint " + dir.string() + ": " + e.what());
   }

@@ -7,19 +7,31 @@
 //   options.txt     the resolved PPO options (key = value) and policy options
 //   <extra files>   caller-supplied files, e.g. {"config.toml", resolved config}
 //   policy.pt       ActorCritic parameters and buffers (torch::save)
+//   policy.rlt      the same parameters as a native tensor file (native/tensor_file.h;
+//                   readable without LibTorch, learn::LoadPolicyFromTensorFile)
 //   normalizer.pt   VecNormalizer statistics incl. per-env discounted returns
 //   optimizer.pt    Adam state (torch::save of the optimizer). Its bytes differ between
 //                   processes even for equal state: LibTorch 1.13 keys the state by the
 //                   parameters' TensorImpl addresses and maps them back by position on load
 //   state.pt        total_steps, iterations, the trainer's torch generator state, torch's
 //                   global CPU generator state, last episode starts, the 100-episode window
+//                   and, with the native backend, its RNG state (native_rng)
+// Either backend ([policy] backend) writes and loads the same files: the native learner
+// copies its parameters and Adam state into the torch policy and optimizer before saving
+// and takes them back after loading (learn/native_learner.h).
 //   envs.bin        the VecEnv's state (env/vec_env.h SaveState): every env's RNG and
 //                   episode state, the observation/info/reward/flag buffers and the
 //                   running return and length of each unfinished episode
 // With all of it, a trainer that loads a checkpoint continues exactly as the one that
 // saved it would have: same parameters and metrics bit for bit (same options and LibTorch
 // thread count; the env worker count does not matter), across a process restart.
+//   MANIFEST        written last (runlog/manifest.h): size and CRC-32C of every file above
+//                   and of any other file in the directory
 // Version 1 checkpoints (no envs.bin) are refused by the FORMAT check.
+// Loading (LoadCheckpoint here, PolicyRunner::Load for eval and signal) first verifies
+// the MANIFEST (a changed, missing or unlisted file is a DataError naming the file), then
+// that every parameter and buffer read is finite (a NaN/inf is a DataError naming the
+// file and the tensor).
 // LoadCheckpoint() requires a trainer built with the same env kind, env options (and
 // market data), shapes and PPO/policy options; it overwrites the trainer's and the
 // VecEnv's state.
@@ -39,6 +51,13 @@ namespace rlt::learn {
 Status SaveCheckpoint(const std::filesystem::path& dir, PpoTrainer& trainer,
                       const std::map<std::string, std::string>& extra_files = {});
 Status LoadCheckpoint(const std::filesystem::path& dir, PpoTrainer& trainer);
+
+// The checks every loader runs: `dir`/MANIFEST lists every file of `dir` and each matches.
+Status VerifyCheckpointFiles(const std::filesystem::path& dir);
+
+// Every parameter and buffer of `module` (loaded from `file`) is finite; otherwise a
+// DataError naming `file` and the first tensor with a NaN or inf.
+Status CheckFiniteModule(const torch::nn::Module& module, const std::string& file);
 
 }  // namespace rlt::learn
 

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/options.h"
+#include "learn/checkpoint.h"
 #include "learn/evaluate.h"
 #include "learn/ppo.h"
 
@@ -83,6 +84,7 @@ Result<std::unique_ptr<PolicyRunner>> PolicyRunner::Load(const std::string& chec
                             " is not a checkpoint (no FORMAT file); train the run to the end "
                             "(final/) or pass a checkpoints/step_<N>/ directory");
   }
+  RLT_RETURN_IF_ERROR(VerifyCheckpointFiles(dir));  // checksums before any file is parsed
   RLT_ASSIGN_OR_RETURN(const std::string format, ReadText(dir / "FORMAT"));
   std::map<std::string, int64_t> shapes = ParseShapes(format);
   const int act_dim = action.dim;
@@ -114,6 +116,8 @@ Result<std::unique_ptr<PolicyRunner>> PolicyRunner::Load(const std::string& chec
   } catch (const std::exception& e) {
     return Status::DataError("reading checkpoint " + checkpoint_dir + ": " + e.what());
   }
+  RLT_RETURN_IF_ERROR(CheckFiniteModule(*impl->policy, (dir / "policy.pt").string()));
+  RLT_RETURN_IF_ERROR(CheckFiniteModule(*impl->normalizer, (dir / "normalizer.pt").string()));
   impl->policy->eval();
   return std::unique_ptr<PolicyRunner>(new PolicyRunner(std::move(impl), obs_dim, act_dim));
 }

@@ -22,6 +22,7 @@
 #include "learn/rollout.h"
 #include "learn/schedule.h"
 #include "learn/trainer.h"
+#include "testing/testing.h"
 
 namespace rlt::learn {
 namespace {
@@ -517,8 +518,8 @@ TEST(Checkpoint, ResumedTrainerReproducesTheNextIterationBitForBit) {
   PpoOptions o = SmallPpo();
   o.norm_obs = o.norm_reward = true;
   o.learning_rate = *Schedule::Parse("linear(1e-3, 0)");
-  const auto dir = std::filesystem::temp_directory_path() / "rlt_learn_ckpt_test";
-  std::filesystem::remove_all(dir);
+  const rlt::testing::ScratchDir scratch("rlt_learn_ckpt_");
+  const std::filesystem::path dir = scratch / "ckpt";
 
   auto env_a = MakeExampleVecEnv(4);
   PpoTrainer a(*env_a, PolicyOptions{}, o, 5);

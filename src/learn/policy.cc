@@ -48,6 +48,10 @@ Status ValidatePolicyOptions(const PolicyOptions& o) {
   if (o.activation != "tanh" && o.activation != "relu") {
     return Status::InvalidArgument("[policy] activation must be tanh or relu");
   }
+  if (o.backend != "native" && o.backend != "torch") {
+    return Status::InvalidArgument("[policy] backend must be native or torch, got '" + o.backend +
+                                   "'");
+  }
   return Status::Ok();
 }
 

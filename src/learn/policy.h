@@ -39,6 +39,10 @@ struct PolicyOptions {
   std::string activation = "tanh";  // one of: tanh, relu
   double log_std_init = 0.0;        // initial log standard deviation (Box actions)
   bool ortho_init = true;           // orthogonal initialisation with SB3's gains
+  // Who runs forward, backward and Adam: "native" (src/native/, no LibTorch operators;
+  // every MLP actor-critic) or "torch" (LibTorch autograd, the oracle). Same semantics;
+  // checkpoints load in either (learn/native_learner.h).
+  std::string backend = "native";
 
   template <typename V>
   void VisitFields(V& v) {
@@ -47,6 +51,8 @@ struct PolicyOptions {
     v("activation", &activation, "hidden activation", {"tanh", "relu"});
     v("log_std_init", &log_std_init, "initial log std of the Gaussian (Box actions)");
     v("ortho_init", &ortho_init, "orthogonal init with gains sqrt(2) / 0.01 / 1");
+    v("backend", &backend, "learner engine: native (own kernels) or torch (LibTorch)",
+      {"native", "torch"});
   }
 };
 

@@ -100,6 +100,11 @@ PpoTrainer::PpoTrainer(env::VecEnv& venv, const PolicyOptions& policy_options,
   const double lr0 = ppo_options.learning_rate.Value(TrainingProgress{});
   optimizer_ = std::make_unique<torch::optim::Adam>(policy_->parameters(),
                                                     torch::optim::AdamOptions(lr0).eps(1e-5));
+  if (policy_options.backend == "native") {
+    RLT_CHECK(NativeSupports(policy_options));
+    native_ = std::make_unique<NativeLearner>(policy_, obs_dim_, venv.spec().action,
+                                              policy_options, seed);
+  }
   env_actions_.assign(static_cast<size_t>(num_envs_) * act_dim_, 0.0f);
   last_episode_starts_.assign(num_envs_, 1.0f);  // SB3: np.ones at the start of learn()
   scratch_obs_.assign(static_cast<size_t>(num_envs_) * obs_dim_, 0.0f);
@@ -116,11 +121,16 @@ void PpoTrainer::StepOnce(int t) {
   float* obs_row = buffer_.obs(t);
   normalizer_->NormalizeObs(venv_.observations(), num_envs_, obs_row);
   float* forward_obs = ppo_options_.norm_obs ? obs_row : venv_.mutable_observations();
-  const torch::Tensor obs = torch::from_blob(forward_obs, {num_envs_, obs_dim_});
-  const ActResult act = policy_->Act(obs, &generator_);
-  CopyOut(act.actions, buffer_.actions(t));
-  CopyOut(act.values, buffer_.values(t));
-  CopyOut(act.log_probs, buffer_.log_probs(t));
+  if (native_) {
+    native_->Act(forward_obs, num_envs_, buffer_.actions(t), buffer_.values(t),
+                 buffer_.log_probs(t));
+  } else {
+    const torch::Tensor obs = torch::from_blob(forward_obs, {num_envs_, obs_dim_});
+    const ActResult act = policy_->Act(obs, &generator_);
+    CopyOut(act.actions, buffer_.actions(t));
+    CopyOut(act.values, buffer_.values(t));
+    CopyOut(act.log_probs, buffer_.log_probs(t));
+  }
   const env::ActionSpace& space = venv_.spec().action;
   const float* stored = buffer_.actions(t);
   for (size_t k = 0; k < n * act_dim_; ++k) {
@@ -166,12 +176,32 @@ void PpoTrainer::BootstrapTruncated(float* rewards) {
     std::copy(src, src + obs_dim_, scratch_obs_.data() + static_cast<size_t>(j) * obs_dim_);
   }
   normalizer_->NormalizeObs(scratch_obs_.data(), k, scratch_obs_.data());
-  const torch::Tensor values =
-      policy_->PredictValues(torch::from_blob(scratch_obs_.data(), {k, obs_dim_}));
-  CopyOut(values, scratch_values_.data());
+  PredictValues(k);
   const float gamma = static_cast<float>(ppo_options_.gamma);
   for (int j = 0; j < k; ++j) rewards[truncated_envs_[j]] += gamma * scratch_values_[j];
   timing_.inference += Seconds(t0, Clock::now());
+}
+
+// scratch_values_ (n) = V(scratch_obs_ (n, obs_dim)).
+void PpoTrainer::PredictValues(int n) {
+  if (native_) {
+    native_->PredictValues(scratch_obs_.data(), n, scratch_values_.data());
+    return;
+  }
+  CopyOut(policy_->PredictValues(torch::from_blob(scratch_obs_.data(), {n, obs_dim_})),
+          scratch_values_.data());
+}
+
+void PpoTrainer::SyncToTorch() {
+  if (!native_ || !torch_stale_) return;
+  native_->CopyToTorch(policy_, *optimizer_);
+  torch_stale_ = false;
+}
+
+void PpoTrainer::SyncFromTorch() {
+  if (!native_) return;
+  native_->CopyFromTorch(policy_, *optimizer_);
+  torch_stale_ = false;
 }
 
 void PpoTrainer::CollectRollout() {
@@ -179,8 +209,7 @@ void PpoTrainer::CollectRollout() {
   for (int t = 0; t < ppo_options_.n_steps; ++t) StepOnce(t);
   const auto t0 = Clock::now();
   normalizer_->NormalizeObs(venv_.observations(), num_envs_, scratch_obs_.data());
-  CopyOut(policy_->PredictValues(torch::from_blob(scratch_obs_.data(), {num_envs_, obs_dim_})),
-          scratch_values_.data());
+  PredictValues(num_envs_);
   const auto t1 = Clock::now();
   buffer_.ComputeReturnsAndAdvantage(scratch_values_.data(), last_episode_starts_.data(),
                                      static_cast<float>(ppo_options_.gamma),
@@ -201,11 +230,16 @@ IterationStats PpoTrainer::Update() {
   s.learning_rate = o.learning_rate.Value(progress);
   s.clip_range = o.clip_range.Value(progress);
   s.ent_coef = o.ent_coef.Value(progress);
-  SetLearningRate(*optimizer_, s.learning_rate);
   PpoLossSettings settings{s.clip_range, o.clip_range_vf, s.ent_coef, o.vf_coef,
                            o.normalize_advantage};
   UpdateTiming t;
-  s.update = PpoUpdate(policy_, *optimizer_, buffer_, o, settings, generator_, &t);
+  if (native_) {
+    s.update = native_->Update(buffer_, o, settings, s.learning_rate, &t);
+    torch_stale_ = true;
+  } else {
+    SetLearningRate(*optimizer_, s.learning_rate);
+    s.update = PpoUpdate(policy_, *optimizer_, buffer_, o, settings, generator_, &t);
+  }
   timing_.update_forward += t.forward;
   timing_.backward += t.backward;
   timing_.optimizer += t.optimizer;
@@ -213,14 +247,19 @@ IterationStats PpoTrainer::Update() {
   static const int64_t poison_update = PoisonUpdateFromEnv();
   if (poison_update > 0 && iterations_ == poison_update) {
     torch::NoGradGuard no_grad;
-    policy_->parameters().front().fill_(NAN);
+    if (native_) {
+      const native::ParamInfo& first = native_->net().param_info().front();
+      std::fill_n(native_->net().params().begin() + first.offset, first.size, NAN);
+    } else {
+      policy_->parameters().front().fill_(NAN);
+    }
   }
   s.explained_variance = ExplainedVariance(
       buffer_.values(0), buffer_.flat_returns().data_ptr<float>(), buffer_.size());
   if (!policy_->discrete()) {
     torch::NoGradGuard no_grad;
     s.has_std = true;
-    s.std = policy_->log_std().exp().mean().item<double>();
+    s.std = native_ ? native_->MeanStd() : policy_->log_std().exp().mean().item<double>();
   }
   return s;
 }
@@ -260,6 +299,7 @@ Status PpoTrainer::CheckFinite(const IterationStats& s) {
                              std::to_string(u.value_loss) + ", entropy " +
                              std::to_string(u.entropy_loss) + ")" + advice);
   }
+  if (native_) return CheckFiniteNative(at, advice);
   torch::NoGradGuard no_grad;
   for (const auto& item : policy_->named_parameters()) {
     const torch::Tensor& g = item.value().grad();
@@ -272,6 +312,25 @@ Status PpoTrainer::CheckFinite(const IterationStats& s) {
     if (!torch::isfinite(item.value()).all().item<bool>()) {
       return Status::DataError("parameter '" + item.key() + "' is not finite" + at + advice);
     }
+  }
+  return Status::Ok();
+}
+
+Status PpoTrainer::CheckFiniteNative(const std::string& at, const std::string& advice) {
+  const native::ActorCritic& net = native_->net();
+  auto first_bad = [&](const std::vector<float>& v) -> const native::ParamInfo* {
+    for (const native::ParamInfo& p : net.param_info()) {
+      for (int64_t k = 0; k < p.size; ++k) {
+        if (!std::isfinite(v[p.offset + k])) return &p;
+      }
+    }
+    return nullptr;
+  };
+  if (const native::ParamInfo* p = first_bad(native_->grads())) {
+    return Status::DataError("gradient of parameter '" + p->name + "' is not finite" + at + advice);
+  }
+  if (const native::ParamInfo* p = first_bad(net.params())) {
+    return Status::DataError("parameter '" + p->name + "' is not finite" + at + advice);
   }
   return Status::Ok();
 }
@@ -296,14 +355,16 @@ void PpoTrainer::set_state(const State& s) {
 
 void SetComputeThreads(int n) {
   RLT_CHECK(n >= 1);
-  at::set_num_threads(n);
+  using SetFn = void (*)(int);
+  const auto set_blas_threads =
+      reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  at::set_num_threads(set_blas_threads != nullptr ? 1 : n);
   try {
-    at::set_num_interop_threads(n);
+    at::set_num_interop_threads(1);  // rltrade issues no inter-op (async) work
   } catch (const std::exception&) {
     // Only allowed once, before any inter-op work; later calls keep the first setting.
   }
-  using SetFn = void (*)(int);
-  if (auto fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) fn(n);
+  if (set_blas_threads != nullptr) set_blas_threads(n);
 }
 
 }  // namespace rlt::learn

@@ -18,6 +18,12 @@
 // optimizer, rollout buffer and its torch generator. The constructor resets the VecEnv
 // with `seed` and seeds torch's global generator (weight init) with `seed`.
 // Determinism: same seed, same options and same thread counts -> same results.
+// Backends ([policy] backend): "torch" runs the forwards, the update and Adam on the
+// LibTorch modules; "native" on NativeLearner (native_learner.h), which starts from the
+// torch module's initial weights and keeps the torch policy and optimizer up to date
+// whenever policy() or optimizer() hands them out, so checkpoints and evaluation use them
+// unchanged. After changing the torch objects from outside (LoadCheckpoint), call
+// SyncFromTorch().
 // Not thread-safe.
 #ifndef RLT_LEARN_TRAINER_H_
 #define RLT_LEARN_TRAINER_H_
@@ -36,6 +42,7 @@
 
 #include "core/status.h"
 #include "env/vec_env.h"
+#include "learn/native_learner.h"
 #include "learn/normalize.h"
 #include "learn/policy.h"
 #include "learn/ppo.h"
@@ -91,9 +98,21 @@ class PpoTrainer {
   const PolicyOptions& policy_options() const { return policy_options_; }
   const PpoOptions& ppo_options() const { return ppo_options_; }
   env::VecEnv& venv() { return venv_; }
-  ActorCritic& policy() { return policy_; }
+  // With the native backend these first copy the native parameters and Adam state in.
+  ActorCritic& policy() {
+    SyncToTorch();
+    return policy_;
+  }
   VecNormalizer& normalizer() { return normalizer_; }
-  torch::optim::Adam& optimizer() { return *optimizer_; }
+  torch::optim::Adam& optimizer() {
+    SyncToTorch();
+    return *optimizer_;
+  }
+  // The native backend (nullptr with backend = "torch").
+  NativeLearner* native_learner() { return native_.get(); }
+  // Native backend: takes parameters and Adam state from the torch policy and optimizer
+  // (after a checkpoint was loaded into them). No-op with the torch backend.
+  void SyncFromTorch();
   at::Generator& generator() { return generator_; }
   // The last rollout (valid after Iterate()).
   RolloutBuffer& rollout() { return buffer_; }
@@ -113,8 +132,11 @@ class PpoTrainer {
   void CollectRollout();
   void StepOnce(int t);
   void BootstrapTruncated(float* rewards);
+  void PredictValues(int n);
   IterationStats Update();
   Status CheckFinite(const IterationStats& s);
+  Status CheckFiniteNative(const std::string& at, const std::string& advice);
+  void SyncToTorch();
 
   env::VecEnv& venv_;
   PolicyOptions policy_options_;
@@ -123,6 +145,8 @@ class PpoTrainer {
   ActorCritic policy_{nullptr};
   VecNormalizer normalizer_{nullptr};
   std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::unique_ptr<NativeLearner> native_;  // backend = "native"
+  bool torch_stale_ = false;               // native parameters changed since the last copy
   at::Generator generator_;
   RolloutBuffer buffer_;
   std::vector<float> env_actions_;                   // (N, act_dim) clipped actions sent to the env
@@ -138,9 +162,15 @@ class PpoTrainer {
   TrainerTiming timing_;
 };
 
-// Sets LibTorch intra-op threads, inter-op threads (when still allowed: only before any
-// inter-op work) and OpenBLAS threads (when the symbol is present). The one place thread
-// counts of the learner are set. REQUIRES: n >= 1.
+// The one place the learner's thread counts are set; n = the run's resolved [run] threads.
+// The threading model (core/thread_pool.h): matrix products, where threads pay off, run
+// on OpenBLAS's pool with n threads (OpenBLAS itself keeps products too small to split on
+// one thread); LibTorch's intra-op pool (libgomp) gets 1 thread, so its element-wise ops
+// run inline on the caller and no second compute pool competes with OpenBLAS's for the
+// cores (measured on 2 cores, intraday_original.toml: 2,523 env steps/s against 1,924 with
+// both pools at 2 threads). Without OpenBLAS (no openblas_set_num_threads symbol) LibTorch
+// gets the n threads instead. Inter-op threads: 1 (when still allowed: only before any
+// inter-op work). REQUIRES: n >= 1.
 void SetComputeThreads(int n);
 
 }  // namespace rlt::learn

@@ -11,6 +11,7 @@
 #include "market/csv.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -526,11 +527,11 @@ const Bars* MarketData::Find(const std::string& symbol) const {
   return nullptr;
 }
 
-Result<MarketData> ReadBarsCsv(const std::string& path, const CsvReadOptions& options,
-                               DataReport* report) {
-  RLT_ASSIGN_OR_RETURN(TimeZone tz, TimeZone::Load(options.timezone));
-  std::string text;
-  RLT_RETURN_IF_ERROR(ReadWholeFile(path, &text));
+namespace {
+
+Result<MarketData> ParseWithZone(std::string_view text, const std::string& path,
+                                 const CsvReadOptions& options, const TimeZone& tz,
+                                 DataReport* report) {
   DataReport local_report;
   DataReport* rep = report ? report : &local_report;
   *rep = DataReport();
@@ -548,7 +549,31 @@ Result<MarketData> ReadBarsCsv(const std::string& path, const CsvReadOptions& op
   return data;
 }
 
+}  // namespace
+
+Result<MarketData> ReadBarsCsv(const std::string& path, const CsvReadOptions& options,
+                               DataReport* report) {
+  RLT_ASSIGN_OR_RETURN(TimeZone tz, TimeZone::Load(options.timezone));
+  std::string text;
+  RLT_RETURN_IF_ERROR(ReadWholeFile(path, &text));
+  return ParseWithZone(text, path, options, tz, report);
+}
+
+Result<MarketData> ParseBarsCsv(std::string_view text, const std::string& source,
+                                const CsvReadOptions& options, DataReport* report) {
+  RLT_ASSIGN_OR_RETURN(TimeZone tz, TimeZone::Load(options.timezone));
+  return ParseWithZone(text, source, options, tz, report);
+}
+
 Status WriteBarsCsv(const std::string& path, const MarketData& data) {
+  // Written to path.tmp, then renamed over `path`: only ever over a regular file (a rename
+  // would replace a device such as /dev/full, a symlink or a FIFO with a plain file).
+  struct stat target;
+  if (::lstat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode)) {
+    return Status::InvalidArgument("refusing to write '" + path +
+                                   "': it exists and is not a regular file (a device, symlink, "
+                                   "FIFO or directory); choose another --out path");
+  }
   // Rows in time order, symbols in their MarketData order at equal times.
   std::vector<std::pair<size_t, size_t>> rows;  // (symbol, bar)
   for (size_t s = 0; s < data.symbols.size(); ++s) {

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -68,6 +69,10 @@ struct MarketData {
 // lists the problems (the full list is also in *report when report != nullptr).
 Result<MarketData> ReadBarsCsv(const std::string& path, const CsvReadOptions& options,
                                DataReport* report = nullptr);
+// The same from CSV text already in memory; `source` stands for the file path (in
+// messages, and it names the symbol of a file without a symbol column).
+Result<MarketData> ParseBarsCsv(std::string_view text, const std::string& source,
+                                const CsvReadOptions& options, DataReport* report = nullptr);
 
 // Writes `data` as `timestamp,symbol,open,high,low,close,volume` with ISO 8601 local
 // timestamps carrying their UTC offset. Written to a temporary file, then renamed.

@@ -60,6 +60,38 @@ TEST_F(CsvTest, ReadsDatesWithCapitalisedHeadersAndIgnoresExtraColumns) {
   EXPECT_TRUE(report.problems.empty());
 }
 
+// ParseBarsCsv (text in memory, used by fuzz/bars_csv_fuzz) reads exactly as ReadBarsCsv
+// reads the same text from a file at `source`.
+TEST_F(CsvTest, ParsingTextEqualsReadingTheFile) {
+  const std::string text =
+      "timestamp,symbol,open,high,low,close,volume\n"
+      "2024-01-02 09:30,A,10,11,9,10.5,100\n"
+      "2024-01-02 09:31,B,20,21,19,20.5,200\n"
+      "2024-01-02 09:32,A,10.5,10.5,10,10.1,-1\n";
+  const std::string path = Write("multi.csv", text);
+  CsvReadOptions o;
+  o.timezone = "America/New_York";
+  o.on_bad_rows = BadRowPolicy::kDrop;
+  DataReport from_file, from_text;
+  Result<MarketData> a = ReadBarsCsv(path, o, &from_file);
+  Result<MarketData> b = ParseBarsCsv(text, path, o, &from_text);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->symbols.size(), 2u);
+  ASSERT_EQ(b->symbols.size(), 2u);
+  for (size_t s = 0; s < 2; ++s) {
+    EXPECT_EQ(a->symbols[s].symbol, b->symbols[s].symbol);
+    EXPECT_EQ(a->symbols[s].time, b->symbols[s].time);
+    EXPECT_EQ(a->symbols[s].close, b->symbols[s].close);
+  }
+  ASSERT_EQ(from_text.problems.size(), 1u);  // the negative volume
+  EXPECT_EQ(from_text.problems[0].ToString(), from_file.problems[0].ToString());
+  o.on_bad_rows = BadRowPolicy::kFail;
+  Result<MarketData> failed = ParseBarsCsv(text, "in-memory.csv", o);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("in-memory.csv:4"), std::string::npos)
+      << failed.status().message();
+}
+
 TEST_F(CsvTest, ReadsCompustatColumnsAndYyyymmddDates) {
   const std::string path = Write("spy.csv",
                                  "datadate,tic,prccd,ajexdi,prcod,prchd,prcld,cshtrd\n"

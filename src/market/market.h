@@ -15,6 +15,8 @@
 //   csv.h       ReadBarsCsv()/WriteBarsCsv(): column detection (aliases, Compustat
 //               names), timestamp forms, multi-symbol long files, validation that reports
 //               every problem with file:line, column, rule and fix; fail or drop policy.
+//   date_range.h DateRange: an inclusive range of session dates (splits, env and eval
+//               ranges), parsed from "YYYY-MM-DD:YYYY-MM-DD".
 //   synth.h     GenerateSynthetic(): intraday/daily bars with GARCH volatility, an
 //               intraday U-shape, overnight gaps, jumps and an optional weak predictable
 //               component of known signal-to-noise ratio. Deterministic per seed.
@@ -37,6 +39,7 @@
 
 #include "market/bars.h"
 #include "market/csv.h"
+#include "market/date_range.h"
 #include "market/sessions.h"
 #include "market/synth.h"
 #include "market/timezone.h"

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/civil_time.h"
+#include "core/file_io.h"
 
 namespace rlt::market {
 namespace {
@@ -229,13 +230,13 @@ Result<TimeZone> TimeZone::Load(const std::string& iana_name) {
   const char* env_dir = std::getenv("TZDIR");
   const std::string dir = env_dir && *env_dir ? env_dir : "/usr/share/zoneinfo";
   const std::string path = dir + "/" + iana_name;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status::NotFound("unknown time zone '" + iana_name + "' (no file " + path + ")" + hint);
+  // TZif files are a few kB; 1 MiB bounds what a wrong TZDIR can make us read.
+  Result<std::string> bytes = ReadFile(path, /*max_bytes=*/1 << 20);
+  if (!bytes.ok()) {
+    return Status::NotFound("unknown time zone '" + iana_name + "' (" + bytes.status().message() +
+                            ")" + hint);
   }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return FromTzif(iana_name, bytes.str());
+  return FromTzif(iana_name, *bytes);
 }
 
 Result<TimeZone> TimeZone::FromTzif(const std::string& name, const std::string& bytes) {

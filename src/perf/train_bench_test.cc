@@ -1,6 +1,7 @@
 // Tests of `bench train`'s measurement library: the analytic FLOP count and a measured run
 // of a tiny CartPole config (fractions sum to 1, every key filled).
 #include "perf/train_bench.h"
+#include "testing/testing.h"
 
 #include <gtest/gtest.h>
 
@@ -21,8 +22,8 @@ TEST(UpdateFlops, CountsTwoInOutPerDenseLayerForwardAndTwiceThatBackward) {
 }
 
 TEST(MeasureTraining, ReportsEverySettingWithABreakdownSummingToOne) {
-  const std::filesystem::path config =
-      std::filesystem::temp_directory_path() / "rlt_train_bench_test.toml";
+  const rlt::testing::ScratchDir scratch("rlt_train_bench_");
+  const std::filesystem::path config = scratch / "config.toml";
   std::ofstream(config) << "[run]\ntotal_steps = 10000\nthreads = 1\n[env]\nid = \"cartpole\"\n"
                            "num_envs = 4\n[algo]\nn_steps = 64\nbatch_size = 64\nn_epochs = 2\n";
   TrainBenchOptions o;

@@ -85,6 +85,26 @@ Status WithContext(const Status& status, std::string_view what, const std::strin
 
 }  // namespace
 
+Status CheckReplaceableFile(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status::Ok();
+    return internal::ErrnoStatus("inspect", path, errno);
+  }
+  if (S_ISREG(st.st_mode)) return Status::Ok();
+  const char* kind = S_ISLNK(st.st_mode)    ? "a symbolic link"
+                     : S_ISDIR(st.st_mode)  ? "a directory"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "not a regular file";
+  return Status::InvalidArgument(fmt::format(
+      "refusing to write '{}': it is {}, and files are only written over a regular file or "
+      "a new path; choose another output path",
+      path, kind));
+}
+
 Result<StagingDir> StagingDir::Create(const std::string& final_path) {
   const std::string name = internal::BaseName(final_path);
   if (name.empty() || name == "." || name == ".." || name == "/") {
@@ -154,6 +174,7 @@ Status StagingDir::Commit(bool replace) {
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view bytes) {
+  RLT_RETURN_IF_ERROR(CheckReplaceableFile(path));
   const std::string temp = HiddenSibling(path, "tmp");
   internal::Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (!fd.valid()) {

@@ -1,8 +1,9 @@
 // runlog/atomic_dir: "write under a temporary name, then rename", for files and directories.
 //
 // What it is: the crash-safety primitive behind checkpoints and other run outputs
-// (DESIGN.md, "Checkpoints"). A reader of the final path sees either nothing, the complete
-// old version or the complete new version — never a half-written one:
+// (docs/ARCHITECTURE.md, "The invariants": crash-safe outputs). A reader of the final
+// path sees either nothing, the complete old version or the complete new version — never
+// a half-written one:
 //  - StagingDir: create a hidden sibling directory `<parent>/.<name>.tmp-<pid>-<random>`,
 //    write files into path(), then Commit() fsyncs every file and directory in it, renames
 //    it to the final path and fsyncs the parent. An uncommitted StagingDir is removed by
@@ -68,9 +69,15 @@ class StagingDir {
 };
 
 // Writes `bytes` to `<dir>/.<name>.tmp-<pid>-<random>`, fsyncs it, renames it over `path`
-// (replacing an existing file) and fsyncs the directory. On failure the temporary file is
-// removed and `path` is left as it was.
+// (replacing an existing regular file) and fsyncs the directory. On failure the temporary
+// file is removed and `path` is left as it was. A `path` that exists and is not a regular
+// file (symlink, device such as /dev/full, FIFO, directory, socket) is an InvalidArgument
+// error: the rename would replace the node itself, not write through it.
 Status WriteFileAtomic(const std::string& path, std::string_view bytes);
+
+// Ok when `path` is missing or a regular file (not followed if a symlink); otherwise the
+// InvalidArgument error WriteFileAtomic returns.
+Status CheckReplaceableFile(const std::string& path);
 
 }  // namespace rlt::runlog
 

@@ -12,6 +12,7 @@
 
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "core/file_io.h"
 
 namespace rlt::runlog {
 namespace {
@@ -19,14 +20,6 @@ namespace {
 bool Exists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
-}
-
-Result<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return internal::ErrnoStatus("read", path, errno);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // RFC 4180: quote a field holding ',' or '"', doubling the quotes.
@@ -189,13 +182,13 @@ Result<MetricsLogger> MetricsLogger::Resume(const std::string& run_dir, int64_t 
   const std::string jsonl = run_dir + "/" + kJsonlName;
   KeptPrefix csv_kept;
   if (Exists(csv)) {
-    RLT_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(csv));
+    RLT_ASSIGN_OR_RETURN(std::string text, ReadFile(csv));
     RLT_ASSIGN_OR_RETURN(csv_kept, ScanCsv(csv, text, resumed_step));
     RLT_RETURN_IF_ERROR(TruncateTo(csv, csv_kept.keep_bytes));
   }
   KeptPrefix jsonl_kept;
   if (Exists(jsonl)) {
-    RLT_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(jsonl));
+    RLT_ASSIGN_OR_RETURN(std::string text, ReadFile(jsonl));
     RLT_ASSIGN_OR_RETURN(jsonl_kept, ScanJsonl(jsonl, text, resumed_step));
     RLT_RETURN_IF_ERROR(TruncateTo(jsonl, jsonl_kept.keep_bytes));
   }

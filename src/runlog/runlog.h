@@ -19,6 +19,8 @@
 //                   terminal, plain lines every 10 s otherwise, nothing when quiet).
 //  - atomic_dir.h   StagingDir and WriteFileAtomic: write under a temporary name, fsync,
 //                   rename — a crash never leaves a half-written checkpoint or file.
+//  - manifest.h     MANIFEST (size + CRC-32C per file, verified before use), RunLock (one
+//                   writer per run directory, flock) and RemoveStaleTemps.
 //
 // Typical training loop:
 //
@@ -45,6 +47,7 @@
 #define RLT_RUNLOG_RUNLOG_H_
 
 #include "runlog/atomic_dir.h"
+#include "runlog/manifest.h"
 #include "runlog/metrics.h"
 #include "runlog/progress.h"
 #include "runlog/tensorboard.h"

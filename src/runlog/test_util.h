@@ -15,38 +15,18 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
+#include "testing/testing.h"
 
 namespace rlt::runlog::testing_util {
 
-// Creates a fresh directory under the gtest temp dir; removes it on destruction.
-class ScratchDir {
+// Generic helpers from testing/testing.h.
+class ScratchDir : public rlt::testing::ScratchDir {
  public:
-  ScratchDir() {
-    std::string templ = ::testing::TempDir() + "rlt_runlog_XXXXXX";
-    if (mkdtemp(templ.data()) != nullptr) path_ = templ;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
+  ScratchDir() : rlt::testing::ScratchDir("rlt_runlog_") {}
 };
-
-inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
+inline std::string ReadFile(const std::string& path) { return rlt::testing::ReadFile(path); }
 inline void WriteFile(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
+  rlt::testing::WriteFile(path, bytes);
 }
 
 inline const std::string kReader =
@@ -61,16 +41,9 @@ struct CommandResult {
 
 // Runs `python3 read_tfevents.py <arg>`; stderr goes to the test log.
 inline CommandResult RunReader(const std::string& arg) {
-  CommandResult result;
-  const std::string command = "python3 '" + kReader + "' '" + arg + "'";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) result.stdout_text.append(buf, n);
-  const int status = ::pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+  const rlt::testing::CommandResult r =
+      rlt::testing::RunCommand("python3 '" + kReader + "' '" + arg + "'");
+  return {r.exit_code, r.out};
 }
 
 inline std::vector<nlohmann::json> ParseJsonLines(const std::string& text) {

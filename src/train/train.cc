@@ -12,10 +12,12 @@
 #include <csignal>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 
 #include "config/config.h"
 #include "core/civil_time.h"
@@ -26,9 +28,11 @@
 #include "learn/evaluate.h"
 #include "learn/trainer.h"
 #include "market/market.h"
+#include "runlog/manifest.h"
 #include "runlog/runlog.h"
 #include "train/proc_stats.h"
 #include "train/train_options.h"
+#include "train/training_ranges.h"
 
 namespace rlt::train {
 namespace {
@@ -49,18 +53,22 @@ struct Setup {
   std::unique_ptr<env::VecEnv> eval_venv;  // run.eval_every > 0: the evaluation envs
   EvalEnvSetup eval;
   std::string normalizer_json;  // market envs: the feature normaliser fitted on train
+  std::map<std::string, env::DateRange> split;  // [split] ranges
+  TrainingRanges ranges;    // what this setup's training envs and normaliser use
+  std::string ranges_json;  // RUN_DIR/training_ranges.json (set by RunTraining)
 };
 
 // Printed once per process (the --device auto trial builds a second setup).
 void WarnIfOversubscribed(int threads) {
   static bool warned = false;
-  if (warned || threads <= HardwareThreads()) return;
+  const int cores = AvailableCores();
+  if (warned || threads <= cores) return;
   warned = true;
   std::fprintf(stderr,
-               "warning: [run] threads = %d exceeds the %d hardware threads of this machine; env "
-               "workers, LibTorch and OpenBLAS will oversubscribe the cores (set run.threads <= "
-               "%d)\n",
-               threads, HardwareThreads(), HardwareThreads());
+               "warning: [run] threads = %d exceeds the %d cores this process may use; env "
+               "workers, LibTorch and OpenBLAS will oversubscribe them (set run.threads <= %d, "
+               "or 0 for all of them)\n",
+               threads, cores, cores);
 }
 
 // The memory PPO allocates for a rollout, estimated before allocating it: the rollout
@@ -99,6 +107,11 @@ Result<Setup> BuildSetup(config::Config config) {
     return Status::InvalidArgument("[run] eval_every must be >= 0 (0 = no evaluation)");
   }
   RLT_ASSIGN_OR_RETURN(EnvSetup env_setup, BuildEnvSetup(config));
+  // Honesty (issue 9 §1): whatever set the training range ([env] range, --set, a fold's
+  // split), the dates training will see must not touch [split] test.
+  RLT_ASSIGN_OR_RETURN(s.ranges, TrainingRangesOf(env_setup));
+  RLT_RETURN_IF_ERROR(CheckOutsideTest(env_setup.split, s.ranges));
+  s.split = env_setup.split;
   if (s.run.eval_every > 0) {
     RLT_ASSIGN_OR_RETURN(s.eval, BuildEvalEnvSetup(env_setup, s.run));
   }
@@ -107,7 +120,11 @@ Result<Setup> BuildSetup(config::Config config) {
                                    "\": this build trains on \"cpu\" (\"auto\" measures and "
                                    "picks; it is resolved before setup)");
   }
-  const int threads = s.run.threads > 0 ? s.run.threads : HardwareThreads();
+  // threads = 0: the cores this process is given. The resolved count is what the saved
+  // config.toml records (config.SetSection below), so a resume uses the same count and
+  // stays bit-identical even on a machine with other cores.
+  const int threads = ResolveThreads(s.run.threads);
+  s.run.threads = threads;
   WarnIfOversubscribed(threads);
   learn::SetComputeThreads(threads);
   RLT_ASSIGN_OR_RETURN(auto envs,
@@ -242,6 +259,7 @@ LoopState MakeLoopState(const Setup& s) {
   // Each checkpoint carries the resolved config and, for market envs, the normaliser.
   ls.extra_files = {{"config.toml", s.config.ToToml()}};
   if (!s.normalizer_json.empty()) ls.extra_files["normalizer.json"] = s.normalizer_json;
+  if (!s.ranges_json.empty()) ls.extra_files[kTrainingRangesFile] = s.ranges_json;
   ls.next_checkpoint = NextMultiple(s.trainer->total_steps(), s.run.checkpoint_every);
   ls.next_eval = NextMultiple(s.trainer->total_steps(), s.run.eval_every);
   return ls;
@@ -447,6 +465,202 @@ Status ResolveAutoDevice(config::Config& config, bool quiet) {
   return config.ApplyOverride("run.device=cpu");
 }
 
+// env steps/s of a trial setup's training loop: one warm-up update (not counted), then
+// updates until at least 0.5 s have passed. *seconds = the measured time.
+Result<double> TrialRate(Setup& trial, double* seconds) {
+  RLT_RETURN_IF_ERROR(trial.trainer->Iterate().status());
+  const int64_t steps0 = trial.trainer->total_steps();
+  const auto t0 = std::chrono::steady_clock::now();
+  do {
+    RLT_RETURN_IF_ERROR(trial.trainer->Iterate().status());
+    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  } while (*seconds < 0.5);
+  return static_cast<double>(trial.trainer->total_steps() - steps0) / *seconds;
+}
+
+// [run] threads = 0: at most the cores this process is given (ResolveThreads). When that
+// is more than one, a short measured trial of this config at 1 thread and at that count
+// picks the faster, printed like the device choice: small networks often run fastest on
+// one thread (handing a product of a few microseconds to a second core costs more than
+// it saves, and on a machine others are loading the second core may not be free), large
+// ones gain. The pick is written into the config, so the run's config.toml records it and
+// a resume reuses it (bit-identical). An explicit count is never changed.
+Status ResolveAutoThreads(config::Config& config, bool quiet) {
+  const auto* threads = config.Get("run", "threads");
+  if (threads != nullptr && threads->text != "0") return Status::Ok();
+  const int cores = ResolveThreads(0);
+  if (cores <= 1) return config.ApplyOverride("run.threads=1");
+  int best = 1;
+  double best_rate = -1;
+  std::string measured;
+  for (const int t : {1, cores}) {
+    config::Config trial_config = config;
+    RLT_RETURN_IF_ERROR(trial_config.ApplyOverride("run.threads=" + std::to_string(t)));
+    RLT_ASSIGN_OR_RETURN(Setup trial, BuildSetup(std::move(trial_config)));
+    double seconds = 0;
+    RLT_ASSIGN_OR_RETURN(const double rate, TrialRate(trial, &seconds));
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "threads auto: %d thread%s %.0f env steps/s (measured over %.2f s)\n", t,
+                  t == 1 ? "" : "s", rate, seconds);
+    measured += line;
+    if (rate > best_rate) {
+      best_rate = rate;
+      best = t;
+    }
+  }
+  if (!quiet) {
+    std::fprintf(stderr, "%sthreads auto: picked %d of the %d cores this process may use\n",
+                 measured.c_str(), best, cores);
+  }
+  return config.ApplyOverride("run.threads=" + std::to_string(best));
+}
+
+// The run's setup files, covered by RUN_DIR/MANIFEST (metrics and status grow while
+// training and are not).
+std::vector<std::string> RunFiles() {
+  return {"config.toml", "normalizer.json", kTrainingRangesFile};
+}
+
+// Removes what killed writers left behind (staged checkpoints, temporary files).
+// REQUIRES: the run's lock is held.
+void RemoveStaleRunTemps(const fs::path& run_dir) {
+  for (const fs::path& dir : {run_dir, run_dir / "checkpoints", run_dir / "eval"}) {
+    std::error_code ec;
+    if (fs::is_directory(dir, ec)) runlog::RemoveStaleTemps(dir.string());
+  }
+}
+
+// The newest complete checkpoints/step_<N>/, else final/; NotFound when there is none.
+Result<std::string> ResumeCheckpoint(const fs::path& run_dir) {
+  std::string checkpoint = NewestCheckpoint(run_dir);
+  if (checkpoint.empty() && fs::exists(run_dir / "final" / "FORMAT")) {
+    checkpoint = (run_dir / "final").string();
+  }
+  if (checkpoint.empty()) {
+    return Status::NotFound(run_dir.string() +
+                            " has no complete checkpoint to resume from (checkpoints/step_<N>/ "
+                            "with a FORMAT file); start a new run instead");
+  }
+  return checkpoint;
+}
+
+Result<TrainingRanges> ReadRecordedRanges(const fs::path& run_dir) {
+  const fs::path path = run_dir / kTrainingRangesFile;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return TrainingRanges{};
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in && !in.eof()) return Status::IoError("cannot read " + path.string());
+  return ParseTrainingRanges(text.str(), path.string());
+}
+
+// config.toml, normalizer.json, training_ranges.json, then MANIFEST over them (last).
+Status WriteRunFiles(const fs::path& run_dir, const Setup& s, bool write_config) {
+  if (write_config) {
+    RLT_RETURN_IF_ERROR(
+        runlog::WriteFileAtomic((run_dir / "config.toml").string(), s.config.ToToml()));
+  }
+  if (!s.normalizer_json.empty()) {
+    RLT_RETURN_IF_ERROR(
+        runlog::WriteFileAtomic((run_dir / "normalizer.json").string(), s.normalizer_json));
+  }
+  if (!s.ranges_json.empty()) {
+    RLT_RETURN_IF_ERROR(
+        runlog::WriteFileAtomic((run_dir / kTrainingRangesFile).string(), s.ranges_json));
+  }
+  std::vector<std::string> present;
+  for (const std::string& name : RunFiles()) {
+    if (fs::exists(run_dir / name)) present.push_back(name);
+  }
+  return runlog::WriteManifestOf(run_dir.string(), present);
+}
+
+struct ConfigChange {
+  std::string key;       // "section.key"
+  std::string from, to;  // "" = absent
+  bool allowed = false;
+};
+
+// Settings a resume may change without --allow-config-change: the run's length, thread
+// count, checkpoint/evaluation cadence and the policy backend (the same policy either way).
+bool AlwaysAllowedOnResume(const std::string& key) {
+  static const char* const kAllowed[] = {"run.total_steps", "run.threads", "run.checkpoint_every",
+                                         "run.eval_every", "policy.backend"};
+  for (const char* k : kAllowed) {
+    if (key == k) return true;
+  }
+  return false;
+}
+
+std::map<std::string, std::string> FlatConfig(const config::Config& c) {
+  std::map<std::string, std::string> out;
+  for (const std::string& name : c.SectionNames()) {
+    for (const auto& [key, value] : c.Find(name)->entries) out[name + "." + key] = value.text;
+  }
+  return out;
+}
+
+std::vector<ConfigChange> DiffConfigs(const config::Config& stored, const config::Config& now) {
+  const auto a = FlatConfig(stored), b = FlatConfig(now);
+  std::vector<ConfigChange> changes;
+  auto add = [&changes](const std::string& key, const std::string& from, const std::string& to) {
+    changes.push_back({key, from, to, AlwaysAllowedOnResume(key)});
+  };
+  for (const auto& [key, value] : a) {
+    const auto it = b.find(key);
+    if (it == b.end()) {
+      add(key, value, "");
+    } else if (it->second != value) {
+      add(key, value, it->second);
+    }
+  }
+  for (const auto& [key, value] : b) {
+    if (!a.count(key)) add(key, "", value);
+  }
+  return changes;
+}
+
+Status CheckResumeChanges(const std::vector<ConfigChange>& changes, bool allow,
+                          const fs::path& run_dir) {
+  std::string refused;
+  for (const ConfigChange& c : changes) {
+    if (c.allowed || allow) continue;
+    refused += (refused.empty() ? "" : ", ") + c.key + " (" + (c.from.empty() ? "unset" : c.from) +
+               " -> " + (c.to.empty() ? "unset" : c.to) + ")";
+  }
+  if (refused.empty()) return Status::Ok();
+  return Status::Refused(
+      "--resume " + run_dir.string() +
+      " with settings that differ from the run's config.toml: " + refused +
+      ". A resumed run must continue the same experiment; only run.total_steps, run.threads, "
+      "run.checkpoint_every, run.eval_every and policy.backend may change freely. Pass "
+      "--allow-config-change to resume anyway (the change is recorded in history.jsonl), or "
+      "start a new run");
+}
+
+// One JSON line per resume that changed settings: RUN_DIR/history.jsonl.
+Status AppendHistory(const fs::path& run_dir, const std::vector<ConfigChange>& changes,
+                     const std::string& checkpoint, int64_t step, bool flag) {
+  nlohmann::ordered_json j;
+  j["time"] = static_cast<int64_t>(std::time(nullptr));
+  j["event"] = "resume";
+  j["step"] = step;
+  j["checkpoint"] = checkpoint;
+  j["allow_config_change"] = flag;
+  j["changes"] = nlohmann::ordered_json::array();
+  for (const ConfigChange& c : changes) {
+    j["changes"].push_back({{"key", c.key}, {"from", c.from}, {"to", c.to}});
+  }
+  const std::string path = (run_dir / "history.jsonl").string();
+  std::ofstream out(path, std::ios::binary | std::ios::app);
+  out << j.dump() << "\n";
+  out.close();
+  if (!out) return Status::IoError("cannot append to " + path + " (disk full?)");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<TrainOutcome> RunTraining(const TrainRequest& request) {
@@ -455,24 +669,38 @@ Result<TrainOutcome> RunTraining(const TrainRequest& request) {
       resume ? fs::path(request.resume_dir)
              : fs::path(request.run_dir.empty() ? DefaultRunDir(request.config_path)
                                                 : request.run_dir);
+  // One writer per run directory: a resume holds the lock before reading anything.
+  std::optional<runlog::RunLock> lock;
+  std::string checkpoint;  // resume: the checkpoint to continue from
+  if (resume) {
+    if (!fs::is_directory(run_dir)) {
+      return Status::NotFound(run_dir.string() +
+                              " does not exist: no complete checkpoint to resume from; start a "
+                              "new run instead");
+    }
+    RLT_ASSIGN_OR_RETURN(lock, runlog::RunLock::Acquire(run_dir.string(), "rltrade train"));
+    RemoveStaleRunTemps(run_dir);
+    RLT_ASSIGN_OR_RETURN(checkpoint, ResumeCheckpoint(run_dir));
+    RLT_RETURN_IF_ERROR(runlog::VerifyManifestFiles(run_dir.string(), RunFiles()));
+  }
   const std::string config_path = resume ? (run_dir / "config.toml").string() : request.config_path;
   RLT_ASSIGN_OR_RETURN(config::Config config, config::Config::LoadFile(config_path));
+  const config::Config stored_config = config;
   for (const std::string& o : request.overrides) RLT_RETURN_IF_ERROR(config.ApplyOverride(o));
   // Build and validate everything before touching the disk: bad input leaves no run dir.
   RLT_RETURN_IF_ERROR(ResolveAutoDevice(config, request.quiet));
+  RLT_RETURN_IF_ERROR(ResolveAutoThreads(config, request.quiet));
   RLT_ASSIGN_OR_RETURN(Setup setup, BuildSetup(std::move(config)));
-  std::string checkpoint;
+  std::vector<ConfigChange> changes;
+  TrainingRanges ranges = setup.ranges;
   if (resume) {
-    checkpoint = NewestCheckpoint(run_dir);
-    if (checkpoint.empty() && fs::exists(run_dir / "final" / "FORMAT")) {
-      checkpoint = (run_dir / "final").string();
-    }
-    if (checkpoint.empty()) {
-      return Status::NotFound(run_dir.string() +
-                              " has no complete checkpoint to resume from (checkpoints/step_<N>/ "
-                              "with a FORMAT file); start a new run instead");
-    }
+    changes = DiffConfigs(stored_config, setup.config);
+    RLT_RETURN_IF_ERROR(CheckResumeChanges(changes, request.allow_config_change, run_dir));
     RLT_RETURN_IF_ERROR(learn::LoadCheckpoint(checkpoint, *setup.trainer));
+    // The resumed policy has seen everything recorded so far as well.
+    RLT_ASSIGN_OR_RETURN(const TrainingRanges before, ReadRecordedRanges(run_dir));
+    ranges = MergeTrainingRanges(before, setup.ranges);
+    RLT_RETURN_IF_ERROR(CheckOutsideTest(setup.split, ranges));
   } else if (fs::exists(run_dir) && !fs::is_empty(run_dir)) {
     return Status::InvalidArgument("run directory " + run_dir.string() +
                                    " already exists; continue it with --resume " +
@@ -481,11 +709,14 @@ Result<TrainOutcome> RunTraining(const TrainRequest& request) {
   std::error_code ec;
   fs::create_directories(run_dir, ec);
   if (ec) return Status::IoError("cannot create " + run_dir.string() + ": " + ec.message());
-  RLT_RETURN_IF_ERROR(
-      runlog::WriteFileAtomic((run_dir / "config.toml").string(), setup.config.ToToml()));
-  if (!setup.normalizer_json.empty()) {
-    RLT_RETURN_IF_ERROR(
-        runlog::WriteFileAtomic((run_dir / "normalizer.json").string(), setup.normalizer_json));
+  if (!lock) {
+    RLT_ASSIGN_OR_RETURN(lock, runlog::RunLock::Acquire(run_dir.string(), "rltrade train"));
+  }
+  if (!ranges.empty()) setup.ranges_json = TrainingRangesJson(ranges);
+  RLT_RETURN_IF_ERROR(WriteRunFiles(run_dir, setup, !resume || !changes.empty()));
+  if (!changes.empty()) {
+    RLT_RETURN_IF_ERROR(AppendHistory(run_dir, changes, checkpoint, setup.trainer->total_steps(),
+                                      request.allow_config_change));
   }
   Result<runlog::MetricsLogger> log =
       resume ? runlog::MetricsLogger::Resume(run_dir.string(), setup.trainer->total_steps())
@@ -539,6 +770,7 @@ Result<std::unique_ptr<TrainBenchmark>> BuildForBenchmark(const std::string& con
                                                           const std::string& scratch_dir) {
   RLT_ASSIGN_OR_RETURN(config::Config config, config::Config::LoadFile(config_path));
   for (const std::string& o : overrides) RLT_RETURN_IF_ERROR(config.ApplyOverride(o));
+  RLT_RETURN_IF_ERROR(ResolveAutoThreads(config, /*quiet=*/false));  // as `train` does
   auto impl = std::make_unique<TrainBenchmark::Impl>();
   RLT_ASSIGN_OR_RETURN(impl->setup, BuildSetup(std::move(config)));
   impl->scratch_dir = scratch_dir;
@@ -558,7 +790,7 @@ Result<std::unique_ptr<TrainBenchmark>> BuildForBenchmark(const std::string& con
   shape.n_steps = s.ppo.n_steps;
   shape.num_envs = s.venv->num_envs();
   shape.n_epochs = s.ppo.n_epochs;
-  shape.threads = s.run.threads > 0 ? s.run.threads : HardwareThreads();
+  shape.threads = s.run.threads;  // resolved by BuildSetup
   shape.device = s.run.device;
   shape.total_steps = s.run.total_steps;
   shape.checkpoint_every = s.run.checkpoint_every;

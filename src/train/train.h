@@ -14,7 +14,15 @@
 // separate VecEnv every eval_every env steps (after the update that reaches it, like
 // checkpoints), and the metrics gain eval/* columns (see EvalEnvSetup in train_options.h).
 //   final/                 the checkpoint at the end of training
-// --resume continues from the newest complete checkpoint of a run directory.
+//   training_ranges.json   market envs: every range and session training saw
+//                          (train/training_ranges.h); eval checks against it
+//   MANIFEST               CRC-32C of config.toml, normalizer.json, training_ranges.json
+//   history.jsonl          one line per --resume that changed settings
+//   .lock                  flock held by the writer (train, eval) while it runs
+// A training range that overlaps [split] test is refused (Status::Refused, exit 2).
+// --resume continues from the newest complete checkpoint of a run directory (its
+// MANIFEST and the run's are verified first; leftover staging directories of a killed
+// process are removed). A second writer of the same run directory is refused.
 // SIGINT/SIGTERM finish the current update, write a checkpoint and return with exit code
 // 130/143.
 //
@@ -36,6 +44,10 @@ struct TrainRequest {
   std::string run_dir;                 // "" = runs/<config name>-<UTC time>
   std::string resume_dir;              // continue this run
   bool quiet = false;                  // no progress output
+  // --resume with settings that differ from the run's config.toml beyond run.total_steps,
+  // run.threads, run.checkpoint_every, run.eval_every and policy.backend is refused
+  // (Status::Refused) unless this is set; every change is appended to history.jsonl.
+  bool allow_config_change = false;
 };
 
 struct TrainOutcome {

@@ -20,7 +20,7 @@ namespace rlt::train {
 struct RunOptions {
   int64_t total_steps = 100000;  // env steps to train for
   uint64_t seed = 0;             // env i is seeded seed + i; weights from seed
-  int threads = 0;               // env workers = LibTorch = OpenBLAS threads; 0 = all cores
+  int threads = 0;  // env workers = LibTorch = OpenBLAS threads; 0 = cores given (see below)
   std::string device = "cpu";    // "cpu", or "auto": measure each available device, pick
                                  // the fastest (this build: cpu only)
   int64_t checkpoint_every = 0;  // env steps between checkpoints; 0 = only final/
@@ -30,7 +30,9 @@ struct RunOptions {
   void VisitFields(V& v) {
     v("total_steps", &total_steps, "env steps to train for");
     v("seed", &seed, "random seed");
-    v("threads", &threads, "threads for env workers, LibTorch and OpenBLAS (0 = all cores)");
+    v("threads", &threads,
+      "threads for env workers and OpenBLAS (0 = 1 or the cores this process may use, whichever "
+      "a short trial measures faster; the run's config.toml records the resolved count)");
     v("device", &device, "compute device (auto = measured trial)", {"cpu", "auto"});
     v("checkpoint_every", &checkpoint_every, "env steps between checkpoints (0 = final only)");
     v("eval_every", &eval_every, "env steps between evaluations (0 = off)");

@@ -3,6 +3,7 @@
 #include "train/train.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "core/thread_pool.h"
 
 namespace rlt::train {
 namespace {
@@ -251,6 +254,78 @@ n_epochs = 2
 norm_obs = true
 )",
                              512, 1024);
+}
+
+// threads = 0 resolves to 1 or the cores this process may use (a measured trial picks); the
+// resolved count is what a resume must reuse, so the resumed run is the same computation.
+// (The uninterrupted run makes its own pick; on this config's 64-wide products OpenBLAS
+// uses one thread either way, so the two runs compute the same whichever they pick.)
+TEST_F(TrainRun, ResumedRunWithThreadsZeroIsBitIdenticalToAnUninterruptedOne) {
+  ExpectResumeIsBitIdentical(dir_, R"(
+[run]
+seed = 5
+threads = 0
+checkpoint_every = 512
+[env]
+id = "cartpole"
+num_envs = 4
+[algo]
+n_steps = 64
+batch_size = 64
+n_epochs = 2
+norm_obs = true
+)",
+                             512, 1024);
+}
+
+// The value written for [run] threads in a run's config.toml.
+std::string RecordedThreads(const std::string& toml) {
+  std::istringstream in(toml);
+  std::string line, section;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] == '[') section = line;
+    if (section == "[run]" && line.rfind("threads = ", 0) == 0) return line.substr(10);
+  }
+  return "";
+}
+
+TEST_F(TrainRun, ThreadsZeroIsRecordedAsTheResolvedCountAndKeptOnResume) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  const std::string config = WriteConfig(kCartPole);
+  TrainRequest first;
+  first.config_path = config;
+  first.run_dir = (dir_ / "run").string();
+  first.quiet = true;
+  first.overrides = {"run.threads=0", "run.total_steps=256"};
+  auto a = RunTraining(first);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  // 1 or the affinity mask's CPU count, whichever a short trial measured faster.
+  const std::string expected = RecordedThreads(Read(dir_ / "run" / "config.toml"));
+  EXPECT_TRUE(expected == "1" || expected == std::to_string(ResolveThreads(0))) << expected;
+
+  // Resume while this process is given one CPU: the recorded count is reused, not
+  // re-resolved (sched_getaffinity(0) is this thread's mask, which RunTraining runs on).
+  int first_cpu = 0;
+  while (!CPU_ISSET(first_cpu, &saved)) ++first_cpu;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first_cpu, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  TrainRequest rest;
+  rest.resume_dir = first.run_dir;
+  rest.overrides = {"run.total_steps=512"};
+  rest.quiet = true;
+  ::testing::internal::CaptureStderr();
+  auto b = RunTraining(rest);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  if (expected != "1") {  // the resumed run used the recorded count, more than it was given
+    EXPECT_NE(err.find("threads = " + expected + " exceeds the 1 cores"), std::string::npos) << err;
+  }
+  EXPECT_EQ(b->total_steps, 512);
+  EXPECT_EQ(RecordedThreads(Read(dir_ / "run" / "config.toml")), expected);
 }
 
 TEST_F(TrainRun, UnknownKeyIsAnErrorWithLineAndNearestKeyAndLeavesNoRunDirectory) {

@@ -6,6 +6,17 @@
 #include "core/options.h"
 
 namespace rlt::env {
+namespace {
+
+// Python's v**2 (float or NumPy float64) is C pow(v, 2.0), which glibc rounds differently
+// from v * v in about 0.1% of cases. The exponent is read through a volatile so that the
+// compiler cannot rewrite pow(v, 2.0) as v * v.
+double PyPow2(double v) {
+  static volatile double two = 2.0;
+  return std::pow(v, two);
+}
+
+}  // namespace
 
 Result<std::unique_ptr<CartPoleEnv>> CartPoleEnv::Create(const CartPoleOptions& o) {
   if (o.max_episode_steps < 1) {
@@ -43,10 +54,11 @@ StepResult CartPoleEnv::Step(const float* action, float* obs, double* info) {
   const double force = action[0] >= 0.5f ? kForceMag : -kForceMag;
   const double cos_theta = std::cos(state_.theta);
   const double sin_theta = std::sin(state_.theta);
-  const double temp =
-      (force + kPoleMassLength * state_.theta_dot * state_.theta_dot * sin_theta) / kTotalMass;
+  // Gymnasium's expressions operation for operation (same grouping, v**2 as pow), so the
+  // trajectory is bit-identical to Python's (gym_golden_test.cc; no FMA: CMakeLists.txt).
+  const double temp = (force + kPoleMassLength * PyPow2(state_.theta_dot) * sin_theta) / kTotalMass;
   const double theta_acc = (kGravity * sin_theta - cos_theta * temp) /
-                           (kLength * (4.0 / 3.0 - kMassPole * cos_theta * cos_theta / kTotalMass));
+                           (kLength * (4.0 / 3.0 - kMassPole * PyPow2(cos_theta) / kTotalMass));
   const double x_acc = temp - kPoleMassLength * theta_acc * cos_theta / kTotalMass;
   // Explicit Euler (Gymnasium's default kinematics_integrator = "euler").
   state_.x += kTau * state_.x_dot;

@@ -21,7 +21,9 @@ Result<std::unique_ptr<IntradayStockEnv>> IntradayStockEnv::Create(
   if (!data) return Status::InvalidArgument("intraday env: no market data given");
   auto bad = [](const std::string& what) { return Status::InvalidArgument("[env] " + what); };
   if (o.nlags < 0) return bad("nlags must be >= 0");
-  if (!(o.initial_capital > 0)) return bad("initial_capital must be > 0");
+  if (!(o.initial_capital > 0 && o.initial_capital <= 1e15)) {
+    return bad("initial_capital must be > 0 and at most 1e15");
+  }
   if (!(o.buy_threshold > o.sell_threshold)) return bad("buy_threshold must exceed sell_threshold");
   if (!(o.min_amount > 0 && o.min_amount <= 1)) return bad("min_amount must be in (0, 1]");
   if (o.cost_rate < 0 || o.fixed_cost < 0) return bad("costs must be >= 0");
@@ -99,6 +101,19 @@ void IntradayStockEnv::Reset(float* obs, double* info) {
   WriteInfo(info);
 }
 
+namespace {
+
+// A share count from a double: NaN -> 0, clamped to +-2^53 (exact in a double) so that
+// the conversion is defined whatever the prices and capital (found by fuzz/config_fuzz:
+// initial_capital = 1e300 converted 9.8e297 to int64_t).
+int64_t ToShares(double shares) {
+  constexpr double kMaxShares = 9007199254740992.0;  // 2^53
+  if (!(shares == shares)) return 0;
+  return static_cast<int64_t>(std::clamp(shares, -kMaxShares, kMaxShares));
+}
+
+}  // namespace
+
 int64_t IntradayStockEnv::OrderQuantity(const float* action, double price, ActionKind* kind,
                                         float* a0) const {
   const float raw = std::isfinite(action[0]) ? action[0] : 0.0f;
@@ -110,7 +125,7 @@ int64_t IntradayStockEnv::OrderQuantity(const float* action, double price, Actio
     // Long side: what net worth can buy after costs (nothing when net worth is <= 0).
     const double long_cap = std::max(0.0, std::floor(worth / (price * (1 + options_.cost_rate))));
     target = std::clamp(target, -short_cap, long_cap);
-    const int64_t qty = static_cast<int64_t>(target) - shares_;
+    const int64_t qty = ToShares(target) - shares_;
     *kind = qty > 0 ? ActionKind::kBuy : (qty < 0 ? ActionKind::kSell : ActionKind::kHold);
     return qty;
   }
@@ -119,14 +134,12 @@ int64_t IntradayStockEnv::OrderQuantity(const float* action, double price, Actio
   if (*a0 >= options_.buy_threshold) {
     *kind = ActionKind::kBuy;
     const double budget = amount * cash_ - options_.fixed_cost;
-    return budget > 0
-               ? static_cast<int64_t>(std::floor(budget / (price * (1 + options_.cost_rate))))
-               : 0;
+    return budget > 0 ? ToShares(std::floor(budget / (price * (1 + options_.cost_rate)))) : 0;
   }
   if (*a0 <= options_.sell_threshold) {
     *kind = ActionKind::kSell;
     const double capacity = static_cast<double>(shares_) + short_cap;
-    return capacity > 0 ? -static_cast<int64_t>(std::floor(amount * capacity)) : 0;
+    return capacity > 0 ? -ToShares(std::floor(amount * capacity)) : 0;
   }
   *kind = ActionKind::kHold;
   return 0;
@@ -248,9 +261,13 @@ Status IntradayStockEnv::LoadState(StateReader& in) {
     return in.Error("intraday session index " + std::to_string(pos) + " out of range");
   }
   const market::Session& s = bars_.sessions[eligible_[pos]];
-  if (t < s.begin || t >= s.end) {
+  // Step() reads bar t + 1 of the same session: t is never a session's last bar.
+  if (t < s.begin || t >= s.end - 1) {
     return in.Error("intraday bar " + std::to_string(t) + " is not in its session [" +
-                    std::to_string(s.begin) + ", " + std::to_string(s.end) + ")");
+                    std::to_string(s.begin) + ", " + std::to_string(s.end - 1) + ")");
+  }
+  if (sessions_left < 0 || sessions_left > static_cast<int32_t>(eligible_.size())) {
+    return in.Error("intraday sessions left " + std::to_string(sessions_left) + " out of range");
   }
   t_ = t;
   pos_ = pos;
@@ -263,6 +280,36 @@ Status IntradayStockEnv::LoadState(StateReader& in) {
   }
   for (double* v : {&last_fill_, &prev_net_worth_, &peak_net_worth_, &session_start_worth_}) {
     RLT_RETURN_IF_ERROR(in.Get(v, "intraday portfolio"));
+  }
+  // A portfolio no run can reach (corrupt bytes) would break Step()'s arithmetic (share
+  // counts converted from doubles, the self-financing identity): refuse it here. Bounds:
+  // values within 1e9 x the initial capital, share counts within 2^53 (exact as doubles),
+  // and cash + shares x avg_price = capital + realized - costs (Step()'s identity, at a
+  // tolerance 100x tighter than its check so that stepping cannot break it).
+  const double c0 = options_.initial_capital, limit = 1e9 * c0, max_shares = 9007199254740992.0;
+  for (double v : {cash_, avg_price_, realized_, costs_, last_fill_, prev_net_worth_,
+                   peak_net_worth_, session_start_worth_}) {
+    if (!std::isfinite(v) || std::fabs(v) > limit) {
+      return in.Error("intraday portfolio value " + std::to_string(v) +
+                      " is not finite or beyond 1e9 x initial_capital (corrupt state)");
+    }
+  }
+  for (int64_t v : {shares_, last_traded_}) {
+    if (std::fabs(static_cast<double>(v)) > max_shares ||
+        std::fabs(static_cast<double>(v) * avg_price_) > limit) {
+      return in.Error("intraday share count " + std::to_string(v) + " out of range");
+    }
+  }
+  if (trades_ < 0 || avg_price_ < 0 || costs_ < 0) {
+    return in.Error("intraday trades, avg_price and costs must be >= 0 (corrupt state)");
+  }
+  const double identity =
+      cash_ + static_cast<double>(shares_) * avg_price_ - (c0 + realized_ - costs_);
+  if (!(std::fabs(identity) <= 1e-8 * c0)) {
+    return in.Error(
+        "intraday cash, shares, avg_price, realized and costs are inconsistent "
+        "(cash + shares x avg_price differs from capital + realized - costs by " +
+        std::to_string(identity) + ")");
   }
   return shaped_reward_.LoadState(in);
 }

@@ -59,7 +59,7 @@ struct IntradayOptions {
   template <typename V>
   void VisitFields(V& v) {
     v("nlags", &nlags, "bars of history in the observation besides the current one");
-    v("initial_capital", &initial_capital, "starting cash");
+    v("initial_capital", &initial_capital, "starting cash (> 0, at most 1e15)");
     v("action_mode", &action_mode, "action semantics", {"original", "target_position"});
     v("buy_threshold", &buy_threshold, "original mode: a[0] >= this buys");
     v("sell_threshold", &sell_threshold, "original mode: a[0] <= this sells");

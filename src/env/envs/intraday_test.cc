@@ -769,6 +769,28 @@ TEST(IntradayEnv, CreateRejectsARangeWithoutEligibleSessionsNamingRange) {
   EXPECT_TRUE(IntradayStockEnv::Create(ds, o).ok());
 }
 
+// Found by fuzz/config_fuzz: initial_capital = 1e300 in target_position mode made
+// OrderQuantity convert 9.8e297 shares to int64_t (undefined behaviour). Create now bounds
+// initial_capital, and share counts are clamped to 2^53 whatever the prices.
+TEST(IntradayEnv, AbsurdCapitalIsRefusedAndShareCountsStayInRange) {
+  IntradayOptions o = HandOptions();
+  o.action_mode = "target_position";
+  o.initial_capital = 1e300;
+  auto bad = IntradayStockEnv::Create(HandDataset(HandBars(3, 5)), o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("initial_capital"));
+  market::Bars tiny = HandBars(3, 5);  // prices of ~1e-298: 1e15 buys "infinitely" many
+  for (auto* column : {&tiny.open, &tiny.high, &tiny.low, &tiny.close}) {
+    for (double& v : *column) v *= 1e-300;
+  }
+  o.initial_capital = 1e15;
+  Runner r(HandDataset(std::move(tiny)), o);
+  r.Reset();
+  r.Step(1.0f);
+  EXPECT_GT(r[kInfoShares], 0);
+  EXPECT_LE(r[kInfoShares], 9007199254740992.0);  // 2^53
+}
+
 TEST(IntradayEnv, MakeIntradayEnvNamesTheNearestKeyForAnUnknownSetting) {
   auto ds = HandDataset(HandBars(3, 5));
   auto bad = MakeIntradayEnv({{"nlag", "3"}}, ds);

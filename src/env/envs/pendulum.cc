@@ -12,6 +12,13 @@ namespace {
 // reward instead of being silently replaced by a bound, as std::fmin/fmax would do).
 double Clip(double v, double lo, double hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
+// Python's v**2 is C pow(v, 2.0), which glibc rounds differently from v * v in about 0.1%
+// of cases; the volatile exponent keeps the compiler from rewriting it as v * v.
+double PyPow2(double v) {
+  static volatile double two = 2.0;
+  return std::pow(v, two);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<PendulumEnv>> PendulumEnv::Create(const PendulumOptions& o) {
@@ -60,7 +67,8 @@ StepResult PendulumEnv::Step(const float* action, float* obs, double* info) {
   const double u = Clip(static_cast<double>(action[0]), -kMaxTorque, kMaxTorque);
   const double theta = state_.theta, theta_dot = state_.theta_dot;
   const double angle = AngleNormalize(theta);
-  const double cost = angle * angle + 0.1 * (theta_dot * theta_dot) + 0.001 * (u * u);
+  // Gymnasium: angle_normalize(th)**2 + .1 * thdot**2 + .001 * (u**2), v**2 being pow.
+  const double cost = PyPow2(angle) + 0.1 * PyPow2(theta_dot) + 0.001 * PyPow2(u);
 
   const double g = options_.g;
   double new_theta_dot =

@@ -22,6 +22,9 @@
 // Precision: like Gymnasium (float64 NumPy state) the state and reward are computed in
 // double; the observation is rounded to float32 and the reward to float at the end.
 // Random numbers come from rlt::Rng: same distribution as Gymnasium, not same numbers.
+// From the same state and actions, recorded Gymnasium 0.29.1 episodes are reproduced to
+// 1e-12 in the state (NumPy's sin/cos differ from glibc's in the last bit; see
+// envs/gym_golden_test.cc).
 #ifndef RLT_ENV_ENVS_PENDULUM_H_
 #define RLT_ENV_ENVS_PENDULUM_H_
 

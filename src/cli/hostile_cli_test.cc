@@ -1,0 +1,387 @@
+// End-to-end regression tests of issue 9 §1-2 (hostile input and faults): each runs the
+// command the hostile tester ran and asserts the exit code, a message fragment and what
+// is (not) left on disk.
+//  - Honesty: every path that sets a training range (config file, --set env.range,
+//    --resume, walk-forward folds) is refused when it touches [split] test, and eval
+//    checks the ranges recorded in training_ranges.json, not [split] train.
+//  - Integrity: checksummed checkpoints and run files (a NaN in final/policy.pt, a flipped
+//    byte in optimizer.pt or envs.bin), one writer per run directory, refused resumes
+//    with changed settings, --out only over regular files, checked writes to stdout, and
+//    leftover staging directories of killed runs.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "cli/cli_test_util.h"
+#include "runlog/manifest.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using rlt::cli::testing_util::Binary;
+using rlt::cli::testing_util::CmdResult;
+using rlt::cli::testing_util::ReadFile;
+using rlt::cli::testing_util::RunCli;
+
+constexpr const char* kTrain = "2023-01-02:2023-02-15";
+constexpr const char* kTest = "2023-02-16:2023-03-31";
+
+// A tiny intraday config: 60 synthetic sessions from 2023-01-02, train then test.
+std::string IntradayConfig(const std::string& extra_env = "", int64_t total_steps = 256,
+                           int64_t checkpoint_every = 0) {
+  return "[run]\ntotal_steps = " + std::to_string(total_steps) +
+         "\nthreads = 1\nseed = 3\ncheckpoint_every = " + std::to_string(checkpoint_every) +
+         "\n[data]\nsource = \"synthetic\"\ndays = 60\n[split]\ntrain = \"" + kTrain +
+         "\"\ntest = \"" + kTest + "\"\n[env]\nid = \"intraday\"\nnum_envs = 2\n" + extra_env +
+         "[algo]\nn_steps = 64\nbatch_size = 64\nn_epochs = 1\n";
+}
+
+constexpr const char* kCartPole = R"([run]
+total_steps = 100000000
+seed = 1
+threads = 1
+checkpoint_every = 256
+[env]
+id = "cartpole"
+num_envs = 2
+[algo]
+n_steps = 64
+batch_size = 64
+n_epochs = 1
+)";
+
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+class HostileCli : public ::testing::Test {
+ protected:
+  std::string Path(const std::string& name) const { return dir_ / name; }
+  std::string Write(const std::string& name, const std::string& text) {
+    rlt::testing::WriteFile(Path(name), text);
+    return Path(name);
+  }
+  // Trains the tiny intraday config (plus `flags`) into RUN_DIR `name`; asserts success.
+  std::string TrainIntraday(const std::string& name, const std::string& flags = "",
+                            int64_t checkpoint_every = 0) {
+    const std::string config =
+        Write(name + ".toml", IntradayConfig("", /*total_steps=*/256, checkpoint_every));
+    const CmdResult r =
+        RunCli("train " + config + " --run-dir " + Path(name) + " --quiet " + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return Path(name);
+  }
+  rlt::testing::ScratchDir dir_{"rlt_hostile_"};
+};
+
+// ---- §1 Honesty -----------------------------------------------------------------------
+
+TEST_F(HostileCli, SetEnvRangeOnTestDatesIsRefusedWithExit2NamingBothRanges) {
+  const std::string config = Write("c.toml", IntradayConfig());
+  const CmdResult r =
+      RunCli("train " + config + " --set env.range=2023-02-20:2023-03-24 --run-dir " + Path("run") +
+             " --quiet");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(Has(r.out, "2023-02-20:2023-03-24")) << r.out;
+  EXPECT_TRUE(Has(r.out, kTest)) << r.out;
+  EXPECT_FALSE(fs::exists(Path("run")));
+}
+
+TEST_F(HostileCli, ConfigFileEnvRangeReachingIntoTestIsRefused) {
+  const std::string config = Write("c.toml", IntradayConfig("range = \"2023-01-02:2023-02-20\"\n"));
+  const CmdResult r = RunCli("train " + config + " --run-dir " + Path("run") + " --quiet");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(Has(r.out, "2023-01-02:2023-02-20")) << r.out;
+  EXPECT_FALSE(fs::exists(Path("run")));
+}
+
+TEST_F(HostileCli, TheObservationWindowReachingBackIntoTestIsRefused) {
+  // Training sessions after the test range: the first one's observation window (nlags = 5
+  // bars) holds the last bars of 2023-02-28, the session before 2023-03-01, a test date.
+  const std::string config =
+      Write("c.toml",
+            "[run]\ntotal_steps = 256\nthreads = 1\n[data]\nsource = \"synthetic\"\ndays = "
+            "60\n[split]\ntrain = \"2023-01-02:2023-01-31\"\ntest = "
+            "\"2023-02-01:2023-02-28\"\n[env]\nid = \"intraday\"\nnum_envs = 2\nnlags = 5\n"
+            "range = \"2023-03-01:2023-03-15\"\n[algo]\nn_steps = 64\nbatch_size = 64\n");
+  const CmdResult r = RunCli("train " + config + " --run-dir " + Path("run") + " --quiet");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(Has(r.out, "training session 2023-02-28")) << r.out;
+  EXPECT_TRUE(Has(r.out, "2023-02-01:2023-02-28")) << r.out;
+  EXPECT_FALSE(fs::exists(Path("run")));
+}
+
+TEST_F(HostileCli, ResumeCannotMoveTrainingOntoTestEvenWithAllowConfigChange) {
+  const std::string run = TrainIntraday("run");
+  const CmdResult r =
+      RunCli("train --resume " + run +
+             " --set env.range=2023-03-01:2023-03-31 --allow-config-change --quiet");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(Has(r.out, "2023-03-01:2023-03-31")) << r.out;
+  EXPECT_TRUE(Has(r.out, kTest)) << r.out;
+}
+
+TEST_F(HostileCli, WalkforwardFoldsWithAnEnvRangeOnTheirTestWindowAreRefused) {
+  const std::string config = Write("c.toml", IntradayConfig());
+  const CmdResult r =
+      RunCli("walkforward " + config +
+             " --folds 2 --set env.range=2023-01-02:2023-03-31 --quiet --out " + Path("wf"));
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "overlaps [split] test")) << r.out;
+  EXPECT_FALSE(fs::exists(Path("wf/fold_0/final")));
+}
+
+TEST_F(HostileCli, EvalChecksTheRecordedTrainingRangesNotSplitTrain) {
+  // Training envs on 2023-02-16:2023-02-28 (outside [split] train and test): that range
+  // is what the policy saw, so evaluating it is in-sample.
+  const std::string config =
+      Write("c.toml",
+            "[run]\ntotal_steps = 256\nthreads = 1\nseed = 3\n[data]\nsource = "
+            "\"synthetic\"\ndays = 60\n[split]\ntrain = \"2023-01-02:2023-02-15\"\nvalidation "
+            "= \"2023-02-16:2023-02-28\"\ntest = \"2023-03-01:2023-03-31\"\n[env]\nid = "
+            "\"intraday\"\nnum_envs = 2\n[algo]\nn_steps = 64\nbatch_size = 64\nn_epochs = 1\n");
+  CmdResult r = RunCli("train " + config + " --set env.range=2023-02-16:2023-02-28 --run-dir " +
+                       Path("run") + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json ranges = nlohmann::json::parse(ReadFile(Path("run/training_ranges.json")));
+  EXPECT_EQ(ranges["ranges"][0]["range"], "2023-02-16:2023-02-28");
+  EXPECT_EQ(ranges["ranges"][1]["range"], "2023-01-02:2023-02-15");
+  const auto& sessions = ranges["sessions"];
+  EXPECT_EQ(sessions.front(), "2023-01-02");
+  EXPECT_EQ(sessions.back(), "2023-02-28");
+  r = RunCli("eval " + Path("run") + " --range validation");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "env.range (training envs) 2023-02-16:2023-02-28")) << r.out;
+  r = RunCli("eval " + Path("run") + " --range 2023-02-20:2023-02-22 --allow-in-sample --json", "",
+             "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["in_sample"], true);
+  r = RunCli("eval " + Path("run") + " --range test --json", "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["in_sample"], false);
+}
+
+// ---- §2 Integrity ---------------------------------------------------------------------
+
+// Overwrites the first float of the first tensor record ("<archive>/data/<n>") in a
+// LibTorch zip file (stored, uncompressed) with a quiet NaN.
+bool PatchNanIntoTorchZip(const std::string& path) {
+  std::string bytes = ReadFile(path);
+  for (size_t pos = bytes.find("PK\x03\x04"); pos != std::string::npos && pos + 30 < bytes.size();
+       pos = bytes.find("PK\x03\x04", pos + 4)) {
+    auto u16 = [&bytes](size_t at) {
+      return static_cast<size_t>(static_cast<unsigned char>(bytes[at])) |
+             static_cast<size_t>(static_cast<unsigned char>(bytes[at + 1])) << 8;
+    };
+    const size_t name_len = u16(pos + 26), extra_len = u16(pos + 28);
+    const std::string name = bytes.substr(pos + 30, name_len);
+    if (name.find("/data/") == std::string::npos) continue;
+    const size_t data = pos + 30 + name_len + extra_len;
+    const uint32_t nan_bits = 0x7fc00000u;
+    std::memcpy(&bytes[data], &nan_bits, 4);
+    rlt::testing::WriteFile(path, bytes);
+    return true;
+  }
+  return false;
+}
+
+void FlipByte(const std::string& path, size_t at) {
+  std::string bytes = ReadFile(path);
+  ASSERT_GT(bytes.size(), at);
+  bytes[at] ^= 0x10;
+  rlt::testing::WriteFile(path, bytes);
+}
+
+TEST_F(HostileCli, NanPatchedIntoFinalPolicyIsAnErrorForEvalAndSignal) {
+  const std::string run = TrainIntraday("run");
+  ASSERT_EQ(RunCli("data synth --kind intraday --symbols 1 --days 20 --timezone UTC --out " +
+                   Path("bars.csv"))
+                .exit_code,
+            0);
+  const std::string policy = run + "/final/policy.pt";
+  ASSERT_TRUE(PatchNanIntoTorchZip(policy));
+  CmdResult r = RunCli("eval " + run);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "final/policy.pt: checksum mismatch")) << r.out;
+  r = RunCli("signal " + run + " --bars " + Path("bars.csv"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "final/policy.pt: checksum mismatch")) << r.out;
+  EXPECT_FALSE(Has(r.out, "HOLD")) << r.out;
+  // With a MANIFEST that matches (as if training had diverged), the finite check stops it.
+  ASSERT_TRUE(rlt::runlog::WriteDirManifest(run + "/final").ok());
+  r = RunCli("eval " + run);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "final/policy.pt: parameter")) << r.out;
+  EXPECT_TRUE(Has(r.out, "NaN or inf")) << r.out;
+  r = RunCli("signal " + run + " --bars " + Path("bars.csv") + " --json");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "NaN or inf")) << r.out;
+}
+
+TEST_F(HostileCli, FlippedByteInOptimizerOrEnvStateStopsResumeNamingTheFile) {
+  const std::string run = TrainIntraday("run", "", /*checkpoint_every=*/128);
+  const std::string ckpt = run + "/checkpoints/step_256";
+  ASSERT_TRUE(fs::exists(ckpt + "/FORMAT"));
+  for (const char* file : {"optimizer.pt", "envs.bin"}) {
+    const std::string path = ckpt + "/" + file;
+    const std::string original = ReadFile(path);
+    FlipByte(path, original.size() / 2);
+    const CmdResult r = RunCli("train --resume " + run + " --set run.total_steps=512 --quiet");
+    EXPECT_EQ(r.exit_code, 1) << file << ": " << r.out;
+    EXPECT_TRUE(Has(r.out, path + ": checksum mismatch")) << r.out;
+    rlt::testing::WriteFile(path, original);
+  }
+  const CmdResult ok = RunCli("train --resume " + run + " --set run.total_steps=512 --quiet");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+}
+
+TEST_F(HostileCli, ASecondWriterIsRefusedNamingThePidAndADeadWritersLockIsTakenOver) {
+  const std::string config = Write("cartpole.toml", kCartPole);
+  const std::string run = Path("run");
+  const CmdResult started = rlt::testing::RunCommand(Binary() + " train " + config + " --run-dir " +
+                                                     run + " --quiet >/dev/null 2>&1 & echo $!");
+  const pid_t pid = static_cast<pid_t>(std::stol(started.out));
+  // Wait for its first checkpoint (at most 60 s).
+  for (int i = 0; i < 600 && !fs::exists(run + "/checkpoints/step_256/MANIFEST"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(fs::exists(run + "/checkpoints/step_256/MANIFEST"));
+  CmdResult r = RunCli("train --resume " + run + " --quiet");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "pid " + std::to_string(pid))) << r.out;
+  r = RunCli("eval " + run + " --episodes 1");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "pid " + std::to_string(pid))) << r.out;
+  ::kill(pid, SIGKILL);
+  for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // The dead writer's lock file still names it; the lock itself is free.
+  EXPECT_TRUE(Has(ReadFile(run + "/.lock"), std::to_string(pid)));
+  r = RunCli("train --resume " + run + " --set run.total_steps=1 --quiet");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  const std::string metrics = ReadFile(run + "/metrics.csv");
+  EXPECT_FALSE(metrics.empty());
+}
+
+TEST_F(HostileCli, ResumeWithChangedSettingsIsRefusedListingTheKeys) {
+  const std::string run = TrainIntraday("run");
+  const std::string config_before = ReadFile(run + "/config.toml");
+  CmdResult r = RunCli("train --resume " + run + " --set algo.gamma=0.5 --set run.seed=9 --quiet");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(Has(r.out, "algo.gamma")) << r.out;
+  EXPECT_TRUE(Has(r.out, "run.seed")) << r.out;
+  EXPECT_TRUE(Has(r.out, "--allow-config-change")) << r.out;
+  EXPECT_EQ(ReadFile(run + "/config.toml"), config_before);
+  EXPECT_FALSE(fs::exists(run + "/history.jsonl"));
+  // Extending the run (and the other always-allowed keys) needs no flag; it is recorded.
+  r = RunCli("train --resume " + run +
+             " --set run.total_steps=384 --set run.checkpoint_every=128 --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::vector<std::string> history = rlt::testing::Lines(ReadFile(run + "/history.jsonl"));
+  ASSERT_EQ(history.size(), 1u);
+  nlohmann::json h = nlohmann::json::parse(history[0]);
+  EXPECT_EQ(h["changes"].size(), 2u);
+  EXPECT_EQ(h["changes"][1]["key"], "run.total_steps");
+  EXPECT_EQ(h["changes"][1]["from"], "256");
+  EXPECT_EQ(h["changes"][1]["to"], "384");
+  // With the flag, a changed algorithm setting is accepted and recorded.
+  r = RunCli("train --resume " + run +
+             " --set run.total_steps=448 --set algo.gamma=0.5 --allow-config-change --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  history = rlt::testing::Lines(ReadFile(run + "/history.jsonl"));
+  ASSERT_EQ(history.size(), 2u);
+  EXPECT_TRUE(Has(history[1], "\"key\":\"algo.gamma\"")) << history[1];
+  EXPECT_TRUE(Has(ReadFile(run + "/config.toml"), "gamma = 0.5"));
+  // A resume without changes writes no history line.
+  r = RunCli("train --resume " + run + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(rlt::testing::Lines(ReadFile(run + "/history.jsonl")).size(), 2u);
+}
+
+TEST_F(HostileCli, OutIsWrittenOnlyOverRegularFilesOrNewPaths) {
+  ASSERT_EQ(
+      RunCli("data synth --kind intraday --symbols 1 --days 3 --out " + Path("bars.csv")).exit_code,
+      0);
+  Write("target.csv", "keep\n");
+  fs::create_symlink(Path("target.csv"), Path("link.csv"));
+  ASSERT_EQ(::mkfifo(Path("fifo.csv").c_str(), 0644), 0);
+  for (const std::string& out : {Path("link.csv"), Path("fifo.csv")}) {
+    CmdResult r = RunCli("features --input " + Path("bars.csv") + " --preset scaled --out " + out);
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_TRUE(Has(r.out, "refusing to write")) << r.out;
+    r = RunCli("data synth --kind intraday --symbols 1 --days 3 --out " + out);
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_TRUE(Has(r.out, "refusing to write")) << r.out;
+  }
+  EXPECT_TRUE(fs::is_symlink(Path("link.csv")));
+  EXPECT_EQ(ReadFile(Path("target.csv")), "keep\n");
+  EXPECT_TRUE(fs::is_fifo(Path("fifo.csv")));
+  EXPECT_EQ(
+      RunCli("features --input " + Path("bars.csv") + " --preset scaled --out " + Path("new.csv"))
+          .exit_code,
+      0);
+}
+
+TEST_F(HostileCli, WritesToAFullStdoutExit1WithAMessage) {
+  const std::string run = TrainIntraday("run");
+  ASSERT_EQ(RunCli("data synth --kind intraday --symbols 1 --days 20 --timezone UTC --out " +
+                   Path("bars.csv"))
+                .exit_code,
+            0);
+  Write("returns.csv", "return\n0.01\n-0.02\n0.005\n");
+  const std::string commands[] = {
+      "metrics --returns " + Path("returns.csv"),
+      "metrics --returns " + Path("returns.csv") + " --json",
+      "data check " + Path("bars.csv"),
+      "status " + run + " --json",
+      "signal " + run + " --bars " + Path("bars.csv") + " --json",
+      "eval " + run + " --json",
+  };
+  for (const std::string& args : commands) {
+    const std::string err = Path("stderr.txt");
+    const CmdResult r = RunCli(args + " >/dev/full", "", err);
+    EXPECT_EQ(r.exit_code, 1) << args << ": " << ReadFile(err);
+    EXPECT_TRUE(Has(ReadFile(err), "standard output")) << args << ": " << ReadFile(err);
+  }
+}
+
+TEST_F(HostileCli, StagingLeftoversAreRemovedAndStatusSuggestsResumeOnlyWhenLoadable) {
+  const std::string run = TrainIntraday("run", "", /*checkpoint_every=*/128);
+  fs::create_directories(run + "/checkpoints/.step_384.tmp-99999-0a1b2c3d");
+  rlt::testing::WriteFile(run + "/checkpoints/.step_384.tmp-99999-0a1b2c3d/policy.pt", "half");
+  fs::create_directories(run + "/eval/.test.tmp-99999-0a1b2c3d");
+  CmdResult r = RunCli("eval " + run, "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_FALSE(fs::exists(run + "/eval/.test.tmp-99999-0a1b2c3d"));
+  r = RunCli("train --resume " + run + " --set run.total_steps=384 --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_FALSE(fs::exists(run + "/checkpoints/.step_384.tmp-99999-0a1b2c3d"));
+
+  // A run that "died" (status running, process gone): resume is suggested only while a
+  // checkpoint with a verified MANIFEST exists.
+  nlohmann::json status = nlohmann::json::parse(ReadFile(run + "/status.json"));
+  status["state"] = "running";
+  status["pid"] = 999999999;
+  rlt::testing::WriteFile(run + "/status.json", status.dump());
+  r = RunCli("status " + run);
+  EXPECT_TRUE(Has(r.out, "continue with rltrade train --resume")) << r.out;
+  for (const auto& entry : fs::directory_iterator(run + "/checkpoints")) {
+    FlipByte(entry.path().string() + "/policy.pt", 100);
+  }
+  FlipByte(run + "/final/policy.pt", 100);
+  r = RunCli("status " + run);
+  EXPECT_FALSE(Has(r.out, "--resume")) << r.out;
+  EXPECT_TRUE(Has(r.out, "no loadable checkpoint")) << r.out;
+}
+
+}  // namespace

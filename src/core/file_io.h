@@ -1,0 +1,43 @@
+// rltrade core: the one seam for reading whole files.
+//
+// What it is: ReadFile(), used by every reader of a whole file (configs, JSON files,
+// checkpoint parts, time zone files, returns files), so the rules are the same everywhere:
+//  - the path must name a regular file (or a symlink to one): a directory, a device such
+//    as /dev/zero, a FIFO or a socket is refused before anything is read;
+//  - the file may hold at most `max_bytes` (default kDefaultMaxFileBytes); a larger file
+//    is refused from its size, and a file that grows past the cap while being read stops
+//    the read there — memory use is bounded whatever the input;
+//  - each failure kind has its own Status code, and every message names the path:
+//      NotFound         the path does not exist
+//      InvalidArgument  it is not a regular file (says what it is)
+//      OutOfRange       it is larger than the cap (says both sizes)
+//      IoError          it exists but cannot be opened or read (permissions, I/O errors)
+// What it is not: a parser (callers own their formats) or a writer (atomic writes are
+// runlog/atomic_dir.h). Thread-safe (no shared state).
+#ifndef RLT_CORE_FILE_IO_H_
+#define RLT_CORE_FILE_IO_H_
+
+#include <cstdint>
+#include <string>
+
+#include "core/status.h"
+
+namespace rlt {
+
+// 1 GiB: above any config, JSON or checkpoint part rltrade writes, below this machine's
+// memory. Bar files use their own, larger cap (market/csv.h).
+inline constexpr int64_t kDefaultMaxFileBytes = int64_t{1} << 30;
+
+// The whole content of `path`. REQUIRES: max_bytes >= 0.
+Result<std::string> ReadFile(const std::string& path, int64_t max_bytes = kDefaultMaxFileBytes);
+
+// `status` with its message wrapped as prefix + message + suffix, same code (Ok stays Ok).
+Status Annotate(const Status& status, const std::string& prefix, const std::string& suffix = "");
+
+// Ok when `path` names a regular file (following symlinks); otherwise the NotFound or
+// InvalidArgument error ReadFile would return, naming `what` (e.g. "config file").
+Status CheckRegularFile(const std::string& path, const std::string& what = "file");
+
+}  // namespace rlt
+
+#endif  // RLT_CORE_FILE_IO_H_

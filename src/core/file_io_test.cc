@@ -1,0 +1,64 @@
+// Tests of core/file_io.h: each failure kind has its own code and names the path; memory
+// stays bounded on endless or oversized inputs.
+#include "core/file_io.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <string>
+
+#include "testing/testing.h"
+
+namespace rlt {
+namespace {
+
+TEST(ReadFile, ReadsARegularFileWhole) {
+  testing::ScratchDir dir;
+  const std::string bytes("a\0b\nc", 5);
+  testing::WriteFile(dir / "f.bin", bytes);
+  Result<std::string> r = ReadFile(dir / "f.bin");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, bytes);
+  testing::WriteFile(dir / "empty", "");
+  EXPECT_EQ(*ReadFile(dir / "empty"), "");
+}
+
+TEST(ReadFile, MissingIsNotFoundNamingThePath) {
+  testing::ScratchDir dir;
+  Result<std::string> r = ReadFile(dir / "nope.toml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(r.status().message().find("nope.toml"), std::string::npos);
+}
+
+TEST(ReadFile, DirectoriesDevicesAndFifosAreRefusedBeforeReading) {
+  testing::ScratchDir dir;
+  Result<std::string> d = ReadFile(dir.path());
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(d.status().message().find("is a directory"), std::string::npos);
+  // /dev/zero never ends: refused from its type, not read until memory runs out.
+  Result<std::string> z = ReadFile("/dev/zero");
+  ASSERT_FALSE(z.ok());
+  EXPECT_NE(z.status().message().find("character device"), std::string::npos);
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  Result<std::string> f = ReadFile(dir / "fifo");  // no writer: must not hang
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("FIFO"), std::string::npos);
+  EXPECT_FALSE(CheckRegularFile(dir.path(), "config file").ok());
+  EXPECT_NE(CheckRegularFile(dir.path(), "config file").message().find("config file"),
+            std::string::npos);
+}
+
+TEST(ReadFile, FilesAboveTheCapAreOutOfRange) {
+  testing::ScratchDir dir;
+  testing::WriteFile(dir / "big", std::string(1000, 'x'));
+  Result<std::string> r = ReadFile(dir / "big", /*max_bytes=*/999);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kOutOfRange);
+  EXPECT_NE(r.status().message().find("999"), std::string::npos);
+  EXPECT_TRUE(ReadFile(dir / "big", /*max_bytes=*/1000).ok());
+}
+
+}  // namespace
+}  // namespace rlt

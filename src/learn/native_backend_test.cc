@@ -1,0 +1,164 @@
+// The two learner backends ([policy] backend = "native" | "torch") inside PpoTrainer:
+// they start from the same weights, a checkpoint written by either loads into either
+// (parameters and Adam state), policy.rlt holds exactly policy.pt's parameters, and a
+// native trainer resumes bit for bit. (Numerical equality of the engines themselves:
+// native_oracle_test.cc.)
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <string>
+
+#include "env/registry.h"
+#include "learn/checkpoint.h"
+#include "learn/native_learner.h"
+#include "learn/trainer.h"
+#include "native/tensor_file.h"
+#include "testing/testing.h"
+
+namespace rlt::learn {
+namespace {
+
+std::unique_ptr<env::VecEnv> MakeVecEnv(const std::string& id, int n) {
+  auto envs = env::MakeEnvs(id, {}, n);
+  RLT_CHECK(envs.ok());
+  return std::make_unique<env::VecEnv>(std::move(*envs), 1);
+}
+
+PpoOptions SmallPpo() {
+  PpoOptions o;
+  o.n_steps = 16;
+  o.batch_size = 32;
+  o.n_epochs = 3;
+  o.total_timesteps = 10000;
+  o.norm_obs = o.norm_reward = true;
+  return o;
+}
+
+PolicyOptions Backend(const std::string& name) {
+  PolicyOptions p;
+  p.backend = name;
+  return p;
+}
+
+void ExpectSameParameters(PpoTrainer& a, PpoTrainer& b) {
+  const auto pa = a.policy()->named_parameters(), pb = b.policy()->named_parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (size_t i = 0; i < pa.size(); ++i) {
+    EXPECT_TRUE(torch::equal(pa[i].value(), pb[i].value())) << pa[i].key();
+  }
+}
+
+void ExpectSameAdamState(PpoTrainer& a, PpoTrainer& b) {
+  auto state = [](PpoTrainer& t, size_t i) -> torch::optim::AdamParamState& {
+    auto& params = t.optimizer().param_groups()[0].params();
+    return static_cast<torch::optim::AdamParamState&>(
+        *t.optimizer().state().at(c10::guts::to_string(params[i].unsafeGetTensorImpl())));
+  };
+  for (size_t i = 0; i < a.policy()->parameters().size(); ++i) {
+    EXPECT_EQ(state(a, i).step(), state(b, i).step());
+    EXPECT_TRUE(torch::equal(state(a, i).exp_avg(), state(b, i).exp_avg())) << i;
+    EXPECT_TRUE(torch::equal(state(a, i).exp_avg_sq(), state(b, i).exp_avg_sq())) << i;
+  }
+}
+
+TEST(NativeBackend, IsTheDefaultAndStartsFromTheTorchBackendsWeights) {
+  EXPECT_EQ(PolicyOptions{}.backend, "native");
+  PolicyOptions bad;
+  bad.backend = "cuda";
+  EXPECT_FALSE(ValidatePolicyOptions(bad).ok());
+  auto env_a = MakeVecEnv("cartpole", 2), env_b = MakeVecEnv("cartpole", 2);
+  PpoTrainer native(*env_a, Backend("native"), SmallPpo(), 3);
+  PpoTrainer torch_backend(*env_b, Backend("torch"), SmallPpo(), 3);
+  ASSERT_NE(native.native_learner(), nullptr);
+  EXPECT_EQ(torch_backend.native_learner(), nullptr);
+  ExpectSameParameters(native, torch_backend);
+}
+
+// Train with `from`, checkpoint, load into a trainer of backend `to`: same parameters and
+// Adam state, and the loaded trainer keeps training.
+void CrossLoad(const std::string& from, const std::string& to) {
+  SCOPED_TRACE(from + " -> " + to);
+  SetComputeThreads(1);
+  const rlt::testing::ScratchDir scratch("rlt_native_backend_");
+  const std::filesystem::path dir = scratch / "ckpt";
+  auto env_a = MakeVecEnv("cartpole", 4), env_b = MakeVecEnv("cartpole", 4);
+  PpoTrainer a(*env_a, Backend(from), SmallPpo(), 5);
+  ASSERT_TRUE(a.Iterate().ok());
+  ASSERT_TRUE(a.Iterate().ok());
+  ASSERT_TRUE(SaveCheckpoint(dir, a).ok());
+  PpoTrainer b(*env_b, Backend(to), SmallPpo(), 6);
+  const Status loaded = LoadCheckpoint(dir, b);
+  ASSERT_TRUE(loaded.ok()) << loaded.ToString();
+  ExpectSameParameters(a, b);
+  ExpectSameAdamState(a, b);
+  if (NativeLearner* n = b.native_learner()) {  // the native copy itself, not only torch's
+    const auto pa = a.policy()->named_parameters();
+    for (const auto& item : pa) {
+      const native::ParamInfo* p = n->net().FindParam(item.key());
+      ASSERT_NE(p, nullptr);
+      const torch::Tensor mine = torch::from_blob(n->net().params().data() + p->offset, p->shape);
+      EXPECT_TRUE(torch::equal(mine, item.value())) << item.key();
+    }
+  }
+  // policy.rlt: the same parameters, readable without LibTorch and into LibTorch.
+  auto file = native::TensorFile::Read(dir / "policy.rlt");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ActorCritic fresh(4, env_a->spec().action, Backend(to));
+  ASSERT_TRUE(LoadPolicyFromTensorFile(*file, fresh, "policy.rlt").ok());
+  const auto pf = fresh->named_parameters(), pa = a.policy()->named_parameters();
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pf[i].value(), pa[i].value()));
+  auto stats = b.Iterate();
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(b.iterations(), 3);
+}
+
+TEST(NativeBackend, CheckpointsLoadInEitherBackend) {
+  CrossLoad("native", "torch");
+  CrossLoad("torch", "native");
+  CrossLoad("native", "native");
+}
+
+TEST(NativeBackend, ResumedNativeTrainerReproducesTheNextIterationsBitForBit) {
+  SetComputeThreads(1);
+  const rlt::testing::ScratchDir scratch("rlt_native_resume_");
+  const std::filesystem::path dir = scratch / "ckpt";
+  for (const char* id : {"cartpole", "pendulum"}) {  // Discrete and Box
+    SCOPED_TRACE(id);
+    auto env_a = MakeVecEnv(id, 4), env_b = MakeVecEnv(id, 4);
+    PpoTrainer a(*env_a, Backend("native"), SmallPpo(), 7);
+    ASSERT_TRUE(a.Iterate().ok());
+    ASSERT_TRUE(SaveCheckpoint(dir, a).ok());
+    PpoTrainer b(*env_b, Backend("native"), SmallPpo(), 8);
+    ASSERT_TRUE(b.Iterate().ok());  // state that the load must overwrite
+    ASSERT_TRUE(LoadCheckpoint(dir, b).ok());
+    for (int it = 0; it < 2; ++it) {
+      auto sa = a.Iterate(), sb = b.Iterate();
+      ASSERT_TRUE(sa.ok() && sb.ok());
+      EXPECT_EQ(sa->update.policy_gradient_loss, sb->update.policy_gradient_loss);
+      EXPECT_EQ(sa->update.value_loss, sb->update.value_loss);
+      EXPECT_EQ(sa->update.approx_kl, sb->update.approx_kl);
+      EXPECT_EQ(sa->ep_rew_mean, sb->ep_rew_mean);
+      EXPECT_EQ(sa->std, sb->std);
+    }
+    ExpectSameParameters(a, b);
+    EXPECT_EQ(env_a->SaveState(), env_b->SaveState());
+  }
+}
+
+TEST(NativeBackend, NonFiniteParametersAreReportedByName) {
+  SetComputeThreads(1);
+  auto venv = MakeVecEnv("cartpole", 2);
+  PpoTrainer t(*venv, Backend("native"), SmallPpo(), 1);
+  ASSERT_TRUE(t.Iterate().ok());
+  NativeLearner* n = t.native_learner();
+  const native::ParamInfo* p = n->net().FindParam("vf_net.2.weight");
+  ASSERT_NE(p, nullptr);
+  n->net().params()[p->offset + 3] = NAN;
+  const auto s = t.Iterate();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("not finite"), std::string::npos) << s.status().message();
+}
+
+}  // namespace
+}  // namespace rlt::learn

@@ -1,0 +1,249 @@
+// rltrade learn: NativeLearner implementation (see native_learner.h).
+#include "learn/native_learner.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "native/ppo_loss.h"
+
+namespace rlt::learn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+double Mean(const std::vector<double>& v) {
+  if (v.empty()) return 0.0;
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+native::ActorCriticSpec MakeSpec(int obs_dim, const env::ActionSpace& space,
+                                 const PolicyOptions& o) {
+  native::ActorCriticSpec s;
+  s.obs_dim = obs_dim;
+  s.discrete = space.discrete;
+  s.act_dim = space.discrete ? 1 : space.dim;
+  s.num_outputs = space.discrete ? space.n : space.dim;
+  s.pi = o.pi;
+  s.vf = o.vf;
+  s.activation = o.activation == "relu" ? native::Activation::kRelu : native::Activation::kTanh;
+  s.log_std_init = o.log_std_init;
+  s.ortho_init = o.ortho_init;
+  return s;
+}
+
+// A stream distinct from the environments' (env i is seeded seed + i).
+uint64_t LearnerSeed(uint64_t seed) { return seed * 0x9E3779B97F4A7C15ULL + 0x6E617469766543ULL; }
+
+std::string AdamKey(const torch::Tensor& p) {
+  return c10::guts::to_string(p.unsafeGetTensorImpl());
+}
+
+}  // namespace
+
+bool NativeSupports(const PolicyOptions& options) { return ValidatePolicyOptions(options).ok(); }
+
+NativeLearner::NativeLearner(ActorCritic& policy, int obs_dim, const env::ActionSpace& space,
+                             const PolicyOptions& options, uint64_t seed)
+    : net_(MakeSpec(obs_dim, space, options), seed),
+      adam_(net_.num_params(), native::AdamOptions{}),
+      rng_(LearnerSeed(seed)),
+      grads_(net_.num_params(), 0.0f) {
+  torch::NoGradGuard no_grad;
+  for (const auto& item : policy->named_parameters()) {
+    const native::ParamInfo* p = net_.FindParam(item.key());
+    RLT_CHECK_MSG(p != nullptr && item.value().sizes().vec() == p->shape,
+                  "native and LibTorch policies disagree on " + item.key());
+    const torch::Tensor c = item.value().detach().contiguous();
+    std::copy(c.data_ptr<float>(), c.data_ptr<float>() + p->size,
+              net_.params().begin() + p->offset);
+  }
+}
+
+void NativeLearner::Act(const float* obs, int n, float* actions, float* values, float* log_probs) {
+  net_.Act(obs, n, &rng_, /*deterministic=*/false, actions, values, log_probs);
+}
+
+void NativeLearner::PredictValues(const float* obs, int n, float* values) {
+  net_.PredictValues(obs, n, values);
+}
+
+UpdateStats NativeLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
+                                  const PpoLossSettings& s, double lr, UpdateTiming* timing) {
+  adam_.set_lr(lr);
+  const int64_t n = buffer.size();
+  const int obs_dim = net_.spec().obs_dim, act_dim = net_.spec().act_dim;
+  const float* obs = buffer.flat_obs().data_ptr<float>();
+  const float* actions = buffer.flat_actions().data_ptr<float>();
+  const float* old_values = buffer.flat_values().data_ptr<float>();
+  const float* old_log_probs = buffer.flat_log_probs().data_ptr<float>();
+  const float* advantages = buffer.flat_advantages().data_ptr<float>();
+  const float* returns = buffer.flat_returns().data_ptr<float>();
+  const size_t cap = static_cast<size_t>(std::min<int64_t>(o.batch_size, n));
+  mb_obs_.resize(cap * obs_dim);
+  mb_actions_.resize(cap * act_dim);
+  for (auto* v : {&mb_values_, &mb_log_probs_, &mb_advantages_, &mb_returns_, &values_, &log_probs_,
+                  &entropy_, &d_values_, &d_log_probs_, &d_entropy_}) {
+    v->resize(cap);
+  }
+  const native::PpoLossSettings ns{s.clip_range, s.clip_range_vf, s.ent_coef, s.vf_coef,
+                                   s.normalize_advantage};
+  std::vector<double> pg_losses, value_losses, entropy_losses, clip_fractions, approx_kls;
+  UpdateStats stats;
+  perm_.resize(n);
+  for (int epoch = 0; epoch < o.n_epochs && !stats.early_stopped; ++epoch) {
+    ++stats.epochs;
+    approx_kls.clear();
+    for (int64_t k = 0; k < n; ++k) perm_[k] = k;
+    for (int64_t k = n - 1; k > 0; --k) {  // Fisher-Yates
+      std::swap(perm_[k], perm_[static_cast<int64_t>(rng_.UniformInt(k + 1))]);
+    }
+    for (int64_t start = 0; start < n; start += o.batch_size) {
+      const auto t0 = Clock::now();
+      const int b = static_cast<int>(std::min<int64_t>(o.batch_size, n - start));
+      for (int i = 0; i < b; ++i) {
+        const int64_t j = perm_[start + i];
+        std::copy_n(obs + j * obs_dim, obs_dim, mb_obs_.data() + static_cast<size_t>(i) * obs_dim);
+        std::copy_n(actions + j * act_dim, act_dim,
+                    mb_actions_.data() + static_cast<size_t>(i) * act_dim);
+        mb_values_[i] = old_values[j];
+        mb_log_probs_[i] = old_log_probs[j];
+        mb_advantages_[i] = advantages[j];
+        mb_returns_[i] = returns[j];
+      }
+      net_.Evaluate(ws_, mb_obs_.data(), mb_actions_.data(), b, values_.data(), log_probs_.data(),
+                    entropy_.data());
+      const native::PpoLossTerms t =
+          native::PpoLoss(b,
+                          {values_.data(), log_probs_.data(), entropy_.data(), mb_values_.data(),
+                           mb_log_probs_.data(), mb_advantages_.data(), mb_returns_.data()},
+                          ns, d_values_.data(), d_log_probs_.data(), d_entropy_.data());
+      pg_losses.push_back(t.policy_loss);
+      value_losses.push_back(t.value_loss);
+      entropy_losses.push_back(t.entropy_loss);
+      clip_fractions.push_back(t.clip_fraction);
+      approx_kls.push_back(t.approx_kl);
+      stats.loss = t.loss;
+      const auto t1 = Clock::now();
+      if (timing) timing->forward += Seconds(t0, t1);
+      if (o.target_kl > 0 && t.approx_kl > 1.5 * o.target_kl) {
+        stats.early_stopped = true;
+        break;
+      }
+      std::fill(grads_.begin(), grads_.end(), 0.0f);
+      net_.Backward(ws_, d_values_.data(), d_log_probs_.data(), d_entropy_.data(), grads_.data());
+      const auto t2 = Clock::now();
+      native::ClipGradNorm(grads_.data(), net_.num_params(), o.max_grad_norm);
+      adam_.Step(net_.params().data(), grads_.data());
+      ++stats.optimizer_steps;
+      if (timing) {
+        timing->backward += Seconds(t1, t2);
+        timing->optimizer += Seconds(t2, Clock::now());
+      }
+    }
+  }
+  stats.policy_gradient_loss = Mean(pg_losses);
+  stats.value_loss = Mean(value_losses);
+  stats.entropy_loss = Mean(entropy_losses);
+  stats.clip_fraction = Mean(clip_fractions);
+  stats.approx_kl = Mean(approx_kls);
+  return stats;
+}
+
+void NativeLearner::CopyToTorch(ActorCritic& policy, torch::optim::Adam& optimizer) const {
+  torch::NoGradGuard no_grad;
+  auto& state = optimizer.state();
+  for (const auto& item : policy->named_parameters()) {
+    const native::ParamInfo* p = net_.FindParam(item.key());
+    RLT_CHECK(p != nullptr);
+    auto view = [&](const float* data) {
+      return torch::from_blob(const_cast<float*>(data) + p->offset, p->shape, torch::kFloat32);
+    };
+    item.value().copy_(view(net_.params().data()));
+    const std::string key = AdamKey(item.value());
+    if (adam_.step() == 0) {
+      state.erase(key);
+      continue;
+    }
+    auto s = std::make_unique<torch::optim::AdamParamState>();
+    s->step(adam_.step());
+    s->exp_avg(view(adam_.exp_avg().data()).clone());
+    s->exp_avg_sq(view(adam_.exp_avg_sq().data()).clone());
+    state[key] = std::move(s);
+  }
+  SetLearningRate(optimizer, adam_.options().lr);
+}
+
+void NativeLearner::CopyFromTorch(ActorCritic& policy, torch::optim::Adam& optimizer) {
+  torch::NoGradGuard no_grad;
+  auto& state = optimizer.state();
+  int64_t step = 0;
+  for (const auto& item : policy->named_parameters()) {
+    const native::ParamInfo* p = net_.FindParam(item.key());
+    RLT_CHECK(p != nullptr);
+    auto copy = [&](const torch::Tensor& t, std::vector<float>& out) {
+      const torch::Tensor c = t.detach().to(torch::kFloat32).contiguous();
+      std::copy(c.data_ptr<float>(), c.data_ptr<float>() + p->size, out.begin() + p->offset);
+    };
+    copy(item.value(), net_.params());
+    auto it = state.find(AdamKey(item.value()));
+    if (it == state.end()) {
+      std::fill(adam_.exp_avg().begin() + p->offset, adam_.exp_avg().begin() + p->offset + p->size,
+                0.0f);
+      std::fill(adam_.exp_avg_sq().begin() + p->offset,
+                adam_.exp_avg_sq().begin() + p->offset + p->size, 0.0f);
+      continue;
+    }
+    auto& s = static_cast<torch::optim::AdamParamState&>(*it->second);
+    copy(s.exp_avg(), adam_.exp_avg());
+    copy(s.exp_avg_sq(), adam_.exp_avg_sq());
+    step = std::max(step, s.step());
+  }
+  adam_.set_step(step);
+  const auto& group = optimizer.param_groups().front();
+  adam_.set_lr(static_cast<const torch::optim::AdamOptions&>(group.options()).lr());
+}
+
+double NativeLearner::MeanStd() const {
+  const native::ParamInfo* p = net_.FindParam("log_std");
+  if (p == nullptr) return 0.0;
+  double s = 0;
+  for (int64_t k = 0; k < p->size; ++k) s += std::exp(double{net_.params()[p->offset + k]});
+  return s / static_cast<double>(p->size);
+}
+
+native::TensorFile PolicyToTensorFile(ActorCritic& policy) {
+  native::TensorFile file;
+  for (const auto& item : policy->named_parameters()) {
+    const torch::Tensor c = item.value().detach().to(torch::kFloat32).contiguous();
+    file.AddFloat32(item.key(), c.sizes().vec(), c.data_ptr<float>());
+  }
+  return file;
+}
+
+Status LoadPolicyFromTensorFile(const native::TensorFile& file, ActorCritic& policy,
+                                const std::string& origin) {
+  std::vector<std::pair<torch::Tensor, const native::NamedTensor*>> found;
+  for (const auto& item : policy->named_parameters()) {
+    RLT_ASSIGN_OR_RETURN(
+        const native::NamedTensor* t,
+        file.Get(item.key(), native::DType::kFloat32, item.value().sizes().vec(), origin));
+    found.emplace_back(item.value(), t);
+  }
+  torch::NoGradGuard no_grad;
+  for (auto& [param, t] : found) {
+    param.copy_(
+        torch::from_blob(const_cast<float*>(t->f32.data()), param.sizes(), torch::kFloat32));
+  }
+  return Status::Ok();
+}
+
+}  // namespace rlt::learn
