@@ -154,7 +154,7 @@ void AppendFeatureRows(fmt::memory_buffer& out, const market::Bars& bars,
 
 // Writes `text` to `path` through a temporary file in the same directory, then renames.
 Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  RLT_RETURN_IF_ERROR(runlog::CheckReplaceableFile(path));  // never replace a device/link/FIFO
+  RLT_RETURN_IF_ERROR(CheckReplaceableFile(path));  // never replace a device/link/FIFO
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream file(tmp, std::ios::binary | std::ios::trunc);

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/posix_io.h"
+
 namespace rlt {
 namespace {
 
@@ -41,7 +43,56 @@ class Fd {
   int fd_;
 };
 
+// "writing '<path>': <message>" as an IoError (Ok stays Ok).
+Status WritingContext(const Status& status, const char* what, const std::string& path) {
+  if (status.ok()) return status;
+  return Status::IoError(std::string(what) + " '" + path + "': " + status.message());
+}
+
 }  // namespace
+
+Status CheckReplaceableFile(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status::Ok();
+    return posix_io::ErrnoStatus("inspect", path, errno);
+  }
+  if (S_ISREG(st.st_mode)) return Status::Ok();
+  const char* kind = S_ISLNK(st.st_mode)    ? "a symbolic link"
+                     : S_ISDIR(st.st_mode)  ? "a directory"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "not a regular file";
+  return Status::InvalidArgument("refusing to write '" + path + "': it is " + kind +
+                                 ", and files are only written over a regular file or a new "
+                                 "path; choose another output path");
+}
+
+
+Status WriteFileAtomic(const std::string& path, std::string_view bytes) {
+  RLT_RETURN_IF_ERROR(CheckReplaceableFile(path));
+  const std::string temp = posix_io::HiddenSibling(path, "tmp");
+  posix_io::Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (!fd.valid()) {
+    return WritingContext(posix_io::ErrnoStatus("create temporary file", temp, errno), "writing",
+                       path);
+  }
+  Status status = posix_io::WriteAll(fd.get(), bytes, temp);
+  if (status.ok()) status = posix_io::FsyncFd(fd.get(), temp);
+  const Status closed = fd.Close(temp);
+  if (status.ok()) status = closed;
+  if (status.ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
+    status = posix_io::ErrnoStatus("rename to", path, errno);
+  }
+  if (!status.ok()) {
+    ::unlink(temp.c_str());
+    return WritingContext(status, "writing", path);
+  }
+  return WritingContext(posix_io::FsyncPath(posix_io::ParentDir(path)), "writing", path);
+}
+
 
 Status Annotate(const Status& status, const std::string& prefix, const std::string& suffix) {
   std::string m = prefix + status.message() + suffix;

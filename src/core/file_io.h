@@ -12,13 +12,16 @@
 //      InvalidArgument  it is not a regular file (says what it is)
 //      OutOfRange       it is larger than the cap (says both sizes)
 //      IoError          it exists but cannot be opened or read (permissions, I/O errors)
-// What it is not: a parser (callers own their formats) or a writer (atomic writes are
-// runlog/atomic_dir.h). Thread-safe (no shared state).
+// WriteFileAtomic() is its counterpart for writing one file: under a temporary name, fsync,
+// rename, so a reader sees the old or the new file, never half of one. Directories of
+// files (checkpoints, evaluation outputs) use runlog/atomic_dir.h's StagingDir.
+// What it is not: a parser (callers own their formats). Thread-safe (no shared state).
 #ifndef RLT_CORE_FILE_IO_H_
 #define RLT_CORE_FILE_IO_H_
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "core/status.h"
 
@@ -30,6 +33,17 @@ inline constexpr int64_t kDefaultMaxFileBytes = int64_t{1} << 30;
 
 // The whole content of `path`. REQUIRES: max_bytes >= 0.
 Result<std::string> ReadFile(const std::string& path, int64_t max_bytes = kDefaultMaxFileBytes);
+
+// Writes `bytes` to `<dir>/.<name>.tmp-<pid>-<random>`, fsyncs it, renames it over `path`
+// (replacing an existing regular file) and fsyncs the directory. On failure the temporary
+// file is removed and `path` is left as it was. A `path` that exists and is not a regular
+// file (symlink, device such as /dev/full, FIFO, directory, socket) is an InvalidArgument
+// error: the rename would replace the node itself, not write through it.
+Status WriteFileAtomic(const std::string& path, std::string_view bytes);
+
+// Ok when `path` is missing or a regular file (not followed if a symlink); otherwise the
+// InvalidArgument error WriteFileAtomic returns.
+Status CheckReplaceableFile(const std::string& path);
 
 // `status` with its message wrapped as prefix + message + suffix, same code (Ok stays Ok).
 Status Annotate(const Status& status, const std::string& prefix, const std::string& suffix = "");

@@ -620,7 +620,7 @@ Status WriteReport(const std::string& eval_dir) {
                              "false, found " + data->summary["in_sample"].dump().substr(0, 80) +
                              " (run `rltrade eval` again)");
   }
-  return runlog::WriteFileAtomic(eval_dir + "/" + kReportFile, RenderPage(*data));
+  return WriteFileAtomic(eval_dir + "/" + kReportFile, RenderPage(*data));
 }
 
 }  // namespace rlt::eval

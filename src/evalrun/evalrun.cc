@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "core/civil_time.h"
+#include "core/file_io.h"
 #include "core/options.h"
 #include "env/envs/intraday.h"
 #include "env/envs/intraday_rules.h"
@@ -46,14 +47,6 @@ struct LoadedRun {
   // checkpoint's copy); nullopt when the run has no record.
   std::optional<train::TrainingRanges> trained;
 };
-
-Result<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot read " + path.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The run's record of what training saw, merged with `checkpoint`'s copy (a checkpoint of
 // another run may have seen other dates). nullopt when neither has one.
@@ -93,12 +86,8 @@ Result<LoadedRun> LoadRun(const EvalRequest& request) {
   overrides.data_file = request.data_file;
   features::Normalizer normalizer;
   if (fs::exists(run_dir / "normalizer.json")) {
-    RLT_ASSIGN_OR_RETURN(const std::string text, ReadFile(run_dir / "normalizer.json"));
-    nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (json.is_discarded()) {
-      return Status::DataError((run_dir / "normalizer.json").string() + " is not valid JSON");
-    }
-    RLT_ASSIGN_OR_RETURN(normalizer, features::Normalizer::FromJson(json));
+    RLT_ASSIGN_OR_RETURN(normalizer,
+                         features::Normalizer::LoadFile((run_dir / "normalizer.json").string()));
     overrides.normalizer = &normalizer;
   }
   RLT_ASSIGN_OR_RETURN(r.setup, train::BuildEnvSetup(r.config, overrides));

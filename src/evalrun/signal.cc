@@ -28,14 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Result<std::string> ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot read " + path.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The run's stored normaliser (RUN_DIR/normalizer.json); a market run without one is an
 // error (signals never refit).
 Result<features::Normalizer> LoadNormalizer(const fs::path& run_dir) {
@@ -45,10 +37,7 @@ Result<features::Normalizer> LoadNormalizer(const fs::path& run_dir) {
                             " is missing: signals apply the normaliser fitted in training and "
                             "never refit one");
   }
-  RLT_ASSIGN_OR_RETURN(const std::string text, ReadText(path));
-  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return Status::DataError(path.string() + " is not valid JSON");
-  return features::Normalizer::FromJson(json);
+  return features::Normalizer::LoadFile(path.string());
 }
 
 // The preset's warm-up (first_valid on data starting at bar 0), measured by the same

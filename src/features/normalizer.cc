@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/file_io.h"
+
 namespace rlt::features {
 namespace {
 
@@ -239,6 +241,15 @@ nlohmann::json Normalizer::ToJson() const {
   j["std"] = std_;
   j["edges"] = edges_;
   return j;
+}
+
+Result<Normalizer> Normalizer::LoadFile(const std::string& path) {
+  RLT_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+  const nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return Status::DataError(path + " is not valid JSON");
+  Result<Normalizer> n = FromJson(json);
+  if (!n.ok()) return Annotate(n.status(), path + ": ");
+  return n;
 }
 
 Result<Normalizer> Normalizer::FromJson(const nlohmann::json& json,

@@ -64,6 +64,9 @@ class Normalizer {
   // feature list is an error naming the first mismatch.
   static Result<Normalizer> FromJson(const nlohmann::json& json,
                                      const std::vector<std::string>& expected_names = {});
+  // The one reader of a saved normaliser file (a run's normalizer.json): ReadFile's rules,
+  // then JSON, then FromJson. Errors name the path.
+  static Result<Normalizer> LoadFile(const std::string& path);
 
   const std::vector<std::string>& names() const { return names_; }
   const NormalizerOptions& options() const { return options_; }

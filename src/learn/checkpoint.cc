@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/file_io.h"
 #include "core/options.h"
 #include "runlog/atomic_dir.h"
 #include "runlog/manifest.h"
@@ -40,15 +41,13 @@ Status WriteFile(const fs::path& path, const std::string& text) {
   return Status::Ok();
 }
 
+// A checkpoint part; a missing one means the checkpoint is incomplete.
 Result<std::string> ReadBytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  Result<std::string> bytes = ReadFile(path.string());
+  if (!bytes.ok() && bytes.status().code() == Status::Code::kNotFound) {
     return Status::NotFound(path.string() + " is missing; the checkpoint is incomplete");
   }
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) return Status::IoError("cannot read " + path.string());
-  return bytes.str();
+  return bytes;
 }
 
 // Serialises the trainer's non-module state into `out` (in memory: LibTorch's file writer
@@ -203,19 +202,17 @@ Status CheckFiniteModule(const torch::nn::Module& module, const std::string& fil
 }
 
 Status LoadCheckpoint(const fs::path& dir, PpoTrainer& trainer) {
-  std::ifstream in(dir / "FORMAT");
-  if (!in) {
+  Result<std::string> text = ReadFile((dir / "FORMAT").string());
+  if (!text.ok()) {
     return Status::NotFound(dir.string() +
                             " is not a checkpoint (no FORMAT file); pass a "
                             "directory written by SaveCheckpoint");
   }
   RLT_RETURN_IF_ERROR(VerifyCheckpointFiles(dir));
-  std::stringstream text;
-  text << in.rdbuf();
   const std::string expected = std::string(kFormat) + "\n" + Shapes(trainer) + "\n";
-  if (text.str() != expected) {
+  if (*text != expected) {
     return Status::DataError(dir.string() + "/FORMAT: expected\n" + expected + "got\n" +
-                             text.str() + "(checkpoint from another version or env shape)");
+                             *text + "(checkpoint from another version or env shape)");
   }
   // The env state first: its header check (env id, shapes) fails before anything changes.
   RLT_ASSIGN_OR_RETURN(const std::string env_state, ReadBytes(dir / kEnvStateFile));

@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/file_io.h"
 #include "core/options.h"
 #include "learn/checkpoint.h"
 #include "learn/evaluate.h"
@@ -28,12 +29,13 @@ struct PolicyRunner::Impl {
 
 namespace {
 
+// A checkpoint part; a missing one means the checkpoint is incomplete.
 Result<std::string> ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(path.string() + " is missing; the checkpoint is incomplete");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  Result<std::string> text = ReadFile(path.string());
+  if (!text.ok() && text.status().code() == Status::Code::kNotFound) {
+    return Status::NotFound(path.string() + " is missing; the checkpoint is incomplete");
+  }
+  return text;
 }
 
 // "key value" lines of FORMAT after the first line.

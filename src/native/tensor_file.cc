@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/file_io.h"
+
 namespace rlt::native {
 namespace {
 
@@ -294,12 +296,8 @@ Status TensorFile::Write(const std::filesystem::path& path) const {
 }
 
 Result<TensorFile> TensorFile::Read(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(path.string() + ": cannot open (missing file?)");
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) return Status::IoError("cannot read " + path.string());
-  return Parse(bytes.str(), path.string());
+  RLT_ASSIGN_OR_RETURN(const std::string bytes, ReadFile(path.string()));
+  return Parse(bytes, path.string());
 }
 
 }  // namespace rlt::native

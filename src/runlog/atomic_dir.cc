@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "fmt/format.h"
-#include "runlog/io_util.h"
+#include "core/posix_io.h"
 
 namespace rlt::runlog {
 namespace {
@@ -20,12 +20,6 @@ namespace fs = std::filesystem;
 bool PathExists(const std::string& path) {
   struct stat st;
   return ::lstat(path.c_str(), &st) == 0;
-}
-
-// A hidden sibling of `final_path`: "<parent>/.<name>.<kind>-<pid>-<random>".
-std::string HiddenSibling(const std::string& final_path, std::string_view kind) {
-  return fmt::format("{}/.{}.{}-{}-{}", internal::ParentDir(final_path),
-                     internal::BaseName(final_path), kind, ::getpid(), internal::RandomHex(8));
 }
 
 // renameat2 is not supported by every file system (EINVAL) or kernel (ENOSYS).
@@ -39,21 +33,21 @@ Status SyncTree(const std::string& root) {
     const fs::file_type type = it->symlink_status(ec).type();
     if (ec) break;
     if (type == fs::file_type::regular || type == fs::file_type::directory) {
-      RLT_RETURN_IF_ERROR(internal::FsyncPath(it->path().string()));
+      RLT_RETURN_IF_ERROR(posix_io::FsyncPath(it->path().string()));
     }
   }
-  if (ec) return internal::ErrnoStatus("list the files of", root, ec.value());
-  return internal::FsyncPath(root);
+  if (ec) return posix_io::ErrnoStatus("list the files of", root, ec.value());
+  return posix_io::FsyncPath(root);
 }
 
 Status RenameNoReplace(const std::string& from, const std::string& to) {
   if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
     return Status::Ok();
   }
-  if (!Unsupported(errno)) return internal::ErrnoStatus("rename to", to, errno);
+  if (!Unsupported(errno)) return posix_io::ErrnoStatus("rename to", to, errno);
   // Fallback: check, then rename (racy, but rename(2) alone would replace an empty dir).
-  if (PathExists(to)) return internal::ErrnoStatus("rename to", to, EEXIST);
-  if (::rename(from.c_str(), to.c_str()) != 0) return internal::ErrnoStatus("rename to", to, errno);
+  if (PathExists(to)) return posix_io::ErrnoStatus("rename to", to, EEXIST);
+  if (::rename(from.c_str(), to.c_str()) != 0) return posix_io::ErrnoStatus("rename to", to, errno);
   return Status::Ok();
 }
 
@@ -65,15 +59,15 @@ Status RenameReplacing(const std::string& staging, const std::string& final_path
     *old = staging;
     return Status::Ok();
   }
-  if (!Unsupported(errno)) return internal::ErrnoStatus("exchange with", final_path, errno);
-  *old = HiddenSibling(final_path, "old");
+  if (!Unsupported(errno)) return posix_io::ErrnoStatus("exchange with", final_path, errno);
+  *old = posix_io::HiddenSibling(final_path, "old");
   if (::rename(final_path.c_str(), old->c_str()) != 0) {
-    return internal::ErrnoStatus("move the old version away from", final_path, errno);
+    return posix_io::ErrnoStatus("move the old version away from", final_path, errno);
   }
   if (::rename(staging.c_str(), final_path.c_str()) != 0) {
     const int err = errno;
     (void)::rename(old->c_str(), final_path.c_str());  // put the old version back
-    return internal::ErrnoStatus("rename to", final_path, err);
+    return posix_io::ErrnoStatus("rename to", final_path, err);
   }
   return Status::Ok();
 }
@@ -85,41 +79,21 @@ Status WithContext(const Status& status, std::string_view what, const std::strin
 
 }  // namespace
 
-Status CheckReplaceableFile(const std::string& path) {
-  struct stat st;
-  if (::lstat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return Status::Ok();
-    return internal::ErrnoStatus("inspect", path, errno);
-  }
-  if (S_ISREG(st.st_mode)) return Status::Ok();
-  const char* kind = S_ISLNK(st.st_mode)    ? "a symbolic link"
-                     : S_ISDIR(st.st_mode)  ? "a directory"
-                     : S_ISFIFO(st.st_mode) ? "a FIFO"
-                     : S_ISCHR(st.st_mode)  ? "a character device"
-                     : S_ISBLK(st.st_mode)  ? "a block device"
-                     : S_ISSOCK(st.st_mode) ? "a socket"
-                                            : "not a regular file";
-  return Status::InvalidArgument(fmt::format(
-      "refusing to write '{}': it is {}, and files are only written over a regular file or "
-      "a new path; choose another output path",
-      path, kind));
-}
-
 Result<StagingDir> StagingDir::Create(const std::string& final_path) {
-  const std::string name = internal::BaseName(final_path);
+  const std::string name = posix_io::BaseName(final_path);
   if (name.empty() || name == "." || name == ".." || name == "/") {
     return Status::InvalidArgument(
         fmt::format("'{}' does not name a directory entry to create; give a path like "
                     "runs/ckpt_000100",
                     final_path));
   }
-  const std::string parent = internal::ParentDir(final_path);
+  const std::string parent = posix_io::ParentDir(final_path);
   const std::string final_clean = parent + "/" + name;
   for (int attempt = 0;; ++attempt) {
-    std::string staging = HiddenSibling(final_clean, "tmp");
+    std::string staging = posix_io::HiddenSibling(final_clean, "tmp");
     if (::mkdir(staging.c_str(), 0755) == 0) return StagingDir(std::move(staging), final_clean);
     if (errno == EEXIST && attempt < 10) continue;
-    return WithContext(internal::ErrnoStatus("create staging directory", staging, errno),
+    return WithContext(posix_io::ErrnoStatus("create staging directory", staging, errno),
                        "preparing", final_path);
   }
 }
@@ -163,7 +137,7 @@ Status StagingDir::Commit(bool replace) {
         WithContext(RenameNoReplace(path_, final_path_), "committing", final_path_));
   }
   committed_ = true;
-  const Status synced = internal::FsyncPath(internal::ParentDir(final_path_));
+  const Status synced = posix_io::FsyncPath(posix_io::ParentDir(final_path_));
   if (!old.empty()) {
     // The new version is in place; failing to delete the old one leaves a hidden
     // directory behind but is not a failed commit.
@@ -171,28 +145,6 @@ Status StagingDir::Commit(bool replace) {
     fs::remove_all(old, ec);
   }
   return WithContext(synced, "committing", final_path_);
-}
-
-Status WriteFileAtomic(const std::string& path, std::string_view bytes) {
-  RLT_RETURN_IF_ERROR(CheckReplaceableFile(path));
-  const std::string temp = HiddenSibling(path, "tmp");
-  internal::Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
-  if (!fd.valid()) {
-    return WithContext(internal::ErrnoStatus("create temporary file", temp, errno), "writing",
-                       path);
-  }
-  Status status = internal::WriteAll(fd.get(), bytes, temp);
-  if (status.ok()) status = internal::FsyncFd(fd.get(), temp);
-  const Status closed = fd.Close(temp);
-  if (status.ok()) status = closed;
-  if (status.ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
-    status = internal::ErrnoStatus("rename to", path, errno);
-  }
-  if (!status.ok()) {
-    ::unlink(temp.c_str());
-    return WithContext(status, "writing", path);
-  }
-  return WithContext(internal::FsyncPath(internal::ParentDir(path)), "writing", path);
 }
 
 }  // namespace rlt::runlog

@@ -8,7 +8,7 @@
 //    write files into path(), then Commit() fsyncs every file and directory in it, renames
 //    it to the final path and fsyncs the parent. An uncommitted StagingDir is removed by
 //    its destructor, so an error path leaves nothing behind.
-//  - WriteFileAtomic(path, bytes): the same for one file.
+//  - for one file, WriteFileAtomic(path, bytes) in core/file_io.h (included here).
 // What it is not: a lock. Two processes committing the same final path race; one wins
 // (or, with replace, the last one wins).
 //
@@ -30,6 +30,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/file_io.h"
 #include "core/status.h"
 
 namespace rlt::runlog {
@@ -67,17 +68,6 @@ class StagingDir {
   std::string final_path_;
   bool committed_ = false;
 };
-
-// Writes `bytes` to `<dir>/.<name>.tmp-<pid>-<random>`, fsyncs it, renames it over `path`
-// (replacing an existing regular file) and fsyncs the directory. On failure the temporary
-// file is removed and `path` is left as it was. A `path` that exists and is not a regular
-// file (symlink, device such as /dev/full, FIFO, directory, socket) is an InvalidArgument
-// error: the rename would replace the node itself, not write through it.
-Status WriteFileAtomic(const std::string& path, std::string_view bytes);
-
-// Ok when `path` is missing or a regular file (not followed if a symlink); otherwise the
-// InvalidArgument error WriteFileAtomic returns.
-Status CheckReplaceableFile(const std::string& path);
 
 }  // namespace rlt::runlog
 

@@ -15,9 +15,10 @@
 #include <map>
 #include <sstream>
 
+#include "core/file_io.h"
 #include "fmt/format.h"
 #include "runlog/atomic_dir.h"
-#include "runlog/io_util.h"
+#include "core/posix_io.h"
 #include "runlog/tensorboard.h"
 
 namespace rlt::runlog {
@@ -32,17 +33,8 @@ struct Entry {
   uint64_t size = 0;
 };
 
-Result<std::string> ReadWhole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return internal::ErrnoStatus("read", path, errno != 0 ? errno : ENOENT);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) return internal::ErrnoStatus("read", path, EIO);
-  return bytes.str();
-}
-
 Result<Entry> Measure(const std::string& path) {
-  RLT_ASSIGN_OR_RETURN(const std::string bytes, ReadWhole(path));
+  RLT_ASSIGN_OR_RETURN(const std::string bytes, ReadFile(path));
   return Entry{Crc32c(bytes.data(), bytes.size()), bytes.size()};
 }
 
@@ -68,7 +60,7 @@ Result<std::vector<std::string>> RegularFiles(const std::string& dir) {
     }
     names.push_back(rel);
   }
-  if (ec) return internal::ErrnoStatus("list the files of", dir, ec.value());
+  if (ec) return posix_io::ErrnoStatus("list the files of", dir, ec.value());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -79,7 +71,7 @@ Result<std::string> ManifestText(const std::string& dir, std::vector<std::string
   for (const std::string& name : files) {
     struct stat st;
     const std::string path = dir + "/" + name;
-    if (::lstat(path.c_str(), &st) != 0) return internal::ErrnoStatus("stat", path, errno);
+    if (::lstat(path.c_str(), &st) != 0) return posix_io::ErrnoStatus("stat", path, errno);
     if (!S_ISREG(st.st_mode)) return Status::DataError(path + " is not a regular file");
     RLT_ASSIGN_OR_RETURN(const Entry e, Measure(path));
     text += fmt::format("{:08x} {} {}\n", e.crc, e.size, name);
@@ -97,7 +89,7 @@ Result<std::map<std::string, Entry>> ReadManifest(const std::string& dir) {
         "written by rltrade); its files cannot be trusted — use a complete checkpoint or "
         "retrain");
   }
-  RLT_ASSIGN_OR_RETURN(const std::string text, ReadWhole(path));
+  RLT_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
   std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line) || line != kHeader) {
@@ -145,9 +137,9 @@ Status WriteDirManifest(const std::string& dir) {
   RLT_ASSIGN_OR_RETURN(std::vector<std::string> files, RegularFiles(dir));
   RLT_ASSIGN_OR_RETURN(const std::string text, ManifestText(dir, std::move(files)));
   const std::string path = dir + "/" + kManifestFile;
-  internal::Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd.valid()) return internal::ErrnoStatus("create", path, errno);
-  RLT_RETURN_IF_ERROR(internal::WriteAll(fd.get(), text, path));
+  posix_io::Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid()) return posix_io::ErrnoStatus("create", path, errno);
+  RLT_RETURN_IF_ERROR(posix_io::WriteAll(fd.get(), text, path));
   return fd.Close(path);
 }
 
@@ -204,7 +196,7 @@ RunLock::~RunLock() {
 Result<RunLock> RunLock::Acquire(const std::string& dir, std::string_view what) {
   const std::string path = dir + "/" + kLockFile;
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) return internal::ErrnoStatus("open the lock file", path, errno);
+  if (fd < 0) return posix_io::ErrnoStatus("open the lock file", path, errno);
   RunLock lock(fd);
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -212,7 +204,7 @@ Result<RunLock> RunLock::Acquire(const std::string& dir, std::string_view what) 
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
-    if (err != EWOULDBLOCK) return internal::ErrnoStatus("lock", path, err);
+    if (err != EWOULDBLOCK) return posix_io::ErrnoStatus("lock", path, err);
     char holder[256] = {0};
     const ssize_t n = ::pread(fd, holder, sizeof holder - 1, 0);
     std::string text(holder, n > 0 ? static_cast<size_t>(n) : 0);
@@ -226,8 +218,8 @@ Result<RunLock> RunLock::Acquire(const std::string& dir, std::string_view what) 
         dir, pid, cmd[0] ? cmd : "unknown command", path, pid));
   }
   const std::string holder = fmt::format("{} {}\n", ::getpid(), what);
-  if (::ftruncate(fd, 0) != 0) return internal::ErrnoStatus("truncate", path, errno);
-  RLT_RETURN_IF_ERROR(internal::WriteAll(fd, holder, path));
+  if (::ftruncate(fd, 0) != 0) return posix_io::ErrnoStatus("truncate", path, errno);
+  RLT_RETURN_IF_ERROR(posix_io::WriteAll(fd, holder, path));
   return lock;
 }
 

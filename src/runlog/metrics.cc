@@ -139,7 +139,7 @@ Result<KeptPrefix> ScanJsonl(const std::string& path, const std::string& text,
 
 Status TruncateTo(const std::string& path, size_t size) {
   if (::truncate(path.c_str(), static_cast<off_t>(size)) != 0) {
-    return internal::ErrnoStatus("truncate", path, errno);
+    return posix_io::ErrnoStatus("truncate", path, errno);
   }
   return Status::Ok();
 }
@@ -149,12 +149,12 @@ Status TruncateTo(const std::string& path, size_t size) {
 Result<MetricsLogger> MetricsLogger::OpenFiles(const std::string& run_dir,
                                                const MetricsLoggerOptions& options) {
   if (::mkdir(run_dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return internal::ErrnoStatus("create the run directory", run_dir, errno);
+    return posix_io::ErrnoStatus("create the run directory", run_dir, errno);
   }
   MetricsLogger logger;
   logger.run_dir_ = run_dir;
-  RLT_ASSIGN_OR_RETURN(logger.csv_, internal::OpenForAppend(logger.csv_path()));
-  RLT_ASSIGN_OR_RETURN(logger.jsonl_, internal::OpenForAppend(logger.jsonl_path()));
+  RLT_ASSIGN_OR_RETURN(logger.csv_, posix_io::OpenForAppend(logger.csv_path()));
+  RLT_ASSIGN_OR_RETURN(logger.jsonl_, posix_io::OpenForAppend(logger.jsonl_path()));
   if (options.tensorboard) {
     RLT_ASSIGN_OR_RETURN(EventFileWriter writer, EventFileWriter::Open(run_dir));
     logger.tensorboard_.emplace(std::move(writer));
@@ -262,10 +262,10 @@ Status MetricsLogger::Log(int64_t step, const std::vector<std::pair<std::string,
     json[keys_[i]] = std::isfinite(*row[i]) ? nlohmann::ordered_json(*row[i]) : nullptr;
   }
   csv_text += "\n";
-  RLT_RETURN_IF_ERROR(internal::WriteAll(csv_.get(), csv_text, csv_path()));
+  RLT_RETURN_IF_ERROR(posix_io::WriteAll(csv_.get(), csv_text, csv_path()));
   header_written_ = true;
   last_step_ = step;
-  RLT_RETURN_IF_ERROR(internal::WriteAll(jsonl_.get(), json.dump() + "\n", jsonl_path()));
+  RLT_RETURN_IF_ERROR(posix_io::WriteAll(jsonl_.get(), json.dump() + "\n", jsonl_path()));
   if (tensorboard_) {
     const double now = WallTimeNow();
     for (const auto& [key, value] : values) {

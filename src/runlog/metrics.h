@@ -41,7 +41,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "runlog/io_util.h"
+#include "core/posix_io.h"
 #include "runlog/tensorboard.h"
 
 namespace rlt::runlog {
@@ -92,8 +92,8 @@ class MetricsLogger {
   std::unordered_map<std::string, size_t> column_of_key_;
   bool header_written_ = false;
   std::optional<int64_t> last_step_;
-  internal::Fd csv_;
-  internal::Fd jsonl_;
+  posix_io::Fd csv_;
+  posix_io::Fd jsonl_;
   std::optional<EventFileWriter> tensorboard_;
 };
 

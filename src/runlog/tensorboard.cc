@@ -90,7 +90,7 @@ double WallTimeNow() {
 
 Result<EventFileWriter> EventFileWriter::Open(const std::string& dir) {
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return internal::ErrnoStatus("create the TensorBoard directory", dir, errno);
+    return posix_io::ErrnoStatus("create the TensorBoard directory", dir, errno);
   }
   const auto seconds = static_cast<int64_t>(WallTimeNow());
   const std::string base = fmt::format("{}/events.out.tfevents.{}.{}", dir, seconds, HostName());
@@ -98,8 +98,8 @@ Result<EventFileWriter> EventFileWriter::Open(const std::string& dir) {
     std::string path = suffix == 0 ? base : fmt::format("{}.{}", base, suffix);
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0 && errno == EEXIST && suffix < 1000) continue;
-    if (fd < 0) return internal::ErrnoStatus("create the TensorBoard event file", path, errno);
-    EventFileWriter writer(internal::Fd(fd), std::move(path));
+    if (fd < 0) return posix_io::ErrnoStatus("create the TensorBoard event file", path, errno);
+    EventFileWriter writer(posix_io::Fd(fd), std::move(path));
     std::string event;
     PutDouble(&event, 1, WallTimeNow());
     PutBytes(&event, 3, "brain.Event:2");
@@ -164,7 +164,7 @@ Status EventFileWriter::AppendRecord(std::string_view data) {
 Status EventFileWriter::Flush() {
   RLT_CHECK_MSG(fd_.valid(), "EventFileWriter used after being moved from");
   if (pending_.empty()) return Status::Ok();
-  Status status = internal::WriteAll(fd_.get(), pending_, path_);
+  Status status = posix_io::WriteAll(fd_.get(), pending_, path_);
   // On error the file may hold a torn record; readers stop there (CRC). Do not rewrite.
   pending_.clear();
   return status;

@@ -30,7 +30,7 @@
 #include <string_view>
 
 #include "core/status.h"
-#include "runlog/io_util.h"
+#include "core/posix_io.h"
 
 namespace rlt::runlog {
 
@@ -72,10 +72,10 @@ class EventFileWriter {
   const std::string& path() const { return path_; }
 
  private:
-  EventFileWriter(internal::Fd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  EventFileWriter(posix_io::Fd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
   Status AppendRecord(std::string_view data);
 
-  internal::Fd fd_;
+  posix_io::Fd fd_;
   std::string path_;
   std::string pending_;  // framed records not yet written
 };

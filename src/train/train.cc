@@ -21,6 +21,7 @@
 
 #include "config/config.h"
 #include "core/civil_time.h"
+#include "core/file_io.h"
 #include "core/thread_pool.h"
 #include "env/registry.h"
 #include "env/vec_env.h"
@@ -350,7 +351,7 @@ class StatusFile {
                         {"last_checkpoint", last_checkpoint},
                         {"state", state},
                         {"message", message}};
-    return runlog::WriteFileAtomic(path_, j.dump(2) + "\n");
+    return WriteFileAtomic(path_, j.dump(2) + "\n");
   }
 
  private:
@@ -549,26 +550,23 @@ Result<TrainingRanges> ReadRecordedRanges(const fs::path& run_dir) {
   const fs::path path = run_dir / kTrainingRangesFile;
   std::error_code ec;
   if (!fs::exists(path, ec)) return TrainingRanges{};
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in && !in.eof()) return Status::IoError("cannot read " + path.string());
-  return ParseTrainingRanges(text.str(), path.string());
+  RLT_ASSIGN_OR_RETURN(const std::string text, ReadFile(path.string()));
+  return ParseTrainingRanges(text, path.string());
 }
 
 // config.toml, normalizer.json, training_ranges.json, then MANIFEST over them (last).
 Status WriteRunFiles(const fs::path& run_dir, const Setup& s, bool write_config) {
   if (write_config) {
     RLT_RETURN_IF_ERROR(
-        runlog::WriteFileAtomic((run_dir / "config.toml").string(), s.config.ToToml()));
+        WriteFileAtomic((run_dir / "config.toml").string(), s.config.ToToml()));
   }
   if (!s.normalizer_json.empty()) {
     RLT_RETURN_IF_ERROR(
-        runlog::WriteFileAtomic((run_dir / "normalizer.json").string(), s.normalizer_json));
+        WriteFileAtomic((run_dir / "normalizer.json").string(), s.normalizer_json));
   }
   if (!s.ranges_json.empty()) {
     RLT_RETURN_IF_ERROR(
-        runlog::WriteFileAtomic((run_dir / kTrainingRangesFile).string(), s.ranges_json));
+        WriteFileAtomic((run_dir / kTrainingRangesFile).string(), s.ranges_json));
   }
   std::vector<std::string> present;
   for (const std::string& name : RunFiles()) {

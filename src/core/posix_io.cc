@@ -1,5 +1,5 @@
-// runlog internal: POSIX file helpers (see io_util.h).
-#include "runlog/io_util.h"
+// rltrade core: POSIX file helpers (see posix_io.h).
+#include "core/posix_io.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,9 +8,8 @@
 #include <cstring>
 #include <random>
 
-#include "fmt/format.h"
 
-namespace rlt::runlog::internal {
+namespace rlt::posix_io {
 
 std::string ErrnoHint(int err) {
   switch (err) {
@@ -40,8 +39,8 @@ std::string ErrnoHint(int err) {
 
 Status ErrnoStatus(std::string_view action, std::string_view path, int err) {
   const std::string hint = ErrnoHint(err);
-  return Status::IoError(fmt::format("cannot {} '{}': {}{}", action, path, std::strerror(err),
-                                     hint.empty() ? "" : " (" + hint + ")"));
+  return Status::IoError("cannot " + std::string(action) + " '" + std::string(path) +
+                         "': " + std::strerror(err) + (hint.empty() ? "" : " (" + hint + ")"));
 }
 
 Fd& Fd::operator=(Fd&& other) noexcept {
@@ -136,4 +135,9 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
-}  // namespace rlt::runlog::internal
+std::string HiddenSibling(const std::string& final_path, std::string_view kind) {
+  return ParentDir(final_path) + "/." + BaseName(final_path) + "." + std::string(kind) + "-" +
+         std::to_string(::getpid()) + "-" + RandomHex(8);
+}
+
+}  // namespace rlt::posix_io

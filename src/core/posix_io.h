@@ -1,17 +1,19 @@
-// runlog internal: POSIX file helpers shared by the writers in this folder. Not part of
-// the public interface (runlog.h does not include it); tests may use it.
+// rltrade core: POSIX file helpers shared by the writers of files (core/file_io.cc's
+// atomic writes, runlog's staging directories, metrics and TensorBoard appenders,
+// manifests). A building block, not an interface for commands: they use file_io.h and
+// runlog/atomic_dir.h.
 //
 // Every failure becomes a Status naming the action, the path, strerror(errno) and a hint
 // the user can act on ("disk full? free space or choose another --run-dir").
-#ifndef RLT_RUNLOG_IO_UTIL_H_
-#define RLT_RUNLOG_IO_UTIL_H_
+#ifndef RLT_CORE_POSIX_IO_H_
+#define RLT_CORE_POSIX_IO_H_
 
 #include <string>
 #include <string_view>
 
 #include "core/status.h"
 
-namespace rlt::runlog::internal {
+namespace rlt::posix_io {
 
 // A hint for an errno value, e.g. ENOSPC → "disk full? free space or choose another
 // --run-dir". Empty when we have nothing useful to say.
@@ -58,6 +60,9 @@ std::string RandomHex(int n);
 std::string ParentDir(const std::string& path);
 std::string BaseName(const std::string& path);
 
-}  // namespace rlt::runlog::internal
+// A hidden sibling of `final_path` for temporary files: "<parent>/.<name>.<kind>-<pid>-<hex>".
+std::string HiddenSibling(const std::string& final_path, std::string_view kind);
 
-#endif  // RLT_RUNLOG_IO_UTIL_H_
+}  // namespace rlt::posix_io
+
+#endif  // RLT_CORE_POSIX_IO_H_
