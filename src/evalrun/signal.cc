@@ -72,9 +72,7 @@ int32_t SessionBars(const market::Bars& bars) {
 
 std::string Num(double v) { return fmt::format("{:.6g}", v); }
 
-}  // namespace
-
-Result<Signal> ComputeSignal(const SignalRequest& request) {
+Status CheckRequest(const SignalRequest& request) {
   const fs::path run_dir(request.run_dir);
   if (!fs::exists(run_dir / "config.toml")) {
     return Status::NotFound(request.run_dir +
@@ -87,8 +85,20 @@ Result<Signal> ComputeSignal(const SignalRequest& request) {
     return Status::InvalidArgument("--position must be a fraction of net worth in [-1, 1] (got " +
                                    Num(request.position) + ")");
   }
-  RLT_RETURN_IF_ERROR(  // the run's files as training wrote them (runlog/manifest.h)
-      runlog::VerifyManifestFiles(run_dir.string(), {"config.toml", "normalizer.json"}));
+  // The run's files as training wrote them (runlog/manifest.h).
+  return runlog::VerifyManifestFiles(run_dir.string(), {"config.toml", "normalizer.json"});
+}
+
+// The run's environment rebuilt over the given bars: the same path as `rltrade eval
+// --data FILE` (the run's [data] reading settings, its feature preset and the stored
+// normaliser).
+struct SignalSetup {
+  train::EnvSetup setup;
+  env::IntradayOptions options;
+};
+
+Result<SignalSetup> LoadSignalSetup(const SignalRequest& request) {
+  const fs::path run_dir(request.run_dir);
   RLT_ASSIGN_OR_RETURN(config::Config config,
                        config::Config::LoadFile((run_dir / "config.toml").string()));
   const config::ConfigValue* id = config.Get("env", "id");
@@ -98,30 +108,89 @@ Result<Signal> ComputeSignal(const SignalRequest& request) {
                                    (id == nullptr ? std::string("no [env] id") : id->text));
   }
   RLT_ASSIGN_OR_RETURN(const features::Normalizer normalizer, LoadNormalizer(run_dir));
-  // The same path as `rltrade eval --data FILE`: the run's [data] reading settings, its
-  // feature preset and the stored normaliser.
   train::EnvSetupOverrides overrides;
   overrides.normalizer = &normalizer;
   overrides.data_file = request.bars_file;
-  RLT_ASSIGN_OR_RETURN(train::EnvSetup setup, train::BuildEnvSetup(config, overrides));
-  const env::MarketDataset& data = *setup.context.market;
-  env::IntradayOptions options;
-  RLT_RETURN_IF_ERROR(SetOptions(options, setup.context.settings, "[env]"));
+  SignalSetup out;
+  RLT_ASSIGN_OR_RETURN(out.setup, train::BuildEnvSetup(config, overrides));
+  RLT_RETURN_IF_ERROR(SetOptions(out.options, out.setup.context.settings, "[env]"));
+  return out;
+}
 
+// Turns s->raw_action into the decision (as IntradayStockEnv::OrderQuantity decodes it)
+// and writes s->action, amount/target, json and text.
+void DescribeDecision(const SignalRequest& request, const env::IntradayOptions& options,
+                      Signal* s) {
+  const float a0 =
+      std::clamp(std::isfinite(s->raw_action[0]) ? s->raw_action[0] : 0.0f, -1.0f, 1.0f);
+  nlohmann::ordered_json j;
+  j["time"] = s->time;
+  j["symbol"] = s->symbol;
+  if (options.action_mode == "target_position") {
+    s->target_exposure = a0;
+    s->action = s->target_exposure > request.position
+                    ? "BUY"
+                    : (s->target_exposure < request.position ? "SELL" : "HOLD");
+    j["action"] = s->action;
+    j["target_exposure"] = s->target_exposure;
+  } else {
+    const float a1 = std::isfinite(s->raw_action[1]) ? s->raw_action[1] : 0.0f;
+    const double amount = std::clamp<double>(a1, options.min_amount, 1.0);
+    if (a0 >= options.buy_threshold) {
+      s->action = "BUY";
+      s->amount = amount;
+    } else if (a0 <= options.sell_threshold) {
+      s->action = "SELL";
+      s->amount = amount;
+    } else {
+      s->action = "HOLD";
+    }
+    j["action"] = s->action;
+    j["amount"] = s->amount;
+  }
+  j["value"] = s->value;
+  j["bars_used"] = s->bars_used;
+  j["position_assumed"] = request.position;
+  j["session_closing"] = s->session_closing;
+  s->json = j.dump(2) + "\n";
+  const std::string what =
+      options.action_mode == "target_position"
+          ? fmt::format("{} to target exposure {}", s->action, Num(s->target_exposure))
+          : (s->action == "HOLD" ? std::string("HOLD")
+                                 : fmt::format("{} amount {}", s->action, Num(s->amount)));
+  s->text = fmt::format(
+      "{} {}: {}\nvalue estimate {}; {} bars used; portfolio assumed {}\n", s->time, s->symbol,
+      what, Num(s->value), s->bars_used,
+      request.position == 0.0
+          ? std::string("flat")
+          : fmt::format("at exposure {} with no unrealised PnL", Num(request.position)));
+  if (s->session_closing) {
+    s->text +=
+        "note: this bar closes its session; the environment flattens at this close and takes "
+        "no decision here\n";
+  }
+}
+
+}  // namespace
+
+Result<Signal> ComputeSignal(const SignalRequest& request) {
+  RLT_RETURN_IF_ERROR(CheckRequest(request));
+  RLT_ASSIGN_OR_RETURN(const SignalSetup ss, LoadSignalSetup(request));
+  const env::MarketDataset& data = *ss.setup.context.market;
+  const env::IntradayOptions& options = ss.options;
   const market::Bars& bars = data.bars;
   const int64_t given = bars.size();
   int64_t warmup = data.features.first_valid;
   if (warmup >= given) {  // no valid row: the file cannot show the warm-up
-    RLT_ASSIGN_OR_RETURN(warmup, PresetWarmup(setup.features.preset));
+    RLT_ASSIGN_OR_RETURN(warmup, PresetWarmup(ss.setup.features.preset));
   }
   const int64_t needed = warmup + options.nlags + 1;
   if (given < needed) {
     return Status::InvalidArgument(fmt::format(
         "{}: rltrade signal needs {} bars (feature warm-up {} of preset '{}' + nlags {} + the "
         "latest bar) but {} were given; supply more history",
-        request.bars_file, needed, warmup, setup.features.preset, options.nlags, given));
+        request.bars_file, needed, warmup, ss.setup.features.preset, options.nlags, given));
   }
-
   Signal s;
   s.bar = static_cast<int32_t>(given - 1);
   s.bars_used = given;
@@ -136,65 +205,16 @@ Result<Signal> ComputeSignal(const SignalRequest& request) {
   view.position_fraction = request.position;
   RLT_RETURN_IF_ERROR(env::IntradayStockEnv::WriteObservationAt(
       data, options, s.bar, view, s.session_bars, s.observation.data()));
-
-  const std::string dir =
-      request.checkpoint.empty() ? (run_dir / "final").string() : request.checkpoint;
+  const std::string dir = request.checkpoint.empty()
+                              ? (fs::path(request.run_dir) / "final").string()
+                              : request.checkpoint;
   RLT_ASSIGN_OR_RETURN(std::unique_ptr<learn::PolicyRunner> runner,
                        learn::PolicyRunner::Load(dir, spec.obs_dim, spec.action));
   s.raw_action.assign(spec.action.dim, 0.0f);
   float value = 0.0f;
   runner->Act(s.observation.data(), 1, s.raw_action.data(), &value);
   s.value = value;
-
-  // Decode as IntradayStockEnv::OrderQuantity does.
-  const float a0 = std::clamp(std::isfinite(s.raw_action[0]) ? s.raw_action[0] : 0.0f, -1.0f, 1.0f);
-  nlohmann::ordered_json j;
-  j["time"] = s.time;
-  j["symbol"] = s.symbol;
-  if (options.action_mode == "target_position") {
-    s.target_exposure = a0;
-    s.action = s.target_exposure > request.position
-                   ? "BUY"
-                   : (s.target_exposure < request.position ? "SELL" : "HOLD");
-    j["action"] = s.action;
-    j["target_exposure"] = s.target_exposure;
-  } else {
-    const float a1 = std::isfinite(s.raw_action[1]) ? s.raw_action[1] : 0.0f;
-    const double amount = std::clamp<double>(a1, options.min_amount, 1.0);
-    if (a0 >= options.buy_threshold) {
-      s.action = "BUY";
-      s.amount = amount;
-    } else if (a0 <= options.sell_threshold) {
-      s.action = "SELL";
-      s.amount = amount;
-    } else {
-      s.action = "HOLD";
-    }
-    j["action"] = s.action;
-    j["amount"] = s.amount;
-  }
-  j["value"] = s.value;
-  j["bars_used"] = s.bars_used;
-  j["position_assumed"] = request.position;
-  j["session_closing"] = s.session_closing;
-  s.json = j.dump(2) + "\n";
-
-  const std::string what =
-      options.action_mode == "target_position"
-          ? fmt::format("{} to target exposure {}", s.action, Num(s.target_exposure))
-          : (s.action == "HOLD" ? std::string("HOLD")
-                                : fmt::format("{} amount {}", s.action, Num(s.amount)));
-  s.text = fmt::format(
-      "{} {}: {}\nvalue estimate {}; {} bars used; portfolio assumed {}\n", s.time, s.symbol, what,
-      Num(s.value), s.bars_used,
-      request.position == 0.0
-          ? std::string("flat")
-          : fmt::format("at exposure {} with no unrealised PnL", Num(request.position)));
-  if (s.session_closing) {
-    s.text +=
-        "note: this bar closes its session; the environment flattens at this close and takes "
-        "no decision here\n";
-  }
+  DescribeDecision(request, options, &s);
   return s;
 }
 

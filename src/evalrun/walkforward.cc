@@ -160,117 +160,128 @@ Result<std::vector<FoldWindow>> PlanFolds(const std::vector<int32_t>& sessions, 
   return windows;
 }
 
-Result<WalkforwardOutcome> RunWalkforward(const WalkforwardRequest& request) {
-  // Everything that can be checked is checked before OUT is written.
-  RLT_ASSIGN_OR_RETURN(config::Config base, config::Config::LoadFile(request.config_path));
-  for (const std::string& o : request.overrides) RLT_RETURN_IF_ERROR(base.ApplyOverride(o));
-  RLT_ASSIGN_OR_RETURN(std::vector<int32_t> sessions, train::SessionDates(base));
-  WalkforwardOutcome outcome;
-  RLT_ASSIGN_OR_RETURN(outcome.windows, PlanFolds(sessions, request.folds, request.train_days,
-                                                  request.test_days, request.rolling));
-  const int n = outcome.windows.front().train_end - outcome.windows.front().train_begin;
-  const int m = outcome.windows.front().test_end - outcome.windows.front().test_begin;
+namespace {
 
-  std::optional<env::DateRange> validation;
-  if (const config::ConfigValue* v = base.Get("split", "validation")) {
+// What RunWalkforward settles before training anything.
+struct WalkforwardPlan {
+  config::Config base;  // the config with the caller's overrides applied
+  std::vector<int32_t> sessions;
+  std::optional<env::DateRange> validation;  // [split] validation, if any
+  bool disable_eval = false;                 // folds train with run.eval_every = 0
+  fs::path out_dir;
+};
+
+// Reads the config, plans the folds (into outcome->windows, ->notes) and creates OUT.
+// Everything that can be checked is checked before OUT is written.
+Result<WalkforwardPlan> PlanWalkforward(const WalkforwardRequest& request,
+                                        WalkforwardOutcome* outcome) {
+  WalkforwardPlan plan;
+  RLT_ASSIGN_OR_RETURN(plan.base, config::Config::LoadFile(request.config_path));
+  for (const std::string& o : request.overrides) RLT_RETURN_IF_ERROR(plan.base.ApplyOverride(o));
+  RLT_ASSIGN_OR_RETURN(plan.sessions, train::SessionDates(plan.base));
+  RLT_ASSIGN_OR_RETURN(outcome->windows, PlanFolds(plan.sessions, request.folds,
+                                                   request.train_days, request.test_days,
+                                                   request.rolling));
+  if (const config::ConfigValue* v = plan.base.Get("split", "validation")) {
     Result<env::DateRange> r = env::DateRange::Parse(v->text);
     if (!r.ok())
       return Status::InvalidArgument(v->source + ": [split] validation: " + r.status().message());
-    validation = *r;
+    plan.validation = *r;
   }
   int64_t eval_every = 0;
-  if (const config::ConfigValue* v = base.Get("run", "eval_every")) {
+  if (const config::ConfigValue* v = plan.base.Get("run", "eval_every")) {
     char* end = nullptr;
     eval_every = std::strtoll(v->text.c_str(), &end, 10);
   }
-  const bool disable_eval = eval_every > 0 && validation.has_value();
-  if (disable_eval) {
-    outcome.notes.push_back(
+  plan.disable_eval = eval_every > 0 && plan.validation.has_value();
+  if (plan.disable_eval) {
+    outcome->notes.push_back(
         "run.eval_every = " + std::to_string(eval_every) +
         " with a [split] validation range: folds train with run.eval_every = 0 (the "
         "walk-forward windows cover the data; each fold is judged on its own test window)");
   }
-
-  const fs::path out_dir = request.out_dir.empty() ? fs::path(DefaultOutDir(request.config_path))
-                                                   : fs::path(request.out_dir);
+  plan.out_dir = request.out_dir.empty() ? fs::path(DefaultOutDir(request.config_path))
+                                         : fs::path(request.out_dir);
   std::error_code ec;
-  if (fs::exists(out_dir, ec) && !fs::is_empty(out_dir, ec)) {
-    return Status::InvalidArgument(out_dir.string() +
+  if (fs::exists(plan.out_dir, ec) && !fs::is_empty(plan.out_dir, ec)) {
+    return Status::InvalidArgument(plan.out_dir.string() +
                                    " already exists and is not empty; choose another --out");
   }
-  fs::create_directories(out_dir, ec);
-  if (ec) return Status::IoError("cannot create " + out_dir.string() + ": " + ec.message());
-  outcome.out_dir = out_dir.string();
-  auto say = [&request](const std::string& text) {
-    if (!request.quiet) fmt::print(stderr, "{}\n", text);
-  };
-  for (const std::string& note : outcome.notes) fmt::print(stderr, "note: {}\n", note);
+  fs::create_directories(plan.out_dir, ec);
+  if (ec) return Status::IoError("cannot create " + plan.out_dir.string() + ": " + ec.message());
+  outcome->out_dir = plan.out_dir.string();
+  return plan;
+}
 
-  std::vector<DailyRow> rows;
-  Json folds_json = Json::array();
-  const int k_total = static_cast<int>(outcome.windows.size());
-  for (int k = 0; k < k_total; ++k) {
-    const FoldWindow& w = outcome.windows[k];
-    const env::DateRange train_range{w.train_first, w.train_last};
-    const env::DateRange test_range{w.test_first, w.test_last};
-    const fs::path fold_dir = out_dir / ("fold_" + std::to_string(k));
-    say(fmt::format("fold {}/{}: train {} ({} sessions), test {} ({} sessions) -> {}", k + 1,
-                    k_total, train_range.ToString(), w.train_end - w.train_begin,
-                    test_range.ToString(), w.test_end - w.test_begin, fold_dir.string()));
-    train::TrainRequest treq;
-    treq.config_path = request.config_path;
-    treq.overrides = request.overrides;
-    if (validation && (validation->Overlaps(train_range) || validation->Overlaps(test_range))) {
-      const fs::path fold_config = out_dir / ("fold_" + std::to_string(k) + ".config.toml");
-      RLT_RETURN_IF_ERROR(WriteText(fold_config, WithoutValidation(base).ToToml()));
-      treq.config_path = fold_config.string();
-      treq.overrides.clear();  // already applied to `base`
-      const std::string note =
-          fmt::format("fold {}: [split] validation {} overlaps its windows and is removed ({})", k,
-                      validation->ToString(), fold_config.string());
-      outcome.notes.push_back(note);
-      fmt::print(stderr, "note: {}\n", note);
-    }
-    treq.overrides.push_back("split.train=" + train_range.ToString());
-    treq.overrides.push_back("split.test=" + test_range.ToString());
-    if (disable_eval) treq.overrides.push_back("run.eval_every=0");
-    treq.run_dir = fold_dir.string();
-    treq.quiet = request.quiet;
-    RLT_ASSIGN_OR_RETURN(train::TrainOutcome trained, train::RunTraining(treq));
-    if (trained.exit_code != 0) {  // SIGINT / SIGTERM: stop here, the fold has a checkpoint
-      fmt::print(stderr, "fold {}: training interrupted; stopping the walk-forward ({})\n", k,
-                 fold_dir.string());
-      outcome.exit_code = trained.exit_code;
-      return outcome;
-    }
-    EvalRequest ereq;
-    ereq.run_dir = fold_dir.string();
-    ereq.range = "test";
-    RLT_ASSIGN_OR_RETURN(EvalOutcome evaluated, RunEvaluation(ereq));
-    RLT_RETURN_IF_ERROR(
-        ReadDailyReturns(fs::path(evaluated.out_dir) / eval::kDailyReturnsFile, k, rows));
-    const Json fold_summary = Json::parse(evaluated.summary_json);
-    Json f;
-    f["fold"] = k;
-    f["run_dir"] = fold_dir.string();
-    f["train"] = {{"first", FormatDate(w.train_first)},
-                  {"last", FormatDate(w.train_last)},
-                  {"sessions", w.train_end - w.train_begin}};
-    f["test"] = {{"first", FormatDate(w.test_first)},
-                 {"last", FormatDate(w.test_last)},
-                 {"sessions", w.test_end - w.test_begin}};
-    f["metrics"] = fold_summary.at("metrics");
-    f["benchmarks"] = fold_summary.at("benchmarks");
-    folds_json.push_back(std::move(f));
-    outcome.fold_dirs.push_back(fold_dir.string());
+// Trains fold k on its window and evaluates it on its test window; appends its daily
+// returns to `rows`. Returns the fold's summary entry, or nullopt when training was
+// interrupted (outcome->exit_code is then set).
+Result<std::optional<Json>> RunFold(const WalkforwardRequest& request,
+                                    const WalkforwardPlan& plan, int k,
+                                    WalkforwardOutcome* outcome, std::vector<DailyRow>* rows) {
+  const FoldWindow& w = outcome->windows[k];
+  const env::DateRange train_range{w.train_first, w.train_last};
+  const env::DateRange test_range{w.test_first, w.test_last};
+  const fs::path fold_dir = plan.out_dir / ("fold_" + std::to_string(k));
+  if (!request.quiet) {
+    fmt::print(stderr, "fold {}/{}: train {} ({} sessions), test {} ({} sessions) -> {}\n", k + 1,
+               outcome->windows.size(), train_range.ToString(), w.train_end - w.train_begin,
+               test_range.ToString(), w.test_end - w.test_begin, fold_dir.string());
   }
-  if (rows.empty()) return Status::DataError("the folds' evaluations produced no daily returns");
-  for (size_t i = 1; i < rows.size(); ++i) {
-    if (!(rows[i - 1].date < rows[i].date)) {
-      return Status::DataError("fold daily returns are not in time order at " + rows[i].date);
-    }
+  train::TrainRequest treq;
+  treq.config_path = request.config_path;
+  treq.overrides = request.overrides;
+  if (plan.validation &&
+      (plan.validation->Overlaps(train_range) || plan.validation->Overlaps(test_range))) {
+    const fs::path fold_config = plan.out_dir / ("fold_" + std::to_string(k) + ".config.toml");
+    RLT_RETURN_IF_ERROR(WriteText(fold_config, WithoutValidation(plan.base).ToToml()));
+    treq.config_path = fold_config.string();
+    treq.overrides.clear();  // already applied to `base`
+    const std::string note =
+        fmt::format("fold {}: [split] validation {} overlaps its windows and is removed ({})", k,
+                    plan.validation->ToString(), fold_config.string());
+    outcome->notes.push_back(note);
+    fmt::print(stderr, "note: {}\n", note);
   }
+  treq.overrides.push_back("split.train=" + train_range.ToString());
+  treq.overrides.push_back("split.test=" + test_range.ToString());
+  if (plan.disable_eval) treq.overrides.push_back("run.eval_every=0");
+  treq.run_dir = fold_dir.string();
+  treq.quiet = request.quiet;
+  RLT_ASSIGN_OR_RETURN(train::TrainOutcome trained, train::RunTraining(treq));
+  if (trained.exit_code != 0) {  // SIGINT / SIGTERM: stop here, the fold has a checkpoint
+    fmt::print(stderr, "fold {}: training interrupted; stopping the walk-forward ({})\n", k,
+               fold_dir.string());
+    outcome->exit_code = trained.exit_code;
+    return std::optional<Json>();
+  }
+  EvalRequest ereq;
+  ereq.run_dir = fold_dir.string();
+  ereq.range = "test";
+  RLT_ASSIGN_OR_RETURN(EvalOutcome evaluated, RunEvaluation(ereq));
+  RLT_RETURN_IF_ERROR(
+      ReadDailyReturns(fs::path(evaluated.out_dir) / eval::kDailyReturnsFile, k, *rows));
+  const Json fold_summary = Json::parse(evaluated.summary_json);
+  Json f;
+  f["fold"] = k;
+  f["run_dir"] = fold_dir.string();
+  f["train"] = {{"first", FormatDate(w.train_first)},
+                {"last", FormatDate(w.train_last)},
+                {"sessions", w.train_end - w.train_begin}};
+  f["test"] = {{"first", FormatDate(w.test_first)},
+               {"last", FormatDate(w.test_last)},
+               {"sessions", w.test_end - w.test_begin}};
+  f["metrics"] = fold_summary.at("metrics");
+  f["benchmarks"] = fold_summary.at("benchmarks");
+  outcome->fold_dirs.push_back(fold_dir.string());
+  return std::optional<Json>(std::move(f));
+}
 
+// The concatenated out-of-sample result: summary JSON (into outcome) and the files of
+// OUT/walkforward/, staged and renamed.
+Status WriteConcatenated(const WalkforwardRequest& request, const WalkforwardPlan& plan,
+                         const std::vector<DailyRow>& rows, Json folds_json,
+                         WalkforwardOutcome* outcome) {
   std::vector<double> series[3];
   for (const DailyRow& r : rows) {
     for (int i = 0; i < 3; ++i) series[i].push_back(r.values[i]);
@@ -284,15 +295,15 @@ Result<WalkforwardOutcome> RunWalkforward(const WalkforwardRequest& request) {
     if (!std::isnan(r.values[1])) bh_worth *= 1.0 + r.values[1];
     equity += fmt::format("{},{:.10g},{:.10g},{}\n", r.date, worth, bh_worth, r.fold);
   }
-
+  const FoldWindow& first = outcome->windows.front();
   Json summary;
   summary["config"] = request.config_path;
   summary["mode"] = request.rolling ? "rolling" : "expanding";
-  summary["sessions"] = static_cast<int>(sessions.size());
-  summary["train_days"] = n;
-  summary["test_days"] = m;
-  summary["num_folds"] = k_total;
-  summary["notes"] = outcome.notes;
+  summary["sessions"] = static_cast<int>(plan.sessions.size());
+  summary["train_days"] = first.train_end - first.train_begin;
+  summary["test_days"] = first.test_end - first.test_begin;
+  summary["num_folds"] = static_cast<int>(outcome->windows.size());
+  summary["notes"] = outcome->notes;
   summary["range"] = {{"first", rows.front().date}, {"last", rows.back().date}};
   summary["metrics"] = eval::ReturnMetricsJson<Json>(eval::ComputeReturnMetrics(series[0]));
   summary["benchmarks"]["flat"] =
@@ -301,18 +312,41 @@ Result<WalkforwardOutcome> RunWalkforward(const WalkforwardRequest& request) {
       eval::ReturnMetricsJson<Json>(eval::ComputeReturnMetrics(series[1]));
   summary["folds"] = std::move(folds_json);
   eval::NullNonFinite(summary);
-  outcome.summary_json = summary.dump(2) + "\n";
-  outcome.table = Table(summary);
+  outcome->summary_json = summary.dump(2) + "\n";
+  outcome->table = Table(summary);
 
-  const fs::path summary_dir = out_dir / "walkforward";
+  const fs::path summary_dir = plan.out_dir / "walkforward";
   RLT_ASSIGN_OR_RETURN(runlog::StagingDir staging,
                        runlog::StagingDir::Create(summary_dir.string()));
   RLT_RETURN_IF_ERROR(
-      WriteText(fs::path(staging.path()) / eval::kSummaryFile, outcome.summary_json));
+      WriteText(fs::path(staging.path()) / eval::kSummaryFile, outcome->summary_json));
   RLT_RETURN_IF_ERROR(WriteText(fs::path(staging.path()) / eval::kDailyReturnsFile, daily));
   RLT_RETURN_IF_ERROR(WriteText(fs::path(staging.path()) / eval::kEquityFile, equity));
   RLT_RETURN_IF_ERROR(staging.Commit(/*replace=*/true));
-  outcome.summary_dir = summary_dir.string();
+  outcome->summary_dir = summary_dir.string();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<WalkforwardOutcome> RunWalkforward(const WalkforwardRequest& request) {
+  WalkforwardOutcome outcome;
+  RLT_ASSIGN_OR_RETURN(const WalkforwardPlan plan, PlanWalkforward(request, &outcome));
+  for (const std::string& note : outcome.notes) fmt::print(stderr, "note: {}\n", note);
+  std::vector<DailyRow> rows;
+  Json folds_json = Json::array();
+  for (int k = 0; k < static_cast<int>(outcome.windows.size()); ++k) {
+    RLT_ASSIGN_OR_RETURN(std::optional<Json> fold, RunFold(request, plan, k, &outcome, &rows));
+    if (!fold) return outcome;  // interrupted
+    folds_json.push_back(std::move(*fold));
+  }
+  if (rows.empty()) return Status::DataError("the folds' evaluations produced no daily returns");
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (!(rows[i - 1].date < rows[i].date)) {
+      return Status::DataError("fold daily returns are not in time order at " + rows[i].date);
+    }
+  }
+  RLT_RETURN_IF_ERROR(WriteConcatenated(request, plan, rows, std::move(folds_json), &outcome));
   return outcome;
 }
 
