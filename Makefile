@@ -101,7 +101,7 @@ fuzz-ci: fuzz-build
 # .clang-format says. Debian's clang-format (14); nothing is rewritten.
 format-check:
 	@command -v clang-format >/dev/null || { echo "format-check: clang-format not found (apt-get install clang-format)" >&2; exit 1; }
-	@find src \( -name '*.h' -o -name '*.cc' \) -print0 | sort -z | \
+	@find src fuzz \( -name '*.h' -o -name '*.cc' \) -print0 | sort -z | \
 	  xargs -0 clang-format --dry-run --Werror || { echo "format-check: the files above are not formatted; fix with clang-format -i FILE" >&2; exit 1; }
 
 # `bench threads`: for every PPO config, threads = 0 (the default) must reach 95% of the

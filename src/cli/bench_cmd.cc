@@ -21,6 +21,7 @@
 #include "core/thread_pool.h"
 #include "env/registry.h"
 #include "env/vec_env.h"
+#include "market/date_range.h"
 #include "market/synth.h"
 #include "perf/machine.h"
 #include "perf/threads_check.h"
@@ -54,8 +55,8 @@ Result<env::EnvContext> BuildContext(const BenchEnvFlags& f, bool needs_market) 
   RLT_ASSIGN_OR_RETURN(market::MarketData md, market::GenerateSynthetic(so));
   env::DatasetOptions dopt;
   dopt.preset = f.preset;
-  RLT_ASSIGN_OR_RETURN(
-      ctx.market, env::PrepareMarketDataset(std::move(md.symbols.front()), dopt, env::DateRange{}));
+  RLT_ASSIGN_OR_RETURN(ctx.market, env::PrepareMarketDataset(std::move(md.symbols.front()), dopt,
+                                                             market::DateRange{}));
   return ctx;
 }
 

@@ -14,6 +14,7 @@
 
 #include "cli/cli_test_util.h"
 #include "market/csv.h"
+#include "testing/testing.h"
 
 namespace {
 
@@ -26,13 +27,7 @@ CmdResult RunRltrade(const std::string& args) { return rlt::cli::testing_util::R
 
 class CliTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("rlt_cli_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = rlt::testing::NewScratchDir("rlt_cli_"); }
   void TearDown() override { fs::remove_all(dir_); }
   std::string Synth(const std::string& name, int seed, int days = 5) {
     const std::string path = (dir_ / name).string();

@@ -19,17 +19,17 @@ namespace rlt::cli {
 
 using Action = std::function<int()>;
 
-void RegisterDataCommands(CLI::App& app, Action* action);      // data check, data synth
-void RegisterFeatureCommands(CLI::App& app, Action* action);   // indicator, features
-void RegisterBenchCommands(CLI::App& app, Action* action);     // bench env|machine|train
-void RegisterDemoCommand(CLI::App& app, Action* action);       // demo
-void RegisterTrainCommand(CLI::App& app, Action* action);      // train
-void RegisterMetricsCommand(CLI::App& app, Action* action);    // metrics
-void RegisterReportCommand(CLI::App& app, Action* action);     // report
-void RegisterStatusCommand(CLI::App& app, Action* action);     // status
-void RegisterEvalCommand(CLI::App& app, Action* action);       // eval
+void RegisterDataCommands(CLI::App& app, Action* action);        // data check, data synth
+void RegisterFeatureCommands(CLI::App& app, Action* action);     // indicator, features
+void RegisterBenchCommands(CLI::App& app, Action* action);       // bench env|machine|train
+void RegisterDemoCommand(CLI::App& app, Action* action);         // demo
+void RegisterTrainCommand(CLI::App& app, Action* action);        // train
+void RegisterMetricsCommand(CLI::App& app, Action* action);      // metrics
+void RegisterReportCommand(CLI::App& app, Action* action);       // report
+void RegisterStatusCommand(CLI::App& app, Action* action);       // status
+void RegisterEvalCommand(CLI::App& app, Action* action);         // eval
 void RegisterWalkforwardCommand(CLI::App& app, Action* action);  // walkforward
-void RegisterSignalCommand(CLI::App& app, Action* action);     // signal
+void RegisterSignalCommand(CLI::App& app, Action* action);       // signal
 // price, iv, bench pricing. REQUIRES: RegisterBenchCommands ran first (adds to `bench`).
 void RegisterPricingCommands(CLI::App& app, Action* action);
 

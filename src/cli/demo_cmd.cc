@@ -23,6 +23,7 @@
 #include "env/envs/intraday_rules.h"
 #include "env/registry.h"
 #include "env/vec_env.h"
+#include "market/date_range.h"
 #include "market/market.h"
 
 namespace rlt::cli {
@@ -56,7 +57,7 @@ float Decide(const std::string& policy, const market::Bars& bars, int64_t t) {
 
 Result<PolicyResult> RunPolicy(const std::string& policy,
                                std::shared_ptr<const env::MarketDataset> data,
-                               const env::DateRange& test, double cost_rate) {
+                               const market::DateRange& test, double cost_rate) {
   env::EnvContext ctx;
   ctx.market = data;
   ctx.settings = {{"action_mode", "target_position"},
@@ -143,8 +144,8 @@ int RunDemo(const DemoFlags& f) {
                                                " sessions; the demo needs at least 5"));
   }
   const size_t n_train = sessions.size() * 4 / 5;
-  const env::DateRange train{sessions.front().date, sessions[n_train - 1].date};
-  const env::DateRange test{sessions[n_train].date, sessions.back().date};
+  const market::DateRange train{sessions.front().date, sessions[n_train - 1].date};
+  const market::DateRange test{sessions[n_train].date, sessions.back().date};
   fmt::print("market   {} ({}): {} bars, {} sessions of {} bars, {} .. {}\n", csv, bars.symbol,
              bars.size(), sessions.size(), sessions.front().size(),
              FormatDate(sessions.front().date), FormatDate(sessions.back().date));

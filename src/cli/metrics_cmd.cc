@@ -45,10 +45,9 @@ void PrintTable(const MetricsFlags& f, const eval::ReturnMetrics& m, size_t rows
   for (const eval::MetricInfo& info : eval::MetricTable()) {
     if (!info.from_returns) continue;
     const double v = info.value(sm);
-    const std::string value =
-        info.kind == eval::MetricKind::kInteger
-            ? std::to_string(static_cast<int64_t>(v))
-            : Cell(v, /*percent=*/info.kind == eval::MetricKind::kPercent);
+    const std::string value = info.kind == eval::MetricKind::kInteger
+                                  ? std::to_string(static_cast<int64_t>(v))
+                                  : Cell(v, /*percent=*/info.kind == eval::MetricKind::kPercent);
     row(info.key, value, info.note);
   }
 }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cli/cli_test_util.h"
+#include "testing/testing.h"
 
 namespace {
 
@@ -50,11 +51,7 @@ n_epochs = 2
 class PerfCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("rlt_perfcli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = rlt::testing::NewScratchDir("rlt_perfcli_");
     config_ = (dir_ / "tiny.toml").string();
     std::ofstream(config_) << kTinyCartPole;
   }

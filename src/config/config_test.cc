@@ -1,11 +1,12 @@
 #include "config/config.h"
-#include "testing/testing.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+
+#include "testing/testing.h"
 
 namespace rlt::config {
 namespace {
@@ -220,7 +221,7 @@ TEST(Config, OverridesReplaceOrAddKeysWithTheirSource) {
   EXPECT_EQ(c.SectionNames(), (std::vector<std::string>{"algo", "run"}));
   EXPECT_EQ(c.Get("run", "seed")->kind, ValueKind::kInteger);
 
-  c.ApplyOverride("algo.schedule=constant");
+  ASSERT_TRUE(c.ApplyOverride("algo.schedule=constant").ok());
   AlgoOptions o;
   ASSERT_TRUE(c.Bind("algo", o).ok());
   EXPECT_EQ(o.n_steps, 512);

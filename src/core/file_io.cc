@@ -70,14 +70,13 @@ Status CheckReplaceableFile(const std::string& path) {
                                  "path; choose another output path");
 }
 
-
 Status WriteFileAtomic(const std::string& path, std::string_view bytes) {
   RLT_RETURN_IF_ERROR(CheckReplaceableFile(path));
   const std::string temp = posix_io::HiddenSibling(path, "tmp");
   posix_io::Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (!fd.valid()) {
     return WritingContext(posix_io::ErrnoStatus("create temporary file", temp, errno), "writing",
-                       path);
+                          path);
   }
   Status status = posix_io::WriteAll(fd.get(), bytes, temp);
   if (status.ok()) status = posix_io::FsyncFd(fd.get(), temp);
@@ -92,7 +91,6 @@ Status WriteFileAtomic(const std::string& path, std::string_view bytes) {
   }
   return WritingContext(posix_io::FsyncPath(posix_io::ParentDir(path)), "writing", path);
 }
-
 
 Status Annotate(const Status& status, const std::string& prefix, const std::string& suffix) {
   std::string m = prefix + status.message() + suffix;
@@ -139,8 +137,7 @@ Result<std::string> ReadFile(const std::string& path, int64_t max_bytes) {
   }
   auto too_large = [&](int64_t size) {
     return Status::OutOfRange("'" + path + "' is larger than " + std::to_string(max_bytes) +
-                              " bytes (" + std::to_string(size) +
-                              "): is this the right file?");
+                              " bytes (" + std::to_string(size) + "): is this the right file?");
   };
   if (st.st_size > max_bytes) return too_large(st.st_size);
   std::string out;

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <random>
 
-
 namespace rlt::posix_io {
 
 std::string ErrnoHint(int err) {

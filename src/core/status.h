@@ -19,7 +19,9 @@
 namespace rlt {
 
 // A success or an error with a human-readable message. Cheap to copy on success.
-class Status {
+// [[nodiscard]]: ignoring a returned Status or Result is a compile warning (an error with
+// RLT_WERROR); write `(void)` with a comment where dropping one is deliberate.
+class [[nodiscard]] Status {
  public:
   enum class Code {
     kOk,
@@ -57,7 +59,7 @@ class Status {
 
 // A value or an error Status. REQUIRES: ok() before value().
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design

@@ -31,8 +31,8 @@ Result<Rows> ReadCsv(const std::string& path, const std::string& header,
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (number == 1) {
       if (line != header) {
-        return Status::DataError(fmt::format("{}:1: expected the header '{}', found '{:.80}'",
-                                             path, header, line));
+        return Status::DataError(
+            fmt::format("{}:1: expected the header '{}', found '{:.80}'", path, header, line));
       }
       continue;
     }
@@ -42,14 +42,16 @@ Result<Rows> ReadCsv(const std::string& path, const std::string& header,
     for (std::string field; std::getline(ss, field, ',');) fields.push_back(field);
     if (line.back() == ',') fields.emplace_back();
     if (fields.size() != columns) {
-      return Status::DataError(fmt::format("{}:{}: expected {} comma-separated fields ({}), found {}",
-                                           path, number, columns, header, fields.size()));
+      return Status::DataError(
+          fmt::format("{}:{}: expected {} comma-separated fields ({}), found {}", path, number,
+                      columns, header, fields.size()));
     }
     rows.push_back(std::move(fields));
     line_numbers->push_back(number);
   }
   if (in.bad()) return Status::IoError(fmt::format("cannot read '{}'", path));
-  if (number == 0) return Status::DataError(fmt::format("{}: empty file, expected the header '{}'", path, header));
+  if (number == 0)
+    return Status::DataError(fmt::format("{}: empty file, expected the header '{}'", path, header));
   return rows;
 }
 
@@ -110,8 +112,8 @@ Result<std::vector<DailyReturnRow>> ReadDailyReturnsCsv(const std::string& path)
   RLT_RETURN_IF_ERROR(ParseColumns(path, rows, lines, {1, 2, 3}, &num));
   std::vector<DailyReturnRow> out;
   for (size_t i = 0; i < rows.size(); ++i) {
-    out.push_back({rows[i][0], num[i][0], num[i][1], num[i][2],
-                   {rows[i][1], rows[i][2], rows[i][3]}});
+    out.push_back(
+        {rows[i][0], num[i][0], num[i][1], num[i][2], {rows[i][1], rows[i][2], rows[i][3]}});
   }
   return out;
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "eval/outputs.h"
+#include "testing/testing.h"
 
 namespace rlt::eval {
 namespace {
@@ -46,11 +47,7 @@ size_t Count(const std::string& haystack, const std::string& needle) {
 }
 
 fs::path FreshDir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("rlt_report_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return rlt::testing::NewScratchDir("rlt_report_test_" + name + "_");
 }
 
 // "2024-01-30T09:30:00-05:00" plus `bar` minutes.

@@ -27,6 +27,7 @@
 #include "eval/report.h"
 #include "evalrun/backtest.h"
 #include "learn/inference.h"
+#include "market/date_range.h"
 #include "runlog/atomic_dir.h"
 #include "runlog/manifest.h"
 #include "train/train_options.h"
@@ -102,17 +103,17 @@ Result<LoadedRun> LoadRun(const EvalRequest& request) {
 struct ResolvedRange {
   std::string name;   // directory name under eval/
   std::string label;  // as the user named it
-  env::DateRange dates;
+  market::DateRange dates;
   bool in_sample = false;
 };
 
 Result<ResolvedRange> ResolveRange(const EvalRequest& request,
-                                   const std::map<std::string, env::DateRange>& split,
+                                   const std::map<std::string, market::DateRange>& split,
                                    const std::optional<train::TrainingRanges>& trained) {
   ResolvedRange r;
   r.label = request.range;
   if (request.range.find(':') != std::string::npos) {
-    RLT_ASSIGN_OR_RETURN(r.dates, env::DateRange::Parse(request.range));
+    RLT_ASSIGN_OR_RETURN(r.dates, market::DateRange::Parse(request.range));
     r.name = request.range;
     for (char& c : r.name) c = c == ':' ? '_' : c;
   } else {
@@ -160,7 +161,7 @@ struct EnvBundle {
   env::IntradayOptions options;
 };
 
-Result<EnvBundle> MakeBacktestEnv(const train::EnvSetup& setup, const env::DateRange& range) {
+Result<EnvBundle> MakeBacktestEnv(const train::EnvSetup& setup, const market::DateRange& range) {
   env::EnvContext context = setup.context;
   context.settings["range"] = range.first == 0 && range.last == 0 ? "" : range.ToString();
   context.settings["sequential"] = "true";

@@ -20,6 +20,7 @@
 #include "eval/outputs.h"
 #include "evalrun/test_util.h"
 #include "market/market.h"
+#include "testing/testing.h"
 #include "train/train.h"
 
 namespace rlt::evalrun {
@@ -39,10 +40,7 @@ constexpr const char* kTest = "2023-02-16:2023-03-31";
 class EvalRun : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    root_ = new fs::path(fs::temp_directory_path() /
-                         ("rlt_evalrun_test_" + std::to_string(::getpid())));
-    fs::remove_all(*root_);
-    fs::create_directories(*root_);
+    root_ = new fs::path(rlt::testing::NewScratchDir("rlt_evalrun_test_"));
     const fs::path config = *root_ / "run.toml";
     std::ofstream(config) << "[run]\ntotal_steps = 2048\nthreads = 1\nseed = 3\n"
                           << "[data]\nsource = \"synthetic\"\ndays = " << kDays
@@ -246,10 +244,7 @@ TEST_F(EvalRun, WithoutAPredictableComponentNothingHonestBeatsFlat) {
 // The same with a policy trained in target_position mode, whose deterministic action is
 // a non-zero exposure (so the check is not passed by a policy that never trades).
 TEST(EvalHonesty, ATrainedTargetPositionPolicyDoesNotBeatFlatWithoutASignal) {
-  const fs::path root =
-      fs::temp_directory_path() / ("rlt_evalrun_target_" + std::to_string(::getpid()));
-  fs::remove_all(root);
-  fs::create_directories(root);
+  const fs::path root = rlt::testing::NewScratchDir("rlt_evalrun_target_");
   std::ofstream(root / "t.toml") << "[run]\ntotal_steps = 2048\nthreads = 1\nseed = 5\n"
                                  << "[data]\nsource = \"synthetic\"\ndays = " << kDays
                                  << "\nsignal_to_noise = 0.0\n"
@@ -286,10 +281,7 @@ TEST_F(EvalRun, UnknownPolicyAndRangeAreErrorsThatSayWhatToGive) {
 }
 
 TEST(EvalEpisodic, CartPoleWritesMeanAndStdOfDeterministicEpisodes) {
-  const fs::path root =
-      fs::temp_directory_path() / ("rlt_evalrun_cartpole_" + std::to_string(::getpid()));
-  fs::remove_all(root);
-  fs::create_directories(root);
+  const fs::path root = rlt::testing::NewScratchDir("rlt_evalrun_cartpole_");
   std::ofstream(root / "c.toml") << "[run]\ntotal_steps = 256\nthreads = 1\n"
                                  << "[env]\nid = \"cartpole\"\nnum_envs = 2\n"
                                  << "[algo]\nn_steps = 64\nbatch_size = 64\nn_epochs = 1\n";

@@ -21,6 +21,7 @@
 #include "evalrun/test_util.h"
 #include "learn/inference.h"
 #include "market/market.h"
+#include "testing/testing.h"
 #include "train/train.h"
 #include "train/train_options.h"
 
@@ -35,10 +36,7 @@ constexpr int kDays = 60;
 class SignalRun : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    root_ =
-        new fs::path(fs::temp_directory_path() / ("rlt_signal_test_" + std::to_string(::getpid())));
-    fs::remove_all(*root_);
-    fs::create_directories(*root_);
+    root_ = new fs::path(rlt::testing::NewScratchDir("rlt_signal_test_"));
     const fs::path config = *root_ / "run.toml";
     std::ofstream(config) << "[run]\ntotal_steps = 1024\nthreads = 1\nseed = 3\n"
                           << "[data]\nsource = \"synthetic\"\ndays = " << kDays

@@ -21,6 +21,7 @@
 #include "eval/metrics_json.h"
 #include "eval/outputs.h"
 #include "evalrun/evalrun.h"
+#include "market/date_range.h"
 #include "runlog/atomic_dir.h"
 #include "train/train.h"
 #include "train/train_options.h"
@@ -166,8 +167,8 @@ namespace {
 struct WalkforwardPlan {
   config::Config base;  // the config with the caller's overrides applied
   std::vector<int32_t> sessions;
-  std::optional<env::DateRange> validation;  // [split] validation, if any
-  bool disable_eval = false;                 // folds train with run.eval_every = 0
+  std::optional<market::DateRange> validation;  // [split] validation, if any
+  bool disable_eval = false;                    // folds train with run.eval_every = 0
   fs::path out_dir;
 };
 
@@ -179,11 +180,10 @@ Result<WalkforwardPlan> PlanWalkforward(const WalkforwardRequest& request,
   RLT_ASSIGN_OR_RETURN(plan.base, config::Config::LoadFile(request.config_path));
   for (const std::string& o : request.overrides) RLT_RETURN_IF_ERROR(plan.base.ApplyOverride(o));
   RLT_ASSIGN_OR_RETURN(plan.sessions, train::SessionDates(plan.base));
-  RLT_ASSIGN_OR_RETURN(outcome->windows, PlanFolds(plan.sessions, request.folds,
-                                                   request.train_days, request.test_days,
-                                                   request.rolling));
+  RLT_ASSIGN_OR_RETURN(outcome->windows, PlanFolds(plan.sessions, request.folds, request.train_days,
+                                                   request.test_days, request.rolling));
   if (const config::ConfigValue* v = plan.base.Get("split", "validation")) {
-    Result<env::DateRange> r = env::DateRange::Parse(v->text);
+    Result<market::DateRange> r = market::DateRange::Parse(v->text);
     if (!r.ok())
       return Status::InvalidArgument(v->source + ": [split] validation: " + r.status().message());
     plan.validation = *r;
@@ -216,12 +216,12 @@ Result<WalkforwardPlan> PlanWalkforward(const WalkforwardRequest& request,
 // Trains fold k on its window and evaluates it on its test window; appends its daily
 // returns to `rows`. Returns the fold's summary entry, or nullopt when training was
 // interrupted (outcome->exit_code is then set).
-Result<std::optional<Json>> RunFold(const WalkforwardRequest& request,
-                                    const WalkforwardPlan& plan, int k,
-                                    WalkforwardOutcome* outcome, std::vector<DailyRow>* rows) {
+Result<std::optional<Json>> RunFold(const WalkforwardRequest& request, const WalkforwardPlan& plan,
+                                    int k, WalkforwardOutcome* outcome,
+                                    std::vector<DailyRow>* rows) {
   const FoldWindow& w = outcome->windows[k];
-  const env::DateRange train_range{w.train_first, w.train_last};
-  const env::DateRange test_range{w.test_first, w.test_last};
+  const market::DateRange train_range{w.train_first, w.train_last};
+  const market::DateRange test_range{w.test_first, w.test_last};
   const fs::path fold_dir = plan.out_dir / ("fold_" + std::to_string(k));
   if (!request.quiet) {
     fmt::print(stderr, "fold {}/{}: train {} ({} sessions), test {} ({} sessions) -> {}\n", k + 1,

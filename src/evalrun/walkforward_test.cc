@@ -21,6 +21,8 @@
 #include "eval/metrics.h"
 #include "eval/outputs.h"
 #include "evalrun/test_util.h"
+#include "market/date_range.h"
+#include "testing/testing.h"
 #include "train/train_options.h"
 
 namespace rlt::evalrun {
@@ -64,10 +66,7 @@ constexpr int kDays = 40;
 class Walkforward : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    root_ = new fs::path(fs::temp_directory_path() /
-                         ("rlt_walkforward_test_" + std::to_string(::getpid())));
-    fs::remove_all(*root_);
-    fs::create_directories(*root_);
+    root_ = new fs::path(rlt::testing::NewScratchDir("rlt_walkforward_test_"));
     // The [split] ranges are replaced per fold; validation overlaps and must go.
     std::ofstream(Config()) << "[run]\ntotal_steps = 2048\nthreads = 1\nseed = 3\n"
                             << "[data]\nsource = \"synthetic\"\ndays = " << kDays
@@ -142,9 +141,10 @@ TEST_F(Walkforward, EveryFoldIsARunDirectoryWithItsEvaluation) {
     // The fold's resolved config holds its windows.
     const std::string config = Read(dir / "config.toml");
     const FoldWindow& w = expanding_->windows[k];
-    EXPECT_NE(config.find(env::DateRange{w.train_first, w.train_last}.ToString()),
+    EXPECT_NE(config.find(market::DateRange{w.train_first, w.train_last}.ToString()),
               std::string::npos);
-    EXPECT_NE(config.find(env::DateRange{w.test_first, w.test_last}.ToString()), std::string::npos);
+    EXPECT_NE(config.find(market::DateRange{w.test_first, w.test_last}.ToString()),
+              std::string::npos);
     EXPECT_EQ(config.find("validation"), std::string::npos);
     const auto s = nlohmann::json::parse(Read(dir / "eval" / "test" / eval::kSummaryFile));
     EXPECT_FALSE(s["in_sample"].get<bool>());

@@ -212,6 +212,18 @@ std::vector<double> OracleSeries(const market::Bars& b, const std::string& indic
   if (indicator == "DX") return fast ? Dx(h, l, c, {period}) : ref::Dx(h, l, c, {period});
   if (indicator == "ADX") return fast ? Adx(h, l, c, {period}) : ref::Adx(h, l, c, {period});
   if (indicator == "ADXR") return fast ? Adxr(h, l, c, {period}) : ref::Adxr(h, l, c, {period});
+  if (indicator == "STOCH") {
+    int k = 0, sk = 0, sd = 0;
+    EXPECT_EQ(std::sscanf(params.c_str(), "%d-%d-%d", &k, &sk, &sd), 3);
+    const StochOutput s = fast ? Stoch(h, l, c, {k, sk, sd}) : ref::Stoch(h, l, c, {k, sk, sd});
+    return output == "slowk" ? s.slowk : s.slowd;
+  }
+  if (indicator == "STDDEV") {
+    int n = 0;
+    double dev = 0;
+    EXPECT_EQ(std::sscanf(params.c_str(), "%d-%lf", &n, &dev), 2);
+    return fast ? Stddev(b.close, {n, dev}) : ref::Stddev(b.close, {n, dev});
+  }
   ADD_FAILURE() << "oracle row for an indicator this test does not know: " << indicator;
   return {};
 }
@@ -219,8 +231,12 @@ std::vector<double> OracleSeries(const market::Bars& b, const std::string& indic
 TEST(Indicators, ReproduceEveryTalibRegressionValue) {
   const market::Bars bars = testing::TalibBars();
   ASSERT_EQ(bars.size(), 252u);
-  const auto rows = testing::ReadCsvRows(testing::FixturePath("talib_expected.csv"));
+  auto rows = testing::ReadCsvRows(testing::FixturePath("talib_expected.csv"));
   ASSERT_GE(rows.size(), 46u);
+  // STOCH and STDDEV rows from TA-Lib's test_stoch.c / test_stddev.c (provenance in the file).
+  const auto more = testing::ReadCsvRows(testing::FixturePath("talib_expected_stoch_stddev.csv"));
+  ASSERT_EQ(more.size(), 14u);
+  rows.insert(rows.end(), more.begin(), more.end());
   for (const auto& row : rows) {
     ASSERT_EQ(row.size(), 5u);
     const size_t bar = std::stoul(row[3]);

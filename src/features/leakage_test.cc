@@ -1,7 +1,7 @@
-// No look-ahead (docs/ARCHITECTURE.md, "The invariants"): for several t, replacing every bar after t by a
-// different valid bar (open, high, low, close and volume all change) leaves every output
-// at rows <= t bit-identical, for every registered indicator, the extra series kernels,
-// the per-session features and both presets.
+// No look-ahead (docs/ARCHITECTURE.md, "The invariants"): for several t, replacing every bar after
+// t by a different valid bar (open, high, low, close and volume all change) leaves every output at
+// rows <= t bit-identical, for every registered indicator, the extra series kernels, the
+// per-session features and both presets.
 #include <gtest/gtest.h>
 
 #include <vector>

@@ -62,10 +62,10 @@ Entry ClosePeriod(const char* name, const char* description,
 std::vector<Entry> CloseEntries() {
   namespace ref = reference;
   std::vector<Entry> e;
-  e.push_back(ClosePeriod<SmaParams>("sma", "simple moving average", Sma, ref::Sma, SmaLookback,
-                                     30));
-  e.push_back(ClosePeriod<EmaParams>("ema", "exponential moving average (SMA seed)", Ema,
-                                     ref::Ema, EmaLookback, 30));
+  e.push_back(
+      ClosePeriod<SmaParams>("sma", "simple moving average", Sma, ref::Sma, SmaLookback, 30));
+  e.push_back(ClosePeriod<EmaParams>("ema", "exponential moving average (SMA seed)", Ema, ref::Ema,
+                                     EmaLookback, 30));
   e.push_back(ClosePeriod<RsiParams>("rsi", "Wilder relative strength index", Rsi, ref::Rsi,
                                      RsiLookback, 14));
   e.push_back({{"macd",
@@ -83,18 +83,17 @@ std::vector<Entry> CloseEntries() {
                [](auto& v) {
                  return MacdLookback({I(v, "fast"), I(v, "slow"), I(v, "signal")});
                }});
-  e.push_back(
-      {{"bbands",
-        "Bollinger bands (SMA, population stddev)",
-        "close",
-        {Period(5), {"nbdevup", 2, -3e37, 3e37, false}, {"nbdevdn", 2, -3e37, 3e37, false}},
-        {"upperband", "middleband", "lowerband"}},
-       [](auto& b, auto& v, bool r) {
-         const BbandsParams p{I(v, "period"), v.at("nbdevup"), v.at("nbdevdn")};
-         BbandsOutput o = r ? ref::Bbands(b.close, p) : Bbands(b.close, p);
-         return Outputs{o.upper, o.middle, o.lower};
-       },
-       [](auto& v) { return BbandsLookback({I(v, "period")}); }});
+  e.push_back({{"bbands",
+                "Bollinger bands (SMA, population stddev)",
+                "close",
+                {Period(5), {"nbdevup", 2, -3e37, 3e37, false}, {"nbdevdn", 2, -3e37, 3e37, false}},
+                {"upperband", "middleband", "lowerband"}},
+               [](auto& b, auto& v, bool r) {
+                 const BbandsParams p{I(v, "period"), v.at("nbdevup"), v.at("nbdevdn")};
+                 BbandsOutput o = r ? ref::Bbands(b.close, p) : Bbands(b.close, p);
+                 return Outputs{o.upper, o.middle, o.lower};
+               },
+               [](auto& v) { return BbandsLookback({I(v, "period")}); }});
   e.push_back({{"stddev",
                 "population standard deviation times nbdev",
                 "close",
@@ -111,18 +110,17 @@ std::vector<Entry> CloseEntries() {
 std::vector<Entry> BarEntries() {
   namespace ref = reference;
   std::vector<Entry> e;
-  e.push_back(HlcPeriod<AtrParams>("atr", "Wilder average true range", Atr, ref::Atr,
-                                   AtrLookback, 1));
+  e.push_back(
+      HlcPeriod<AtrParams>("atr", "Wilder average true range", Atr, ref::Atr, AtrLookback, 1));
   e.push_back(HlcPeriod<AtrParams>("natr", "100 * ATR / close", Natr, ref::Natr, AtrLookback, 1));
   e.push_back(HlcPeriod<WillrParams>("willr", "Williams %R", Willr, ref::Willr, WillrLookback));
   e.push_back(HlcPeriod<CciParams>("cci", "commodity channel index", Cci, ref::Cci, CciLookback));
   e.push_back(HlcPeriod<DmiParams>("plus_di", "plus directional indicator", PlusDi, ref::PlusDi,
                                    DiLookback, 1));
-  e.push_back(HlcPeriod<DmiParams>("minus_di", "minus directional indicator", MinusDi,
-                                   ref::MinusDi, DiLookback, 1));
+  e.push_back(HlcPeriod<DmiParams>("minus_di", "minus directional indicator", MinusDi, ref::MinusDi,
+                                   DiLookback, 1));
   e.push_back(HlcPeriod<DmiParams>("dx", "directional movement index", Dx, ref::Dx, DiLookback));
-  e.push_back(
-      HlcPeriod<DmiParams>("adx", "average directional index", Adx, ref::Adx, AdxLookback));
+  e.push_back(HlcPeriod<DmiParams>("adx", "average directional index", Adx, ref::Adx, AdxLookback));
   e.push_back(HlcPeriod<DmiParams>("adxr", "ADX rating", Adxr, ref::Adxr, AdxrLookback));
   e.push_back({{"stoch",
                 "slow stochastic (SMA smoothing)",
@@ -133,8 +131,8 @@ std::vector<Entry> BarEntries() {
                 {"slowk", "slowd"}},
                [](auto& b, auto& v, bool r) {
                  const StochParams p{I(v, "fastk"), I(v, "slowk"), I(v, "slowd")};
-                 StochOutput s = r ? ref::Stoch(b.high, b.low, b.close, p)
-                                   : Stoch(b.high, b.low, b.close, p);
+                 StochOutput s =
+                     r ? ref::Stoch(b.high, b.low, b.close, p) : Stoch(b.high, b.low, b.close, p);
                  return Outputs{s.slowk, s.slowd};
                },
                [](auto& v) {

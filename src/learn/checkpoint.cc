@@ -211,8 +211,8 @@ Status LoadCheckpoint(const fs::path& dir, PpoTrainer& trainer) {
   RLT_RETURN_IF_ERROR(VerifyCheckpointFiles(dir));
   const std::string expected = std::string(kFormat) + "\n" + Shapes(trainer) + "\n";
   if (*text != expected) {
-    return Status::DataError(dir.string() + "/FORMAT: expected\n" + expected + "got\n" +
-                             *text + "(checkpoint from another version or env shape)");
+    return Status::DataError(dir.string() + "/FORMAT: expected\n" + expected + "got\n" + *text +
+                             "(checkpoint from another version or env shape)");
   }
   // The env state first: its header check (env id, shapes) fails before anything changes.
   RLT_ASSIGN_OR_RETURN(const std::string env_state, ReadBytes(dir / kEnvStateFile));

@@ -18,13 +18,6 @@ double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-double Mean(const std::vector<double>& v) {
-  if (v.empty()) return 0.0;
-  double s = 0;
-  for (double x : v) s += x;
-  return s / static_cast<double>(v.size());
-}
-
 native::ActorCriticSpec MakeSpec(int obs_dim, const env::ActionSpace& space,
                                  const PolicyOptions& o) {
   native::ActorCriticSpec s;
@@ -96,12 +89,12 @@ UpdateStats NativeLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
   }
   const native::PpoLossSettings ns{s.clip_range, s.clip_range_vf, s.ent_coef, s.vf_coef,
                                    s.normalize_advantage};
-  std::vector<double> pg_losses, value_losses, entropy_losses, clip_fractions, approx_kls;
+  UpdateLossLog log;
   UpdateStats stats;
   perm_.resize(n);
   for (int epoch = 0; epoch < o.n_epochs && !stats.early_stopped; ++epoch) {
     ++stats.epochs;
-    approx_kls.clear();
+    log.StartEpoch();
     for (int64_t k = 0; k < n; ++k) perm_[k] = k;
     for (int64_t k = n - 1; k > 0; --k) {  // Fisher-Yates
       std::swap(perm_[k], perm_[static_cast<int64_t>(rng_.UniformInt(k + 1))]);
@@ -126,11 +119,7 @@ UpdateStats NativeLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
                           {values_.data(), log_probs_.data(), entropy_.data(), mb_values_.data(),
                            mb_log_probs_.data(), mb_advantages_.data(), mb_returns_.data()},
                           ns, d_values_.data(), d_log_probs_.data(), d_entropy_.data());
-      pg_losses.push_back(t.policy_loss);
-      value_losses.push_back(t.value_loss);
-      entropy_losses.push_back(t.entropy_loss);
-      clip_fractions.push_back(t.clip_fraction);
-      approx_kls.push_back(t.approx_kl);
+      log.Add(t.policy_loss, t.value_loss, t.entropy_loss, t.clip_fraction, t.approx_kl);
       stats.loss = t.loss;
       const auto t1 = Clock::now();
       if (timing) timing->forward += Seconds(t0, t1);
@@ -150,11 +139,7 @@ UpdateStats NativeLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
       }
     }
   }
-  stats.policy_gradient_loss = Mean(pg_losses);
-  stats.value_loss = Mean(value_losses);
-  stats.entropy_loss = Mean(entropy_losses);
-  stats.clip_fraction = Mean(clip_fractions);
-  stats.approx_kl = Mean(approx_kls);
+  log.WriteMeans(&stats);
   return stats;
 }
 

@@ -23,6 +23,23 @@ double Mean(const std::vector<double>& v) {
 
 }  // namespace
 
+void UpdateLossLog::Add(double policy_loss, double value_loss, double entropy_loss,
+                        double clip_fraction, double approx_kl) {
+  pg_losses_.push_back(policy_loss);
+  value_losses_.push_back(value_loss);
+  entropy_losses_.push_back(entropy_loss);
+  clip_fractions_.push_back(clip_fraction);
+  approx_kls_.push_back(approx_kl);
+}
+
+void UpdateLossLog::WriteMeans(UpdateStats* stats) const {
+  stats->policy_gradient_loss = Mean(pg_losses_);
+  stats->value_loss = Mean(value_losses_);
+  stats->entropy_loss = Mean(entropy_losses_);
+  stats->clip_fraction = Mean(clip_fractions_);
+  stats->approx_kl = Mean(approx_kls_);
+}
+
 Status ValidatePpoOptions(const PpoOptions& o) {
   if (o.n_steps < 1) return Status::InvalidArgument("[ppo] n_steps must be >= 1");
   if (o.batch_size < 1) return Status::InvalidArgument("[ppo] batch_size must be >= 1");
@@ -87,11 +104,11 @@ UpdateStats PpoUpdate(ActorCritic& policy, torch::optim::Adam& optimizer, Rollou
   const torch::Tensor values = buffer.flat_values(), log_probs = buffer.flat_log_probs();
   const torch::Tensor advantages = buffer.flat_advantages(), returns = buffer.flat_returns();
   const std::vector<torch::Tensor> params = policy->parameters();
-  std::vector<double> pg_losses, value_losses, entropy_losses, clip_fractions, approx_kls;
+  UpdateLossLog log;
   UpdateStats stats;
   for (int epoch = 0; epoch < o.n_epochs && !stats.early_stopped; ++epoch) {
     ++stats.epochs;
-    approx_kls.clear();
+    log.StartEpoch();
     const torch::Tensor perm = torch::randperm(n, generator, torch::TensorOptions(torch::kLong));
     for (int64_t start = 0; start < n; start += o.batch_size) {
       const auto t0 = Clock::now();
@@ -101,11 +118,8 @@ UpdateStats PpoUpdate(ActorCritic& policy, torch::optim::Adam& optimizer, Rollou
                    advantages.index_select(0, idx), returns.index_select(0, idx)};
       const EvaluateResult eval = policy->Evaluate(mb.obs, mb.actions);
       const PpoLoss loss = ComputePpoLoss(eval, mb, settings);
-      pg_losses.push_back(loss.policy_loss.item<double>());
-      value_losses.push_back(loss.value_loss.item<double>());
-      entropy_losses.push_back(loss.entropy_loss.item<double>());
-      clip_fractions.push_back(loss.clip_fraction);
-      approx_kls.push_back(loss.approx_kl);
+      log.Add(loss.policy_loss.item<double>(), loss.value_loss.item<double>(),
+              loss.entropy_loss.item<double>(), loss.clip_fraction, loss.approx_kl);
       stats.loss = loss.loss.item<double>();
       const auto t1 = Clock::now();
       if (timing) timing->forward += Seconds(t0, t1);
@@ -125,11 +139,7 @@ UpdateStats PpoUpdate(ActorCritic& policy, torch::optim::Adam& optimizer, Rollou
       }
     }
   }
-  stats.policy_gradient_loss = Mean(pg_losses);
-  stats.value_loss = Mean(value_losses);
-  stats.entropy_loss = Mean(entropy_losses);
-  stats.clip_fraction = Mean(clip_fractions);
-  stats.approx_kl = Mean(approx_kls);
+  log.WriteMeans(&stats);
   return stats;
 }
 

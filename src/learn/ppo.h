@@ -109,6 +109,20 @@ struct UpdateStats {
   bool early_stopped = false;  // target_kl ended the update
 };
 
+// The per-minibatch loss terms of one update, averaged into UpdateStats as SB3 logs them
+// (approx_kl over the last epoch's minibatches only). Shared by both learner backends.
+class UpdateLossLog {
+ public:
+  void StartEpoch() { approx_kls_.clear(); }
+  void Add(double policy_loss, double value_loss, double entropy_loss, double clip_fraction,
+           double approx_kl);
+  // Writes the means into stats (0 where nothing was added).
+  void WriteMeans(UpdateStats* stats) const;
+
+ private:
+  std::vector<double> pg_losses_, value_losses_, entropy_losses_, clip_fractions_, approx_kls_;
+};
+
 // Seconds spent, accumulated across calls.
 struct UpdateTiming {
   double forward = 0, backward = 0, optimizer = 0;

@@ -102,8 +102,8 @@ PpoTrainer::PpoTrainer(env::VecEnv& venv, const PolicyOptions& policy_options,
                                                     torch::optim::AdamOptions(lr0).eps(1e-5));
   if (policy_options.backend == "native") {
     RLT_CHECK(NativeSupports(policy_options));
-    native_ = std::make_unique<NativeLearner>(policy_, obs_dim_, venv.spec().action,
-                                              policy_options, seed);
+    native_ = std::make_unique<NativeLearner>(policy_, obs_dim_, venv.spec().action, policy_options,
+                                              seed);
   }
   env_actions_.assign(static_cast<size_t>(num_envs_) * act_dim_, 0.0f);
   last_episode_starts_.assign(num_envs_, 1.0f);  // SB3: np.ones at the start of learn()

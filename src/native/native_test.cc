@@ -21,6 +21,7 @@
 #include "native/lstm.h"
 #include "native/ppo_loss.h"
 #include "native/tensor_file.h"
+#include "testing/testing.h"
 
 namespace rlt::native {
 namespace {
@@ -648,7 +649,8 @@ TEST(TensorFile, RoundTripsThroughBytesAndDisk) {
   EXPECT_TRUE(parsed->Find("adam.step")->shape.empty());
   EXPECT_EQ(parsed->Find("empty")->numel(), 0);
 
-  const auto path = std::filesystem::temp_directory_path() / "rlt_native_test_tensors.bin";
+  const rlt::testing::ScratchDir scratch("rlt_native_test_");
+  const std::filesystem::path path = scratch / "tensors.bin";
   ASSERT_TRUE(f.Write(path).ok());
   auto read = TensorFile::Read(path);
   ASSERT_TRUE(read.ok()) << read.status().ToString();

@@ -72,9 +72,9 @@ Result<TrainBenchResult> MeasureOne(const TrainBenchOptions& o, const std::strin
       fs::remove_all(dir, ec);
     }
   } cleanup{scratch};
-  RLT_ASSIGN_OR_RETURN(std::unique_ptr<train::TrainBenchmark> bench,
-                       train::BuildForBenchmark(o.config_path, overrides, scratch.string()));
-  const train::BenchmarkShape& shape = bench->shape();
+  RLT_ASSIGN_OR_RETURN(std::unique_ptr<train::TrainingSession> bench,
+                       train::OpenTrainingSession(o.config_path, overrides, scratch.string()));
+  const train::SessionShape& shape = bench->shape();
   const int64_t per_update = shape.n_steps * shape.num_envs;
   const int64_t target = o.steps > 0 ? o.steps : 4 * per_update;
   RLT_RETURN_IF_ERROR(bench->Iterate());  // warm-up: first-touch allocations, thread pools

@@ -1,7 +1,7 @@
 // rltrade perf: `rltrade bench train` — the real training loop of a config, measured.
 //
 // For each (device, threads) setting, MeasureTraining() builds the config's trainer exactly
-// as `rltrade train` does (train::BuildForBenchmark: same setup code, same thread settings,
+// as `rltrade train` does (train::OpenTrainingSession: same setup code, same thread settings,
 // metrics and checkpoints written to a scratch directory), runs one warm-up update, then
 // updates until `steps` env steps have passed, and reports:
 //   env_steps_per_sec   env steps / wall seconds of the measured updates (end to end);

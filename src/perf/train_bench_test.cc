@@ -1,12 +1,13 @@
 // Tests of `bench train`'s measurement library: the analytic FLOP count and a measured run
 // of a tiny CartPole config (fractions sum to 1, every key filled).
 #include "perf/train_bench.h"
-#include "testing/testing.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+
+#include "testing/testing.h"
 
 namespace rlt::perf {
 namespace {

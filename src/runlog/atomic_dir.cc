@@ -9,8 +9,8 @@
 #include <cerrno>
 #include <filesystem>
 
-#include "fmt/format.h"
 #include "core/posix_io.h"
+#include "fmt/format.h"
 
 namespace rlt::runlog {
 namespace {

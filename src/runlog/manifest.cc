@@ -16,9 +16,9 @@
 #include <sstream>
 
 #include "core/file_io.h"
+#include "core/posix_io.h"
 #include "fmt/format.h"
 #include "runlog/atomic_dir.h"
-#include "core/posix_io.h"
 #include "runlog/tensorboard.h"
 
 namespace rlt::runlog {

@@ -10,9 +10,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/file_io.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
-#include "core/file_io.h"
 
 namespace rlt::runlog {
 namespace {

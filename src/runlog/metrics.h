@@ -40,8 +40,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/status.h"
 #include "core/posix_io.h"
+#include "core/status.h"
 #include "runlog/tensorboard.h"
 
 namespace rlt::runlog {

@@ -29,8 +29,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/status.h"
 #include "core/posix_io.h"
+#include "core/status.h"
 
 namespace rlt::runlog {
 

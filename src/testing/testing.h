@@ -31,7 +31,8 @@ class ScratchDir {
   explicit ScratchDir(const std::string& prefix = "rlt_test_") {
     std::string templ = ::testing::TempDir() + prefix + "XXXXXX";
     if (::mkdtemp(templ.data()) != nullptr) path_ = templ;
-    EXPECT_FALSE(path_.empty()) << "cannot create a scratch directory under " << ::testing::TempDir();
+    EXPECT_FALSE(path_.empty()) << "cannot create a scratch directory under "
+                                << ::testing::TempDir();
   }
   ~ScratchDir() {
     std::error_code ec;
@@ -47,6 +48,15 @@ class ScratchDir {
  private:
   std::string path_;
 };
+
+// A fresh, uniquely named directory `<gtest temp dir>/<prefix>XXXXXX` that the caller
+// removes (for suites that share one directory across tests, in SetUpTestSuite).
+inline std::filesystem::path NewScratchDir(const std::string& prefix) {
+  std::string templ = ::testing::TempDir() + prefix + "XXXXXX";
+  const bool made = ::mkdtemp(templ.data()) != nullptr;
+  EXPECT_TRUE(made) << "cannot create a scratch directory under " << ::testing::TempDir();
+  return templ;
+}
 
 // The whole file ("" when it cannot be read).
 inline std::string ReadFile(const std::filesystem::path& path) {

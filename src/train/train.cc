@@ -28,6 +28,7 @@
 #include "learn/checkpoint.h"
 #include "learn/evaluate.h"
 #include "learn/trainer.h"
+#include "market/date_range.h"
 #include "market/market.h"
 #include "runlog/manifest.h"
 #include "runlog/runlog.h"
@@ -54,7 +55,7 @@ struct Setup {
   std::unique_ptr<env::VecEnv> eval_venv;  // run.eval_every > 0: the evaluation envs
   EvalEnvSetup eval;
   std::string normalizer_json;  // market envs: the feature normaliser fitted on train
-  std::map<std::string, env::DateRange> split;  // [split] ranges
+  std::map<std::string, market::DateRange> split;  // [split] ranges
   TrainingRanges ranges;    // what this setup's training envs and normaliser use
   std::string ranges_json;  // RUN_DIR/training_ranges.json (set by RunTraining)
 };
@@ -557,16 +558,13 @@ Result<TrainingRanges> ReadRecordedRanges(const fs::path& run_dir) {
 // config.toml, normalizer.json, training_ranges.json, then MANIFEST over them (last).
 Status WriteRunFiles(const fs::path& run_dir, const Setup& s, bool write_config) {
   if (write_config) {
-    RLT_RETURN_IF_ERROR(
-        WriteFileAtomic((run_dir / "config.toml").string(), s.config.ToToml()));
+    RLT_RETURN_IF_ERROR(WriteFileAtomic((run_dir / "config.toml").string(), s.config.ToToml()));
   }
   if (!s.normalizer_json.empty()) {
-    RLT_RETURN_IF_ERROR(
-        WriteFileAtomic((run_dir / "normalizer.json").string(), s.normalizer_json));
+    RLT_RETURN_IF_ERROR(WriteFileAtomic((run_dir / "normalizer.json").string(), s.normalizer_json));
   }
   if (!s.ranges_json.empty()) {
-    RLT_RETURN_IF_ERROR(
-        WriteFileAtomic((run_dir / kTrainingRangesFile).string(), s.ranges_json));
+    RLT_RETURN_IF_ERROR(WriteFileAtomic((run_dir / kTrainingRangesFile).string(), s.ranges_json));
   }
   std::vector<std::string> present;
   for (const std::string& name : RunFiles()) {
@@ -734,23 +732,23 @@ Result<TrainOutcome> RunTraining(const TrainRequest& request) {
   return TrainLoop(setup, run_dir, *log, request.quiet, checkpoint);
 }
 
-struct TrainBenchmark::Impl {
+struct TrainingSession::Impl {
   Setup setup;
   std::optional<runlog::MetricsLogger> log;
   fs::path scratch_dir;
   std::optional<LoopState> loop;
 };
 
-TrainBenchmark::TrainBenchmark(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-TrainBenchmark::~TrainBenchmark() = default;
+TrainingSession::TrainingSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TrainingSession::~TrainingSession() = default;
 
-Status TrainBenchmark::Iterate() {
+Status TrainingSession::Iterate() {
   return UpdateOnce(impl_->setup, *impl_->loop, impl_->scratch_dir, *impl_->log, false).status();
 }
 
-int64_t TrainBenchmark::steps() const { return impl_->setup.trainer->total_steps(); }
+int64_t TrainingSession::steps() const { return impl_->setup.trainer->total_steps(); }
 
-PhaseSeconds TrainBenchmark::timing() const {
+PhaseSeconds TrainingSession::timing() const {
   const learn::TrainerTiming& t = impl_->setup.trainer->timing();
   PhaseSeconds p;
   p.env_step = t.env_step;
@@ -763,13 +761,13 @@ PhaseSeconds TrainBenchmark::timing() const {
   return p;
 }
 
-Result<std::unique_ptr<TrainBenchmark>> BuildForBenchmark(const std::string& config_path,
-                                                          const std::vector<std::string>& overrides,
-                                                          const std::string& scratch_dir) {
+Result<std::unique_ptr<TrainingSession>> OpenTrainingSession(
+    const std::string& config_path, const std::vector<std::string>& overrides,
+    const std::string& scratch_dir) {
   RLT_ASSIGN_OR_RETURN(config::Config config, config::Config::LoadFile(config_path));
   for (const std::string& o : overrides) RLT_RETURN_IF_ERROR(config.ApplyOverride(o));
   RLT_RETURN_IF_ERROR(ResolveAutoThreads(config, /*quiet=*/false));  // as `train` does
-  auto impl = std::make_unique<TrainBenchmark::Impl>();
+  auto impl = std::make_unique<TrainingSession::Impl>();
   RLT_ASSIGN_OR_RETURN(impl->setup, BuildSetup(std::move(config)));
   impl->scratch_dir = scratch_dir;
   std::error_code ec;
@@ -779,7 +777,7 @@ Result<std::unique_ptr<TrainBenchmark>> BuildForBenchmark(const std::string& con
   impl->log.emplace(std::move(log));
   impl->loop.emplace(MakeLoopState(impl->setup));
   const Setup& s = impl->setup;
-  BenchmarkShape shape;
+  SessionShape shape;
   shape.obs_dim = s.venv->obs_dim();
   const env::ActionSpace& space = s.venv->spec().action;
   shape.action_outputs = space.discrete ? space.n : space.dim;
@@ -792,7 +790,7 @@ Result<std::unique_ptr<TrainBenchmark>> BuildForBenchmark(const std::string& con
   shape.device = s.run.device;
   shape.total_steps = s.run.total_steps;
   shape.checkpoint_every = s.run.checkpoint_every;
-  std::unique_ptr<TrainBenchmark> bench(new TrainBenchmark(std::move(impl)));
+  std::unique_ptr<TrainingSession> bench(new TrainingSession(std::move(impl)));
   bench->shape_ = shape;
   return bench;
 }

@@ -58,7 +58,10 @@ struct TrainOutcome {
 
 Result<TrainOutcome> RunTraining(const TrainRequest& request);
 
-// ---- For `rltrade bench train` -------------------------------------------------------
+// ---- A training session without a run directory ----------------------------------
+// The loop of `rltrade train`, one update at a time, for callers that measure or drive it
+// themselves: the benchmarks of perf/ (`rltrade bench train`, `bench threads`) are built
+// on it; the benchmark API itself lives in perf/train_bench.h.
 
 // Seconds per phase of the training loop, accumulated since the benchmark was built.
 struct PhaseSeconds {
@@ -68,7 +71,7 @@ struct PhaseSeconds {
 };
 
 // What the FLOP count of an update needs to know about the config.
-struct BenchmarkShape {
+struct SessionShape {
   int obs_dim = 0;
   int action_outputs = 0;   // logits (Discrete n) or Gaussian means (Box dim)
   std::vector<int> pi, vf;  // hidden widths of the policy and value nets
@@ -84,31 +87,30 @@ struct BenchmarkShape {
 // everything `rltrade train CONFIG --set ...` builds (same setup code, same thread
 // settings), with metrics, status and checkpoints written under `scratch_dir` exactly as a
 // run would write them. Not thread-safe; one at a time per process (torch global state).
-class TrainBenchmark {
+class TrainingSession {
  public:
-  ~TrainBenchmark();
+  ~TrainingSession();
   // One update as in `rltrade train`: rollout, PPO update, evaluation when due, a metrics
   // row, checkpoint when due.
   Status Iterate();
   int64_t steps() const;  // env steps done
   PhaseSeconds timing() const;
-  const BenchmarkShape& shape() const { return shape_; }
+  const SessionShape& shape() const { return shape_; }
 
  private:
-  friend Result<std::unique_ptr<TrainBenchmark>> BuildForBenchmark(const std::string&,
-                                                                   const std::vector<std::string>&,
-                                                                   const std::string&);
+  friend Result<std::unique_ptr<TrainingSession>> OpenTrainingSession(
+      const std::string&, const std::vector<std::string>&, const std::string&);
   struct Impl;
-  explicit TrainBenchmark(std::unique_ptr<Impl> impl);
+  explicit TrainingSession(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
-  BenchmarkShape shape_;
+  SessionShape shape_;
 };
 
-// Builds a TrainBenchmark from CONFIG + overrides; `scratch_dir` is created (the caller
-// removes it). [run] device = "auto" is not allowed here (the benchmark picks devices).
-Result<std::unique_ptr<TrainBenchmark>> BuildForBenchmark(const std::string& config_path,
-                                                          const std::vector<std::string>& overrides,
-                                                          const std::string& scratch_dir);
+// Opens a TrainingSession of CONFIG + overrides; `scratch_dir` is created (the caller
+// removes it). [run] device = "auto" is not allowed here (callers pick devices).
+Result<std::unique_ptr<TrainingSession>> OpenTrainingSession(
+    const std::string& config_path, const std::vector<std::string>& overrides,
+    const std::string& scratch_dir);
 
 }  // namespace rlt::train
 

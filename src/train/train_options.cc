@@ -4,17 +4,18 @@
 #include <algorithm>
 
 #include "features/normalizer.h"
+#include "market/date_range.h"
 #include "market/market.h"
 
 namespace rlt::train {
 namespace {
 
-Result<std::map<std::string, env::DateRange>> ReadSplit(const config::Config& config) {
-  std::map<std::string, env::DateRange> split;
+Result<std::map<std::string, market::DateRange>> ReadSplit(const config::Config& config) {
+  std::map<std::string, market::DateRange> split;
   const config::Section* s = config.Find("split");
   if (s == nullptr) return split;
   for (const auto& [name, value] : s->entries) {
-    Result<env::DateRange> r = env::DateRange::Parse(value.text);
+    Result<market::DateRange> r = market::DateRange::Parse(value.text);
     if (!r.ok()) {
       return Status::InvalidArgument(value.source + ": [split] " + name + ": " +
                                      r.status().message());

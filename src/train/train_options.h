@@ -13,6 +13,7 @@
 #include "env/market_dataset.h"
 #include "env/registry.h"
 #include "features/normalizer.h"
+#include "market/date_range.h"
 
 namespace rlt::train {
 
@@ -84,7 +85,7 @@ struct EnvSetup {
   std::string id;
   int num_envs = 1;
   env::EnvContext context;  // [env] settings (minus id/num_envs) and the dataset, if any
-  std::map<std::string, env::DateRange> split;  // [split] named ranges
+  std::map<std::string, market::DateRange> split;  // [split] named ranges
   DataOptions data;
   FeatureOptions features;
 };

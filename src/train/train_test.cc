@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "testing/testing.h"
 
 namespace rlt::train {
 namespace {
@@ -22,13 +23,7 @@ namespace fs = std::filesystem;
 
 class TrainRun : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("rlt_train_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = rlt::testing::NewScratchDir("rlt_train_"); }
   void TearDown() override { fs::remove_all(dir_); }
   std::string WriteConfig(const std::string& text) {
     const std::string path = (dir_ / "cfg.toml").string();

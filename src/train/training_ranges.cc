@@ -8,6 +8,7 @@
 #include "core/civil_time.h"
 #include "core/options.h"
 #include "env/envs/intraday.h"
+#include "market/date_range.h"
 
 namespace rlt::train {
 namespace {
@@ -15,9 +16,9 @@ namespace {
 constexpr const char* kEnvSource = "env.range (training envs)";
 constexpr const char* kNormalizerSource = "[split] train (normaliser fit)";
 
-Result<env::DateRange> ParseRangeText(const std::string& text, const std::string& what) {
-  if (text.empty()) return env::DateRange{};  // "" = every session (as the env reads it)
-  Result<env::DateRange> r = env::DateRange::Parse(text);
+Result<market::DateRange> ParseRangeText(const std::string& text, const std::string& what) {
+  if (text.empty()) return market::DateRange{};  // "" = every session (as the env reads it)
+  Result<market::DateRange> r = market::DateRange::Parse(text);
   if (!r.ok()) return Status::InvalidArgument(what + ": " + r.status().message());
   return *r;
 }
@@ -37,8 +38,8 @@ Result<TrainingRanges> TrainingRangesOf(const EnvSetup& setup) {
   if (!setup.context.market) return out;
   const auto it = setup.context.settings.find("range");
   const std::string env_text = it == setup.context.settings.end() ? "" : it->second;
-  RLT_ASSIGN_OR_RETURN(const env::DateRange env_range, ParseRangeText(env_text, "[env] range"));
-  const env::DateRange fit = setup.context.market->fit_range;
+  RLT_ASSIGN_OR_RETURN(const market::DateRange env_range, ParseRangeText(env_text, "[env] range"));
+  const market::DateRange fit = setup.context.market->fit_range;
   out.ranges.push_back({kEnvSource, env_range});
   out.ranges.push_back({kNormalizerSource, fit});
   RLT_ASSIGN_OR_RETURN(const int lags, ObservationLags(setup));
@@ -57,7 +58,7 @@ Result<TrainingRanges> TrainingRangesOf(const EnvSetup& setup) {
   return out;
 }
 
-std::string DescribeOverlap(const TrainingRanges& ranges, const env::DateRange& dates) {
+std::string DescribeOverlap(const TrainingRanges& ranges, const market::DateRange& dates) {
   for (const TrainingRanges::Named& n : ranges.ranges) {
     if (n.range.Overlaps(dates)) return n.source + " " + n.range.ToString();
   }
@@ -67,7 +68,7 @@ std::string DescribeOverlap(const TrainingRanges& ranges, const env::DateRange& 
   return "";
 }
 
-Status CheckOutsideTest(const std::map<std::string, env::DateRange>& split,
+Status CheckOutsideTest(const std::map<std::string, market::DateRange>& split,
                         const TrainingRanges& ranges) {
   const auto test = split.find("test");
   if (test == split.end()) return Status::Ok();
@@ -122,14 +123,14 @@ Result<TrainingRanges> ParseTrainingRanges(const std::string& text, const std::s
         !r.contains("range") || !r["range"].is_string()) {
       return bad("each range needs \"source\" and \"range\" strings");
     }
-    Result<env::DateRange> range = env::DateRange::Parse(r["range"].get<std::string>());
+    Result<market::DateRange> range = market::DateRange::Parse(r["range"].get<std::string>());
     if (!range.ok()) return bad(range.status().message());
     out.ranges.push_back({r["source"].get<std::string>(), *range});
   }
   for (const auto& s : j["sessions"]) {
     if (!s.is_string()) return bad("sessions must be \"YYYY-MM-DD\" strings");
     const std::string d = s.get<std::string>();
-    Result<env::DateRange> day = env::DateRange::Parse(d + ":" + d);
+    Result<market::DateRange> day = market::DateRange::Parse(d + ":" + d);
     if (!day.ok() || day->first == 0) return bad("bad session date '" + d + "'");
     out.sessions.push_back(day->first);
   }

@@ -31,6 +31,7 @@
 
 #include "core/status.h"
 #include "env/market_dataset.h"
+#include "market/date_range.h"
 #include "train/train_options.h"
 
 namespace rlt::train {
@@ -40,7 +41,7 @@ inline constexpr const char* kTrainingRangesFile = "training_ranges.json";
 struct TrainingRanges {
   struct Named {
     std::string source;  // e.g. "env.range (training envs)"
-    env::DateRange range;
+    market::DateRange range;
   };
   std::vector<Named> ranges;
   std::vector<int32_t> sessions;  // yyyymmdd, sorted, unique
@@ -53,7 +54,7 @@ Result<TrainingRanges> TrainingRangesOf(const EnvSetup& setup);
 
 // Status::Refused naming both ranges when a recorded range or session overlaps [split]
 // test of `setup`; Ok without a test range.
-Status CheckOutsideTest(const std::map<std::string, env::DateRange>& split,
+Status CheckOutsideTest(const std::map<std::string, market::DateRange>& split,
                         const TrainingRanges& ranges);
 
 // `a` plus everything of `b` not in it (ranges by source and range; sessions united).
@@ -65,7 +66,7 @@ Result<TrainingRanges> ParseTrainingRanges(const std::string& text, const std::s
 
 // "" when `dates` touches nothing recorded; otherwise a description of the first overlap,
 // e.g. "env.range (training envs) 2023-02-20:2023-03-24" or "training session 2023-03-01".
-std::string DescribeOverlap(const TrainingRanges& ranges, const env::DateRange& dates);
+std::string DescribeOverlap(const TrainingRanges& ranges, const market::DateRange& dates);
 
 }  // namespace rlt::train
 
