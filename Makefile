@@ -24,7 +24,7 @@ build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # The demo: the rule-based held-out backtest (seconds), PPO training on the same
-# synthetic market (configs/intraday_ppo.toml, about two minutes on two cores), then the
+# synthetic market (configs/intraday_ppo.toml, about 20 seconds on two cores), then the
 # out-of-sample evaluation of the trained policy with its HTML report.
 demo: build
 	$(BUILD_DIR)/rltrade demo --out $(BUILD_DIR)/demo
