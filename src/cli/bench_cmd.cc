@@ -159,7 +159,8 @@ int RunBenchMachine(bool json) {
 struct BenchTrainFlags {
   perf::TrainBenchOptions options;
   std::string devices = "cpu";
-  std::string threads;  // "1,2"
+  std::string backends;  // "native,torch"; "" = the config's
+  std::string threads;   // "1,2"
   std::string report;
   bool json = false;
 };
@@ -181,6 +182,11 @@ int RunBenchTrain(BenchTrainFlags f) {
   Result<std::vector<std::string>> devices = SplitList(f.devices);
   if (!devices.ok()) return ReportError(devices.status());
   f.options.devices = *devices;
+  if (!f.backends.empty()) {
+    Result<std::vector<std::string>> backends = SplitList(f.backends);
+    if (!backends.ok()) return ReportError(backends.status());
+    f.options.backends = *backends;
+  }
   if (!f.threads.empty()) {
     Result<std::vector<std::string>> threads = SplitList(f.threads);
     if (!threads.ok()) return ReportError(threads.status());
@@ -202,6 +208,7 @@ int RunBenchTrain(BenchTrainFlags f) {
       nlohmann::json breakdown = nlohmann::json::object();
       for (const auto& [phase, fraction] : r.breakdown) breakdown[phase] = fraction;
       all.push_back({{"device", r.device},
+                     {"backend", r.backend},
                      {"threads", r.threads},
                      {"steps", r.steps},
                      {"seconds", r.seconds},
@@ -299,6 +306,9 @@ void RegisterBenchCommands(CLI::App& app, Action* action) {
   train->add_option("--devices", tf->devices, "comma-separated devices (cpu; cuda if built)")
       ->capture_default_str();
   train->add_option("--threads", tf->threads, "comma-separated thread counts (default: config)");
+  train->add_option("--backends", tf->backends,
+                    "comma-separated learner backends to compare, e.g. native,torch "
+                    "(default: the config's [policy] backend)");
   train->add_option("--set", tf->options.overrides, "config override SECTION.KEY=VALUE");
   train->add_option("--report", tf->report, "write a Markdown report with a recommendation");
   train->add_flag("--json", tf->json, "print JSON (an array with several settings)");

@@ -60,6 +60,22 @@ class PerfCli : public ::testing::Test {
   std::string config_;
 };
 
+TEST_F(PerfCli, BenchTrainMeasuresBothBackendsSideBySide) {
+  CmdResult r = RunCli(
+      "bench train --config " + config_ + " --steps 256 --threads 1 --backends native,torch --json",
+      "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["backend"], "native");
+  EXPECT_EQ(j[1]["backend"], "torch");
+  for (const auto& o : j) EXPECT_GT(o["env_steps_per_sec"].get<double>(), 0);
+  CmdResult bad = RunCli("bench train --config " + config_ + " --backends cuda-native");
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("expected native or torch"), std::string::npos) << bad.out;
+}
+
 TEST_F(PerfCli, BenchTrainJsonHasTheKeysAndABreakdownThatSumsToOne) {
   CmdResult r = RunCli("bench train --config " + config_ + " --steps 1024 --threads 1,2 --json", "",
                        "/dev/null");
@@ -69,8 +85,9 @@ TEST_F(PerfCli, BenchTrainJsonHasTheKeysAndABreakdownThatSumsToOne) {
   ASSERT_EQ(j.size(), 2u);
   for (size_t k = 0; k < j.size(); ++k) {
     const nlohmann::json& o = j[k];
-    for (const char* key : {"env_steps_per_sec", "breakdown", "update_gflops", "peak_gflops",
-                            "peak_rss_bytes", "projected_seconds", "device", "threads"}) {
+    for (const char* key :
+         {"env_steps_per_sec", "breakdown", "update_gflops", "peak_gflops", "peak_rss_bytes",
+          "projected_seconds", "device", "threads", "backend"}) {
       EXPECT_TRUE(o.contains(key)) << key;
     }
     EXPECT_EQ(o["device"], "cpu");
@@ -105,7 +122,7 @@ TEST_F(PerfCli, BenchTrainWritesAMarkdownReportWithARecommendation) {
   const std::string md = ReadFile(report);
   EXPECT_NE(md.find("| device |"), std::string::npos) << md;
   EXPECT_NE(md.find("## Recommendation"), std::string::npos) << md;
-  EXPECT_NE(md.find("Use **device cpu, threads 1**"), std::string::npos) << md;
+  EXPECT_NE(md.find("Use **backend native, device cpu, threads 1**"), std::string::npos) << md;
 }
 
 TEST_F(PerfCli, BenchTrainRefusesADeviceThisBuildDoesNotHave) {

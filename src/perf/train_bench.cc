@@ -56,14 +56,15 @@ train::PhaseSeconds Minus(const train::PhaseSeconds& a, const train::PhaseSecond
   return d;
 }
 
-Result<TrainBenchResult> MeasureOne(const TrainBenchOptions& o, const std::string& device,
-                                    int threads) {
+Result<TrainBenchResult> MeasureOne(const TrainBenchOptions& o, const std::string& backend,
+                                    const std::string& device, int threads) {
   std::vector<std::string> overrides = o.overrides;
+  if (!backend.empty()) overrides.push_back("policy.backend=" + backend);
   overrides.push_back("run.device=" + device);
   if (threads > 0) overrides.push_back("run.threads=" + std::to_string(threads));
   const fs::path scratch =
-      fs::temp_directory_path() / ("rltrade_bench_" + std::to_string(::getpid()) + "_" + device +
-                                   "_" + std::to_string(threads));
+      fs::temp_directory_path() / ("rltrade_bench_" + std::to_string(::getpid()) + "_" + backend +
+                                   "_" + device + "_" + std::to_string(threads));
   fs::remove_all(scratch);
   struct Cleanup {
     fs::path dir;
@@ -90,6 +91,7 @@ Result<TrainBenchResult> MeasureOne(const TrainBenchOptions& o, const std::strin
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const train::PhaseSeconds p = Minus(bench->timing(), before);
   r.device = device;
+  r.backend = shape.backend;
   r.threads = shape.threads;
   r.steps = bench->steps() - steps0;
   r.env_steps_per_sec = static_cast<double>(r.steps) / r.seconds;
@@ -133,11 +135,20 @@ Result<std::vector<TrainBenchResult>> MeasureTraining(const TrainBenchOptions& o
     }
   }
   std::vector<int> threads = o.threads.empty() ? std::vector<int>{0} : o.threads;
+  for (const std::string& b : o.backends) {
+    if (b != "native" && b != "torch") {
+      return Status::InvalidArgument("--backends " + b + ": expected native or torch");
+    }
+  }
+  const std::vector<std::string> backends =
+      o.backends.empty() ? std::vector<std::string>{""} : o.backends;
   std::vector<TrainBenchResult> results;
-  for (const std::string& d : o.devices) {
-    for (int t : threads) {
-      RLT_ASSIGN_OR_RETURN(TrainBenchResult r, MeasureOne(o, d, t));
-      results.push_back(std::move(r));
+  for (const std::string& b : backends) {
+    for (const std::string& d : o.devices) {
+      for (int t : threads) {
+        RLT_ASSIGN_OR_RETURN(TrainBenchResult r, MeasureOne(o, b, d, t));
+        results.push_back(std::move(r));
+      }
     }
   }
   return results;
@@ -152,7 +163,7 @@ std::string Fmt(const char* format, double v) {
 }  // namespace
 
 std::string TrainBenchTable(const std::vector<TrainBenchResult>& results, bool markdown) {
-  std::vector<std::string> head = {"device", "threads", "env steps/s"};
+  std::vector<std::string> head = {"backend", "device", "threads", "env steps/s"};
   if (!results.empty()) {
     for (const auto& kv : results.front().breakdown) head.push_back(kv.first + " %");
   }
@@ -161,7 +172,7 @@ std::string TrainBenchTable(const std::vector<TrainBenchResult>& results, bool m
   }
   std::vector<std::vector<std::string>> rows = {head};
   for (const auto& r : results) {
-    std::vector<std::string> row = {r.device, std::to_string(r.threads),
+    std::vector<std::string> row = {r.backend, r.device, std::to_string(r.threads),
                                     Fmt("%.0f", r.env_steps_per_sec)};
     for (const auto& kv : r.breakdown) row.push_back(Fmt("%.1f", 100 * kv.second));
     row.push_back(Fmt("%.2f", r.update_gflops));
@@ -215,12 +226,13 @@ std::string TrainBenchMarkdown(const TrainBenchOptions& o,
   const auto top = std::max_element(
       b.begin(), b.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
   md << "## Recommendation\n\n";
-  md << "Use **device " << best->device << ", threads " << best->threads
-     << "**: " << Fmt("%.0f", best->env_steps_per_sec) << " env steps/s";
+  md << "Use **backend " << best->backend << ", device " << best->device << ", threads "
+     << best->threads << "**: " << Fmt("%.0f", best->env_steps_per_sec) << " env steps/s";
   if (results.size() > 1) {
     md << ", " << Fmt("%.2f", best->env_steps_per_sec / slowest->env_steps_per_sec)
-       << "x the slowest setting (" << slowest->device << ", threads " << slowest->threads << ": "
-       << Fmt("%.0f", slowest->env_steps_per_sec) << " env steps/s)";
+       << "x the slowest setting (backend " << slowest->backend << ", " << slowest->device
+       << ", threads " << slowest->threads << ": " << Fmt("%.0f", slowest->env_steps_per_sec)
+       << " env steps/s)";
   }
   md << "; the config's " << best->total_steps << " steps would take about "
      << Fmt("%.0f", best->projected_seconds) << " s.\n\n";

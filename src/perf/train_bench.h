@@ -34,10 +34,14 @@ struct TrainBenchOptions {
   int64_t steps = 0;                   // env steps to measure; 0 = 4 updates' worth
   std::vector<std::string> devices = {"cpu"};
   std::vector<int> threads;  // empty: the config's [run] threads
+  // Learner backends to measure side by side ("native", "torch"); empty: the config's
+  // [policy] backend.
+  std::vector<std::string> backends;
 };
 
 struct TrainBenchResult {
   std::string device;
+  std::string backend;  // [policy] backend measured
   int threads = 0;
   int64_t steps = 0;  // measured env steps
   double seconds = 0;
@@ -62,8 +66,8 @@ double UpdateFlops(int obs_dim, int action_outputs, const std::vector<int>& pi,
 // Devices this build can train on: "cpu", plus "cuda" when torch::cuda::is_available().
 std::vector<std::string> AvailableDevices();
 
-// One result per (device, threads) setting, devices outer. Errors: unknown or unavailable
-// device, bad config, a training error.
+// One result per (backend, device, threads) setting, backends outer, then devices. Errors: unknown
+// or unavailable device, bad config, a training error.
 Result<std::vector<TrainBenchResult>> MeasureTraining(const TrainBenchOptions& options);
 
 // The results as a text table (one row per setting; phases in percent of wall time).

@@ -788,6 +788,7 @@ Result<std::unique_ptr<TrainingSession>> OpenTrainingSession(
   shape.n_epochs = s.ppo.n_epochs;
   shape.threads = s.run.threads;  // resolved by BuildSetup
   shape.device = s.run.device;
+  shape.backend = s.policy.backend;
   shape.total_steps = s.run.total_steps;
   shape.checkpoint_every = s.run.checkpoint_every;
   std::unique_ptr<TrainingSession> bench(new TrainingSession(std::move(impl)));

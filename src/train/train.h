@@ -79,6 +79,7 @@ struct SessionShape {
   int n_epochs = 0;
   int threads = 0;
   std::string device;
+  std::string backend;      // [policy] backend: "native" or "torch"
   int64_t total_steps = 0;  // [run] total_steps of the config
   int64_t checkpoint_every = 0;
 };
