@@ -10,8 +10,10 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <chrono>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -178,6 +180,23 @@ Result<std::vector<std::string>> SplitList(const std::string& text) {
   return items;
 }
 
+// "1,2" -> {1, 2}: the --threads lists of `bench train` and `bench threads`.
+Result<std::vector<int>> ParseThreadList(const std::string& text) {
+  RLT_ASSIGN_OR_RETURN(std::vector<std::string> items, SplitList(text));
+  std::vector<int> out;
+  for (const std::string& t : items) {
+    char* end = nullptr;
+    errno = 0;
+    const long n = std::strtol(t.c_str(), &end, 10);
+    if (*end != '\0' || n < 1 || errno == ERANGE || n > std::numeric_limits<int>::max()) {
+      return Status::InvalidArgument("--threads " + text +
+                                     ": expected positive integers, e.g. 1,2");
+    }
+    out.push_back(static_cast<int>(n));
+  }
+  return out;
+}
+
 int RunBenchTrain(BenchTrainFlags f) {
   Result<std::vector<std::string>> devices = SplitList(f.devices);
   if (!devices.ok()) return ReportError(devices.status());
@@ -188,17 +207,9 @@ int RunBenchTrain(BenchTrainFlags f) {
     f.options.backends = *backends;
   }
   if (!f.threads.empty()) {
-    Result<std::vector<std::string>> threads = SplitList(f.threads);
+    Result<std::vector<int>> threads = ParseThreadList(f.threads);
     if (!threads.ok()) return ReportError(threads.status());
-    for (const std::string& t : *threads) {
-      char* end = nullptr;
-      const long n = std::strtol(t.c_str(), &end, 10);
-      if (*end != '\0' || n < 1) {
-        return ReportError(Status::InvalidArgument("--threads " + f.threads +
-                                                   ": expected positive integers, e.g. 1,2"));
-      }
-      f.options.threads.push_back(static_cast<int>(n));
-    }
+    f.options.threads = *threads;
   }
   Result<std::vector<perf::TrainBenchResult>> results = perf::MeasureTraining(f.options);
   if (!results.ok()) return ReportError(results.status());
@@ -244,18 +255,9 @@ struct BenchThreadsFlags {
 
 // `rltrade bench threads`: threads = 0 against the best fixed count, per config.
 int RunBenchThreads(BenchThreadsFlags f) {
-  Result<std::vector<std::string>> threads = SplitList(f.threads);
+  Result<std::vector<int>> threads = ParseThreadList(f.threads);
   if (!threads.ok()) return ReportError(threads.status());
-  f.options.fixed_threads.clear();
-  for (const std::string& t : *threads) {
-    char* end = nullptr;
-    const long n = std::strtol(t.c_str(), &end, 10);
-    if (*end != '\0' || n < 1) {
-      return ReportError(Status::InvalidArgument("--threads " + f.threads +
-                                                 ": expected positive integers, e.g. 1,2"));
-    }
-    f.options.fixed_threads.push_back(static_cast<int>(n));
-  }
+  f.options.fixed_threads = *threads;
   bool all_ok = true;
   for (const std::string& config : f.configs) {
     perf::ThreadsCheckOptions o = f.options;

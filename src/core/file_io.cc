@@ -13,7 +13,9 @@
 namespace rlt {
 namespace {
 
+// What a non-regular file is, for messages ("is a directory", "is a FIFO (named pipe)").
 const char* KindOf(mode_t mode) {
+  if (S_ISLNK(mode)) return "a symbolic link";
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
@@ -22,31 +24,10 @@ const char* KindOf(mode_t mode) {
   return "not a regular file";
 }
 
-Status StatError(const std::string& path, const std::string& what, int err) {
-  if (err == ENOENT || err == ENOTDIR) {
-    return Status::NotFound(what + " '" + path + "' does not exist");
-  }
-  return Status::IoError("cannot open " + what + " '" + path + "': " + std::strerror(err));
-}
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-// "writing '<path>': <message>" as an IoError (Ok stays Ok).
-Status WritingContext(const Status& status, const char* what, const std::string& path) {
-  if (status.ok()) return status;
-  return Status::IoError(std::string(what) + " '" + path + "': " + status.message());
+Status OpenError(const std::string& path, int err) {
+  if (err == ENOENT || err == ENOTDIR)
+    return Status::NotFound("file '" + path + "' does not exist");
+  return Status::IoError("cannot open file '" + path + "': " + std::strerror(err));
 }
 
 }  // namespace
@@ -58,14 +39,7 @@ Status CheckReplaceableFile(const std::string& path) {
     return posix_io::ErrnoStatus("inspect", path, errno);
   }
   if (S_ISREG(st.st_mode)) return Status::Ok();
-  const char* kind = S_ISLNK(st.st_mode)    ? "a symbolic link"
-                     : S_ISDIR(st.st_mode)  ? "a directory"
-                     : S_ISFIFO(st.st_mode) ? "a FIFO"
-                     : S_ISCHR(st.st_mode)  ? "a character device"
-                     : S_ISBLK(st.st_mode)  ? "a block device"
-                     : S_ISSOCK(st.st_mode) ? "a socket"
-                                            : "not a regular file";
-  return Status::InvalidArgument("refusing to write '" + path + "': it is " + kind +
+  return Status::InvalidArgument("refusing to write '" + path + "': it is " + KindOf(st.st_mode) +
                                  ", and files are only written over a regular file or a new "
                                  "path; choose another output path");
 }
@@ -75,8 +49,8 @@ Status WriteFileAtomic(const std::string& path, std::string_view bytes) {
   const std::string temp = posix_io::HiddenSibling(path, "tmp");
   posix_io::Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (!fd.valid()) {
-    return WritingContext(posix_io::ErrnoStatus("create temporary file", temp, errno), "writing",
-                          path);
+    return posix_io::WithContext(posix_io::ErrnoStatus("create temporary file", temp, errno),
+                                 "writing", path);
   }
   Status status = posix_io::WriteAll(fd.get(), bytes, temp);
   if (status.ok()) status = posix_io::FsyncFd(fd.get(), temp);
@@ -87,9 +61,9 @@ Status WriteFileAtomic(const std::string& path, std::string_view bytes) {
   }
   if (!status.ok()) {
     ::unlink(temp.c_str());
-    return WritingContext(status, "writing", path);
+    return posix_io::WithContext(status, "writing", path);
   }
-  return WritingContext(posix_io::FsyncPath(posix_io::ParentDir(path)), "writing", path);
+  return posix_io::WithContext(posix_io::FsyncPath(posix_io::ParentDir(path)), "writing", path);
 }
 
 Status Annotate(const Status& status, const std::string& prefix, const std::string& suffix) {
@@ -113,24 +87,14 @@ Status Annotate(const Status& status, const std::string& prefix, const std::stri
   return Status::IoError(std::move(m));
 }
 
-Status CheckRegularFile(const std::string& path, const std::string& what) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return StatError(path, what, errno);
-  if (!S_ISREG(st.st_mode)) {
-    return Status::InvalidArgument(what + " '" + path + "' is " + KindOf(st.st_mode) +
-                                   ", expected a regular file");
-  }
-  return Status::Ok();
-}
-
 Result<std::string> ReadFile(const std::string& path, int64_t max_bytes) {
   RLT_CHECK(max_bytes >= 0);
   // Open first, then check what was opened (no window between the check and the read).
   // O_NONBLOCK: opening a FIFO without a writer must not hang; regular files ignore it.
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (fd.get() < 0) return StatError(path, "file", errno);
+  posix_io::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0) return OpenError(path, errno);
   struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return StatError(path, "file", errno);
+  if (::fstat(fd.get(), &st) != 0) return OpenError(path, errno);
   if (!S_ISREG(st.st_mode)) {
     return Status::InvalidArgument("'" + path + "' is " + KindOf(st.st_mode) +
                                    ", expected a regular file");

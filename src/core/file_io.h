@@ -48,10 +48,6 @@ Status CheckReplaceableFile(const std::string& path);
 // `status` with its message wrapped as prefix + message + suffix, same code (Ok stays Ok).
 Status Annotate(const Status& status, const std::string& prefix, const std::string& suffix = "");
 
-// Ok when `path` names a regular file (following symlinks); otherwise the NotFound or
-// InvalidArgument error ReadFile would return, naming `what` (e.g. "config file").
-Status CheckRegularFile(const std::string& path, const std::string& what = "file");
-
 }  // namespace rlt
 
 #endif  // RLT_CORE_FILE_IO_H_

@@ -134,6 +134,11 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
+Status WithContext(const Status& status, std::string_view what, const std::string& path) {
+  if (status.ok()) return status;
+  return Status::IoError(std::string(what) + " '" + path + "': " + status.message());
+}
+
 std::string HiddenSibling(const std::string& final_path, std::string_view kind) {
   return ParentDir(final_path) + "/." + BaseName(final_path) + "." + std::string(kind) + "-" +
          std::to_string(::getpid()) + "-" + RandomHex(8);

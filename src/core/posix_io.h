@@ -22,6 +22,9 @@ std::string ErrnoHint(int err);
 // IoError "cannot <action> '<path>': <strerror(err)> (<hint>)".
 Status ErrnoStatus(std::string_view action, std::string_view path, int err);
 
+// `status` as an IoError "<what> '<path>': <message>" (Ok stays Ok), e.g. ("writing", path).
+Status WithContext(const Status& status, std::string_view what, const std::string& path);
+
 // Owns a POSIX file descriptor; closes it on destruction. Move-only.
 class Fd {
  public:

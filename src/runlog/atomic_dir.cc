@@ -72,11 +72,6 @@ Status RenameReplacing(const std::string& staging, const std::string& final_path
   return Status::Ok();
 }
 
-Status WithContext(const Status& status, std::string_view what, const std::string& path) {
-  if (status.ok()) return status;
-  return Status::IoError(fmt::format("{} '{}': {}", what, path, status.message()));
-}
-
 }  // namespace
 
 Result<StagingDir> StagingDir::Create(const std::string& final_path) {
@@ -93,8 +88,8 @@ Result<StagingDir> StagingDir::Create(const std::string& final_path) {
     std::string staging = posix_io::HiddenSibling(final_clean, "tmp");
     if (::mkdir(staging.c_str(), 0755) == 0) return StagingDir(std::move(staging), final_clean);
     if (errno == EEXIST && attempt < 10) continue;
-    return WithContext(posix_io::ErrnoStatus("create staging directory", staging, errno),
-                       "preparing", final_path);
+    return posix_io::WithContext(posix_io::ErrnoStatus("create staging directory", staging, errno),
+                                 "preparing", final_path);
   }
 }
 
@@ -127,14 +122,14 @@ void StagingDir::Abandon() {
 
 Status StagingDir::Commit(bool replace) {
   RLT_CHECK_MSG(!committed_ && !path_.empty(), "StagingDir committed twice or moved from");
-  RLT_RETURN_IF_ERROR(WithContext(SyncTree(path_), "committing", final_path_));
+  RLT_RETURN_IF_ERROR(posix_io::WithContext(SyncTree(path_), "committing", final_path_));
   std::string old;
   if (replace && PathExists(final_path_)) {
-    RLT_RETURN_IF_ERROR(
-        WithContext(RenameReplacing(path_, final_path_, &old), "committing", final_path_));
+    RLT_RETURN_IF_ERROR(posix_io::WithContext(RenameReplacing(path_, final_path_, &old),
+                                              "committing", final_path_));
   } else {
     RLT_RETURN_IF_ERROR(
-        WithContext(RenameNoReplace(path_, final_path_), "committing", final_path_));
+        posix_io::WithContext(RenameNoReplace(path_, final_path_), "committing", final_path_));
   }
   committed_ = true;
   const Status synced = posix_io::FsyncPath(posix_io::ParentDir(final_path_));
@@ -144,7 +139,7 @@ Status StagingDir::Commit(bool replace) {
     std::error_code ec;
     fs::remove_all(old, ec);
   }
-  return WithContext(synced, "committing", final_path_);
+  return posix_io::WithContext(synced, "committing", final_path_);
 }
 
 }  // namespace rlt::runlog
