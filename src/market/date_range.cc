@@ -2,6 +2,7 @@
 #include "market/date_range.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include "core/civil_time.h"
@@ -9,11 +10,20 @@
 namespace rlt::market {
 namespace {
 
+// Exactly YYYY-MM-DD with digits only (sscanf alone would take "-123" or "+12" as a year).
+bool HasDateShape(const std::string& text) {
+  if (text.size() != 10 || text[4] != '-' || text[7] != '-') return false;
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
+  }
+  return true;
+}
+
 Result<int32_t> ParseDateKey(const std::string& text) {
   int y = 0, m = 0, d = 0;
   char tail = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2d%c", &y, &m, &d, &tail) != 3 || m < 1 || m > 12 ||
-      d < 1 || d > DaysInMonth(y, m)) {
+  if (!HasDateShape(text) || std::sscanf(text.c_str(), "%4d-%2d-%2d%c", &y, &m, &d, &tail) != 3 ||
+      y < 1 || m < 1 || m > 12 || d < 1 || d > DaysInMonth(y, m)) {
     return Status::InvalidArgument("'" + text + "': expected a date YYYY-MM-DD");
   }
   return y * 10000 + m * 100 + d;
