@@ -200,4 +200,89 @@ TEST_F(CliTest, MetricsJsonHasTheContractedKeysAndEmpyricalsValues) {
   EXPECT_NE(err.out.find(bad + ":3: column 2"), std::string::npos) << err.out;
 }
 
+// Issue 11 §2: one day of naive 1-minute bars 04:00..20:00 (SPY's extended hours).
+std::string WriteExtendedHoursDay(const fs::path& dir, int days = 2) {
+  std::string text = "date,open,high,low,close,volume\n";
+  for (int day = 1; day <= days; ++day) {
+    for (int m = 4 * 60; m <= 20 * 60; ++m) {
+      const double p = 600 + (m % 17) * 0.1;
+      text += "2025-07-0" + std::to_string(day) + " " + (m / 60 < 10 ? "0" : "") +
+              std::to_string(m / 60) + ":" + (m % 60 < 10 ? "0" : "") + std::to_string(m % 60) +
+              ":00," + std::to_string(p) + "," + std::to_string(p + 0.5) + "," +
+              std::to_string(p - 0.5) + "," + std::to_string(p) + ",100\n";
+    }
+  }
+  const std::string path = (dir / "spy_ext.csv").string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Naive timestamps read in a zone nobody gave are noted once on stderr; not when
+// --timezone is given.
+TEST_F(CliTest, NaiveTimestampsWithoutATimezoneAreNotedOnceOnStderr) {
+  const std::string path = WriteExtendedHoursDay(dir_);
+  const std::string err = (dir_ / "err.txt").string();
+  const std::string note =
+      "note: " + path +
+      " has no UTC offsets; timestamps read as UTC (set [data] timezone or --timezone)";
+  for (const std::string& cmd : {"data check " + path, "features --preset fast22 --input " + path +
+                                                           " --out " + (dir_ / "f.csv").string()}) {
+    CmdResult r = rlt::cli::testing_util::RunCli(cmd, "", err);
+    EXPECT_EQ(r.exit_code, 0) << cmd << "\n" << r.out;
+    const std::string e = ReadFile(err);
+    ASSERT_NE(e.find(note), std::string::npos) << cmd << "\n" << e;
+    EXPECT_EQ(e.find(note), e.rfind(note)) << e;  // once
+    r = rlt::cli::testing_util::RunCli(cmd + " --timezone America/New_York", "", err);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_EQ(ReadFile(err).find("no UTC offsets"), std::string::npos) << ReadFile(err);
+  }
+}
+
+// --session keeps the regular session: 09:30..15:59 by bar start is 390 one-minute bars.
+TEST_F(CliTest, SessionFlagKeepsTheRegularSessionBars) {
+  const std::string path = WriteExtendedHoursDay(dir_);
+  CmdResult r = RunRltrade("data check " + path +
+                           " --timezone America/New_York --session 09:30-16:00 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["symbols"][0]["sessions"], 2);
+  EXPECT_EQ(j["symbols"][0]["bars_per_session"]["min"], 390);
+  EXPECT_EQ(j["symbols"][0]["bars_per_session"]["max"], 390);
+  EXPECT_EQ(j["rows_outside_session"], 2 * (961 - 390));
+  const std::string out = (dir_ / "f.csv").string();
+  r = RunRltrade(
+      "features --preset fast22 --timezone America/New_York --session 09:30-16:00 "
+      "--input " +
+      path + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ifstream in(out);
+  std::string line;
+  int rows = -1;  // the header
+  while (std::getline(in, line)) ++rows;
+  EXPECT_EQ(rows, 2 * 390);
+  r = RunRltrade("data check " + path + " --session 16:00-09:30");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--session '16:00-09:30': the open must be before the close"),
+            std::string::npos)
+      << r.out;
+}
+
+// Issue 11 §4: under --on-bad-rows drop the Fix text does not suggest that very flag.
+TEST_F(CliTest, DataCheckFixTextFitsThePolicyInForce) {
+  const std::string bad = (dir_ / "bad.csv").string();
+  std::ofstream(bad) << "date,open,high,low,close,volume\n"
+                        "2024-01-02,10,11,9,10.5,100\n"
+                        "2024-01-03,10,9.5,9,10.5,100\n";  // high below close
+  CmdResult drop = RunRltrade("data check " + bad + " --on-bad-rows drop");
+  EXPECT_EQ(drop.exit_code, 0) << drop.out;
+  EXPECT_NE(drop.out.find("bad.csv:3"), std::string::npos) << drop.out;
+  EXPECT_EQ(drop.out.find("with --on-bad-rows drop"), std::string::npos) << drop.out;
+  EXPECT_NE(drop.out.find("(the row is dropped under --on-bad-rows drop)"), std::string::npos)
+      << drop.out;
+  CmdResult fail = RunRltrade("data check " + bad);
+  EXPECT_EQ(fail.exit_code, 1) << fail.out;
+  EXPECT_NE(fail.out.find("or drop the row with --on-bad-rows drop"), std::string::npos)
+      << fail.out;
+}
+
 }  // namespace

@@ -1,8 +1,9 @@
 // rltrade cli: `rltrade data check` and `rltrade data synth`.
 //
 // check: reads a bar file, prints per-symbol coverage (rows, dates, sessions, bars per
-//   session, gaps) and every problem the reader found, grouped by rule. It always reads
-//   with drop semantics so that the summary prints even for a broken file; the exit code
+//   session, gaps) and every problem the reader found, grouped by rule. It reads the whole
+//   file with drop semantics so that the summary prints even for a broken file (the Fix
+//   texts are those of the --on-bad-rows policy in force); the exit code
 //   is 1 when problems were found under the fail policy (the default), else 0.
 // synth: writes synthetic bars (market/synth.h) to a CSV file.
 // This file only parses flags and formats output; the work is in market/.
@@ -28,8 +29,10 @@ struct CheckFlags {
   std::string file;
   std::string timezone = "UTC";
   std::string on_bad_rows = "fail";
+  std::string session;  // --session HH:MM-HH:MM ("" = all hours)
   int max_problems = 50;
   bool json = false;
+  bool timezone_given = false;  // --timezone was passed
 };
 
 struct SymbolSummary {
@@ -97,6 +100,10 @@ void PrintText(const CheckFlags& f, const market::DataReport& report,
                const std::vector<SymbolSummary>& summaries) {
   fmt::print("{}: {} data rows, {} symbol(s), timezone {}\n", f.file, report.rows_read,
              summaries.size(), f.timezone);
+  if (!f.session.empty()) {
+    fmt::print("session {}: {} row(s) outside it skipped\n", f.session,
+               report.rows_outside_session);
+  }
   for (const auto& note : report.notes) fmt::print("note: {}\n", note);
   size_t width = 6;
   for (const auto& s : summaries) width = std::max(width, s.symbol.size());
@@ -150,6 +157,10 @@ void PrintJson(const CheckFlags& f, const market::DataReport& report,
   j["timezone"] = f.timezone;
   j["rows_read"] = report.rows_read;
   j["rows_dropped"] = report.rows_dropped;
+  if (!f.session.empty()) {
+    j["session"] = f.session;
+    j["rows_outside_session"] = report.rows_outside_session;
+  }
   j["notes"] = report.notes;
   j["symbols"] = nlohmann::json::array();
   for (const auto& s : summaries) {
@@ -203,10 +214,26 @@ int RunCheck(const CheckFlags& f) {
     return ReportError(Status::InvalidArgument("--max-problems must be >= 0"));
   market::CsvReadOptions options;
   options.timezone = f.timezone;
-  options.on_bad_rows = market::BadRowPolicy::kDrop;  // report, never stop
+  Result<market::SessionHours> session = market::ParseSessionHours(f.session, "--session");
+  if (!session.ok()) return ReportError(session.status());
+  options.session = *session;
+  // Drop semantics so that the summary prints even for a broken file, but the Fix texts
+  // are those of the policy in force.
+  options.on_bad_rows =
+      f.on_bad_rows == "drop" ? market::BadRowPolicy::kDrop : market::BadRowPolicy::kFail;
   market::DataReport report;
   Result<market::MarketData> data = market::ReadBarsCsv(f.file, options, &report);
+  if (!data.ok() && options.on_bad_rows == market::BadRowPolicy::kFail &&
+      !report.problems.empty()) {
+    options.on_bad_rows = market::BadRowPolicy::kDrop;
+    std::vector<market::DataProblem> problems = std::move(report.problems);
+    data = market::ReadBarsCsv(f.file, options, &report);
+    report.problems = std::move(problems);
+  }
   if (!data.ok()) return ReportError(data.status());
+  if (report.naive_times && !f.timezone_given) {
+    fmt::print(stderr, "{}\n", market::NaiveTimesNote(f.file, f.timezone));
+  }
   std::set<int32_t> all_dates;
   for (const Bars& b : data->symbols) {
     for (const auto& s : b.sessions) all_dates.insert(s.date);
@@ -285,10 +312,14 @@ void AddCheck(CLI::App* data, Action* action) {
   auto flags = std::make_shared<CheckFlags>();
   CLI::App* check = data->add_subcommand("check", "Validate a bar file and summarise its coverage");
   check->add_option("file", flags->file, "CSV file of bars")->required();
-  check
-      ->add_option("--timezone", flags->timezone,
-                   "IANA zone for naive times and sessions (e.g. America/New_York)")
-      ->capture_default_str();
+  CLI::Option* tz =
+      check
+          ->add_option("--timezone", flags->timezone,
+                       "IANA zone for naive times and sessions (e.g. America/New_York)")
+          ->capture_default_str();
+  check->add_option("--session", flags->session,
+                    "keep bars starting in these local hours HH:MM-HH:MM, open inclusive, close "
+                    "exclusive (e.g. 09:30-16:00 for the NYSE regular session)");
   check
       ->add_option("--on-bad-rows", flags->on_bad_rows,
                    "fail: exit 1 when problems are found; drop: report them, exit 0")
@@ -296,7 +327,10 @@ void AddCheck(CLI::App* data, Action* action) {
   check->add_option("--max-problems", flags->max_problems, "problems listed per rule (0 = all)")
       ->capture_default_str();
   check->add_flag("--json", flags->json, "print the summary as JSON");
-  check->callback([flags, action] { *action = [flags] { return RunCheck(*flags); }; });
+  check->callback([flags, tz, action] {
+    flags->timezone_given = tz->count() > 0;
+    *action = [flags] { return RunCheck(*flags); };
+  });
 }
 
 void AddSynth(CLI::App* data, Action* action) {

@@ -37,6 +37,7 @@ struct DemoFlags {
   double cost_rate = 0.0002;
   std::string data;  // a bar file to use instead of the synthetic market
   std::string timezone = "UTC";
+  bool timezone_given = false;  // --timezone was passed
   std::string symbol;
   std::string preset = "scaled";
 };
@@ -129,8 +130,12 @@ int RunDemo(const DemoFlags& f) {
     if (Status s = market::WriteBarsCsv(csv, *synth); !s.ok()) return ReportError(s);
     ro.timezone = so.timezone;
   }
-  auto md = market::ReadBarsCsv(csv, ro);
+  market::DataReport report;
+  auto md = market::ReadBarsCsv(csv, ro, &report);
   if (!md.ok()) return ReportError(md.status());
+  if (report.naive_times && !f.timezone_given) {
+    fmt::print(stderr, "{}\n", market::NaiveTimesNote(csv, ro.timezone));
+  }
   if (md->symbols.size() > 1) {
     return ReportError(Status::InvalidArgument(
         "'" + csv + "' holds " + std::to_string(md->symbols.size()) +
@@ -164,7 +169,7 @@ int RunDemo(const DemoFlags& f) {
       "flat at each close)\n",
       f.cost_rate * 1e4);
   fmt::print("{:<12} {:>10} {:>10} {:>8} {:>9} {:>8} {:>10}\n", "policy", "return", "sharpe",
-             "max_dd", "trades", "steps", "costs");
+             "max_dd", "fills", "steps", "costs");
   for (const std::string policy : {"momentum5", "flat", "long"}) {
     auto r = RunPolicy(policy, *data, test, f.cost_rate);
     if (!r.ok()) return ReportError(r.status());
@@ -193,11 +198,15 @@ void RegisterDemoCommand(CLI::App& app, Action* action) {
       ->capture_default_str();
   demo->add_option("--cost", f->cost_rate, "proportional cost")->capture_default_str();
   demo->add_option("--data", f->data, "bar file to use instead of the synthetic market");
-  demo->add_option("--timezone", f->timezone, "IANA time zone of naive timestamps in --data")
-      ->capture_default_str();
+  CLI::Option* tz =
+      demo->add_option("--timezone", f->timezone, "IANA time zone of naive timestamps in --data")
+          ->capture_default_str();
   demo->add_option("--symbol", f->symbol, "symbol to use from a multi-symbol --data file");
   demo->add_option("--preset", f->preset, "feature preset")->capture_default_str();
-  demo->callback([f, action] { *action = [f] { return RunDemo(*f); }; });
+  demo->callback([f, tz, action] {
+    f->timezone_given = tz->count() > 0;
+    *action = [f] { return RunDemo(*f); };
+  });
 }
 
 }  // namespace rlt::cli

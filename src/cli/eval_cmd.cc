@@ -5,9 +5,12 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "evalrun/evalrun.h"
+#include "evalrun/seeds_eval.h"
+#include "train/seeds.h"
 
 namespace rlt::cli {
 namespace {
@@ -15,10 +18,33 @@ namespace {
 struct EvalFlags {
   evalrun::EvalRequest request;
   bool json = false;
+  std::optional<uint64_t> seed;  // one seed of a multi-seed run
+  int trials = 0;                // deflated Sharpe ratio: trials tried (0 = the seeds)
 };
 
+// A multi-seed run (RUN/seeds.json): every seed and the result across seeds, or the one
+// seed --seed names.
+Result<evalrun::EvalOutcome> Evaluate(const EvalFlags& f) {
+  Result<std::optional<train::SeedsIndex>> index = train::ReadSeedsIndex(f.request.run_dir);
+  if (!index.ok()) return index.status();
+  if (!*index || f.seed) {
+    evalrun::EvalRequest one = f.request;
+    RLT_ASSIGN_OR_RETURN(one.run_dir, train::ResolveSeedRun(f.request.run_dir, f.seed));
+    if (f.trials != 0) {
+      return Status::InvalidArgument(
+          "--trials applies to the evaluation of every seed of a multi-seed run");
+    }
+    return evalrun::RunEvaluation(one);
+  }
+  evalrun::SeedsEvalRequest request;
+  request.eval = f.request;
+  request.seeds = (*index)->seeds;
+  request.trials = f.trials;
+  return evalrun::RunSeedsEvaluation(request);
+}
+
 int RunEval(const EvalFlags& f) {
-  Result<evalrun::EvalOutcome> out = evalrun::RunEvaluation(f.request);
+  Result<evalrun::EvalOutcome> out = Evaluate(f);
   if (!out.ok()) return ReportError(out.status());
   if (f.json) {
     fmt::print("{}", out->summary_json);
@@ -34,7 +60,7 @@ int RunEval(const EvalFlags& f) {
 void RegisterEvalCommand(CLI::App& app, Action* action) {
   auto f = std::make_shared<EvalFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "eval", "Backtest a trained run out of sample and write RUN_DIR/eval/<range>/");
+      "eval", "Backtest a trained run out of sample and write RUN_DIR/eval/<name>/");
   cmd->add_option("run_dir", f->request.run_dir, "run directory written by `rltrade train`")
       ->required();
   cmd->add_option("--range", f->request.range,
@@ -50,6 +76,14 @@ void RegisterEvalCommand(CLI::App& app, Action* action) {
   cmd->add_option("--checkpoint", f->request.checkpoint,
                   "checkpoint directory of the trained policy (default RUN_DIR/final)");
   cmd->add_flag("--json", f->json, "print summary.json instead of the table");
+  cmd->add_option_function<uint64_t>(
+      "--seed", [f](const uint64_t& s) { f->seed = s; },
+      "a run trained with --seeds N: evaluate only this seed (default: every seed, and the "
+      "result across seeds in RUN/eval/<range>/)");
+  cmd->add_option("--trials", f->trials,
+                  "deflated Sharpe ratio: the number of trials tried (every seed and "
+                  "configuration; default the run's seeds)")
+      ->check(CLI::Range(1, 1000000));
   cmd->callback([f, action] { *action = [f] { return RunEval(*f); }; });
 }
 

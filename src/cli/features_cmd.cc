@@ -6,6 +6,7 @@
 //       column (0-based index) then one column per output, one row per input bar, empty
 //       cells where undefined. JSON: {"indicator", "params", "outputs": {name: [null|num]}}.
 //   rltrade features --input FILE --preset fast22|scaled [--out FILE] [--timezone TZ]
+//                    [--session HH:MM-HH:MM]
 //       Raw (unnormalised) preset features (features/presets.h): `timestamp` (ISO 8601 with
 //       its UTC offset), `symbol` for multi-symbol input, then one column per feature; one
 //       row per input bar, empty cells during warm-up. With --out the file is written to a
@@ -39,23 +40,33 @@ namespace {
 struct IndicatorArgs {
   std::string name, input, format = "csv", timezone = "UTC", symbol, on_bad_rows = "fail";
   std::vector<std::string> params;
+  bool timezone_given = false;  // --timezone was passed
 };
 
 struct FeaturesArgs {
   std::string input, preset, out, timezone = "UTC", on_bad_rows = "fail";
+  std::string session;          // --session HH:MM-HH:MM ("" = all hours)
+  bool timezone_given = false;  // --timezone was passed
 };
 
 // Reads the input bars. With on_bad_rows == "drop", bad rows are dropped and listed on
 // stderr (how many, and each one); the default "fail" stops before anything is written.
+// Naive timestamps read in a zone that was not given explicitly are noted on stderr.
 Result<market::MarketData> ReadInput(const std::string& path, const std::string& timezone,
-                                     const std::string& symbol, const std::string& on_bad_rows) {
+                                     bool timezone_given, const std::string& symbol,
+                                     const std::string& on_bad_rows,
+                                     const std::string& session = "") {
   market::CsvReadOptions options;
   options.timezone = timezone;
+  RLT_ASSIGN_OR_RETURN(options.session, market::ParseSessionHours(session, "--session"));
   options.symbol = symbol;
   options.on_bad_rows =
       on_bad_rows == "drop" ? market::BadRowPolicy::kDrop : market::BadRowPolicy::kFail;
   market::DataReport report;
   RLT_ASSIGN_OR_RETURN(market::MarketData data, market::ReadBarsCsv(path, options, &report));
+  if (report.naive_times && !timezone_given) {
+    fmt::print(stderr, "{}\n", market::NaiveTimesNote(path, timezone));
+  }
   if (report.rows_dropped > 0) {
     fmt::print(stderr, "dropped {} of {} rows of {} with problems:\n", report.rows_dropped,
                report.rows_read, path);
@@ -119,7 +130,7 @@ int RunIndicator(const IndicatorArgs& args) {
   Result<const features::IndicatorSpec*> spec = features::FindIndicator(args.name);
   if (!spec.ok()) return ReportError(spec.status());
   Result<market::MarketData> data =
-      ReadInput(args.input, args.timezone, args.symbol, args.on_bad_rows);
+      ReadInput(args.input, args.timezone, args.timezone_given, args.symbol, args.on_bad_rows);
   if (!data.ok()) return ReportError(data.status());
   if (data->symbols.size() > 1) {
     std::string names;
@@ -178,7 +189,8 @@ Status WriteFileAtomically(const std::string& path, const std::string& text) {
 int RunFeatures(const FeaturesArgs& args) {
   Result<std::vector<std::string>> columns = features::PresetColumns(args.preset);
   if (!columns.ok()) return ReportError(columns.status());
-  Result<market::MarketData> data = ReadInput(args.input, args.timezone, "", args.on_bad_rows);
+  Result<market::MarketData> data =
+      ReadInput(args.input, args.timezone, args.timezone_given, "", args.on_bad_rows, args.session);
   if (!data.ok()) return ReportError(data.status());
   const bool with_symbol = data->symbols.size() > 1;
   fmt::memory_buffer out;
@@ -212,11 +224,15 @@ void RegisterFeatureCommands(CLI::App& app, Action* action) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   ind->add_option("--format", ind_args->format, "Output format")
       ->check(CLI::IsMember({"csv", "json"}));
-  ind->add_option("--timezone", ind_args->timezone, "IANA time zone of naive timestamps");
+  CLI::Option* ind_tz =
+      ind->add_option("--timezone", ind_args->timezone, "IANA time zone of naive timestamps");
   ind->add_option("--symbol", ind_args->symbol, "Symbol to use from a multi-symbol file");
   ind->add_option("--on-bad-rows", ind_args->on_bad_rows, "fail (default) or drop bad input rows")
       ->check(CLI::IsMember({"fail", "drop"}));
-  ind->callback([ind_args, action] { *action = [ind_args] { return RunIndicator(*ind_args); }; });
+  ind->callback([ind_args, ind_tz, action] {
+    ind_args->timezone_given = ind_tz->count() > 0;
+    *action = [ind_args] { return RunIndicator(*ind_args); };
+  });
 
   auto feat_args = std::make_shared<FeaturesArgs>();
   CLI::App* feat = app.add_subcommand("features", "Compute a feature preset (raw values) as CSV");
@@ -225,11 +241,17 @@ void RegisterFeatureCommands(CLI::App& app, Action* action) {
       ->required()
       ->check(CLI::IsMember(features::PresetNames()));
   feat->add_option("--out", feat_args->out, "Output CSV (default: stdout)");
-  feat->add_option("--timezone", feat_args->timezone, "IANA time zone of naive timestamps");
+  CLI::Option* feat_tz =
+      feat->add_option("--timezone", feat_args->timezone, "IANA time zone of naive timestamps");
+  feat->add_option("--session", feat_args->session,
+                   "keep bars starting in these local hours HH:MM-HH:MM, open inclusive, close "
+                   "exclusive (e.g. 09:30-16:00 for the NYSE regular session)");
   feat->add_option("--on-bad-rows", feat_args->on_bad_rows, "fail (default) or drop bad input rows")
       ->check(CLI::IsMember({"fail", "drop"}));
-  feat->callback(
-      [feat_args, action] { *action = [feat_args] { return RunFeatures(*feat_args); }; });
+  feat->callback([feat_args, feat_tz, action] {
+    feat_args->timezone_given = feat_tz->count() > 0;
+    *action = [feat_args] { return RunFeatures(*feat_args); };
+  });
 }
 
 }  // namespace rlt::cli

@@ -137,7 +137,7 @@ TEST_F(HostileCli, WalkforwardFoldsWithAnEnvRangeOnTheirTestWindowAreRefused) {
              " --folds 2 --set env.range=2023-01-02:2023-03-31 --quiet --out " + Path("wf"));
   EXPECT_NE(r.exit_code, 0) << r.out;
   EXPECT_TRUE(Has(r.out, "overlaps [split] test")) << r.out;
-  EXPECT_FALSE(fs::exists(Path("wf/fold_0/final")));
+  EXPECT_FALSE(fs::exists(Path("wf/fold_1/final")));  // folds are numbered from 1
 }
 
 TEST_F(HostileCli, EvalChecksTheRecordedTrainingRangesNotSplitTrain) {
@@ -203,8 +203,7 @@ void FlipByte(const std::string& path, size_t at) {
 
 TEST_F(HostileCli, NanPatchedIntoFinalPolicyIsAnErrorForEvalAndSignal) {
   const std::string run = TrainIntraday("run");
-  ASSERT_EQ(RunCli("data synth --kind intraday --symbols 1 --days 20 --timezone UTC --out " +
-                   Path("bars.csv"))
+  ASSERT_EQ(RunCli("data synth --kind intraday --symbols 1 --days 20 --out " + Path("bars.csv"))
                 .exit_code,
             0);
   const std::string policy = run + "/final/policy.pt";
@@ -334,8 +333,7 @@ TEST_F(HostileCli, OutIsWrittenOnlyOverRegularFilesOrNewPaths) {
 
 TEST_F(HostileCli, WritesToAFullStdoutExit1WithAMessage) {
   const std::string run = TrainIntraday("run");
-  ASSERT_EQ(RunCli("data synth --kind intraday --symbols 1 --days 20 --timezone UTC --out " +
-                   Path("bars.csv"))
+  ASSERT_EQ(RunCli("data synth --kind intraday --symbols 1 --days 20 --out " + Path("bars.csv"))
                 .exit_code,
             0);
   Write("returns.csv", "return\n0.01\n-0.02\n0.005\n");

@@ -510,4 +510,26 @@ TEST_F(PerfCli, LibgompSleepsWhenIdleWithoutAnEnvironmentVariableUnlessTheUserSe
   EXPECT_EQ(r.out.find("GOMP_SPINCOUNT = '0'"), std::string::npos) << r.out;
 }
 
+// A status.json with fields of the wrong type (null, strings, absurd numbers), as a
+// hand-edit or a corrupt disk leaves it, is read as far as it goes: no exception escapes
+// (issue 9 §3), text and --json both exit 0.
+TEST_F(PerfCli, StatusReadsAStatusFileWithNullsAndWrongTypesWithoutCrashing) {
+  const fs::path run = dir_ / "odd_run";
+  fs::create_directories(run);
+  for (const char* body :
+       {R"({"pid": null, "state": null, "steps": "many", "total_steps": null, "fps": null})",
+        R"({"pid": 1e300, "state": 7, "steps": -1e308, "total_steps": 1e308, "fps": -5,
+            "last_checkpoint": 3, "message": [1]})",
+        R"({"pid": -3, "state": "running", "steps": 10, "total_steps": 20, "fps": 1e-300})"}) {
+    SCOPED_TRACE(body);
+    rlt::testing::WriteFile(run / "status.json", body);
+    CmdResult r = RunCli("status " + run.string());
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("state"), std::string::npos) << r.out;
+    r = RunCli("status " + run.string() + " --json", "", "/dev/null");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_FALSE(nlohmann::json::parse(r.out, nullptr, false).is_discarded()) << r.out;
+  }
+}
+
 }  // namespace

@@ -1,6 +1,6 @@
 // rltrade cli: `rltrade report EVAL_DIR` — regenerates EVAL_DIR/report.html.
 //
-// EVAL_DIR is an evaluation directory written by `rltrade eval` (RUN_DIR/eval/<range>,
+// EVAL_DIR is an evaluation directory written by `rltrade eval` (RUN_DIR/eval/<name>,
 // files as in eval/outputs.h). The page is rebuilt from those files alone, so a report can
 // be refreshed after the report code changes without re-running the backtest. Flag parsing
 // only; the work is in eval/report.h.
@@ -18,7 +18,7 @@ namespace rlt::cli {
 void RegisterReportCommand(CLI::App& app, Action* action) {
   auto eval_dir = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
-      "report", "Regenerate the HTML report of an evaluation (RUN_DIR/eval/<range>)");
+      "report", "Regenerate the HTML report of an evaluation (RUN_DIR/eval/<name>)");
   cmd->add_option("EVAL_DIR", *eval_dir,
                   "evaluation directory with summary.json, equity.csv, daily_returns.csv "
                   "and trades.csv")

@@ -1,12 +1,14 @@
 // rltrade cli: `rltrade signal RUN_DIR --bars FILE [--json] [--checkpoint DIR]
-// [--position F]`. Flag parsing only; the work is in evalrun/signal.h.
+// [--position F] [--seed S]`. Flag parsing only; the work is in evalrun/signal.h.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "evalrun/signal.h"
+#include "train/seeds.h"
 
 namespace rlt::cli {
 namespace {
@@ -14,10 +16,15 @@ namespace {
 struct SignalFlags {
   evalrun::SignalRequest request;
   bool json = false;
+  std::optional<uint64_t> seed;  // one seed of a multi-seed run
 };
 
 int RunSignal(const SignalFlags& f) {
-  Result<evalrun::Signal> out = evalrun::ComputeSignal(f.request);
+  evalrun::SignalRequest request = f.request;
+  Result<std::string> run = train::ResolveSeedRun(request.run_dir, f.seed);
+  if (!run.ok()) return ReportError(run.status());
+  request.run_dir = *run;
+  Result<evalrun::Signal> out = evalrun::ComputeSignal(request);
   if (!out.ok()) return ReportError(out.status());
   fmt::print("{}", f.json ? out->json : out->text);
   return 0;
@@ -42,6 +49,11 @@ void RegisterSignalCommand(CLI::App& app, Action* action) {
   cmd->add_option("--position", f->request.position,
                   "current exposure, position value / net worth in [-1, 1] (default 0: flat; "
                   "unrealised PnL is taken as 0)");
+  cmd->add_option_function<uint64_t>(
+      "--seed", [f](const uint64_t& s) { f->seed = s; },
+      "the seed whose policy decides, for a run trained with --seeds N");
+  cmd->add_flag("--allow-mismatch", f->request.allow_mismatch,
+                "accept bars whose bar size, symbol or time zone differ from the run's data");
   cmd->callback([f, action] { *action = [f] { return RunSignal(*f); }; });
 }
 

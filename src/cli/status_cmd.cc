@@ -1,4 +1,6 @@
 // rltrade cli: `rltrade status RUN_DIR [--json]` — a running or finished run at a glance.
+// A multi-seed run (RUN/seeds.json, train/seeds.h) shows one row per seed; --json then
+// prints {"run_dir", "seeds": N, "runs": [each seed's status object + "seed", "run_dir"]}.
 //
 // Reads RUN_DIR/status.json (written by the training loop: pid, start time, target steps,
 // steps, fps, last checkpoint, state) and the last row of RUN_DIR/metrics.csv. The process
@@ -21,6 +23,7 @@
 #include "cli/commands.h"
 #include "runlog/manifest.h"
 #include "train/proc_stats.h"
+#include "train/seeds.h"
 
 namespace rlt::cli {
 namespace {
@@ -78,45 +81,59 @@ std::string FormatDuration(double seconds) {
   return fmt::format("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60);
 }
 
-int RunStatus(const std::string& run_dir, bool json) {
+std::string Text(const nlohmann::json& j, const char* key, const std::string& fallback) {
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : fallback;
+}
+double Number(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN;
+}
+
+// What `status --json` prints for one run directory.
+Result<nlohmann::json> StatusJson(const std::string& run_dir) {
   const fs::path status_path = fs::path(run_dir) / "status.json";
   std::ifstream in(status_path);
   if (!in) {
-    return ReportError(Status::NotFound(status_path.string() +
-                                        " not found: not a run directory of this rltrade "
-                                        "version (or training has not started yet)"));
+    return Status::NotFound(status_path.string() +
+                            " not found: not a run directory of this rltrade version (or "
+                            "training has not started yet)");
   }
   nlohmann::json st = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (st.is_discarded() || !st.is_object()) {
-    return ReportError(Status::DataError(status_path.string() + " is not valid JSON"));
+    return Status::DataError(status_path.string() + " is not valid JSON");
   }
-  const int64_t pid = st.value("pid", int64_t{0});
-  const bool alive = train::IsRltradeProcessAlive(pid);
-  std::string state = st.value("state", std::string("unknown"));
+  // Fields of the wrong type (a hand-edited or corrupt file) read as absent, never throw.
+  const double pid_number = Number(st, "pid");
+  const int64_t pid = std::isfinite(pid_number) && pid_number > 0 && pid_number < 4194305
+                          ? static_cast<int64_t>(pid_number)
+                          : 0;
+  const bool alive = pid > 0 && train::IsRltradeProcessAlive(pid);
+  std::string state = Text(st, "state", "unknown");
   if (state == "running" && !alive) state = "died";
-  const int64_t steps = st.value("steps", int64_t{0}), total = st.value("total_steps", int64_t{0});
-  const double fps = st.value("fps", 0.0);
-  const double eta = alive && fps > 0 ? static_cast<double>(total - steps) / fps : NAN;
-  const auto metrics = LastMetrics(fs::path(run_dir) / "metrics.csv");
-  const std::string loadable = LoadableCheckpoint(run_dir);
-  if (json) {
-    nlohmann::json out = st;
-    out["alive"] = alive;
-    out["state"] = state;
-    out["eta_seconds"] = std::isfinite(eta) ? nlohmann::json(eta) : nlohmann::json(nullptr);
-    nlohmann::json m = nlohmann::json::object();
-    for (const auto& [k, v] : metrics) {
-      char* end = nullptr;
-      const double d = std::strtod(v.c_str(), &end);
-      m[k] = (end != v.c_str() && *end == '\0' && std::isfinite(d)) ? nlohmann::json(d)
-                                                                    : nlohmann::json(v);
-    }
-    out["metrics"] = m;
-    out["loadable_checkpoint"] =
-        loadable.empty() ? nlohmann::json(nullptr) : nlohmann::json(loadable);
-    fmt::print("{}\n", out.dump(2));
-    return 0;
+  const double steps = Number(st, "steps"), total = Number(st, "total_steps");
+  const double fps = Number(st, "fps");
+  const double eta = alive && fps > 0 && std::isfinite(total - steps) ? (total - steps) / fps : NAN;
+  nlohmann::json out = st;
+  out["alive"] = alive;
+  out["state"] = state;
+  out["eta_seconds"] = std::isfinite(eta) ? nlohmann::json(eta) : nlohmann::json(nullptr);
+  nlohmann::json m = nlohmann::json::object();
+  for (const auto& [k, v] : LastMetrics(fs::path(run_dir) / "metrics.csv")) {
+    char* end = nullptr;
+    const double d = std::strtod(v.c_str(), &end);
+    m[k] = (end != v.c_str() && *end == '\0' && std::isfinite(d)) ? nlohmann::json(d)
+                                                                  : nlohmann::json(v);
   }
+  out["metrics"] = m;
+  const std::string loadable = LoadableCheckpoint(run_dir);
+  out["loadable_checkpoint"] =
+      loadable.empty() ? nlohmann::json(nullptr) : nlohmann::json(loadable);
+  return out;
+}
+
+void PrintOne(const std::string& run_dir, const nlohmann::json& st) {
+  const std::string state = Text(st, "state", "unknown");
+  const std::string loadable = Text(st, "loadable_checkpoint", "");
+  const bool alive = st.contains("alive") && st["alive"].is_boolean() && st["alive"].get<bool>();
   fmt::print("run          {}\n", run_dir);
   std::string hint;
   if (state == "died" || state == "interrupted") {
@@ -125,17 +142,81 @@ int RunStatus(const std::string& run_dir, bool json) {
                              : " (process gone; no loadable checkpoint to resume from: start a "
                                "new run)";
   }
+  const double steps = Number(st, "steps"), total = Number(st, "total_steps");
   fmt::print("state        {}{}\n", state, hint);
-  fmt::print("process      pid {} {}\n", pid, alive ? "alive" : "not running");
-  fmt::print("steps        {} / {} ({:.1f}%)\n", steps, total,
-             total > 0 ? 100.0 * static_cast<double>(steps) / static_cast<double>(total) : 0.0);
-  fmt::print("fps          {:.0f}\n", fps);
-  fmt::print("ETA          {}\n", FormatDuration(eta));
-  fmt::print("checkpoint   {}\n", st.value("last_checkpoint", std::string("(none)")));
-  const std::string message = st.value("message", std::string());
+  const double pid = Number(st, "pid");
+  fmt::print("process      pid {} {}\n", std::isfinite(pid) ? fmt::format("{:.0f}", pid) : "?",
+             alive ? "alive" : "not running");
+  fmt::print("steps        {:.0f} / {:.0f} ({:.1f}%)\n", steps, total,
+             total > 0 ? 100.0 * steps / total : 0.0);
+  fmt::print("fps          {:.0f}\n", Number(st, "fps"));
+  fmt::print("ETA          {}\n", FormatDuration(Number(st, "eta_seconds")));
+  fmt::print("checkpoint   {}\n", Text(st, "last_checkpoint", "(none)"));
+  const std::string message = Text(st, "message", "");
   if (!message.empty()) fmt::print("message      {}\n", message);
+  const nlohmann::json& metrics = st["metrics"];
   if (!metrics.empty()) fmt::print("latest metrics:\n");
-  for (const auto& [k, v] : metrics) fmt::print("  {:<28} {}\n", k, v);
+  for (const auto& [k, v] : metrics.items()) {
+    fmt::print("  {:<28} {}\n", k, v.is_string() ? v.get<std::string>() : v.dump());
+  }
+}
+
+// A multi-seed run (train/seeds.h): one row per seed.
+int RunSeedsStatus(const std::string& run_dir, const train::SeedsIndex& index, bool json) {
+  nlohmann::json runs = nlohmann::json::array();
+  const std::vector<std::string> dirs = index.SeedRuns(run_dir);
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    Result<nlohmann::json> st = StatusJson(dirs[i]);
+    nlohmann::json row = st.ok() ? *st : nlohmann::json::object();
+    if (!st.ok()) {
+      row["state"] = fs::exists(dirs[i]) ? "unknown" : "not started";
+      row["message"] = st.status().message();
+    }
+    row["seed"] = index.seeds[i];
+    row["run_dir"] = dirs[i];
+    runs.push_back(row);
+  }
+  if (json) {
+    nlohmann::json out;
+    out["run_dir"] = run_dir;
+    out["seeds"] = index.seeds.size();
+    out["runs"] = runs;
+    fmt::print("{}\n", out.dump(2));
+    return 0;
+  }
+  fmt::print("run          {} ({} seeds)\n", run_dir, index.seeds.size());
+  fmt::print("{:>6}  {:<12} {:>23}  {:>9}  {:>8}  {}\n", "seed", "state", "steps", "fps", "ETA",
+             "ep_rew_mean");
+  bool resumable = false;
+  for (const nlohmann::json& r : runs) {
+    const std::string state = Text(r, "state", "unknown");
+    resumable = resumable || state == "died" || state == "interrupted" || state == "not started";
+    const double steps = Number(r, "steps"), total = Number(r, "total_steps");
+    const double reward = r.contains("metrics") ? Number(r["metrics"], "rollout/ep_rew_mean") : NAN;
+    fmt::print("{:>6}  {:<12} {:>23}  {:>9}  {:>8}  {}\n", r["seed"].get<uint64_t>(), state,
+               std::isfinite(total) ? fmt::format("{:.0f} / {:.0f}", steps, total) : "-",
+               std::isfinite(Number(r, "fps")) ? fmt::format("{:.0f}", Number(r, "fps")) : "-",
+               FormatDuration(Number(r, "eta_seconds")),
+               std::isfinite(reward) ? fmt::format("{:.6g}", reward) : "-");
+  }
+  if (resumable) {
+    fmt::print("continue the unfinished seeds with rltrade train --resume {}\n", run_dir);
+  }
+  fmt::print("one seed in detail: rltrade status {}\n", dirs.front());
+  return 0;
+}
+
+int RunStatus(const std::string& run_dir, bool json) {
+  Result<std::optional<train::SeedsIndex>> index = train::ReadSeedsIndex(run_dir);
+  if (!index.ok()) return ReportError(index.status());
+  if (*index) return RunSeedsStatus(run_dir, **index, json);
+  Result<nlohmann::json> st = StatusJson(run_dir);
+  if (!st.ok()) return ReportError(st.status());
+  if (json) {
+    fmt::print("{}\n", st->dump(2));
+  } else {
+    PrintOne(run_dir, *st);
+  }
   return 0;
 }
 

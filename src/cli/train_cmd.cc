@@ -1,11 +1,14 @@
 // rltrade cli: `rltrade train CONFIG.toml [--set section.key=value ...] [--run-dir DIR]
-// [--resume DIR] [--quiet]`. Flag parsing only; the work is in train/train.h.
+// [--seeds N] [--resume DIR [--seed S]] [--quiet]`. Flag parsing only; the work is in
+// train/train.h and train/seeds.h.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <memory>
 
 #include "cli/commands.h"
+#include "train/seeds.h"
 #include "train/train.h"
 
 namespace rlt::cli {
@@ -15,7 +18,10 @@ int RunTrain(const train::TrainRequest& request) {
   if (request.config_path.empty() && request.resume_dir.empty()) {
     return ReportError(Status::InvalidArgument("give a CONFIG.toml or --resume RUN_DIR"));
   }
-  Result<train::TrainOutcome> out = train::RunTraining(request);
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  Result<train::TrainOutcome> out =
+      train::RunTrainCommand(request, ec ? std::string("/proc/self/exe") : self);
   if (!out.ok()) return ReportError(out.status());
   if (!request.quiet) {
     if (out->exit_code != 0) {
@@ -40,6 +46,13 @@ void RegisterTrainCommand(CLI::App& app, Action* action) {
   cmd->add_option("--run-dir", r->run_dir, "run directory (default runs/<config>-<time>)");
   cmd->add_option("--resume", r->resume_dir, "continue a run from its newest checkpoint");
   cmd->add_flag("--quiet", r->quiet, "no progress output");
+  cmd->add_option("--seeds", r->seeds,
+                  "train N seeds (run.seed .. run.seed+N-1) into RUN/seed_<seed>/, in parallel "
+                  "where cores allow (overrides [run] seeds)")
+      ->check(CLI::Range(1, train::kMaxSeeds));
+  cmd->add_option_function<uint64_t>(
+      "--seed", [r](const uint64_t& s) { r->seed = s; },
+      "with --resume of a multi-seed run: resume only this seed");
   cmd->add_flag("--allow-config-change", r->allow_config_change,
                 "with --resume: accept --set changes beyond run.total_steps, run.threads, "
                 "run.checkpoint_every, run.eval_every, policy.backend (logged in history.jsonl)");

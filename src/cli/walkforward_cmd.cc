@@ -1,9 +1,10 @@
 // rltrade cli: `rltrade walkforward CONFIG --folds K [--train-days N] [--test-days M]
-// [--rolling] [--out DIR] [--set section.key=value ...] [--quiet] [--json]`. Flag parsing
-// only; the work is in evalrun/walkforward.h.
+// [--rolling] [--seeds N] [--out DIR] [--set section.key=value ...] [--quiet] [--json]`. Flag
+// parsing only; the work is in evalrun/walkforward.h.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <memory>
 
 #include "cli/commands.h"
@@ -18,11 +19,15 @@ struct WalkforwardFlags {
 };
 
 int RunWalkforward(const WalkforwardFlags& f) {
-  Result<evalrun::WalkforwardOutcome> out = evalrun::RunWalkforward(f.request);
+  evalrun::WalkforwardRequest request = f.request;
+  std::error_code ec;
+  request.executable = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) request.executable = "/proc/self/exe";
+  Result<evalrun::WalkforwardOutcome> out = evalrun::RunWalkforward(request);
   if (!out.ok()) return ReportError(out.status());
   if (out->exit_code != 0) return out->exit_code;
   fmt::print("{}", f.json ? out->summary_json : out->table);
-  fmt::print(stderr, "wrote {}\n", out->summary_dir);
+  fmt::print(stderr, "wrote {} (report: {}/report.html)\n", out->summary_dir, out->summary_dir);
   return 0;
 }
 
@@ -50,6 +55,10 @@ void RegisterWalkforwardCommand(CLI::App& app, Action* action) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_flag("--quiet", f->request.quiet, "no training progress output");
+  cmd->add_option("--seeds", f->request.seeds,
+                  "train N seeds per fold (run.seed .. run.seed+N-1); the folds' seed-averaged "
+                  "returns are concatenated (overrides [run] seeds)")
+      ->check(CLI::Range(1, 1000));
   cmd->add_flag("--json", f->json, "print summary.json instead of the table");
   cmd->callback([f, action] { *action = [f] { return RunWalkforward(*f); }; });
 }

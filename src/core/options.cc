@@ -21,13 +21,46 @@ int EditDistance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
+namespace {
+
+// Optimal-string-alignment distance: Levenshtein plus the swap of two adjacent letters
+// as one edit ("nmu_envs" is one typo away from "num_envs", not two).
+int TypoDistance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<int>> d(a.size() + 1, std::vector<int>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = static_cast<int>(i);
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min(
+          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+size_t CommonPrefix(const std::string& a, const std::string& b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
+}  // namespace
+
+// Fewest typos (OSA distance) first; among equals, the longest common prefix (people
+// mistype the end of a word more often than its start), then the first candidate.
 std::string NearestName(const std::string& key, const std::vector<std::string>& candidates) {
   std::string best;
   int best_d = 1 << 30;
+  size_t best_prefix = 0;
   for (const auto& c : candidates) {
-    const int d = EditDistance(key, c);
-    if (d < best_d) {
+    const int d = TypoDistance(key, c);
+    const size_t prefix = CommonPrefix(key, c);
+    if (d < best_d || (d == best_d && prefix > best_prefix)) {
       best_d = d;
+      best_prefix = prefix;
       best = c;
     }
   }

@@ -40,7 +40,9 @@ namespace rlt {
 
 // Levenshtein distance, for "did you mean" suggestions.
 int EditDistance(const std::string& a, const std::string& b);
-// The candidate nearest to `key` ("" when candidates is empty).
+// The candidate nearest to `key` ("" when candidates is empty): fewest typos, counting an
+// adjacent swap as one (optimal string alignment), ties broken by the longer common
+// prefix.
 std::string NearestName(const std::string& key, const std::vector<std::string>& candidates);
 
 // Parses "key=value" into its parts; an error names the offending text.

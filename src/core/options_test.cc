@@ -65,6 +65,19 @@ TEST(Options, EditDistanceIsLevenshtein) {
   EXPECT_FALSE(SplitAssignment("novalue").ok());
 }
 
+// Issue 11: an adjacent swap is one typo, and a tie goes to the longer common prefix.
+TEST(Options, NearestNameCountsSwapsAsOneTypoAndPrefersTheSamePrefix) {
+  const std::vector<std::string> env_keys = {"nlags", "cost_rate", "fixed_cost", "initial_capital",
+                                             "range", "id",        "num_envs"};
+  EXPECT_EQ(NearestName("num_env", env_keys), "num_envs");
+  EXPECT_EQ(NearestName("cost_rat", env_keys), "cost_rate");
+  EXPECT_EQ(NearestName("intial_capital", env_keys), "initial_capital");
+  EXPECT_EQ(NearestName("nmu_envs", env_keys), "num_envs");  // Levenshtein: 2, OSA: 1
+  // "ab" is 1 edit from both "abc" and "xb"; the shared prefix decides.
+  EXPECT_EQ(NearestName("ab", {"xb", "abc"}), "abc");
+  EXPECT_EQ(NearestName("x", {}), "");
+}
+
 struct NetOptions {
   std::vector<int> hidden = {64, 64};
   std::vector<double> weights;

@@ -1,6 +1,8 @@
 // rltrade env: the registry — one line per environment.
 #include "env/registry.h"
 
+#include <algorithm>
+
 #include "core/options.h"
 #include "env/envs/cartpole.h"
 #include "env/envs/example.h"
@@ -23,14 +25,41 @@ Result<std::unique_ptr<Env>> MakeIntraday(const EnvContext& ctx) {
   return MakeIntradayEnv(ctx.settings, ctx.market);
 }
 
+template <typename Options>
+std::vector<std::string> KeysOf() {
+  std::vector<std::string> keys;
+  for (const auto& row : DescribeOptions(Options())) keys.push_back(row.key);
+  return keys;
+}
+
+template <typename Options>
+Result<std::vector<std::pair<std::string, std::string>>> OptionRows(
+    const std::map<std::string, std::string>& settings) {
+  Options options;
+  RLT_RETURN_IF_ERROR(SetOptions(options, settings, "[env]"));
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (const auto& row : DescribeOptions(options)) rows.emplace_back(row.key, row.value);
+  return rows;
+}
+
+template <typename Options>
+Status CheckSetting(const std::string& key, const std::string& value) {
+  Options options;
+  return SetOption(options, key, value);
+}
+
 }  // namespace
 
 const std::vector<EnvEntry>& EnvRegistry() {
   static const std::vector<EnvEntry> kEntries = {
-      {"example", "toy random-walk sign prediction (the template)", false, MakeExample},
-      {"intraday", "intraday stock trading on one symbol's bars", true, MakeIntraday},
-      {"cartpole", "Gymnasium CartPole-v1 (learner validation)", false, MakeCartPole},
-      {"pendulum", "Gymnasium Pendulum-v1 (learner validation)", false, MakePendulum},
+      {"example", "toy random-walk sign prediction (the template)", false, MakeExample,
+       KeysOf<ExampleOptions>, CheckSetting<ExampleOptions>, OptionRows<ExampleOptions>},
+      {"intraday", "intraday stock trading on one symbol's bars", true, MakeIntraday,
+       KeysOf<IntradayOptions>, CheckSetting<IntradayOptions>, OptionRows<IntradayOptions>},
+      {"cartpole", "Gymnasium CartPole-v1 (learner validation)", false, MakeCartPole,
+       KeysOf<CartPoleOptions>, CheckSetting<CartPoleOptions>, OptionRows<CartPoleOptions>},
+      {"pendulum", "Gymnasium Pendulum-v1 (learner validation)", false, MakePendulum,
+       KeysOf<PendulumOptions>, CheckSetting<PendulumOptions>, OptionRows<PendulumOptions>},
   };
   return kEntries;
 }
@@ -55,6 +84,32 @@ Result<std::vector<std::unique_ptr<Env>>> MakeEnvs(const std::string& id, const 
   }
   return Status::InvalidArgument("unknown environment id '" + id + "'; did you mean '" +
                                  NearestName(id, ids) + "'?");
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> EnvOptionValues(
+    const std::string& id, const std::map<std::string, std::string>& settings) {
+  std::vector<std::string> ids;
+  for (const EnvEntry& e : EnvRegistry()) {
+    ids.emplace_back(e.id);
+    if (id == e.id && e.option_rows != nullptr) return e.option_rows(settings);
+  }
+  return Status::InvalidArgument("unknown environment id '" + id + "'; did you mean '" +
+                                 NearestName(id, ids) + "'?");
+}
+
+Status CheckEnvSetting(const std::string& id, const std::string& key, const std::string& value,
+                       const std::vector<std::string>& extra_keys) {
+  for (const EnvEntry& e : EnvRegistry()) {
+    if (id != e.id || e.keys == nullptr || e.check_setting == nullptr) continue;
+    std::vector<std::string> keys = e.keys();
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      keys.insert(keys.end(), extra_keys.begin(), extra_keys.end());
+      return Status::InvalidArgument("unknown key '" + key + "' for environment '" + id +
+                                     "'; did you mean '" + NearestName(key, keys) + "'?");
+    }
+    return e.check_setting(key, value);
+  }
+  return Status::Ok();
 }
 
 }  // namespace rlt::env

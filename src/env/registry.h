@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -29,15 +30,40 @@ struct EnvContext {
 };
 
 using EnvFactory = Result<std::unique_ptr<Env>> (*)(const EnvContext&);
+// The keys of an environment's options struct (its VisitFields names, in order).
+using EnvKeys = std::vector<std::string> (*)();
+// Applies one [env] setting to a default options struct: a bad value's error (without
+// place), Ok otherwise (unknown keys included: check them against EnvKeys first).
+using EnvSettingCheck = Status (*)(const std::string& key, const std::string& value);
+// Every option of the environment as (key, value text) rows in declaration order: the
+// defaults with `settings` applied (DescribeOptions). Errors as SetOptions (unknown key,
+// bad value). The saved config.toml records these (train::ResolveEnvSection).
+using EnvOptionRows = Result<std::vector<std::pair<std::string, std::string>>> (*)(
+    const std::map<std::string, std::string>& settings);
 
 struct EnvEntry {
   const char* id;
   const char* summary;
   bool needs_market_data;
   EnvFactory make;
+  EnvKeys keys = nullptr;
+  EnvSettingCheck check_setting = nullptr;
+  EnvOptionRows option_rows = nullptr;
 };
 
+// Checks one [env] key of environment `id` before any environment is built, so that a
+// config can name the key's file:line: an unknown key is an error naming the nearest of
+// the environment's keys and `extra_keys` (those the caller handles, e.g. id, num_envs);
+// a bad value is the options struct's error. Unknown ids are Ok (MakeEnvs names them).
+Status CheckEnvSetting(const std::string& id, const std::string& key, const std::string& value,
+                       const std::vector<std::string>& extra_keys);
+
 const std::vector<EnvEntry>& EnvRegistry();
+
+// EnvOptionRows of environment `id`: every option's effective value. Unknown ids are an
+// error naming the nearest id.
+Result<std::vector<std::pair<std::string, std::string>>> EnvOptionValues(
+    const std::string& id, const std::map<std::string, std::string>& settings);
 
 // Builds `num_envs` environments of kind `id`. Unknown ids name the nearest valid id.
 Result<std::vector<std::unique_ptr<Env>>> MakeEnvs(const std::string& id, const EnvContext& ctx,

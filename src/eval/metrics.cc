@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 #include "core/status.h"
 
@@ -200,6 +201,65 @@ PsrResult ProbabilisticSharpeRatio(std::span<const double> returns,
       (sr - benchmark_sharpe_per_period) * std::sqrt(n - 1.0) / std::sqrt(variance_term);
   r.psr = NormalCdf(z);
   return r;
+}
+
+double NormalQuantile(double p) {
+  if (!(p >= 0.0 && p <= 1.0)) return kNaN;
+  if (p == 0.0) return -std::numeric_limits<double>::infinity();
+  if (p == 1.0) return std::numeric_limits<double>::infinity();
+  // Acklam's coefficients (central region and tails), relative error < 1.15e-9.
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                                 -2.759285104469687e+02, 1.383577518672690e+02,
+                                 -3.066479806614716e+01, 2.506628277459239e+00};
+  static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                                 -1.556989798598866e+02, 6.680131188771972e+01,
+                                 -1.328068155288572e+01};
+  static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                                 -2.400758277161838e+00, -2.549732539343734e+00,
+                                 4.374664141464968e+00,  2.938163982698783e+00};
+  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
+                                 2.445134137142996e+00, 3.754408661907416e+00};
+  constexpr double kLow = 0.02425;
+  double x;
+  if (p < kLow || p > 1.0 - kLow) {
+    const double q = std::sqrt(-2.0 * std::log(p < kLow ? p : 1.0 - p));
+    x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+    if (p > 1.0 - kLow) x = -x;
+  } else {
+    const double q = p - 0.5, r = q * q;
+    x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0);
+  }
+  // One Halley step on Φ(x) − p.
+  const double e = NormalCdf(x) - p;
+  const double u = e * std::sqrt(2.0 * std::numbers::pi) * std::exp(x * x / 2.0);
+  return x - u / (1.0 + x * u / 2.0);
+}
+
+DeflatedSharpeResult DeflatedSharpeFromMoments(double sharpe_per_period, int64_t observations,
+                                               double skewness, double kurtosis, double trials,
+                                               double sharpe_variance) {
+  constexpr double kEulerGamma = 0.5772156649015329;
+  DeflatedSharpeResult r{kNaN, 0.0, sharpe_per_period, observations, trials, skewness, kurtosis};
+  if (trials > 1.0 && sharpe_variance > 0.0) {
+    r.sr0 = std::sqrt(sharpe_variance) *
+            ((1.0 - kEulerGamma) * NormalQuantile(1.0 - 1.0 / trials) +
+             kEulerGamma * NormalQuantile(1.0 - 1.0 / (trials * std::numbers::e)));
+  }
+  const double sr = sharpe_per_period;
+  const double variance_term = 1.0 - skewness * sr + (kurtosis - 1.0) / 4.0 * sr * sr;
+  if (observations < 2 || !std::isfinite(sr) || !(variance_term > 0.0)) return r;
+  r.dsr = NormalCdf((sr - r.sr0) * std::sqrt(static_cast<double>(observations) - 1.0) /
+                    std::sqrt(variance_term));
+  return r;
+}
+
+DeflatedSharpeResult DeflatedSharpeRatio(std::span<const double> returns, double trials,
+                                         double sharpe_variance) {
+  const PsrResult p = ProbabilisticSharpeRatio(returns);
+  return DeflatedSharpeFromMoments(p.sharpe_per_period, p.observations, p.skewness, p.kurtosis,
+                                   trials, sharpe_variance);
 }
 
 ReturnMetrics ComputeReturnMetrics(std::span<const double> returns, const MetricsOptions& options) {

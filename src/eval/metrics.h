@@ -99,6 +99,35 @@ PsrResult ProbabilisticSharpeRatio(std::span<const double> returns,
                                    double benchmark_sharpe_per_period = 0.0,
                                    double risk_free = 0.0);
 
+// The standard normal quantile Φ⁻¹(p) for p in (0, 1) (±inf at 0 and 1, NaN outside):
+// Acklam's rational approximation refined by one Halley step on erfc, accurate to ~1e-15.
+double NormalQuantile(double p);
+
+// Deflated Sharpe Ratio, Bailey & López de Prado (2014), "The Deflated Sharpe Ratio:
+// Correcting for Selection Bias, Backtest Overfitting and Non-Normality", Journal of
+// Portfolio Management 40(5): the PSR (above) of the selected Sharpe ratio SR̂ against
+// the Sharpe ratio expected from the best of N independent trials with no skill,
+//   SR0 = √V[SR_n] · ((1 − γ) Φ⁻¹[1 − 1/N] + γ Φ⁻¹[1 − 1/(N e)]),  γ = 0.5772… (Euler),
+//   DSR = Φ( (SR̂ − SR0) · √(T − 1) / √(1 − γ3 · SR̂ + (γ4 − 1)/4 · SR̂²) ).
+// Everything per period (not annualised), as in PSR. With N = 1 (no selection) or
+// V[SR_n] = 0, SR0 = 0 and the DSR is the PSR against zero.
+struct DeflatedSharpeResult {
+  double dsr;                // NaN when the PSR is undefined (see PsrResult)
+  double sr0;                // SR0, per period
+  double sharpe_per_period;  // SR̂
+  int64_t observations;      // T
+  double trials;             // N
+  double skewness, kurtosis;
+};
+// From the moments directly (the paper's worked example gives these).
+DeflatedSharpeResult DeflatedSharpeFromMoments(double sharpe_per_period, int64_t observations,
+                                               double skewness, double kurtosis, double trials,
+                                               double sharpe_variance);
+// From the selected strategy's per-period returns (NaN rows skipped), the number of trials
+// N >= 1 and the variance of the trials' per-period Sharpe ratios.
+DeflatedSharpeResult DeflatedSharpeRatio(std::span<const double> returns, double trials,
+                                         double sharpe_variance);
+
 // Trade-level metrics over closed trades' profit and loss (any currency; NaN entries are
 // ignored). profit_factor = gross_profit / gross_loss, where gross_profit sums the
 // positive PnLs and gross_loss the absolute negative ones: +inf with profits and no

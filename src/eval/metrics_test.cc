@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "core/rng.h"
+
 namespace rlt::eval {
 namespace {
 
@@ -242,6 +244,46 @@ TEST(ProbabilisticSharpeRatio, IgnoresMissingPeriodsAndNeedsTwoObservations) {
 // Wealth 1 → 2 → 1 → 1.5 → 3 → 1.5 → 0.75 → 0.75 → 0.9375 (returns are exact in
 // binary): the peak at t = 1 is regained at t = 4 (3 periods); the peak at t = 4 is
 // never regained and the series ends at t = 8 (4 periods, still open).
+// Φ⁻¹ against published quantiles of the standard normal (the z-table values 1.959963985
+// for 97.5%, 2.326347874 for 99%, 3.090232306 for 99.9%) and Φ(Φ⁻¹(p)) = p.
+TEST(NormalQuantile, MatchesTabulatedQuantilesAndInvertsTheCdf) {
+  EXPECT_NEAR(NormalQuantile(0.975), 1.959963985, 1e-9);
+  EXPECT_NEAR(NormalQuantile(0.99), 2.326347874, 1e-9);
+  EXPECT_NEAR(NormalQuantile(0.001), -3.090232306, 1e-9);
+  EXPECT_EQ(NormalQuantile(0.5), 0.0);
+  for (double p : {1e-12, 1e-6, 0.01, 0.2, 0.5, 0.7, 0.97, 0.999999}) {
+    EXPECT_NEAR(0.5 * std::erfc(-NormalQuantile(p) / std::sqrt(2.0)), p, 1e-14 + 1e-12 * p) << p;
+  }
+  EXPECT_TRUE(std::isinf(NormalQuantile(0.0)) && NormalQuantile(0.0) < 0);
+  EXPECT_TRUE(std::isnan(NormalQuantile(1.5)));
+}
+
+// The worked example of Bailey & López de Prado (2014), "The Deflated Sharpe Ratio",
+// section 4: N = 100 trials, annualised V[SR_n] = 1/2, the selected strategy's annualised
+// SR 2.5 over T = 1250 daily returns (250 a year), skewness −3, kurtosis 10. The paper
+// reports SR0 ≈ 0.1132 (per day) and DSR ≈ 0.9004.
+TEST(DeflatedSharpeRatio, ReproducesThePapersWorkedExample) {
+  const double per_year = 250.0;
+  const DeflatedSharpeResult r =
+      DeflatedSharpeFromMoments(2.5 / std::sqrt(per_year), 1250, -3.0, 10.0, 100.0, 0.5 / per_year);
+  EXPECT_NEAR(r.sr0, 0.1132, 5e-5);
+  EXPECT_NEAR(r.dsr, 0.9004, 5e-5);
+}
+
+TEST(DeflatedSharpeRatio, OneTrialOrNoSpreadIsThePsrAgainstZero) {
+  std::vector<double> returns;
+  Rng rng(3);
+  for (int i = 0; i < 300; ++i) returns.push_back(0.001 + 0.01 * rng.Normal());
+  const PsrResult psr = ProbabilisticSharpeRatio(returns);
+  EXPECT_DOUBLE_EQ(DeflatedSharpeRatio(returns, 1.0, 0.01).dsr, psr.psr);
+  EXPECT_DOUBLE_EQ(DeflatedSharpeRatio(returns, 10.0, 0.0).dsr, psr.psr);
+  // More trials with spread raise the bar: the DSR falls below the PSR, monotonically.
+  const double d10 = DeflatedSharpeRatio(returns, 10.0, 0.002).dsr;
+  const double d100 = DeflatedSharpeRatio(returns, 100.0, 0.002).dsr;
+  EXPECT_LT(d10, psr.psr);
+  EXPECT_LT(d100, d10);
+}
+
 TEST(MaxDrawdownDuration, CountsPeriodsFromPeakToRecoveryOrToTheEnd) {
   const std::vector<double> open_longest = {1.0, -0.5, 0.5, 1.0, -0.5, -0.5, 0.0, 0.25};
   EXPECT_EQ(MaxDrawdownDuration(open_longest), 4);

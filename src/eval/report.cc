@@ -22,210 +22,15 @@
 #include "eval/eval_files.h"
 #include "eval/metrics_table.h"
 #include "eval/outputs.h"
+#include "eval/report_html.h"
 #include "runlog/atomic_dir.h"
 
 namespace rlt::eval {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr size_t kMaxPointsPerSeries = 2000;
-
+using namespace html;  // NOLINT(google-build-using-namespace): the page's shared pieces
 using EvalData = EvalFiles;
 using DailyRow = DailyReturnRow;
-
-// ---------------------------------------------------------------- formatting
-
-std::string Esc(const std::string& s) { return HtmlEscape(s); }
-
-// 1234567.8 → "1,234,568" (grouped, rounded to `decimals`).
-std::string Grouped(double v, int decimals) {
-  std::string digits = fmt::format("{:.{}f}", std::fabs(v), decimals);
-  const size_t dot = digits.find('.');
-  std::string whole = digits.substr(0, dot), out;
-  for (size_t i = 0; i < whole.size(); ++i) {
-    if (i > 0 && (whole.size() - i) % 3 == 0) out += ',';
-    out += whole[i];
-  }
-  if (dot != std::string::npos) out += digits.substr(dot);
-  return (v < 0 && std::stod(digits) != 0 ? "\u2212" : "") + out;
-}
-
-std::string Percent(double v, int decimals = 2) {
-  if (!std::isfinite(v)) return std::isnan(v) ? "n/a" : (v > 0 ? "\u221e" : "\u2212\u221e");
-  std::string s = fmt::format("{:.{}f}%", 100.0 * v, decimals);
-  if (s[0] == '-') s = "\u2212" + s.substr(1);
-  return s;
-}
-
-enum class Kind { kRatio, kPercent, kInteger, kMoney, kPlain };
-
-Kind ToKind(MetricKind kind) {
-  switch (kind) {
-    case MetricKind::kRatio:
-      return Kind::kRatio;
-    case MetricKind::kPercent:
-      return Kind::kPercent;
-    case MetricKind::kInteger:
-      return Kind::kInteger;
-    case MetricKind::kMoney:
-      return Kind::kMoney;
-  }
-  return Kind::kPlain;
-}
-
-std::string FormatValue(const nlohmann::json& v, Kind kind) {
-  if (v.is_null()) return "n/a";
-  if (!v.is_number()) return Esc(v.is_string() ? v.get<std::string>() : v.dump());
-  const double x = v.get<double>();
-  switch (kind) {
-    case Kind::kPercent:
-      return Percent(x);
-    case Kind::kInteger:
-      return Grouped(x, 0);
-    case Kind::kMoney:
-      return Grouped(x, 2);
-    case Kind::kRatio:
-      return Grouped(x, std::fabs(x) < 10 ? 3 : 2);
-    case Kind::kPlain:
-      return Esc(v.dump());
-  }
-  return "";
-}
-
-// "Nice" axis ticks covering [lo, hi]: steps of 1, 2, 2.5 or 5 × 10^k, about `target` of them.
-std::vector<double> NiceTicks(double lo, double hi, int target = 6, double min_step = 0) {
-  if (!(hi > lo)) return {lo};
-  const double raw = (hi - lo) / target, magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = magnitude * 10;
-  for (double m : {1.0, 2.0, 2.5, 5.0}) {
-    if (m * magnitude >= raw) {
-      step = m * magnitude;
-      break;
-    }
-  }
-  step = std::max(step, min_step);
-  std::vector<double> ticks;
-  for (double t = std::ceil(lo / step - 1e-9) * step; t <= hi + step * 1e-9; t += step) {
-    ticks.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
-  }
-  return ticks;
-}
-
-// Decimals that tell ticks `step` apart when printed in units of `scale`.
-int DecimalsFor(const std::vector<double>& ticks, double scale) {
-  if (ticks.size() < 2) return 2;
-  const double step = (ticks[1] - ticks[0]) * scale;
-  return std::clamp(static_cast<int>(std::ceil(-std::log10(step) + 1e-9)), 0, 6);
-}
-
-// ---------------------------------------------------------------- charts
-
-using TickFormat = std::function<std::string(double value, const std::vector<double>& ticks)>;
-
-std::string MoneyTick(double v, const std::vector<double>& ticks) {
-  return Grouped(v, DecimalsFor(ticks, 1.0));
-}
-std::string PercentTick(double v, const std::vector<double>& ticks) {
-  return Percent(v, DecimalsFor(ticks, 100.0));
-}
-
-// Maps data (x, y) to SVG pixels inside margins and draws the axes.
-struct Frame {
-  double x_lo, x_hi, y_lo, y_hi;
-  double width = 1160, height = 320;
-  double left = 84, right = 16, top = 14, bottom = 36;
-  double y_min_step = 0;  // 1 for counts: no fractional ticks
-
-  double X(double x) const {
-    return left + (x - x_lo) / std::max(x_hi - x_lo, 1e-12) * (width - left - right);
-  }
-  double Y(double y) const {
-    return top + (y_hi - y) / std::max(y_hi - y_lo, 1e-300) * (height - top - bottom);
-  }
-  // Opens the <svg>, draws the grid, the y ticks (formatted) and the x ticks (labelled).
-  std::string Open(const std::string& label, const TickFormat& y_format,
-                   const std::vector<std::pair<double, std::string>>& x_ticks) const {
-    std::string s =
-        fmt::format("<svg class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">\n",
-                    width, height, Esc(label));
-    const std::vector<double> ticks = NiceTicks(y_lo, y_hi, 6, y_min_step);
-    for (double t : ticks) {
-      s += fmt::format(
-          "<line class=\"grid\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>"
-          "<text class=\"ytick\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
-          left, width - right, Y(t), Y(t), left - 6, Y(t) + 4, y_format(t, ticks));
-    }
-    for (const auto& [x, text] : x_ticks) {
-      s += fmt::format(
-          "<line class=\"tick\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/>"
-          "<text class=\"xtick\" x=\"{0:.1f}\" y=\"{3:.1f}\">{4}</text>\n",
-          X(x), height - bottom, height - bottom + 5, height - bottom + 18, Esc(text));
-    }
-    s += fmt::format(
-        "<line class=\"axis\" x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\"/>"
-        "<line class=\"axis\" x1=\"{0}\" x2=\"{3}\" y1=\"{2}\" y2=\"{2}\"/>\n",
-        left, top, height - bottom, width - right);
-    return s;
-  }
-};
-
-// The y range of some series with a little padding; NaNs ignored.
-std::pair<double, double> YRange(const std::vector<const std::vector<double>*>& series,
-                                 double pad_fraction = 0.04) {
-  double lo = INFINITY, hi = -INFINITY;
-  for (const auto* v : series) {
-    for (double y : *v) {
-      if (std::isfinite(y)) lo = std::min(lo, y), hi = std::max(hi, y);
-    }
-  }
-  if (!std::isfinite(lo)) return {0.0, 1.0};
-  if (hi - lo < 1e-12 * std::max(1.0, std::fabs(hi))) {
-    const double d = std::max(std::fabs(hi) * 0.01, 1e-6);
-    return {lo - d, hi + d};
-  }
-  const double pad = (hi - lo) * pad_fraction;
-  return {lo - pad, hi + pad};
-}
-
-// Indices of at most kMaxPointsPerSeries points of `y`: per bucket its min and max, in
-// time order (every index when the series is short).
-std::vector<size_t> Downsample(const std::vector<double>& y) {
-  std::vector<size_t> keep;
-  if (y.size() <= kMaxPointsPerSeries) {
-    for (size_t i = 0; i < y.size(); ++i) keep.push_back(i);
-    return keep;
-  }
-  const size_t buckets = kMaxPointsPerSeries / 2;
-  for (size_t b = 0; b < buckets; ++b) {
-    const size_t begin = b * y.size() / buckets, end = (b + 1) * y.size() / buckets;
-    size_t lo = begin, hi = begin;
-    for (size_t i = begin; i < end; ++i) {
-      if (y[i] < y[lo]) lo = i;
-      if (y[i] > y[hi]) hi = i;
-    }
-    keep.push_back(std::min(lo, hi));
-    if (hi != lo) keep.push_back(std::max(lo, hi));
-  }
-  return keep;
-}
-
-// A <polyline> of y against its index (downsampled); NaN points are skipped.
-std::string Polyline(const Frame& f, const std::vector<double>& y, const std::string& css_class) {
-  std::string points;
-  for (size_t i : Downsample(y)) {
-    if (std::isfinite(y[i])) points += fmt::format("{:.1f},{:.1f} ", f.X(i), f.Y(y[i]));
-  }
-  if (!points.empty()) points.pop_back();
-  return fmt::format("<polyline class=\"{}\" points=\"{}\"/>\n", css_class, points);
-}
-
-std::string Legend(const std::vector<std::pair<std::string, std::string>>& entries) {
-  std::string s = "<div class=\"legend\">";
-  for (const auto& [css_class, name] : entries) {
-    s += fmt::format("<span><i class=\"swatch {}\"></i>{}</span>", css_class, Esc(name));
-  }
-  return s + "</div>\n";
-}
 
 // X ticks at session starts: about `count` dates evenly spread over the bars.
 std::vector<std::pair<double, std::string>> SessionTicks(const std::vector<EquityRow>& eq,
@@ -480,16 +285,7 @@ std::string SessionsSection(const EvalData& d) {
 
 // summary[key] when it is a string (a bool for BoolOr), else `fallback`: summary.json
 // is input, and nlohmann's value() throws on a null or a value of another type.
-std::string StringOr(const nlohmann::json& obj, const char* key, const std::string& fallback) {
-  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_string()) return fallback;
-  return obj[key].get<std::string>();
-}
-bool BoolOr(const nlohmann::json& obj, const char* key, bool fallback) {
-  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_boolean()) return fallback;
-  return obj[key].get<bool>();
-}
-
-std::string MetricsSection(const nlohmann::json& summary, bool in_sample) {
+std::string MetricsSection(const nlohmann::json& summary, bool in_sample, size_t fills) {
   const nlohmann::json empty = nlohmann::json::object();
   const nlohmann::json& m = summary.contains("metrics") ? summary["metrics"] : empty;
   const nlohmann::json& b = summary.contains("benchmarks") ? summary["benchmarks"] : empty;
@@ -510,6 +306,16 @@ std::string MetricsSection(const nlohmann::json& summary, bool in_sample) {
     s += fmt::format("<tr><th title=\"{}\">{}</th><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                      row.key, row.label, cell(m, row.key, kind), cell(flat, row.key, kind),
                      cell(hold, row.key, kind));
+    if (std::string(row.key) == "num_trades") {
+      // Fills next to round trips: summary "fills", else the strategy's trades.csv rows.
+      const nlohmann::json& f = summary.contains("fills") ? summary["fills"] : empty;
+      s += fmt::format(
+          "<tr><th title=\"fills\">Fills (orders executed)</th><td>{}</td><td>{}</td>"
+          "<td>{}</td></tr>\n",
+          f.is_object() && f.contains("strategy") ? cell(f, "strategy", Kind::kInteger)
+                                                  : Grouped(static_cast<double>(fills), 0),
+          cell(f, "flat", Kind::kInteger), cell(f, "buy_and_hold", Kind::kInteger));
+    }
   }
   return s + "</table>\n";
 }
@@ -517,41 +323,18 @@ std::string MetricsSection(const nlohmann::json& summary, bool in_sample) {
 std::string SettingsSection(const nlohmann::json& summary) {
   std::string s = "<h2>Settings</h2>\n<table class=\"settings\">\n";
   if (summary.contains("settings") && summary["settings"].is_object()) {
+    const std::string source = StringOr(summary["settings"], "data.source", "");
     for (const auto& [key, value] : summary["settings"].items()) {
+      if (key.rfind("data.", 0) == 0 && !source.empty() &&
+          !DataSettingApplies(source, key.substr(5))) {
+        continue;
+      }
       s += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", Esc(key),
                        Esc(value.is_string() ? value.get<std::string>() : value.dump()));
     }
   }
   return s + "</table>\n";
 }
-
-constexpr const char* kStyle = R"(
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;color:#1d2330;
- background:#fff;max-width:1180px;margin:0 auto;padding:16px 10px 40px}
-h1{font-size:22px;margin:4px 0}h2{font-size:18px;margin:28px 0 6px;border-bottom:1px solid #dde;
- padding-bottom:3px}h3{font-size:15px;margin:18px 0 4px}
-.sub{color:#556;margin:0 0 8px}.note{color:#556;margin:2px 0 6px;font-size:13px}
-.banner{background:#c62828;color:#fff;font-weight:700;font-size:18px;padding:10px 14px;
- border-radius:4px;margin:10px 0}
-.tag{background:#c62828;color:#fff;font-size:12px;padding:2px 6px;border-radius:3px;vertical-align:middle}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums}
-th,td{padding:3px 10px;border-bottom:1px solid #eef;text-align:right}th{text-align:left;font-weight:600}
-table.metrics td{min-width:120px}table.monthly td{min-width:52px;font-size:13px}
-table.settings td{text-align:left;font-family:ui-monospace,Menlo,Consolas,monospace}
-svg.chart{width:100%;height:auto;display:block;font-size:11px}
-.grid{stroke:#e6e8ef}.axis{stroke:#556}.tick{stroke:#556}.zero{stroke:#333;stroke-dasharray:3 3}
-.ytick{text-anchor:end;fill:#445}.xtick{text-anchor:middle;fill:#445}
-.series{fill:none;stroke-width:1.4;stroke-linejoin:round}
-polyline.strategy{stroke:#1f5fbf}polyline.hold{stroke:#e08a00}polyline.price{stroke:#222}
-.drawdown-area{fill:rgba(31,95,191,.18);stroke:none}
-.hist-bar.pos{fill:#3b9d5d}.hist-bar.neg{fill:#cf4b4b}
-.pos-long{fill:rgba(30,160,80,.14)}.pos-short{fill:rgba(210,40,40,.14)}
-.trade-marker.buy{fill:#138a3e}.trade-marker.sell{fill:#c62828}
-.legend{font-size:13px;color:#445}.legend span{margin-right:16px}
-.swatch{display:inline-block;width:14px;height:10px;margin-right:5px;vertical-align:middle}
-.swatch.strategy{background:#1f5fbf}.swatch.hold{background:#e08a00}.swatch.price{background:#222}
-.swatch.pos-long{background:rgba(30,160,80,.3)}.swatch.pos-short{background:rgba(210,40,40,.3)}
-)";
 
 std::string RenderPage(const EvalData& d) {
   const nlohmann::json& j = d.summary;
@@ -562,27 +345,47 @@ std::string RenderPage(const EvalData& d) {
     if (!obj.is_object() || !obj.contains(key)) return std::string("?");
     return obj[key].is_string() ? obj[key].get<std::string>() : obj[key].dump();
   };
-  const std::string title =
-      fmt::format("{} \u00b7 {} ({} to {})", text(j, "run_dir"), text(range, "name"),
-                  text(range, "first"), text(range, "last"));
-  std::string s = fmt::format(
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
-      "<title>rltrade report: {}</title>\n<style>{}</style></head>\n<body>\n"
-      "<h1>rltrade evaluation report</h1>\n<p class=\"sub\">{}</p>\n",
-      Esc(title), kStyle, Esc(title));
-  if (in_sample) {
-    s += "<div class=\"banner\" id=\"in-sample-banner\">IN-SAMPLE: this range overlaps the "
-         "training range. These results do not measure out-of-sample performance.</div>\n";
+  std::string title = fmt::format("{} \u00b7 {} ({} to {})", text(j, "run_dir"),
+                                  text(range, "name"), text(range, "first"), text(range, "last"));
+  // What was evaluated: the policy (and checkpoint) and the data.
+  title += " \u00b7 policy " + StringOr(j, "policy", "trained");
+  if (j.is_object() && j.contains("checkpoint") && j["checkpoint"].is_string()) {
+    title += " (checkpoint " + j["checkpoint"].get<std::string>() + ")";
   }
-  s += fmt::format("<p class=\"note\">{} bars, {} sessions, {} fills.</p>\n", d.equity.size(),
-                   d.daily.size(), d.trades.size());
-  s += MetricsSection(j, in_sample) + EquitySection(d) + DrawdownSection(d) + HistogramSection(d) +
-       MonthlySection(d) + SessionsSection(d) + SettingsSection(j);
+  if (j.is_object() && j.contains("data") && j["data"].is_object()) {
+    const nlohmann::json& data = j["data"];
+    title += " \u00b7 data " + (StringOr(data, "source", "") == "file"
+                                    ? StringOr(data, "file", "?")
+                                    : "synthetic (seed " + text(data, "seed") + ")");
+  }
+  std::string s = PageHead("rltrade report", "rltrade evaluation report", title, "", in_sample);
+  const nlohmann::json metrics =
+      j.is_object() && j.contains("metrics") ? j["metrics"] : nlohmann::json::object();
+  s += fmt::format(
+      "<p class=\"note\">{} bars, {} sessions. Fills (orders executed, trades.csv, each "
+      "session's closing flatten included): {}. Round trips (flat to flat): {}.</p>\n",
+      d.equity.size(), d.daily.size(), d.trades.size(),
+      metrics.is_object() && metrics.contains("num_trades")
+          ? FormatValue(metrics["num_trades"], Kind::kInteger)
+          : std::string("n/a"));
+  s += MetricsSection(j, in_sample, d.trades.size()) + EquitySection(d) + DrawdownSection(d) +
+       HistogramSection(d) + MonthlySection(d) + SessionsSection(d) + SettingsSection(j);
   return s + "</body></html>\n";
 }
 
 }  // namespace
+
+bool DataSettingApplies(const std::string& source, const std::string& key) {
+  static const char* const kSynthetic[] = {"days", "bar_minutes", "seed", "signal_to_noise"};
+  static const char* const kFile[] = {"file", "timezone", "symbol", "on_bad_rows", "session"};
+  for (const char* k : kSynthetic) {
+    if (key == k) return source == "synthetic";
+  }
+  for (const char* k : kFile) {
+    if (key == k) return source == "file";
+  }
+  return true;
+}
 
 std::string HtmlEscape(const std::string& text) {
   std::string out;

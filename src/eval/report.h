@@ -25,7 +25,11 @@
 //    last is the most recent behaviour. Each chart draws the close per bar, shades the bars
 //    held long (green) or short (red), and marks every fill of trades.csv in that session
 //    with a triangle (BUY pointing up below the price, SELL pointing down above it).
-//  - the run's settings (summary.settings), one row per key.
+//  - the run's settings (summary.settings), one row per key; "data.*" keys that do not
+//    apply to settings["data.source"] (DataSettingApplies) are left out.
+// The title names the policy, the checkpoint and the data (summary "policy", "checkpoint",
+// "data"). Fills and round trips are told apart: the metrics table has "Round trips (flat
+// to flat)" and "Fills (orders executed)"; the note above it counts both.
 //
 // Size: equity and drawdown series with more than 2000 points are downsampled to at most
 // 2000 points per series: the bars are cut into 1000 equal buckets and each bucket keeps
@@ -47,6 +51,29 @@ namespace rlt::eval {
 // Errors (missing or malformed file, unwritable directory) come back as a Status naming
 // the file, the line and what was expected.
 Status WriteReport(const std::string& eval_dir);
+
+// The report of an evaluation across the seeds of a multi-seed run
+// (evalrun/seeds_eval.h): reads `dir`/summary.json, daily_returns.csv (the seed average)
+// and seeds_daily_returns.csv, and writes `dir`/report.html: the across-seed metrics
+// table (mean, std, min, max and every seed's value), the PSR of the seed average and the
+// deflated Sharpe ratio of the best seed, and the growth of 1 of every seed, of the seed
+// average and of the benchmarks (buy-and-hold, flat) on one chart.
+Status WriteSeedsReport(const std::string& dir);
+
+// The report of a walk-forward (evalrun/walkforward.h): reads `dir`/summary.json and
+// `dir`/daily_returns.csv (date,return,buy_and_hold,flat,fold; folds numbered from 1) and
+// writes `dir`/report.html: the concatenated out-of-sample metrics against flat and
+// buy-and-hold, the growth of 1 of the three with each fold's test window a shaded band
+// (<rect class="fold-band" data-fold="k" data-first="YYYY-MM-DD" data-last="YYYY-MM-DD">)
+// bounded by a dashed line at its first session and labelled "fold k", and a table of the
+// folds (windows, Sharpe ratio, cumulative return, max drawdown, benchmarks, run directory).
+// Self-contained like WriteReport.
+Status WriteWalkforwardReport(const std::string& dir);
+
+// Whether [data] key `key` applies to data of `source`: source, days, bar_minutes, seed and
+// signal_to_noise only to "synthetic"; file, timezone, symbol, on_bad_rows and session
+// only to "file"; any other key to both.
+bool DataSettingApplies(const std::string& source, const std::string& key);
 
 // "&", "<", ">", '"' and "'" replaced by their HTML entities.
 std::string HtmlEscape(const std::string& text);

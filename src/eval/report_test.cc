@@ -50,6 +50,11 @@ fs::path FreshDir(const std::string& name) {
   return rlt::testing::NewScratchDir("rlt_report_test_" + name + "_");
 }
 
+// "2024-03-DD" for day 1..31 of March 2024.
+std::string MarchDate(int day) {
+  return "2024-03-" + std::string(day < 10 ? "0" : "") + std::to_string(day);
+}
+
 // "2024-01-30T09:30:00-05:00" plus `bar` minutes.
 std::string BarTime(const std::string& date, int bar) {
   return date + "T09:3" + std::to_string(bar) + ":00-05:00";
@@ -373,6 +378,133 @@ TEST(ReportInChromium, RendersChartsWithoutPageErrors) {
       PageErrors(r.dir, "<html><head></head><body><script>noSuchFunction();</script></body></html>",
                  "broken"),
       "");
+}
+
+// The settings table of a report whose summary.settings are `settings` (JSON object text).
+std::string SettingsTableOf(const std::string& name, const std::string& settings) {
+  const fs::path dir = WriteEvalDir(name, /*in_sample=*/false);
+  WriteAll(dir / kSummaryFile,
+           R"({"run_dir": "r", "range": {"name": "test", "first": "2024-01-30", "last": )"
+           R"("2024-02-02"}, "in_sample": false, "policy": "trained", "metrics": {}, )"
+           R"("settings": )" +
+               settings + "}");
+  EXPECT_TRUE(WriteReport(dir.string()).ok());
+  const std::string html = ReadAll(dir / kReportFile);
+  const size_t at = html.find("<table class=\"settings\">");
+  EXPECT_NE(at, std::string::npos);
+  return html.substr(at, html.find("</table>", at) - at);
+}
+
+TEST(Report, SettingsShowOnlyTheDataKeysThatApplyToTheSource) {
+  const std::string all_data =
+      R"("data.file": "bars/SPY.csv", "data.timezone": "America/New_York", )"
+      R"("data.symbol": "SPY", "data.on_bad_rows": "fail", "data.session": "", )"
+      R"("data.days": "250", "data.bar_minutes": "5", "data.seed": "7", )"
+      R"("data.signal_to_noise": "0", "features.preset": "scaled")";
+  const std::string file =
+      SettingsTableOf("file_settings", R"({"data.source": "file", )" + all_data + "}");
+  for (const char* shown : {"data.source", "data.file", "data.timezone", "data.symbol",
+                            "data.on_bad_rows", "features.preset"}) {
+    EXPECT_NE(file.find(std::string(">") + shown + "<"), std::string::npos) << shown;
+  }
+  for (const char* hidden :
+       {"data.days", "data.bar_minutes", "data.seed", "data.signal_to_noise"}) {
+    EXPECT_EQ(file.find(hidden), std::string::npos) << hidden << "\n" << file;
+  }
+  const std::string synthetic =
+      SettingsTableOf("synthetic_settings", R"({"data.source": "synthetic", )" + all_data + "}");
+  for (const char* shown : {"data.days", "data.bar_minutes", "data.seed", "data.signal_to_noise"}) {
+    EXPECT_NE(synthetic.find(std::string(">") + shown + "<"), std::string::npos) << shown;
+  }
+  for (const char* hidden :
+       {"data.file", "data.timezone", "data.symbol", "data.on_bad_rows", "data.session"}) {
+    EXPECT_EQ(synthetic.find(hidden), std::string::npos) << hidden << "\n" << synthetic;
+  }
+}
+
+TEST(Report, RoundTripsAndFillsAreLabelledApart) {
+  const Report r = MakeReport("fills", /*in_sample=*/false);
+  // summary num_trades = 6 round trips; trades.csv has 8 fills (no "fills" in the summary:
+  // the strategy's count comes from trades.csv).
+  const std::regex trips(R"(<th title="num_trades">Round trips \(flat to flat\)</th><td>6</td>)");
+  const std::regex fills(R"(<th title="fills">Fills \(orders executed\)</th><td>8</td>)");
+  EXPECT_TRUE(std::regex_search(r.html, trips)) << r.html;
+  EXPECT_TRUE(std::regex_search(r.html, fills)) << r.html;
+  EXPECT_EQ(r.html.find(">Trades<"), std::string::npos);
+  EXPECT_NE(r.html.find("Fills (orders executed, trades.csv"), std::string::npos);
+}
+
+// A walk-forward summary directory as evalrun/walkforward.h writes it: `folds` folds of
+// `days` sessions each, from 2024-03-01 on (one session a calendar day, for simplicity).
+fs::path WriteWalkforwardDir(int folds, int days) {
+  const fs::path dir = FreshDir("walkforward");
+  std::string daily = "date,return,buy_and_hold,flat,fold\n";
+  std::string folds_json;
+  int day = 1;
+  for (int k = 1; k <= folds; ++k) {
+    const std::string first = MarchDate(day), last = MarchDate(day + days - 1);
+    for (int i = 0; i < days; ++i, ++day) {
+      daily += MarchDate(day) + "," + std::to_string(0.001 * ((day % 3) - 1)) + ",0.002,0," +
+               std::to_string(k) + "\n";
+    }
+    folds_json += std::string(k > 1 ? ", " : "") + R"({"fold": )" + std::to_string(k) +
+                  R"(, "run_dir": "wf/fold_)" + std::to_string(k) +
+                  R"(", "train": {"first": "2024-01-02", "last": "2024-02-28", "sessions": 40}, )" +
+                  R"("test": {"first": ")" + first + R"(", "last": ")" + last +
+                  R"(", "sessions": )" + std::to_string(days) +
+                  R"(}, "metrics": {"sharpe_ratio": 1.5, "cum_returns_final": 0.01, )"
+                  R"("max_drawdown": -0.02}, "benchmarks": {"flat": {"cum_returns_final": 0}, )"
+                  R"("buy_and_hold": {"cum_returns_final": 0.02}}})";
+  }
+  WriteAll(dir / kDailyReturnsFile, daily);
+  WriteAll(dir / kSummaryFile,
+           R"({"config": "wf.toml", "mode": "expanding", "num_folds": )" + std::to_string(folds) +
+               R"(, "notes": [], "range": {"first": "2024-03-01", "last": ")" + MarchDate(day - 1) +
+               R"("}, "metrics": {"sharpe_ratio": 1.1, "cum_returns_final": 0.03}, )"
+               R"("benchmarks": {"flat": {"sharpe_ratio": null}, "buy_and_hold": )"
+               R"({"sharpe_ratio": 0.4}}, "folds": [)" +
+               folds_json + "]}");
+  return dir;
+}
+
+TEST(WalkforwardReport, MarksEveryFoldsTestWindowWithItsDates) {
+  const fs::path dir = WriteWalkforwardDir(/*folds=*/3, /*days=*/5);
+  ASSERT_TRUE(WriteWalkforwardReport(dir.string()).ok());
+  const std::string html = ReadAll(dir / kReportFile);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  for (const char* external : {"http://", "https://", "<script", "<link", "url(", "src="}) {
+    EXPECT_EQ(html.find(external), std::string::npos) << external;
+  }
+  const std::regex band(
+      R"re(<rect class="fold-band [a-z]+" data-fold="(\d+)" data-first="([0-9-]+)" data-last="([0-9-]+)" x="([0-9.]+)" y="[0-9.]+" width="([0-9.]+)")re");
+  std::vector<double> xs;
+  int k = 0;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), band); it != std::sregex_iterator();
+       ++it, ++k) {
+    const std::smatch& m = *it;
+    EXPECT_EQ(std::stoi(m[1]), k + 1);
+    EXPECT_EQ(m[2].str(), MarchDate(1 + 5 * k));
+    EXPECT_EQ(m[3].str(), MarchDate(5 + 5 * k));
+    xs.push_back(std::stod(m[4]));
+    if (k > 0) {
+      EXPECT_NEAR(std::stod(m[5]), xs[k] - xs[k - 1], 0.2);  // equal windows, adjacent
+    }
+    EXPECT_NE(html.find(">fold " + std::to_string(k + 1) + "</text>"), std::string::npos);
+    EXPECT_NE(html.find("<th>fold " + std::to_string(k + 1) + "</th>"), std::string::npos);
+  }
+  EXPECT_EQ(k, 3);
+  EXPECT_EQ(html.find("fold 0"), std::string::npos);
+  // Benchmarks in the metrics table and on the chart.
+  EXPECT_NE(html.find("<th>flat</th><th>buy-and-hold</th>"), std::string::npos);
+  EXPECT_NE(html.find("polyline class=\"series hold\""), std::string::npos);
+}
+
+TEST(WalkforwardReport, AFoldColumnThatIsNotANumberIsAnErrorNamingTheLine) {
+  const fs::path dir = WriteWalkforwardDir(/*folds=*/2, /*days=*/3);
+  WriteAll(dir / kDailyReturnsFile, "date,return,buy_and_hold,flat,fold\n2024-03-01,0,0,0,x\n");
+  const Status s = WriteWalkforwardReport(dir.string());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(":2:"), std::string::npos) << s.message();
 }
 
 }  // namespace

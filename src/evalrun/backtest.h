@@ -23,15 +23,15 @@ namespace rlt::evalrun {
 
 struct EquityRow {
   int32_t bar = 0;
-  int64_t position = 0;
+  double position = 0;  // shares (lots x lot_size)
   double cash = 0, net_worth = 0;
 };
 
 struct FillRow {
   int32_t bar = 0;
-  int64_t quantity = 0;  // signed: > 0 buy
-  double price = 0, cost = 0;
-  int64_t position_after = 0;
+  double quantity = 0;         // shares, signed: > 0 buy
+  double price = 0, cost = 0;  // price per share
+  double position_after = 0;
   double cash_after = 0;
 };
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +24,7 @@
 #include "env/vec_env.h"
 #include "eval/metrics.h"
 #include "eval/metrics_json.h"
+#include "eval/metrics_table.h"
 #include "eval/outputs.h"
 #include "eval/report.h"
 #include "evalrun/backtest.h"
@@ -223,10 +225,27 @@ Json MetricsJson(const BacktestResult& r) {
       r.session_returns, r.round_trip_pnls, r.exposures, r.costs_paid));
 }
 
+// The [data] options the evaluation used: the run's, or --data's file read with the run's
+// timezone, symbol, on_bad_rows and session.
+train::DataOptions EffectiveData(const train::EnvSetup& setup, const EvalRequest& request) {
+  train::DataOptions d = setup.data;
+  if (!request.data_file.empty()) {
+    d.source = "file";
+    d.file = request.data_file;
+  }
+  return d;
+}
+
+// "data.*" rows of the keys that apply to the data's source (eval::DataSettingApplies:
+// a file run shows no synthetic generator settings, and the reverse), then the config's
+// [features] and [split], [env], [run] seed and total_steps.
 Json SettingsJson(const config::Config& config, const env::EnvContext& context,
-                  const EvalRequest& request) {
+                  const train::DataOptions& data, const EvalRequest& request) {
   Json j;
-  for (const char* section : {"data", "features", "split"}) {
+  for (const auto& row : DescribeOptions(data)) {
+    if (eval::DataSettingApplies(data.source, row.key)) j["data." + row.key] = row.value;
+  }
+  for (const char* section : {"features", "split"}) {
     if (const config::Section* s = config.Find(section)) {
       for (const auto& [key, value] : s->entries) j[std::string(section) + "." + key] = value.text;
     }
@@ -288,7 +307,7 @@ std::string TradesCsv(const market::Bars& bars, const BacktestResult& r) {
   std::string out = std::string(eval::kTradesHeader) + "\n";
   for (const FillRow& f : r.fills) {
     out += fmt::format("{},{},{},{},{},{},{}\n", TimeOf(bars, f.bar),
-                       f.quantity > 0 ? "BUY" : "SELL", std::llabs(f.quantity), Num(f.price),
+                       f.quantity > 0 ? "BUY" : "SELL", std::fabs(f.quantity), Num(f.price),
                        Num(f.cost), f.position_after, Num(f.cash_after));
   }
   return out;
@@ -321,18 +340,52 @@ Status WriteEvalDir(const fs::path& out_dir, const std::map<std::string, std::st
   return staging.Commit(/*replace=*/true);
 }
 
+// The data a summary names: {"source": "file", "file": PATH} or {"source": "synthetic",
+// "seed": N, "days": N}.
+Json DataJson(const train::DataOptions& d) {
+  Json j;
+  j["source"] = d.source;
+  if (d.source == "file") {
+    j["file"] = d.file;
+  } else {
+    j["seed"] = d.seed;
+    j["days"] = d.days;
+  }
+  return j;
+}
+
+std::string DataLabel(const train::DataOptions& d) {
+  return d.source == "file" ? d.file : fmt::format("synthetic data (seed {})", d.seed);
+}
+
+// The checkpoint directory of the trained policy.
+std::string CheckpointDir(const EvalRequest& request) {
+  return request.checkpoint.empty() ? (fs::path(request.run_dir) / "final").string()
+                                    : request.checkpoint;
+}
+
+// The terminal table: one row per metric, labelled as in the report (eval/metrics_table.h),
+// with the fills (orders executed, `fills`: policy, flat, buy-and-hold) after the round
+// trips, so the two counts are never confused.
 std::string Table(const std::string& title, const Json& policy, const Json& flat, const Json& bh,
-                  bool in_sample) {
+                  const Json& fills, bool in_sample) {
   std::string out = title + "\n";
   if (in_sample) out += "IN-SAMPLE: this range overlaps the training range\n";
-  out += fmt::format("{:<22}{:>16}{:>16}{:>16}\n", in_sample ? "metric (IN-SAMPLE)" : "metric",
+  out += fmt::format("{:<36}{:>16}{:>16}{:>16}\n", in_sample ? "metric (IN-SAMPLE)" : "metric",
                      "policy", "flat", "buy-and-hold");
-  for (const auto& [key, value] : policy.items()) {
+  for (const eval::MetricInfo& row : eval::MetricTable()) {
+    const std::string key = row.key;
+    if (!policy.contains(key)) continue;
     auto cell = [&key](const Json& j) {
-      const Json& v = j.at(key);
-      return v.is_null() ? std::string("nan") : fmt::format("{:.6g}", v.get<double>());
+      if (!j.contains(key) || j.at(key).is_null()) return std::string("nan");
+      return fmt::format("{:.6g}", j.at(key).get<double>());
     };
-    out += fmt::format("{:<22}{:>16}{:>16}{:>16}\n", key, cell(policy), cell(flat), cell(bh));
+    out += fmt::format("{:<36}{:>16}{:>16}{:>16}\n", row.label, cell(policy), cell(flat), cell(bh));
+    if (key == "num_trades") {
+      out += fmt::format("{:<36}{:>16}{:>16}{:>16}\n", "Fills (orders executed)",
+                         fills.at("strategy").get<int64_t>(), fills.at("flat").get<int64_t>(),
+                         fills.at("buy_and_hold").get<int64_t>());
+    }
   }
   return out;
 }
@@ -362,6 +415,7 @@ Result<EvalOutcome> RunEpisodic(const EvalRequest& request, const LoadedRun& run
   j["env"] = run.setup.id;
   j["in_sample"] = false;
   j["policy"] = "trained";
+  j["checkpoint"] = CheckpointDir(request);
   j["episodes"] = static_cast<int64_t>(returns.size());
   j["mean_return"] = mean;
   j["std_return"] = std::sqrt(var / static_cast<double>(returns.size()));  // population, as SB3
@@ -371,11 +425,13 @@ Result<EvalOutcome> RunEpisodic(const EvalRequest& request, const LoadedRun& run
   EvalOutcome out;
   out.episodic = true;
   out.range_name = "episodes";
-  out.out_dir = (fs::path(request.run_dir) / "eval" / "episodes").string();
+  out.name = EvalOutputName(request, "episodes", "trained");
+  out.out_dir = (fs::path(request.run_dir) / "eval" / out.name).string();
   out.summary_json = j.dump(2) + "\n";
-  out.table = fmt::format("{} on {}: {} deterministic episodes, mean return {:.6g}, std {:.6g}\n",
-                          request.run_dir, run.setup.id, returns.size(), mean,
-                          j["std_return"].is_null() ? NAN : j["std_return"].get<double>());
+  out.table = fmt::format(
+      "{} on {} (checkpoint {}): {} deterministic episodes, mean return {:.6g}, std {:.6g}\n",
+      request.run_dir, run.setup.id, CheckpointDir(request), returns.size(), mean,
+      j["std_return"].is_null() ? NAN : j["std_return"].get<double>());
   RLT_RETURN_IF_ERROR(
       WriteEvalDir(out.out_dir, {{eval::kSummaryFile, out.summary_json}}, /*report=*/false, out));
   return out;
@@ -424,10 +480,18 @@ Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_na
   summary["range"] = range_json;
   summary["in_sample"] = range.in_sample;
   summary["policy"] = policy_name;
+  const train::DataOptions data_used = EffectiveData(run.setup, request);
+  summary["data"] = DataJson(data_used);
+  if (custom == nullptr && policy_name == "trained") summary["checkpoint"] = CheckpointDir(request);
   summary["metrics"] = MetricsJson(result);
+  // Fills (rows of trades.csv: every order executed, closing flattens included), apart
+  // from the round trips (metrics.num_trades).
+  summary["fills"] = {{"strategy", static_cast<int64_t>(result.fills.size())},
+                      {"flat", static_cast<int64_t>(bench[0].fills.size())},
+                      {"buy_and_hold", static_cast<int64_t>(bench[1].fills.size())}};
   summary["benchmarks"]["flat"] = MetricsJson(bench[0]);
   summary["benchmarks"]["buy_and_hold"] = MetricsJson(bench[1]);
-  Json settings = SettingsJson(run.config, run.setup.context, request);
+  Json settings = SettingsJson(run.config, run.setup.context, data_used, request);
   settings["env.range"] = range.dates.ToString();
   settings["env.sequential"] = "true";
   summary["settings"] = settings;
@@ -435,14 +499,17 @@ Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_na
   EvalOutcome out;
   out.range_name = range.name;
   out.in_sample = range.in_sample;
-  out.out_dir = (fs::path(request.run_dir) / "eval" / range.name).string();
+  out.name = EvalOutputName(request, range.name, policy_name);
+  out.out_dir = (fs::path(request.run_dir) / "eval" / out.name).string();
   out.summary_json = summary.dump(2) + "\n";
   const std::string title = fmt::format(
-      "{}{} policy {} on range {} ({} to {}, {} sessions)", range.in_sample ? "IN-SAMPLE " : "",
-      request.run_dir, policy_name, range.name, range_json["first"].get<std::string>(),
+      "{}{}: policy {}{} on {}, range {} ({} to {}, {} sessions)",
+      range.in_sample ? "IN-SAMPLE " : "", request.run_dir, policy_name,
+      summary.contains("checkpoint") ? " (checkpoint " + CheckpointDir(request) + ")" : "",
+      DataLabel(data_used), range.name, range_json["first"].get<std::string>(),
       range_json["last"].get<std::string>(), result.session_dates.size());
   out.table = Table(title, summary["metrics"], summary["benchmarks"]["flat"],
-                    summary["benchmarks"]["buy_and_hold"], range.in_sample);
+                    summary["benchmarks"]["buy_and_hold"], summary["fills"], range.in_sample);
   std::map<std::string, std::string> files = {
       {eval::kSummaryFile, out.summary_json},
       {eval::kEquityFile, EquityCsv(data.bars, result, bench[1])},
@@ -452,7 +519,49 @@ Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_na
   return out;
 }
 
+// Characters outside [A-Za-z0-9_.+-] (':' and '/' among them) become '-'.
+std::string PathSafe(const std::string& text) {
+  std::string out = text;
+  for (char& c : out) {
+    const bool keep =
+        std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '+' || c == '-';
+    if (!keep) c = '-';
+  }
+  return out;
+}
+
+// The checkpoint's suffix: "" for RUN_DIR/final; RUN_DIR/checkpoints/step_500 ->
+// "step_500"; another path inside RUN_DIR -> that path; outside it -> "<parent>-<leaf>".
+std::string CheckpointSuffix(const EvalRequest& request) {
+  if (request.checkpoint.empty()) return "";
+  std::error_code ec;
+  const fs::path run = fs::weakly_canonical(request.run_dir, ec);
+  const fs::path ckpt = fs::weakly_canonical(request.checkpoint, ec);
+  if (ckpt == run / "final") return "";
+  const fs::path rel = ckpt.lexically_relative(run);
+  if (!rel.empty() && *rel.begin() != "..") {
+    const fs::path inside =
+        *rel.begin() == "checkpoints" ? rel.lexically_relative("checkpoints") : rel;
+    return PathSafe(inside.string());
+  }
+  return PathSafe(ckpt.parent_path().filename().string() + "-" + ckpt.filename().string());
+}
+
 }  // namespace
+
+std::string EvalOutputName(const EvalRequest& request, const std::string& range_name,
+                           const std::string& policy_name) {
+  std::string name = range_name;
+  if (policy_name != "trained") {
+    name += "." + PathSafe(policy_name);
+  } else if (const std::string ckpt = CheckpointSuffix(request); !ckpt.empty()) {
+    name += ".ckpt-" + ckpt;
+  }
+  if (!request.data_file.empty()) {
+    name += ".data-" + PathSafe(fs::path(request.data_file).stem().string());
+  }
+  return name;
+}
 
 Result<EvalOutcome> RunEvaluation(const EvalRequest& request) {
   return Run(request, request.policy, nullptr);

@@ -5,13 +5,27 @@
 // run's stored feature normaliser (RUN_DIR/normalizer.json; never refitted), then:
 //  - market envs (intraday): walks every session of the range in order (sequential =
 //    true, one env, the run's [env] costs and execution rules) with a deterministic
-//    policy, and writes RUN_DIR/eval/<range>/ per src/eval/outputs.h (summary.json,
+//    policy, and writes RUN_DIR/eval/<name>/ per src/eval/outputs.h (summary.json,
 //    equity.csv, daily_returns.csv, trades.csv; report.html by eval/report.h when built).
 //    Returns are aggregated per session (daily) before any ratio; the benchmarks flat and
 //    buy-and-hold are the same env walked with those policies.
 //  - episodic envs (cartpole, pendulum, example): `episodes` deterministic episodes with
 //    the trained policy (learn::EvaluatePolicy, envs seeded run.seed + kEvalSeedOffset);
 //    RUN_DIR/eval/episodes/summary.json holds mean_return, std_return, episodes.
+// Output names (EvalOutputName): what was evaluated, so evaluations never overwrite one
+// another:
+//   <range>                    the trained policy (RUN_DIR/final) on the run's data
+//   <range>.<policy>           --policy other than trained, ':' -> '-' (test.flat,
+//                              test.buy-and-hold, test.rule-momentum5)
+//   <range>.ckpt-<checkpoint>  the trained policy from --checkpoint other than RUN_DIR/final:
+//                              RUN_DIR/checkpoints/step_500 -> test.ckpt-step_500; another
+//                              run's RUN2/final -> test.ckpt-RUN2-final
+//   <range>...data-<stem>      --data FILE.csv, always last: test.data-SPY_2024,
+//                              test.rule-momentum5.data-SPY_2024
+// <range> is the [split] name, START_END for START:END, or "episodes". Characters outside
+// [A-Za-z0-9_.+-] become '-'. summary.json records "policy", "data" ({"source", "file"} or
+// {"source", "seed", "days"}) and, for the trained policy, "checkpoint"; the printed title
+// names the policy, the checkpoint and the data file.
 // Out-of-sample by construction: a range that overlaps anything recorded in
 // RUN_DIR/training_ranges.json (every range and session training saw, whatever set it;
 // train/training_ranges.h; merged with the evaluated checkpoint's copy) is refused with a
@@ -24,7 +38,7 @@
 // Reproducible: the same run, range and policy give a byte-identical summary.json (no
 // timestamps or timings in it).
 // The output directory is staged and renamed (runlog::StagingDir); an earlier evaluation
-// of the same range is replaced.
+// of the same name (range, policy, checkpoint and data) is replaced.
 //
 // Policies: "trained" (RUN_DIR/final, or `checkpoint`), "flat" (no position ever),
 // "buy-and-hold" (target exposure 1 every bar in target_position mode — which rebalances
@@ -61,8 +75,9 @@ struct EvalRequest {
 using ActionFn = std::function<void(const float* obs, const double* info, float* action)>;
 
 struct EvalOutcome {
-  std::string out_dir;     // RUN_DIR/eval/<range>
-  std::string range_name;  // <range>: the [split] name or START_END
+  std::string out_dir;     // RUN_DIR/eval/<name>
+  std::string name;        // <name>: EvalOutputName (the range name and suffixes)
+  std::string range_name;  // <range>: the [split] name, START_END or "episodes"
   bool in_sample = false;
   bool episodic = false;
   std::string summary_json;  // the bytes of summary.json
@@ -71,6 +86,11 @@ struct EvalOutcome {
 };
 
 Result<EvalOutcome> RunEvaluation(const EvalRequest& request);
+
+// The directory name under RUN_DIR/eval/ of an evaluation of `policy_name` on range
+// `range_name` (see "Output names" above).
+std::string EvalOutputName(const EvalRequest& request, const std::string& range_name,
+                           const std::string& policy_name);
 
 // RunEvaluation with a custom intraday policy in place of request.policy; `policy_name`
 // is written to summary.json.

@@ -303,5 +303,128 @@ TEST(EvalEpisodic, CartPoleWritesMeanAndStdOfDeterministicEpisodes) {
   fs::remove_all(root);
 }
 
+// Output names (issue 11 §3): what was evaluated names the directory, so evaluating
+// another policy, checkpoint or data file never overwrites the trained policy's eval/test.
+TEST(EvalOutputName, NamesThePolicyCheckpointAndDataFile) {
+  const fs::path root = rlt::testing::NewScratchDir("rlt_eval_name_");
+  EvalRequest r;
+  r.run_dir = (root / "run").string();
+  EXPECT_EQ(EvalOutputName(r, "test", "trained"), "test");
+  EXPECT_EQ(EvalOutputName(r, "test", "rule:momentum5"), "test.rule-momentum5");
+  EXPECT_EQ(EvalOutputName(r, "test", "flat"), "test.flat");
+  EXPECT_EQ(EvalOutputName(r, "test", "buy-and-hold"), "test.buy-and-hold");
+  r.checkpoint = (root / "run" / "final").string();
+  EXPECT_EQ(EvalOutputName(r, "test", "trained"), "test");
+  r.checkpoint = (root / "run" / "checkpoints" / "step_500000").string();
+  EXPECT_EQ(EvalOutputName(r, "test", "trained"), "test.ckpt-step_500000");
+  EXPECT_EQ(EvalOutputName(r, "test", "flat"), "test.flat");  // a rule uses no checkpoint
+  r.checkpoint = (root / "other_run" / "final").string();
+  EXPECT_EQ(EvalOutputName(r, "test", "trained"), "test.ckpt-other_run-final");
+  r.checkpoint.clear();
+  r.data_file = "/data/SPY 1min.csv";
+  EXPECT_EQ(EvalOutputName(r, "2024-03-01_2024-06-30", "trained"),
+            "2024-03-01_2024-06-30.data-SPY-1min");
+  EXPECT_EQ(EvalOutputName(r, "test", "rule:momentum5"), "test.rule-momentum5.data-SPY-1min");
+  fs::remove_all(root);
+}
+
+TEST_F(EvalRun, OtherPoliciesCheckpointsAndDataDoNotOverwriteTheTrainedPolicysEvaluation) {
+  auto trained = RunEvaluation(Request());
+  ASSERT_TRUE(trained.ok()) << trained.status().ToString();
+  EXPECT_EQ(trained->out_dir, (RunDir() / "eval" / "test").string());
+  const std::string trained_summary = Read(RunDir() / "eval" / "test" / eval::kSummaryFile);
+  // The run's data, as a CSV file of another name.
+  const fs::path csv = *root_ / "other_bars.csv";
+  market::SynthOptions so;
+  so.num_days = kDays;
+  so.seed = 7;
+  so.bar_minutes = 5;
+  auto md = market::GenerateSynthetic(so);
+  ASSERT_TRUE(md.ok());
+  ASSERT_TRUE(market::WriteBarsCsv(csv.string(), *md).ok());
+  // A copy of final/ as an intermediate checkpoint of the run.
+  const fs::path step = RunDir() / "checkpoints" / "step_2048";
+  fs::create_directories(step.parent_path());
+  fs::copy(RunDir() / "final", step, fs::copy_options::recursive);
+  struct Case {
+    std::string policy, data, checkpoint, dir;
+  };
+  for (const Case& c :
+       {Case{"rule:momentum5", "", "", "test.rule-momentum5"}, Case{"flat", "", "", "test.flat"},
+        Case{"buy-and-hold", "", "", "test.buy-and-hold"},
+        Case{"trained", csv.string(), "", "test.data-other_bars"},
+        Case{"rule:momentum5", csv.string(), "", "test.rule-momentum5.data-other_bars"},
+        Case{"trained", "", step.string(), "test.ckpt-step_2048"}}) {
+    SCOPED_TRACE(c.dir);
+    EvalRequest req = Request();
+    req.policy = c.policy;
+    req.data_file = c.data;
+    req.checkpoint = c.checkpoint;
+    auto out = RunEvaluation(req);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(out->out_dir, (RunDir() / "eval" / c.dir).string());
+    EXPECT_EQ(out->name, c.dir);
+    EXPECT_EQ(out->range_name, "test");
+    const nlohmann::json s = Summary(*out);
+    EXPECT_EQ(s["policy"], c.policy);
+    EXPECT_EQ(s["range"]["name"], "test");
+    // The printed header and summary.json name the policy and the data.
+    EXPECT_NE(out->table.find("policy " + c.policy), std::string::npos) << out->table;
+    if (c.data.empty()) {
+      EXPECT_EQ(s["data"]["source"], "synthetic");
+      EXPECT_NE(out->table.find("synthetic data (seed 7)"), std::string::npos) << out->table;
+      EXPECT_FALSE(s["settings"].contains("data.file"));
+      EXPECT_TRUE(s["settings"].contains("data.days"));
+    } else {
+      EXPECT_EQ(s["data"]["source"], "file");
+      EXPECT_EQ(s["data"]["file"], c.data);
+      EXPECT_NE(out->table.find(c.data), std::string::npos) << out->table;
+      EXPECT_EQ(s["settings"]["data.file"], c.data);
+      EXPECT_FALSE(s["settings"].contains("data.days"));  // synthetic-only keys do not apply
+      EXPECT_FALSE(s["settings"].contains("data.seed"));
+    }
+    if (!c.checkpoint.empty()) {
+      EXPECT_EQ(s["checkpoint"], c.checkpoint);
+      EXPECT_NE(out->table.find(c.checkpoint), std::string::npos) << out->table;
+    }
+  }
+  // The trained policy's evaluation is untouched.
+  EXPECT_EQ(Read(RunDir() / "eval" / "test" / eval::kSummaryFile), trained_summary);
+  fs::remove_all(RunDir() / "checkpoints");
+}
+
+// The terminal table labels round trips and fills apart; the fill counts are the rows of
+// each policy's trades.csv.
+TEST_F(EvalRun, TheTableLabelsRoundTripsAndFillsApart) {
+  EvalRequest req = Request();
+  req.policy = "buy-and-hold";
+  auto out = RunEvaluation(req);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const int64_t fills =
+      static_cast<int64_t>(Lines(Read(fs::path(out->out_dir) / eval::kTradesFile)).size()) - 1;
+  ASSERT_GT(fills, 0);
+  const nlohmann::json s = Summary(*out);
+  EXPECT_EQ(s["fills"]["strategy"].get<int64_t>(), fills);
+  EXPECT_EQ(s["fills"]["flat"].get<int64_t>(), 0);
+  EXPECT_EQ(s["fills"]["buy_and_hold"].get<int64_t>(), fills);  // the policy is buy-and-hold
+  std::string trips_line, fills_line;
+  for (const std::string& line : Lines(out->table)) {
+    if (line.rfind("Round trips (flat to flat)", 0) == 0) trips_line = line;
+    if (line.rfind("Fills (orders executed)", 0) == 0) fills_line = line;
+  }
+  ASSERT_FALSE(trips_line.empty()) << out->table;
+  ASSERT_FALSE(fills_line.empty()) << out->table;
+  const auto words = [](const std::string& line) {
+    std::vector<std::string> w;
+    std::stringstream in(line.substr(line.find(')') + 1));
+    for (std::string x; in >> x;) w.push_back(x);
+    return w;
+  };
+  EXPECT_EQ(words(fills_line),
+            (std::vector<std::string>{std::to_string(fills), "0", std::to_string(fills)}));
+  EXPECT_EQ(words(trips_line).at(0), std::to_string(s["metrics"]["num_trades"].get<int64_t>()));
+  EXPECT_EQ(out->table.find("num_trades"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rlt::evalrun

@@ -72,6 +72,133 @@ int32_t SessionBars(const market::Bars& bars) {
 
 std::string Num(double v) { return fmt::format("{:.6g}", v); }
 
+// The median spacing (seconds) of consecutive bars within a session; 0 when no session
+// has two bars.
+int64_t BarSeconds(const market::Bars& bars) {
+  std::vector<int64_t> gaps;
+  for (size_t i = 1; i < bars.size(); ++i) {
+    if (bars.session[i] == bars.session[i - 1]) gaps.push_back(bars.time[i] - bars.time[i - 1]);
+  }
+  if (gaps.empty()) return 0;
+  std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+  return gaps[gaps.size() / 2];
+}
+
+std::string BarSize(int64_t seconds) {
+  if (seconds == 0) return "one bar per session (daily bars?)";
+  if (seconds % 60 == 0) return fmt::format("{}-minute bars", seconds / 60);
+  return fmt::format("{}-second bars", seconds);
+}
+
+std::string Offsets(const std::vector<int32_t>& offsets) {
+  std::string out;
+  for (int32_t o : offsets) {
+    const int32_t a = std::abs(o);
+    out += fmt::format("{}{}{:02}:{:02}", out.empty() ? "" : ", ", o < 0 ? '-' : '+', a / 3600,
+                       a / 60 % 60);
+  }
+  return out;
+}
+
+// The symbol of bars read from `path`, or "" when it is only the file's name (no symbol
+// column).
+std::string RealSymbol(const market::Bars& bars, const std::string& path) {
+  return bars.symbol == fs::path(path).stem().string() ? std::string() : bars.symbol;
+}
+
+// The differences between the bars of `request.bars_file` and the run's training data
+// (bar size, symbol, time zone), as described in signal.h; empty when they agree.
+Result<std::vector<std::string>> MarketDifferences(const config::Config& config,
+                                                   const SignalRequest& request) {
+  train::DataOptions d;
+  RLT_RETURN_IF_ERROR(config.Bind("data", d));
+  // The file's facts from all of its bars (the run's session applied below).
+  config::Config all_hours = config;
+  all_hours.Set("data", "session", "", "signal");
+  market::DataReport file_report;
+  RLT_ASSIGN_OR_RETURN(const market::Bars file,
+                       train::LoadDataBars(all_hours, request.bars_file, &file_report));
+  const std::string& path = request.bars_file;
+  std::vector<std::string> diffs;
+  RLT_ASSIGN_OR_RETURN(const market::SessionHours hours,
+                       market::ParseSessionHours(d.session, "[data] session"));
+  if (!hours.all_hours()) {
+    int64_t inside = 0;
+    for (size_t i = 0; i < file.size(); ++i) {
+      const int64_t second = ((file.time[i] + file.utc_offset[i]) % 86400 + 86400) % 86400;
+      inside += second >= hours.open_minute * 60 && second < hours.close_minute * 60;
+    }
+    if (inside == 0) {
+      diffs.push_back(fmt::format(
+          "session: none of {}'s bars starts inside the run's session {} ({} local time)", path,
+          d.session, d.timezone));
+    }
+  }
+  const bool run_known = d.source == "synthetic" || fs::exists(d.file);
+  if (!run_known) {
+    const std::string symbol = RealSymbol(file, path);
+    if (!d.symbol.empty() && !symbol.empty() && symbol != d.symbol) {
+      diffs.push_back(
+          fmt::format("symbol: {} holds '{}', the run trained on '{}'", path, symbol, d.symbol));
+    }
+    return diffs;
+  }
+  market::DataReport run_report;
+  RLT_ASSIGN_OR_RETURN(const market::Bars run, train::LoadDataBars(config, "", &run_report));
+  const std::string run_what =
+      d.source == "synthetic" ? std::string("the synthetic market") : d.file;
+  const int64_t file_bar = BarSeconds(file), run_bar = BarSeconds(run);
+  if (file_bar != run_bar) {
+    diffs.push_back(fmt::format("bar size: {} has {}, the run trained on {} ({})", path,
+                                BarSize(file_bar), BarSize(run_bar), run_what));
+  }
+  const std::string file_symbol = RealSymbol(file, path);
+  const std::string run_symbol = !d.symbol.empty()         ? d.symbol
+                                 : d.source == "synthetic" ? run.symbol
+                                                           : RealSymbol(run, d.file);
+  if (!file_symbol.empty() && !run_symbol.empty() && file_symbol != run_symbol) {
+    diffs.push_back(fmt::format("symbol: {} holds '{}', the run trained on '{}'", path, file_symbol,
+                                run_symbol));
+  }
+  // Offsets the run's data carried: a file's written ones, or the synthetic market's.
+  std::vector<int32_t> run_offsets = run_report.utc_offsets;
+  bool run_in_zone = true;  // every offset of the run's data is its [data] zone's
+  if (d.source == "synthetic") {
+    run_offsets.clear();
+    for (int32_t o : run.utc_offset) {
+      if (std::find(run_offsets.begin(), run_offsets.end(), o) == run_offsets.end()) {
+        run_offsets.push_back(o);
+      }
+    }
+    run_in_zone = run.timezone == d.timezone;
+  } else {
+    for (int32_t o : run_offsets) {
+      run_in_zone = run_in_zone && std::find(run.utc_offset.begin(), run.utc_offset.end(), o) !=
+                                       run.utc_offset.end();
+    }
+  }
+  const std::vector<int32_t>& allowed = run_in_zone ? file.utc_offset : run_offsets;
+  std::vector<int32_t> foreign;
+  for (int32_t o : file_report.utc_offsets) {
+    if (std::find(allowed.begin(), allowed.end(), o) == allowed.end()) foreign.push_back(o);
+  }
+  if (!foreign.empty()) {
+    std::vector<int32_t> expected;
+    for (int32_t o : allowed) {
+      if (std::find(expected.begin(), expected.end(), o) == expected.end()) expected.push_back(o);
+    }
+    diffs.push_back(
+        run_in_zone
+            ? fmt::format("time zone: {}'s timestamps carry UTC offset {}, but the run's data is "
+                          "in {} (UTC offset {} at these bars)",
+                          path, Offsets(foreign), d.timezone, Offsets(expected))
+            : fmt::format("time zone: {}'s timestamps carry UTC offset {}, the run's training data "
+                          "{}",
+                          path, Offsets(foreign), Offsets(expected)));
+  }
+  return diffs;
+}
+
 Status CheckRequest(const SignalRequest& request) {
   const fs::path run_dir(request.run_dir);
   if (!fs::exists(run_dir / "config.toml")) {
@@ -95,6 +222,7 @@ Status CheckRequest(const SignalRequest& request) {
 struct SignalSetup {
   train::EnvSetup setup;
   env::IntradayOptions options;
+  std::vector<std::string> mismatches;  // accepted with allow_mismatch
 };
 
 Result<SignalSetup> LoadSignalSetup(const SignalRequest& request) {
@@ -108,10 +236,20 @@ Result<SignalSetup> LoadSignalSetup(const SignalRequest& request) {
                                    (id == nullptr ? std::string("no [env] id") : id->text));
   }
   RLT_ASSIGN_OR_RETURN(const features::Normalizer normalizer, LoadNormalizer(run_dir));
+  SignalSetup out;
+  RLT_ASSIGN_OR_RETURN(out.mismatches, MarketDifferences(config, request));
+  if (!out.mismatches.empty() && !request.allow_mismatch) {
+    std::string text;
+    for (const std::string& m : out.mismatches) text += "\n  " + m;
+    return Status::Refused(fmt::format(
+        "{} does not hold bars like those {} was trained on:{}\nA policy decides on the "
+        "market it learned; give bars of the same symbol, bar size and time zone, or pass "
+        "--allow-mismatch to use these deliberately",
+        request.bars_file, request.run_dir, text));
+  }
   train::EnvSetupOverrides overrides;
   overrides.normalizer = &normalizer;
   overrides.data_file = request.bars_file;
-  SignalSetup out;
   RLT_ASSIGN_OR_RETURN(out.setup, train::BuildEnvSetup(config, overrides));
   RLT_RETURN_IF_ERROR(SetOptions(out.options, out.setup.context.settings, "[env]"));
   return out;
@@ -126,7 +264,14 @@ void DescribeDecision(const SignalRequest& request, const env::IntradayOptions& 
   nlohmann::ordered_json j;
   j["time"] = s->time;
   j["symbol"] = s->symbol;
-  if (options.action_mode == "target_position") {
+  if (s->session_closing) {  // the env's flatten at the close, whatever the policy says
+    s->action = request.position > 0 ? "SELL" : (request.position < 0 ? "BUY" : "HOLD");
+    s->target_exposure = 0.0;
+    s->amount = s->action == "HOLD" ? 0.0 : 1.0;  // all of the position
+    j["action"] = s->action;
+    j["target_exposure"] = s->target_exposure;
+    j["flatten"] = true;
+  } else if (options.action_mode == "target_position") {
     s->target_exposure = a0;
     s->action = s->target_exposure > request.position
                     ? "BUY"
@@ -152,9 +297,13 @@ void DescribeDecision(const SignalRequest& request, const env::IntradayOptions& 
   j["bars_used"] = s->bars_used;
   j["position_assumed"] = request.position;
   j["session_closing"] = s->session_closing;
+  if (!s->mismatches.empty()) j["mismatches"] = s->mismatches;
   s->json = j.dump(2) + "\n";
   const std::string what =
-      options.action_mode == "target_position"
+      s->session_closing
+          ? (s->action == "HOLD" ? std::string("HOLD (flat at the close)")
+                                 : fmt::format("{} to flatten (target exposure 0)", s->action))
+      : options.action_mode == "target_position"
           ? fmt::format("{} to target exposure {}", s->action, Num(s->target_exposure))
           : (s->action == "HOLD" ? std::string("HOLD")
                                  : fmt::format("{} amount {}", s->action, Num(s->amount)));
@@ -167,7 +316,10 @@ void DescribeDecision(const SignalRequest& request, const env::IntradayOptions& 
   if (s->session_closing) {
     s->text +=
         "note: this bar closes its session; the environment flattens at this close and takes "
-        "no decision here\n";
+        "no decision here, so the signal is that flatten\n";
+  }
+  for (const std::string& m : s->mismatches) {
+    s->text += "warning: accepted with --allow-mismatch: " + m + "\n";
   }
 }
 
@@ -199,6 +351,7 @@ Result<Signal> ComputeSignal(const SignalRequest& request) {
   s.action_mode = options.action_mode;
   s.session_bars = SessionBars(bars);
   s.session_closing = bars.bar_in_session[s.bar] == s.session_bars - 1;
+  s.mismatches = ss.mismatches;
   const env::EnvSpec spec = env::IntradayStockEnv::MakeSpec(data.features.cols, options);
   s.observation.assign(spec.obs_dim, 0.0f);
   env::IntradayStockEnv::PortfolioView view;

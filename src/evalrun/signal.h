@@ -16,6 +16,27 @@
 // common length of the file's earlier sessions (the latest session's own length when it
 // is already longer, or when the file holds one session only).
 //
+// Same market (issue 11): the file must hold bars like the run's training data, else
+// ComputeSignal refuses (Status::Refused, exit 2) naming the difference, unless
+// allow_mismatch is set. Compared with the run's [data] (the training file read again, or
+// the synthetic market regenerated):
+//   - bar size: the median spacing of consecutive bars within a session;
+//   - symbol: when both have a real symbol (a symbol column, [data] symbol, or the
+//     synthetic market's), not one named after the file;
+//   - time zone: the UTC offsets written in the file's timestamps must be the run's zone's
+//     offsets at those bars (the file is read in the run's [data] timezone) or, when the
+//     run's data carried offsets that zone does not have, offsets the training data had.
+//     A file of naive times is read in the run's zone and cannot be compared.
+//   - session: with [data] session, some bar of the file must start inside it.
+// When the run's training file is no longer there, only the symbol from [data] symbol is
+// compared.
+//
+// The session's closing bar: `session_closing` (the latest bar is the last of a session
+// of session_bars bars). The environment flattens every position at that close and takes
+// no decision there, so the signal is that flatten: SELL when `position` > 0, BUY when
+// < 0, HOLD when flat, with target exposure 0 (target_position mode) or amount 1
+// (original mode: all of it), and a note; `raw_action` keeps what the policy said.
+//
 // Bars needed: at least the feature warm-up + nlags + 1 (fewer is an InvalidArgument that
 // names both numbers). Indicators with recursive smoothing (RSI, ATR, MACD, ADX) and the
 // rolling_zscore normaliser depend on how much history precedes a bar, so a file that
@@ -35,10 +56,11 @@
 namespace rlt::evalrun {
 
 struct SignalRequest {
-  std::string run_dir;     // a run directory written by `rltrade train` (intraday env)
-  std::string bars_file;   // recent bars, CSV (market/csv.h); the latest row is decided on
-  std::string checkpoint;  // checkpoint dir ("" = RUN_DIR/final)
-  double position = 0.0;   // current exposure, shares x price / net worth (0 = flat)
+  std::string run_dir;          // a run directory written by `rltrade train` (intraday env)
+  std::string bars_file;        // recent bars, CSV (market/csv.h); the latest row is decided on
+  std::string checkpoint;       // checkpoint dir ("" = RUN_DIR/final)
+  double position = 0.0;        // current exposure, shares x price / net worth (0 = flat)
+  bool allow_mismatch = false;  // accept bars whose size, symbol or zone differ from the run's
 };
 
 struct Signal {
@@ -52,12 +74,14 @@ struct Signal {
   double target_exposure = 0.0;  // target_position mode: clamped a[0], in [-1, 1]
   double value = 0.0;            // the critic's value estimate
   int32_t session_bars = 0;      // assumed bars in the latest bar's session
-  bool session_closing = false;  // the latest bar closes its session (the env flattens)
-  std::vector<float> observation;  // what the policy saw (obs_dim)
-  std::vector<float> raw_action;   // the policy's action (act_dim), before decoding
-  std::string json;                // {"time", "action", "amount"|"target_exposure", "value",
-                                   //  "symbol", "bars_used"} + "\n"
-  std::string text;                // human-readable, for the terminal
+  bool session_closing = false;  // the latest bar closes its session: the decision is the
+                                 // flatten the env does there (see above)
+  std::vector<std::string> mismatches;  // differences from the run's data (allow_mismatch)
+  std::vector<float> observation;       // what the policy saw (obs_dim)
+  std::vector<float> raw_action;        // the policy's action (act_dim), before decoding
+  std::string json;                     // {"time", "action", "amount"|"target_exposure", "value",
+                                        //  "symbol", "bars_used"} + "\n"
+  std::string text;                     // human-readable, for the terminal
 };
 
 Result<Signal> ComputeSignal(const SignalRequest& request);

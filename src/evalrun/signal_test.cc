@@ -4,9 +4,11 @@
 // bars is an error that says how many are needed.
 #include "evalrun/signal.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -251,6 +253,78 @@ TEST_F(SignalRun, PositionEntersTheObservationAndBadInputIsRefused) {
   req.position = 0.0;
   req.run_dir = (*root_ / "nope").string();
   EXPECT_FALSE(ComputeSignal(req).ok());
+}
+
+// Issue 11 §4: on a session's closing bar the decision is the flatten the environment
+// does there (SELL when long, BUY when short, HOLD when flat; target exposure 0), with
+// the note, whatever the policy's action.
+TEST_F(SignalRun, ClosingBarDecisionIsTheEnvironmentsFlatten) {
+  const int32_t last = bars_->sessions[50].end - 1;
+  SignalRequest req;
+  req.run_dir = RunDir().string();
+  req.bars_file = WriteRows("to_close.csv", 0, last);
+  for (const auto& [position, action] :
+       {std::pair<double, std::string>{0.5, "SELL"}, {-0.5, "BUY"}, {0.0, "HOLD"}}) {
+    req.position = position;
+    auto sig = ComputeSignal(req);
+    ASSERT_TRUE(sig.ok()) << sig.status().ToString();
+    EXPECT_TRUE(sig->session_closing);
+    EXPECT_EQ(sig->action, action) << position;
+    EXPECT_EQ(sig->target_exposure, 0.0);
+    EXPECT_NE(sig->text.find("note: this bar closes its session"), std::string::npos) << sig->text;
+    const nlohmann::json j = nlohmann::json::parse(sig->json);
+    EXPECT_EQ(j["action"], action);
+    EXPECT_EQ(j["target_exposure"].get<double>(), 0.0);
+    EXPECT_TRUE(j["session_closing"].get<bool>());
+  }
+  // Mid-session the policy decides (no flatten).
+  req.position = 0.5;
+  req.bars_file = WriteRows("mid.csv", 0, TestBar());
+  auto mid = ComputeSignal(req);
+  ASSERT_TRUE(mid.ok()) << mid.status().ToString();
+  EXPECT_FALSE(mid->session_closing);
+  EXPECT_EQ(nlohmann::json::parse(mid->json).count("flatten"), 0u);
+}
+
+// Issue 11 §4: BTC 1-minute bars for a model of 5-minute SYN0 bars in +05:30 are refused
+// with every difference named; --allow-mismatch accepts them with a warning.
+TEST_F(SignalRun, BarsOfAnotherMarketAreRefusedNamingEachDifference) {
+  std::string text = "timestamp,symbol,open,high,low,close,volume\n";
+  for (int i = 0; i < 300; ++i) {
+    const double p = 100000 + 50 * std::sin(i / 7.0) + i;
+    text += fmt::format("2023-03-01T{:02}:{:02}:00+00:00,BTCUSDT,{},{},{},{},{}\n", i / 60, i % 60,
+                        p, p + 20, p - 20, p + 5, 10 + i % 3);
+  }
+  const fs::path file = *root_ / "btc.csv";
+  std::ofstream(file, std::ios::binary) << text;
+  SignalRequest req;
+  req.run_dir = RunDir().string();
+  req.bars_file = file.string();
+  auto refused = ComputeSignal(req);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kRefused);
+  const std::string& m = refused.status().message();
+  EXPECT_NE(m.find("bar size: " + file.string() +
+                   " has 1-minute bars, the run trained on "
+                   "5-minute bars"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("symbol: " + file.string() + " holds 'BTCUSDT', the run trained on 'SYN0'"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("time zone: " + file.string() + "'s timestamps carry UTC offset +00:00"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("+05:30"), std::string::npos) << m;
+  EXPECT_NE(m.find("--allow-mismatch"), std::string::npos) << m;
+
+  req.allow_mismatch = true;
+  auto accepted = ComputeSignal(req);
+  ASSERT_TRUE(accepted.ok()) << accepted.status().ToString();
+  EXPECT_EQ(accepted->mismatches.size(), 3u);
+  EXPECT_NE(accepted->text.find("warning: accepted with --allow-mismatch: bar size"),
+            std::string::npos)
+      << accepted->text;
 }
 
 }  // namespace

@@ -20,9 +20,12 @@
 #include "eval/metrics.h"
 #include "eval/metrics_json.h"
 #include "eval/outputs.h"
+#include "eval/report.h"
 #include "evalrun/evalrun.h"
+#include "evalrun/seeds_eval.h"
 #include "market/date_range.h"
 #include "runlog/atomic_dir.h"
+#include "train/seeds.h"
 #include "train/train.h"
 #include "train/train_options.h"
 
@@ -220,11 +223,12 @@ Result<std::optional<Json>> RunFold(const WalkforwardRequest& request, const Wal
                                     int k, WalkforwardOutcome* outcome,
                                     std::vector<DailyRow>* rows) {
   const FoldWindow& w = outcome->windows[k];
+  const int number = k + 1;  // folds are numbered 1..K everywhere (directories, files, text)
   const market::DateRange train_range{w.train_first, w.train_last};
   const market::DateRange test_range{w.test_first, w.test_last};
-  const fs::path fold_dir = plan.out_dir / ("fold_" + std::to_string(k));
+  const fs::path fold_dir = plan.out_dir / ("fold_" + std::to_string(number));
   if (!request.quiet) {
-    fmt::print(stderr, "fold {}/{}: train {} ({} sessions), test {} ({} sessions) -> {}\n", k + 1,
+    fmt::print(stderr, "fold {}/{}: train {} ({} sessions), test {} ({} sessions) -> {}\n", number,
                outcome->windows.size(), train_range.ToString(), w.train_end - w.train_begin,
                test_range.ToString(), w.test_end - w.test_begin, fold_dir.string());
   }
@@ -233,13 +237,13 @@ Result<std::optional<Json>> RunFold(const WalkforwardRequest& request, const Wal
   treq.overrides = request.overrides;
   if (plan.validation &&
       (plan.validation->Overlaps(train_range) || plan.validation->Overlaps(test_range))) {
-    const fs::path fold_config = plan.out_dir / ("fold_" + std::to_string(k) + ".config.toml");
+    const fs::path fold_config = plan.out_dir / ("fold_" + std::to_string(number) + ".config.toml");
     RLT_RETURN_IF_ERROR(WriteText(fold_config, WithoutValidation(plan.base).ToToml()));
     treq.config_path = fold_config.string();
     treq.overrides.clear();  // already applied to `base`
     const std::string note =
-        fmt::format("fold {}: [split] validation {} overlaps its windows and is removed ({})", k,
-                    plan.validation->ToString(), fold_config.string());
+        fmt::format("fold {}: [split] validation {} overlaps its windows and is removed ({})",
+                    number, plan.validation->ToString(), fold_config.string());
     outcome->notes.push_back(note);
     fmt::print(stderr, "note: {}\n", note);
   }
@@ -248,9 +252,18 @@ Result<std::optional<Json>> RunFold(const WalkforwardRequest& request, const Wal
   if (plan.disable_eval) treq.overrides.push_back("run.eval_every=0");
   treq.run_dir = fold_dir.string();
   treq.quiet = request.quiet;
-  RLT_ASSIGN_OR_RETURN(train::TrainOutcome trained, train::RunTraining(treq));
+  treq.seeds = request.seeds;
+  RLT_ASSIGN_OR_RETURN(const int seeds, train::RequestedSeeds(treq));
+  if (seeds > 1 && request.executable.empty()) {
+    return Status::InvalidArgument(
+        "walk-forward with several seeds needs the rltrade executable "
+        "to train them (run it through `rltrade walkforward`)");
+  }
+  RLT_ASSIGN_OR_RETURN(
+      train::TrainOutcome trained,
+      seeds > 1 ? train::RunTrainCommand(treq, request.executable) : train::RunTraining(treq));
   if (trained.exit_code != 0) {  // SIGINT / SIGTERM: stop here, the fold has a checkpoint
-    fmt::print(stderr, "fold {}: training interrupted; stopping the walk-forward ({})\n", k,
+    fmt::print(stderr, "fold {}: training interrupted; stopping the walk-forward ({})\n", number,
                fold_dir.string());
     outcome->exit_code = trained.exit_code;
     return std::optional<Json>();
@@ -258,12 +271,23 @@ Result<std::optional<Json>> RunFold(const WalkforwardRequest& request, const Wal
   EvalRequest ereq;
   ereq.run_dir = fold_dir.string();
   ereq.range = "test";
-  RLT_ASSIGN_OR_RETURN(EvalOutcome evaluated, RunEvaluation(ereq));
+  EvalOutcome evaluated;
+  if (seeds > 1) {
+    RLT_ASSIGN_OR_RETURN(const std::optional<train::SeedsIndex> index,
+                         train::ReadSeedsIndex(fold_dir.string()));
+    if (!index) return Status::DataError(fold_dir.string() + " has no seeds.json after training");
+    SeedsEvalRequest sreq;
+    sreq.eval = ereq;
+    sreq.seeds = index->seeds;
+    RLT_ASSIGN_OR_RETURN(evaluated, RunSeedsEvaluation(sreq));
+  } else {
+    RLT_ASSIGN_OR_RETURN(evaluated, RunEvaluation(ereq));
+  }
   RLT_RETURN_IF_ERROR(
-      ReadDailyReturns(fs::path(evaluated.out_dir) / eval::kDailyReturnsFile, k, *rows));
+      ReadDailyReturns(fs::path(evaluated.out_dir) / eval::kDailyReturnsFile, number, *rows));
   const Json fold_summary = Json::parse(evaluated.summary_json);
   Json f;
-  f["fold"] = k;
+  f["fold"] = number;
   f["run_dir"] = fold_dir.string();
   f["train"] = {{"first", FormatDate(w.train_first)},
                 {"last", FormatDate(w.train_last)},
@@ -273,6 +297,11 @@ Result<std::optional<Json>> RunFold(const WalkforwardRequest& request, const Wal
                {"sessions", w.test_end - w.test_begin}};
   f["metrics"] = fold_summary.at("metrics");
   f["benchmarks"] = fold_summary.at("benchmarks");
+  if (seeds > 1) {
+    f["seeds"] = seeds;
+    f["across_seeds"] = fold_summary.at("across_seeds");
+    f["deflated_sharpe"] = fold_summary.at("deflated_sharpe");
+  }
   outcome->fold_dirs.push_back(fold_dir.string());
   return std::optional<Json>(std::move(f));
 }
@@ -303,6 +332,14 @@ Status WriteConcatenated(const WalkforwardRequest& request, const WalkforwardPla
   summary["train_days"] = first.train_end - first.train_begin;
   summary["test_days"] = first.test_end - first.test_begin;
   summary["num_folds"] = static_cast<int>(outcome->windows.size());
+  {
+    train::TrainRequest probe;
+    probe.config_path = request.config_path;
+    probe.overrides = request.overrides;
+    probe.seeds = request.seeds;
+    Result<int> seeds = train::RequestedSeeds(probe);
+    summary["seeds"] = seeds.ok() ? *seeds : 1;
+  }
   summary["notes"] = outcome->notes;
   summary["range"] = {{"first", rows.front().date}, {"last", rows.back().date}};
   summary["metrics"] = eval::ReturnMetricsJson<Json>(eval::ComputeReturnMetrics(series[0]));
@@ -322,6 +359,7 @@ Status WriteConcatenated(const WalkforwardRequest& request, const WalkforwardPla
       WriteText(fs::path(staging.path()) / eval::kSummaryFile, outcome->summary_json));
   RLT_RETURN_IF_ERROR(WriteText(fs::path(staging.path()) / eval::kDailyReturnsFile, daily));
   RLT_RETURN_IF_ERROR(WriteText(fs::path(staging.path()) / eval::kEquityFile, equity));
+  RLT_RETURN_IF_ERROR(eval::WriteWalkforwardReport(staging.path()));
   RLT_RETURN_IF_ERROR(staging.Commit(/*replace=*/true));
   outcome->summary_dir = summary_dir.string();
   return Status::Ok();

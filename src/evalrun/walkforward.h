@@ -5,13 +5,16 @@
 // Windows (over the S session dates of the config's market data, train::SessionDates):
 //  - the first train window has N sessions (train_days; default S / 2, rounded down);
 //  - test windows have M sessions each (test_days; default (S − N) / K, rounded down) and
-//    follow one another: fold k tests sessions [N + k·M, N + (k+1)·M);
+//    follow one another: fold k (k = 1..K) tests sessions [N + (k−1)·M, N + k·M);
 //  - fold k trains on every session before its test window (expanding, the default) or
 //    on the last N sessions before it (rolling; needs train_days).
 //  Sessions after the last test window (when (S − N) is not a multiple of K) are unused.
 //  K < 1, N < 1, M < 1 or N + K·M > S is an error naming S and what was asked, before
 //  anything is written.
 //
+// Folds are numbered 1..K everywhere: directories, summary.json "fold", the fold column of
+// the CSV files, notes and the printed "fold k/K" (FoldWindow vectors stay 0-based:
+// windows[k − 1] is fold k).
 // Each fold is OUT/fold_<k>/, trained by train::RunTraining with the config, the caller's
 // overrides and `split.train=...`, `split.test=...`; a [split] validation range that
 // overlaps the fold's train or test window is removed (the fold then trains from
@@ -36,6 +39,9 @@
 //                      rows in time order (cells copied verbatim)
 //   equity.csv         date,net_worth,buy_and_hold,fold — growth of 1 compounded from the
 //                      daily returns (a NaN return counts as 0 %, as in the metrics)
+//   report.html        the concatenated out-of-sample result (eval::WriteWalkforwardReport):
+//                      metrics against flat and buy-and-hold, the growth of 1 with each
+//                      fold's test window shaded and labelled "fold k", and a per-fold table
 //
 // This header is LibTorch-free. Not thread-safe (training and evaluation are not).
 #ifndef RLT_EVALRUN_WALKFORWARD_H_
@@ -61,6 +67,13 @@ struct WalkforwardRequest {
   bool rolling = false;                // train on the last N sessions (needs train_days)
   std::string out_dir;                 // "" = runs/<config stem>-walkforward-<UTC time>
   bool quiet = false;                  // no training progress / fold messages
+  // Seeds per fold (train/seeds.h): 0 = the config's [run] seeds (default 1). With N > 1
+  // each fold is a multi-seed run OUT/fold_<k>/seed_<seed>/ trained by child processes of
+  // `executable` (the rltrade binary), evaluated across seeds (evalrun/seeds_eval.h), and
+  // the concatenated series is the seed average's; each fold's entry gains
+  // "across_seeds" and "deflated_sharpe", and summary.json "seeds".
+  int seeds = 0;
+  std::string executable;
 };
 
 // One fold's windows, as session indices [begin, end) and dates (yyyymmdd).
@@ -78,7 +91,7 @@ Result<std::vector<FoldWindow>> PlanFolds(const std::vector<int32_t>& sessions, 
 struct WalkforwardOutcome {
   std::string out_dir;                 // OUT
   std::string summary_dir;             // OUT/walkforward
-  std::vector<std::string> fold_dirs;  // OUT/fold_<k>
+  std::vector<std::string> fold_dirs;  // OUT/fold_1 .. OUT/fold_K
   std::vector<FoldWindow> windows;
   std::vector<std::string> notes;  // changes made to the config for the folds
   std::string summary_json;        // the bytes of summary.json

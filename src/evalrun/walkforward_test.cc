@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -131,7 +132,8 @@ std::vector<int32_t>* Walkforward::sessions_ = nullptr;
 TEST_F(Walkforward, EveryFoldIsARunDirectoryWithItsEvaluation) {
   ASSERT_EQ(expanding_->fold_dirs.size(), 3u);
   for (int k = 0; k < 3; ++k) {
-    const fs::path dir = fs::path(expanding_->out_dir) / ("fold_" + std::to_string(k));
+    // Folds are numbered from 1: OUT/fold_1 .. OUT/fold_3.
+    const fs::path dir = fs::path(expanding_->out_dir) / ("fold_" + std::to_string(k + 1));
     EXPECT_EQ(expanding_->fold_dirs[k], dir.string());
     EXPECT_TRUE(fs::exists(dir / "config.toml"));
     EXPECT_TRUE(fs::exists(dir / "final"));
@@ -174,6 +176,9 @@ TEST_F(Walkforward, ExpandingTestWindowsAreDisjointInOrderAndFollowTheirTrainWin
       EXPECT_LT(w[k - 1].test_last, w[k].test_first);
     }
     const nlohmann::json& f = summary["folds"][k];
+    EXPECT_EQ(f["fold"].get<int>(), k + 1);
+    EXPECT_EQ(f["run_dir"].get<std::string>(),
+              (fs::path(expanding_->out_dir) / ("fold_" + std::to_string(k + 1))).string());
     EXPECT_EQ(f["train"]["first"], FormatDate(w[k].train_first));
     EXPECT_EQ(f["test"]["last"], FormatDate(w[k].test_last));
     EXPECT_EQ(f["train"]["sessions"].get<int>(),
@@ -210,7 +215,7 @@ TEST_F(Walkforward, ConcatenatedDailyReturnsAreTheFoldsRowsInOrder) {
       const FoldWindow& w = o->windows[k];
       EXPECT_EQ(static_cast<int>(rows.size()) - 1, w.test_end - w.test_begin);
       for (size_t i = 1; i < rows.size(); ++i) {
-        expected.push_back(rows[i] + "," + std::to_string(k));
+        expected.push_back(rows[i] + "," + std::to_string(k + 1));  // fold numbers 1..K
       }
     }
     const auto got = Lines(Read(fs::path(o->summary_dir) / eval::kDailyReturnsFile));
@@ -295,6 +300,45 @@ TEST(PlanFolds, DefaultsSplitTheSecondHalfEvenly) {
   EXPECT_FALSE(PlanFolds(dates, 2, 5, 11, true).ok());  // 5 + 22 > 25
   EXPECT_TRUE(PlanFolds(dates, 2, 5, 10, true).ok());   // 5 + 20 <= 25
   EXPECT_FALSE(PlanFolds(dates, 30, 0, 0, false).ok());
+}
+
+// The fold column of OUT/walkforward/equity.csv: 1..K, each fold's rows on its test dates.
+TEST_F(Walkforward, EquityFoldColumnIsNumberedFromOne) {
+  const auto rows = Lines(Read(fs::path(expanding_->summary_dir) / eval::kEquityFile));
+  ASSERT_EQ(rows.at(0), kWalkforwardEquityHeader);
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const auto c = Cells(rows[i]);
+    const int fold = std::stoi(c.at(3));
+    ASSERT_GE(fold, 1);
+    ASSERT_LE(fold, 3);
+    const FoldWindow& w = expanding_->windows[fold - 1];
+    EXPECT_GE(c[0], FormatDate(w.test_first));
+    EXPECT_LE(c[0], FormatDate(w.test_last));
+  }
+}
+
+// report.html of the concatenated result: every fold named and its test window marked at
+// the window's first and last session (from the planned windows, not from the report).
+TEST_F(Walkforward, ReportMarksEveryFoldAtItsTestWindow) {
+  for (const WalkforwardOutcome* o : {expanding_, rolling_}) {
+    const std::string html = Read(fs::path(o->summary_dir) / eval::kReportFile);
+    ASSERT_FALSE(html.empty());
+    const std::regex band(
+        R"re(<rect class="fold-band [a-z]+" data-fold="(\d+)" data-first="([0-9-]+)" data-last="([0-9-]+)")re");
+    size_t k = 0;
+    for (auto it = std::sregex_iterator(html.begin(), html.end(), band);
+         it != std::sregex_iterator(); ++it, ++k) {
+      ASSERT_LT(k, o->windows.size());
+      const FoldWindow& w = o->windows[k];
+      EXPECT_EQ(std::stoi((*it)[1]), static_cast<int>(k + 1));
+      EXPECT_EQ((*it)[2].str(), FormatDate(w.test_first));
+      EXPECT_EQ((*it)[3].str(), FormatDate(w.test_last));
+      EXPECT_NE(html.find(">fold " + std::to_string(k + 1) + "<"), std::string::npos);
+    }
+    EXPECT_EQ(k, o->windows.size());
+    EXPECT_EQ(html.find("fold 0"), std::string::npos);
+    EXPECT_EQ(html.find("fold_0"), std::string::npos);
+  }
 }
 
 }  // namespace

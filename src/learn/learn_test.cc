@@ -532,12 +532,13 @@ TEST(Checkpoint, ResumedTrainerReproducesTheNextIterationBitForBit) {
 
   EXPECT_TRUE(std::filesystem::exists(dir / "envs.bin"));
 
-  // b starts from other weights and envs seeded and stepped differently (and another env
-  // thread count): everything, the envs' RNGs and episodes included, comes from the
-  // checkpoint.
+  // b starts from other weights and envs seeded and stepped differently: everything, the
+  // envs' RNGs and episodes included, comes from the checkpoint. Same thread count as a
+  // (the native update's summation order depends on it; env results do not,
+  // vec_env_test.cc).
   auto envs_b = env::MakeEnvs("example", {{{"persistence", "0.7"}}, nullptr}, 4);
   ASSERT_TRUE(envs_b.ok());
-  env::VecEnv env_b(std::move(*envs_b), /*threads=*/3);
+  env::VecEnv env_b(std::move(*envs_b), env_a->threads());
   PpoTrainer b(env_b, PolicyOptions{}, o, 999);
   ASSERT_TRUE(b.Iterate().ok());
   const Status loaded = LoadCheckpoint(dir, b);

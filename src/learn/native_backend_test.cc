@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -19,10 +21,10 @@
 namespace rlt::learn {
 namespace {
 
-std::unique_ptr<env::VecEnv> MakeVecEnv(const std::string& id, int n) {
+std::unique_ptr<env::VecEnv> MakeVecEnv(const std::string& id, int n, int threads = 1) {
   auto envs = env::MakeEnvs(id, {}, n);
   RLT_CHECK(envs.ok());
-  return std::make_unique<env::VecEnv>(std::move(*envs), 1);
+  return std::make_unique<env::VecEnv>(std::move(*envs), threads);
 }
 
 PpoOptions SmallPpo() {
@@ -143,6 +145,41 @@ TEST(NativeBackend, ResumedNativeTrainerReproducesTheNextIterationsBitForBit) {
     }
     ExpectSameParameters(a, b);
     EXPECT_EQ(env_a->SaveState(), env_b->SaveState());
+  }
+}
+
+// The data-parallel update (native_learner.h): with 2 or 3 threads every minibatch is cut
+// into shards whose gradients are summed; the gradient of the whole minibatch must equal
+// the serial one up to float summation order. One epoch of one minibatch (the whole
+// rollout), so both start from the same parameters and the same rollout (the environments'
+// results do not depend on the thread count). Shards of unequal size (25 rows over 2 or
+// 3 workers) included.
+TEST(NativeBackend, DataParallelUpdateMatchesTheSerialUpdate) {
+  SetComputeThreads(1);
+  for (const char* id : {"cartpole", "pendulum"}) {  // Discrete and Box
+    for (int threads : {2, 3}) {
+      SCOPED_TRACE(std::string(id) + " threads " + std::to_string(threads));
+      PpoOptions o = SmallPpo();
+      o.n_steps = 5;
+      o.batch_size = 25;
+      o.n_epochs = 1;
+      auto env_a = MakeVecEnv(id, 5, 1), env_b = MakeVecEnv(id, 5, threads);
+      PpoTrainer serial(*env_a, Backend("native"), o, 11),
+          parallel(*env_b, Backend("native"), o, 11);
+      auto sa = serial.Iterate(), sb = parallel.Iterate();
+      ASSERT_TRUE(sa.ok() && sb.ok());
+      const std::vector<float>& ga = serial.native_learner()->grads();
+      const std::vector<float>& gb = parallel.native_learner()->grads();
+      ASSERT_EQ(ga.size(), gb.size());
+      double scale = 0;
+      for (float g : ga) scale = std::max(scale, std::fabs(double{g}));
+      ASSERT_GT(scale, 0);
+      for (size_t k = 0; k < ga.size(); ++k) {
+        ASSERT_NEAR(ga[k], gb[k], 1e-5 * scale) << "gradient " << k;
+      }
+      EXPECT_NEAR(sa->update.value_loss, sb->update.value_loss, 1e-6);
+      EXPECT_NEAR(sa->update.policy_gradient_loss, sb->update.policy_gradient_loss, 1e-6);
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "learn/trainer.h"
 #include "native/ppo_loss.h"
 
 namespace rlt::learn {
@@ -45,11 +46,19 @@ std::string AdamKey(const torch::Tensor& p) {
 bool NativeSupports(const PolicyOptions& options) { return ValidatePolicyOptions(options).ok(); }
 
 NativeLearner::NativeLearner(ActorCritic& policy, int obs_dim, const env::ActionSpace& space,
-                             const PolicyOptions& options, uint64_t seed)
+                             const PolicyOptions& options, uint64_t seed, int threads)
     : net_(MakeSpec(obs_dim, space, options), seed),
       adam_(net_.num_params(), native::AdamOptions{}),
       rng_(LearnerSeed(seed)),
       grads_(net_.num_params(), 0.0f) {
+  RLT_CHECK(threads >= 1);
+  if (threads > 1) {
+    pool_ = std::make_unique<WorkerPool>(threads);
+    shard_ws_.resize(threads);
+    shard_grads_.assign(threads, std::vector<float>(net_.num_params(), 0.0f));
+    sum_squares_.assign(threads, 0.0);
+    SetBlasThreads(1);
+  }
   torch::NoGradGuard no_grad;
   for (const auto& item : policy->named_parameters()) {
     const native::ParamInfo* p = net_.FindParam(item.key());
@@ -62,7 +71,11 @@ NativeLearner::NativeLearner(ActorCritic& policy, int obs_dim, const env::Action
 }
 
 void NativeLearner::Act(const float* obs, int n, float* actions, float* values, float* log_probs) {
-  net_.Act(obs, n, &rng_, /*deterministic=*/false, actions, values, log_probs);
+  if (pool_) {
+    net_.Act(*pool_, obs, n, &rng_, /*deterministic=*/false, actions, values, log_probs);
+  } else {
+    net_.Act(obs, n, &rng_, /*deterministic=*/false, actions, values, log_probs);
+  }
 }
 
 void NativeLearner::PredictValues(const float* obs, int n, float* values) {
@@ -102,18 +115,13 @@ UpdateStats NativeLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
     for (int64_t start = 0; start < n; start += o.batch_size) {
       const auto t0 = Clock::now();
       const int b = static_cast<int>(std::min<int64_t>(o.batch_size, n - start));
-      for (int i = 0; i < b; ++i) {
-        const int64_t j = perm_[start + i];
-        std::copy_n(obs + j * obs_dim, obs_dim, mb_obs_.data() + static_cast<size_t>(i) * obs_dim);
-        std::copy_n(actions + j * act_dim, act_dim,
-                    mb_actions_.data() + static_cast<size_t>(i) * act_dim);
-        mb_values_[i] = old_values[j];
-        mb_log_probs_[i] = old_log_probs[j];
-        mb_advantages_[i] = advantages[j];
-        mb_returns_[i] = returns[j];
+      if (pool_) {
+        ParallelForward(start, b, obs, actions, old_values, old_log_probs, advantages, returns);
+      } else {
+        Gather(start, 0, b, obs, actions, old_values, old_log_probs, advantages, returns);
+        net_.Evaluate(ws_, mb_obs_.data(), mb_actions_.data(), b, values_.data(), log_probs_.data(),
+                      entropy_.data());
       }
-      net_.Evaluate(ws_, mb_obs_.data(), mb_actions_.data(), b, values_.data(), log_probs_.data(),
-                    entropy_.data());
       const native::PpoLossTerms t =
           native::PpoLoss(b,
                           {values_.data(), log_probs_.data(), entropy_.data(), mb_values_.data(),
@@ -127,11 +135,19 @@ UpdateStats NativeLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
         stats.early_stopped = true;
         break;
       }
-      std::fill(grads_.begin(), grads_.end(), 0.0f);
-      net_.Backward(ws_, d_values_.data(), d_log_probs_.data(), d_entropy_.data(), grads_.data());
+      if (pool_) {
+        ParallelBackward(b);
+      } else {
+        std::fill(grads_.begin(), grads_.end(), 0.0f);
+        net_.Backward(ws_, d_values_.data(), d_log_probs_.data(), d_entropy_.data(), grads_.data());
+      }
       const auto t2 = Clock::now();
-      native::ClipGradNorm(grads_.data(), net_.num_params(), o.max_grad_norm);
-      adam_.Step(net_.params().data(), grads_.data());
+      if (pool_) {
+        ParallelStep(o.max_grad_norm);
+      } else {
+        native::ClipGradNorm(grads_.data(), net_.num_params(), o.max_grad_norm);
+        adam_.Step(net_.params().data(), grads_.data());
+      }
       ++stats.optimizer_steps;
       if (timing) {
         timing->backward += Seconds(t1, t2);
@@ -141,6 +157,82 @@ UpdateStats NativeLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
   }
   log.WriteMeans(&stats);
   return stats;
+}
+
+void NativeLearner::Gather(int64_t start, int lo, int hi, const float* obs, const float* actions,
+                           const float* old_values, const float* old_log_probs,
+                           const float* advantages, const float* returns) {
+  const int obs_dim = net_.spec().obs_dim, act_dim = net_.spec().act_dim;
+  for (int i = lo; i < hi; ++i) {
+    const int64_t j = perm_[start + i];
+    std::copy_n(obs + j * obs_dim, obs_dim, mb_obs_.data() + static_cast<size_t>(i) * obs_dim);
+    std::copy_n(actions + j * act_dim, act_dim,
+                mb_actions_.data() + static_cast<size_t>(i) * act_dim);
+    mb_values_[i] = old_values[j];
+    mb_log_probs_[i] = old_log_probs[j];
+    mb_advantages_[i] = advantages[j];
+    mb_returns_[i] = returns[j];
+  }
+}
+
+void NativeLearner::ParallelForward(int64_t start, int b, const float* obs, const float* actions,
+                                    const float* old_values, const float* old_log_probs,
+                                    const float* advantages, const float* returns) {
+  const int workers = pool_->num_workers();
+  const int obs_dim = net_.spec().obs_dim, act_dim = net_.spec().act_dim;
+  pool_->Run([&](int w) {
+    const auto [lo, hi] = WorkerPool::Slice(b, workers, w);
+    if (lo == hi) return;
+    Gather(start, lo, hi, obs, actions, old_values, old_log_probs, advantages, returns);
+    net_.Evaluate(shard_ws_[w], mb_obs_.data() + static_cast<size_t>(lo) * obs_dim,
+                  mb_actions_.data() + static_cast<size_t>(lo) * act_dim, hi - lo,
+                  values_.data() + lo, log_probs_.data() + lo, entropy_.data() + lo);
+  });
+}
+
+void NativeLearner::ParallelBackward(int b) {
+  const int workers = pool_->num_workers();
+  pool_->Run([&](int w) {
+    std::vector<float>& g = shard_grads_[w];
+    std::fill(g.begin(), g.end(), 0.0f);
+    const auto [lo, hi] = WorkerPool::Slice(b, workers, w);
+    if (lo == hi) return;
+    net_.Backward(shard_ws_[w], d_values_.data() + lo, d_log_probs_.data() + lo,
+                  d_entropy_.data() + lo, g.data());
+  });
+  // Sum in worker order (fixed), split over the workers by parameter ranges, with each
+  // range's sum of squares for the clipping norm.
+  const int64_t p = net_.num_params();
+  pool_->Run([&](int w) {
+    const auto [lo, hi] = WorkerPool::Slice(static_cast<int>(p), workers, w);
+    double ss = 0.0;
+    for (int64_t k = lo; k < hi; ++k) {
+      float sum = shard_grads_[0][k];
+      for (int v = 1; v < workers; ++v) sum += shard_grads_[v][k];
+      grads_[k] = sum;
+      ss += static_cast<double>(sum) * sum;
+    }
+    sum_squares_[w] = ss;
+  });
+}
+
+void NativeLearner::ParallelStep(double max_grad_norm) {
+  // ClipGradNorm's rule (native/adam.h) with the norm from the ranges' sums of squares,
+  // added in worker order; then Adam element-wise on the same ranges.
+  double ss = 0.0;
+  for (double part : sum_squares_) ss += part;
+  const double coef = max_grad_norm / (std::sqrt(ss) + 1e-6);
+  const float c = static_cast<float>(coef);
+  adam_.Advance();
+  const int workers = pool_->num_workers();
+  const int64_t p = net_.num_params();
+  pool_->Run([&](int w) {
+    const auto [lo, hi] = WorkerPool::Slice(static_cast<int>(p), workers, w);
+    if (coef < 1.0) {
+      for (int64_t k = lo; k < hi; ++k) grads_[k] *= c;
+    }
+    adam_.StepRange(net_.params().data(), grads_.data(), lo, hi);
+  });
 }
 
 void NativeLearner::CopyToTorch(ActorCritic& policy, torch::optim::Adam& optimizer) const {

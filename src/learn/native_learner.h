@@ -12,6 +12,18 @@
 // Differences from the torch path, by design: actions are sampled and minibatch
 // permutations drawn with its own rlt::Rng (checkpointed), not torch's generator, so the
 // two backends follow different (equally distributed) random streams.
+// Threads: with `threads` > 1 the update is data-parallel. Each minibatch's rows are cut
+// into `threads` contiguous shards (WorkerPool::Slice); worker w gathers and evaluates its
+// shard into its own workspace, the loss and its per-sample gradients are computed once
+// over the whole minibatch (advantage normalisation and the means need all rows), worker w
+// backpropagates its shard into its own gradient array, and the arrays are summed in
+// worker order before clipping and Adam. One hand-off per phase, no locks; the result
+// depends on the thread count (the order of float additions), never on timing, so a run
+// resumed with its recorded thread count stays bit-identical. With one thread the update
+// is the plain serial one. The learner's WorkerPool sleeps while the environments step
+// (core/thread_pool.h), and OpenBLAS is set to one thread (SetComputeThreads' count is for
+// LibTorch runs): the shards are the parallelism, and concurrent callers would otherwise
+// queue on OpenBLAS's own pool.
 // Not thread-safe.
 #ifndef RLT_LEARN_NATIVE_LEARNER_H_
 #define RLT_LEARN_NATIVE_LEARNER_H_
@@ -19,10 +31,12 @@
 #include <torch/optim/adam.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/rng.h"
+#include "core/thread_pool.h"
 #include "env/env.h"
 #include "learn/policy.h"
 #include "learn/ppo.h"
@@ -40,7 +54,7 @@ class NativeLearner {
  public:
   // Copies `policy`'s current parameters. REQUIRES: NativeSupports(options).
   NativeLearner(ActorCritic& policy, int obs_dim, const env::ActionSpace& space,
-                const PolicyOptions& options, uint64_t seed);
+                const PolicyOptions& options, uint64_t seed, int threads = 1);
   NativeLearner(const NativeLearner&) = delete;
   NativeLearner& operator=(const NativeLearner&) = delete;
 
@@ -66,10 +80,28 @@ class NativeLearner {
   void set_rng_state(const RngState& s) { rng_.set_state(s); }
 
  private:
+  // Copies minibatch rows [lo, hi) (minibatch starting at `start` of the permutation).
+  void Gather(int64_t start, int lo, int hi, const float* obs, const float* actions,
+              const float* old_values, const float* old_log_probs, const float* advantages,
+              const float* returns);
+  // threads > 1: gather + Evaluate per shard into values_, log_probs_, entropy_.
+  void ParallelForward(int64_t start, int b, const float* obs, const float* actions,
+                       const float* old_values, const float* old_log_probs, const float* advantages,
+                       const float* returns);
+  // threads > 1: Backward per shard, summed into grads_ (and sum_squares_ per range).
+  void ParallelBackward(int b);
+  // threads > 1: gradient clipping and the Adam step, on parameter ranges.
+  void ParallelStep(double max_grad_norm);
+
   native::ActorCritic net_;
   native::Adam adam_;
   Rng rng_;
-  std::vector<float> grads_;  // (num_params) gradients of the last minibatch
+  std::vector<float> grads_;          // (num_params) gradients of the last minibatch
+  std::unique_ptr<WorkerPool> pool_;  // threads > 1: the data-parallel update
+  // Per worker: workspace and gradients (worker 0 uses ws_ / grads_ when alone).
+  std::vector<native::ActorCriticWorkspace> shard_ws_;
+  std::vector<std::vector<float>> shard_grads_;
+  std::vector<double> sum_squares_;  // per worker: its parameter range's squared gradients
   native::ActorCriticWorkspace ws_;
   // Gathered minibatch, (batch_size, ...).
   std::vector<float> mb_obs_, mb_actions_, mb_values_, mb_log_probs_, mb_advantages_, mb_returns_;

@@ -103,7 +103,7 @@ PpoTrainer::PpoTrainer(env::VecEnv& venv, const PolicyOptions& policy_options,
   if (policy_options.backend == "native") {
     RLT_CHECK(NativeSupports(policy_options));
     native_ = std::make_unique<NativeLearner>(policy_, obs_dim_, venv.spec().action, policy_options,
-                                              seed);
+                                              seed, venv.threads());
   }
   env_actions_.assign(static_cast<size_t>(num_envs_) * act_dim_, 0.0f);
   last_episode_starts_.assign(num_envs_, 1.0f);  // SB3: np.ones at the start of learn()
@@ -351,6 +351,12 @@ void PpoTrainer::set_state(const State& s) {
   for (int i = 0; i < num_envs_; ++i) last_episode_starts_[i] = s.last_episode_starts[i];
   episodes_.assign(s.episodes.begin(), s.episodes.end());
   start_time_ = Clock::now();
+}
+
+void SetBlasThreads(int n) {
+  RLT_CHECK(n >= 1);
+  using SetFn = void (*)(int);
+  if (auto fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) fn(n);
 }
 
 void SetComputeThreads(int n) {

@@ -172,6 +172,9 @@ class PpoTrainer {
 // gets the n threads instead. Inter-op threads: 1 (when still allowed: only before any
 // inter-op work). REQUIRES: n >= 1.
 void SetComputeThreads(int n);
+// OpenBLAS's thread count alone (no-op without OpenBLAS). The native learner's
+// data-parallel update sets 1 (native_learner.h). REQUIRES: n >= 1.
+void SetBlasThreads(int n);
 
 }  // namespace rlt::learn
 

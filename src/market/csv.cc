@@ -32,7 +32,6 @@ namespace rlt::market {
 namespace {
 
 constexpr double kOhlcTolerance = 1e-9;
-constexpr const char* kDropHint = "drop the row with --on-bad-rows drop";
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '"')) {
@@ -250,6 +249,20 @@ class CsvReader {
   void CheckValues(int64_t line_no, const double* v, const bool* ok);
   void CheckOrder(int64_t line_no, const SymbolState& state, int64_t utc);
   SymbolState* StateFor(std::string_view symbol);
+  // Whether a bar starting at `utc` lies in options_.session (local time of day).
+  bool InSession(int64_t utc) const {
+    if (options_.session.all_hours()) return true;
+    const int64_t local = utc + tz_.OffsetAt(utc);
+    const int64_t second = ((local % 86400) + 86400) % 86400;
+    return second >= options_.session.open_minute * 60 &&
+           second < options_.session.close_minute * 60;
+  }
+  // The fix for a row problem: `repair`, plus what the bad-row policy in force does.
+  std::string Fix(const std::string& repair) const {
+    return options_.on_bad_rows == BadRowPolicy::kDrop
+               ? repair + " (the row is dropped under --on-bad-rows drop)"
+               : repair + ", or drop the row with --on-bad-rows drop";
+  }
   void Problem(int64_t line, int column, const char* rule, std::string detail, std::string fix) {
     DataProblem p;
     p.file = path_;
@@ -318,27 +331,30 @@ SymbolState* CsvReader::StateFor(std::string_view symbol) {
 bool CsvReader::ParseTime(std::string_view field, int64_t line_no, int64_t* utc) {
   ParsedTime t;
   if (Trim(field).empty()) {
-    Problem(line_no, columns_.time, "empty field", "no timestamp",
-            std::string("fill in the timestamp, or ") + kDropHint);
+    Problem(line_no, columns_.time, "empty field", "no timestamp", Fix("fill in the timestamp"));
     return false;
   }
   if (!ParseTimestamp(field, &t)) {
     Problem(line_no, columns_.time, "bad timestamp",
             fmt::format("cannot read '{}' as a date or time", Trim(field)),
-            "write YYYY-MM-DD, YYYYMMDD or YYYY-MM-DD HH:MM[:SS] with an optional +HH:MM "
-            "offset or Z, or " +
-                std::string(kDropHint));
+            Fix("write YYYY-MM-DD, YYYYMMDD or YYYY-MM-DD HH:MM[:SS] with an optional +HH:MM "
+                "offset or Z"));
     return false;
   }
   if (t.has_offset) {
+    std::vector<int32_t>& seen = report_->utc_offsets;
+    if ((seen.empty() || seen.back() != t.offset) &&
+        std::find(seen.begin(), seen.end(), t.offset) == seen.end()) {
+      seen.push_back(t.offset);
+    }
     *utc = t.local - t.offset;
     return true;
   }
+  report_->naive_times = true;
   Result<int64_t> r = tz_.LocalToUtc(t.local);
   if (!r.ok()) {
     Problem(line_no, columns_.time, "nonexistent local time", r.status().message(),
-            "check --timezone, write timestamps with an explicit UTC offset, or " +
-                std::string(kDropHint));
+            Fix("check --timezone or write timestamps with an explicit UTC offset"));
     return false;
   }
   *utc = *r;
@@ -356,14 +372,14 @@ void CsvReader::ParseValues(int64_t line_no, double* v, bool* ok) {
     ok[f] = s == NumberStatus::kOk;
     if (s == NumberStatus::kEmpty) {
       Problem(line_no, col, "empty field", fmt::format("no {} value", kFieldNames[f]),
-              std::string("fill in the value, or ") + kDropHint);
+              Fix("fill in the value"));
     } else if (s == NumberStatus::kNonNumeric) {
       Problem(line_no, col, "non-numeric",
               fmt::format("cannot read '{}' as a number", Trim(fields_[col])),
-              std::string("repair the value, or ") + kDropHint);
+              Fix("repair the value"));
     } else if (s == NumberStatus::kNotFinite) {
       Problem(line_no, col, "NaN", fmt::format("{} is '{}'", kFieldNames[f], Trim(fields_[col])),
-              std::string("repair the value, or ") + kDropHint);
+              Fix("repair the value"));
     }
   }
   if (columns_.field[kOpen] < 0) v[kOpen] = v[kHigh] = v[kLow] = v[kClose];
@@ -378,25 +394,24 @@ void CsvReader::CheckValues(int64_t line_no, const double* v, const bool* ok) {
       positive = false;
       Problem(line_no, columns_.field[f], "non-positive price",
               fmt::format("{}={}", kFieldNames[f], v[f]),
-              std::string("repair the price (prices must be > 0), or ") + kDropHint);
+              Fix("repair the price (prices must be > 0)"));
     }
     const double hi_ref = std::max(v[kOpen], v[kClose]);
     const double lo_ref = std::min(v[kOpen], v[kClose]);
     if (positive && v[kHigh] < hi_ref * (1 - kOhlcTolerance)) {
       Problem(line_no, columns_.field[kHigh], "high<max(open,close)",
               fmt::format("high={} < max(open={}, close={})", v[kHigh], v[kOpen], v[kClose]),
-              std::string("repair high/open/close, or ") + kDropHint);
+              Fix("repair high/open/close"));
     }
     if (positive && v[kLow] > lo_ref * (1 + kOhlcTolerance)) {
       Problem(line_no, columns_.field[kLow], "low>min(open,close)",
               fmt::format("low={} > min(open={}, close={})", v[kLow], v[kOpen], v[kClose]),
-              std::string("repair low/open/close, or ") + kDropHint);
+              Fix("repair low/open/close"));
     }
   }
   if (ok[kVolume] && v[kVolume] < 0) {
     Problem(line_no, columns_.field[kVolume], "negative volume",
-            fmt::format("volume={}", v[kVolume]),
-            std::string("repair the volume, or ") + kDropHint);
+            fmt::format("volume={}", v[kVolume]), Fix("repair the volume"));
   }
 }
 
@@ -418,7 +433,7 @@ void CsvReader::ProcessRow(std::string_view line, int64_t line_no) {
   if (static_cast<int>(fields_.size()) <= columns_.max_index) {
     Problem(line_no, -1, "missing fields",
             fmt::format("{} fields, the header has {}", fields_.size(), columns_.names.size()),
-            std::string("repair the row, or ") + kDropHint);
+            Fix("repair the row"));
     ++bad_rows_;
     return;
   }
@@ -426,8 +441,7 @@ void CsvReader::ProcessRow(std::string_view line, int64_t line_no) {
   if (columns_.symbol >= 0) {
     symbol = Trim(fields_[columns_.symbol]);
     if (symbol.empty()) {
-      Problem(line_no, columns_.symbol, "empty field", "no symbol",
-              std::string("fill in the symbol, or ") + kDropHint);
+      Problem(line_no, columns_.symbol, "empty field", "no symbol", Fix("fill in the symbol"));
       ++bad_rows_;
       return;
     }
@@ -437,6 +451,10 @@ void CsvReader::ProcessRow(std::string_view line, int64_t line_no) {
   const size_t problems_before = report_->problems.size();
   int64_t utc = 0;
   const bool time_ok = ParseTime(fields_[columns_.time], line_no, &utc);
+  if (time_ok && !InSession(utc)) {
+    ++report_->rows_outside_session;
+    return;
+  }
   double v[kNumFields];
   bool ok[kNumFields];
   ParseValues(line_no, v, ok);
@@ -518,6 +536,41 @@ std::string DataProblem::ToString() const {
   std::string s = fmt::format("{}:{}: ", file, line);
   if (!column.empty()) s += fmt::format("column '{}': ", column);
   return s + fmt::format("{}: {}. Fix: {}", rule, detail, fix);
+}
+
+std::string SessionHours::ToString() const {
+  if (all_hours()) return "";
+  return fmt::format("{:02}:{:02}-{:02}:{:02}", open_minute / 60, open_minute % 60,
+                     close_minute / 60, close_minute % 60);
+}
+
+Result<SessionHours> ParseSessionHours(const std::string& text, const std::string& key) {
+  SessionHours h;
+  if (text.empty()) return h;
+  auto bad = [&](const std::string& why) {
+    const std::string given = key + (key.rfind("--", 0) == 0 ? " '" : " = '") + text + "'";
+    return Status::InvalidArgument(given + ": " + why +
+                                   "; expected local trading hours HH:MM-HH:MM by bar start "
+                                   "time, open before close, e.g. 09:30-16:00");
+  };
+  int h1 = 0, m1 = 0, h2 = 0, m2 = 0;
+  if (text.size() != 11 || text[2] != ':' || text[5] != '-' || text[8] != ':' ||
+      !Digits(text, 0, 2, &h1) || !Digits(text, 3, 2, &m1) || !Digits(text, 6, 2, &h2) ||
+      !Digits(text, 9, 2, &m2)) {
+    return bad("not of the form HH:MM-HH:MM");
+  }
+  if (m1 > 59 || m2 > 59 || h1 > 24 || h2 > 24 || (h1 == 24 && m1 > 0) || (h2 == 24 && m2 > 0)) {
+    return bad("hours must be 00..24 and minutes 00..59");
+  }
+  h.open_minute = h1 * 60 + m1;
+  h.close_minute = h2 * 60 + m2;
+  if (h.open_minute >= h.close_minute) return bad("the open must be before the close");
+  return h;
+}
+
+std::string NaiveTimesNote(const std::string& path, const std::string& zone) {
+  return "note: " + path + " has no UTC offsets; timestamps read as " + zone +
+         " (set [data] timezone or --timezone)";
 }
 
 const Bars* MarketData::Find(const std::string& symbol) const {

@@ -11,7 +11,18 @@
 //   symbol:  symbol | tic   (optional; without it the file is one symbol, named after it)
 // Other columns are ignored. Timestamps: YYYY-MM-DD, YYYYMMDD, YYYY-MM-DD HH:MM[:SS],
 // YYYY-MM-DDTHH:MM:SS, each with an optional +HH:MM / -HH:MM offset or Z. Naive times
-// are read in options.timezone (IANA name, system tz database).
+// are read in options.timezone (IANA name, system tz database); DataReport::naive_times
+// tells whether any were, so that a caller can say which zone it assumed (this library
+// prints nothing).
+//
+// Regular session (options.session, e.g. 09:30-16:00): only bars whose local time in
+// options.timezone (also for timestamps written with an offset) lies in [open, close)
+// are kept; the bounds are bar START times, open inclusive, close exclusive. A bar is
+// stamped with the time it opens (SPY's 1-minute file has 09:30 .. 15:59 in the regular
+// session, and its 16:00 bar opens the after-hours session), so 09:30-16:00 keeps
+// exactly the 390 one-minute bars of a NYSE day. Rows outside are skipped before
+// validation (their problems are not reported) and counted in
+// DataReport::rows_outside_session.
 //
 // Validation rules (each problem names file:line, column, the rule and a fix):
 // non-monotonic or duplicate timestamps (per symbol), empty or non-numeric fields, NaN,
@@ -33,12 +44,27 @@ namespace rlt::market {
 
 enum class BadRowPolicy { kFail, kDrop };
 
+// Local trading hours [open_minute, close_minute) in minutes after local midnight, by bar
+// start time; open_minute < 0 means all hours.
+struct SessionHours {
+  int open_minute = -1;
+  int close_minute = -1;
+  bool all_hours() const { return open_minute < 0; }
+  std::string ToString() const;  // "09:30-16:00", or "" for all hours
+};
+
+// Parses "HH:MM-HH:MM" (open before close, both within 00:00..24:00); "" is all hours.
+// `key` names the setting in errors (e.g. "[data] session" or "--session").
+Result<SessionHours> ParseSessionHours(const std::string& text, const std::string& key);
+
 struct CsvReadOptions {
   // IANA time zone for naive timestamps and for deriving sessions (local dates).
   std::string timezone = "UTC";
   BadRowPolicy on_bad_rows = BadRowPolicy::kFail;
   // Keep only this symbol (empty: all symbols).
   std::string symbol;
+  // Keep only bars inside these local hours (default: all).
+  SessionHours session;
 };
 
 // One broken rule on one row.
@@ -57,7 +83,16 @@ struct DataReport {
   std::vector<std::string> notes;  // non-fatal remarks (e.g. "open/high/low absent: set to close")
   int64_t rows_read = 0;           // data rows in the file
   int64_t rows_dropped = 0;        // rows dropped under BadRowPolicy::kDrop
+  int64_t rows_outside_session = 0;  // rows skipped by CsvReadOptions::session
+  bool naive_times = false;          // some timestamps had no UTC offset (read in options.timezone)
+  std::vector<int32_t> utc_offsets;  // the distinct explicit UTC offsets (seconds) written in
+                                     // the file's timestamps, in order of first appearance
 };
+
+// "note: FILE has no UTC offsets; timestamps read as ZONE (set [data] timezone or
+// --timezone)" — what a caller prints (once per file) when report.naive_times and the
+// zone was not given explicitly.
+std::string NaiveTimesNote(const std::string& path, const std::string& zone);
 
 // All symbols of one file, sorted by symbol name.
 struct MarketData {

@@ -2,6 +2,7 @@
 // state in the fixture itself (times, line numbers, columns).
 #include "market/csv.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -371,6 +372,98 @@ TEST_F(CsvTest, WrittenFilesReadBackToTheSameBars) {
   std::getline(f, first);
   EXPECT_EQ(header, "timestamp,symbol,open,high,low,close,volume");
   EXPECT_EQ(first, "2023-07-03T09:15:00+05:30,X,0.1,0.30000000000000004,0.05,0.2,7");
+}
+
+// Issue 11: the Fix text fits the bad-row policy in force (no "drop the row with
+// --on-bad-rows drop" when that is already the policy).
+TEST_F(CsvTest, FixTextFitsTheBadRowPolicy) {
+  const std::string path = Write("defects.csv", kDefects);
+  DataReport dropped;
+  ASSERT_TRUE(ReadDrop(path, &dropped).ok());
+  ASSERT_FALSE(dropped.problems.empty());
+  int mentions_drop = 0;
+  for (const DataProblem& p : dropped.problems) {
+    EXPECT_EQ(p.fix.find("drop the row with --on-bad-rows drop"), std::string::npos) << p.fix;
+    mentions_drop += p.fix.find("dropped under --on-bad-rows drop") != std::string::npos;
+  }
+  EXPECT_GT(mentions_drop, 0);
+  DataReport failed;
+  ASSERT_FALSE(ReadBarsCsv(path, CsvReadOptions(), &failed).ok());
+  ASSERT_FALSE(failed.problems.empty());
+  EXPECT_NE(failed.problems[0].fix.find("drop the row with --on-bad-rows drop"), std::string::npos)
+      << failed.problems[0].fix;
+}
+
+TEST_F(CsvTest, ReportTellsWhetherAnyTimestampWasNaive) {
+  DataReport naive, offsets;
+  ASSERT_TRUE(
+      ReadBarsCsv(Write("naive.csv", "date,close\n2024-01-02 09:30,10\n"), CsvReadOptions(), &naive)
+          .ok());
+  EXPECT_TRUE(naive.naive_times);
+  ASSERT_TRUE(ReadBarsCsv(Write("offsets.csv",
+                                "date,close\n2024-01-02 09:30+05:30,10\n2024-01-02 09:35Z,10\n"),
+                          CsvReadOptions(), &offsets)
+                  .ok());
+  EXPECT_FALSE(offsets.naive_times);
+  EXPECT_EQ(offsets.utc_offsets, (std::vector<int32_t>{5 * 3600 + 30 * 60, 0}));
+  EXPECT_TRUE(naive.utc_offsets.empty());
+  EXPECT_EQ(NaiveTimesNote("x.csv", "UTC"),
+            "note: x.csv has no UTC offsets; timestamps read as UTC (set [data] timezone or "
+            "--timezone)");
+}
+
+TEST_F(CsvTest, SessionHoursParseAndNameTheKeyInErrors) {
+  Result<SessionHours> h = ParseSessionHours("09:30-16:00", "[data] session");
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(h->open_minute, 9 * 60 + 30);
+  EXPECT_EQ(h->close_minute, 16 * 60);
+  EXPECT_EQ(h->ToString(), "09:30-16:00");
+  EXPECT_TRUE(ParseSessionHours("", "[data] session")->all_hours());
+  EXPECT_TRUE(ParseSessionHours("00:00-24:00", "x").ok());
+  for (const char* bad : {"9:30-16:00", "09:30-16", "16:00-09:30", "09:30-09:30", "09:61-10:00",
+                          "25:00-26:00", "09:30_16:00"}) {
+    Result<SessionHours> r = ParseSessionHours(bad, "[data] session");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("[data] session = '" + std::string(bad) + "'"),
+              std::string::npos)
+        << r.status().message();
+  }
+}
+
+// Bounds are bar start times, open inclusive and close exclusive, in the data's zone:
+// a day of 1-minute bars from 04:00 to 20:00 keeps exactly 390 with 09:30-16:00.
+TEST_F(CsvTest, SessionKeepsBarsStartingInsideTheLocalHours) {
+  std::string text = "date,open,high,low,close,volume\n";
+  for (int day : {1, 2}) {
+    for (int m = 4 * 60; m <= 20 * 60; ++m) {
+      text += fmt::format("2025-07-0{} {:02}:{:02}:00,10,10,10,10,1\n", day, m / 60, m % 60);
+    }
+  }
+  CsvReadOptions o;
+  o.timezone = "America/New_York";
+  o.session = *ParseSessionHours("09:30-16:00", "--session");
+  DataReport report;
+  Result<MarketData> data = ReadBarsCsv(Write("spy.csv", text), o, &report);
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  const Bars& b = data->symbols[0];
+  ASSERT_EQ(b.sessions.size(), 2u);
+  EXPECT_EQ(b.sessions[0].size(), 390);
+  EXPECT_EQ(b.sessions[1].size(), 390);
+  // 09:30 EDT = 13:30 UTC is the first bar, 15:59 EDT = 19:59 UTC the last.
+  EXPECT_EQ(b.time.front(), Utc(2025, 7, 1, 13, 30));
+  EXPECT_EQ(b.time[389], Utc(2025, 7, 1, 19, 59));
+  EXPECT_EQ(report.rows_outside_session, 2 * (16 * 60 + 1 - 390));
+  // The same instants written with UTC offsets are filtered by the zone's local time.
+  CsvReadOptions utc_stamped = o;
+  Result<MarketData> offsets =
+      ReadBarsCsv(Write("offsets.csv",
+                        "date,close\n2025-07-01T13:29:00Z,1\n2025-07-01T13:30:00Z,1\n"
+                        "2025-07-01T19:59:00Z,1\n2025-07-01T20:00:00Z,1\n"),
+                  utc_stamped);
+  ASSERT_TRUE(offsets.ok()) << offsets.status().ToString();
+  EXPECT_EQ(offsets->symbols[0].time,
+            (std::vector<int64_t>{Utc(2025, 7, 1, 13, 30), Utc(2025, 7, 1, 19, 59)}));
 }
 
 }  // namespace

@@ -158,6 +158,22 @@ TEST_F(SharedData, SpyMinuteBarsInNewYorkHave21Sessions) {
   EXPECT_EQ(b.utc_offset[0], -4 * 3600);  // EDT in July
 }
 
+// The README of ../shared/data: 390 regular bars a day (09:30..15:59 by bar start).
+TEST_F(SharedData, SpyRegularSessionKeeps390MinuteBarsPerDay) {
+  CsvReadOptions o;
+  o.timezone = "America/New_York";
+  o.session = *ParseSessionHours("09:30-16:00", "--session");
+  DataReport report;
+  Result<MarketData> data =
+      ReadBarsCsv(kData + "/intraday/SPY_1min_2025-07-01_2025-07-30_ext_hours.csv", o, &report);
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  const Bars& b = data->symbols[0];
+  ASSERT_EQ(b.sessions.size(), 21u);
+  for (const Session& s : b.sessions) EXPECT_EQ(s.size(), 390) << s.date;
+  EXPECT_GT(report.rows_outside_session, 0);
+  EXPECT_EQ(report.rows_read - report.rows_outside_session, 21 * 390);
+}
+
 TEST_F(SharedData, BitcoinMinuteBarsSpan31UtcDates) {
   Read r = ReadDrop("intraday/BTCUSDT_bybit_linear_1min_2025-05-30_2025-06-29.csv");
   ASSERT_TRUE(r.data.ok());

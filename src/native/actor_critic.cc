@@ -226,6 +226,24 @@ void ActorCritic::PredictValues(const float* obs, int batch, float* values) {
 
 void ActorCritic::Act(const float* obs, int batch, Rng* rng, bool deterministic, float* actions,
                       float* values, float* log_probs) {
+  SampleActions(obs, batch, rng, deterministic, actions, log_probs);
+  PredictValues(obs, batch, values);
+}
+
+void ActorCritic::Act(WorkerPool& pool, const float* obs, int batch, Rng* rng, bool deterministic,
+                      float* actions, float* values, float* log_probs) {
+  if (pool.num_workers() < 2) {
+    Act(obs, batch, rng, deterministic, actions, values, log_probs);
+    return;
+  }
+  pool.Run([&](int w) {
+    if (w == 0) SampleActions(obs, batch, rng, deterministic, actions, log_probs);
+    if (w == 1) ValueForward(value_ws_, obs, batch, values);
+  });
+}
+
+void ActorCritic::SampleActions(const float* obs, int batch, Rng* rng, bool deterministic,
+                                float* actions, float* log_probs) {
   RLT_CHECK(deterministic || rng != nullptr);
   ActorCriticWorkspace& ws = inference_ws_;
   ActionHeadForward(ws, obs, batch);
@@ -266,7 +284,6 @@ void ActorCritic::Act(const float* obs, int batch, Rng* rng, bool deterministic,
     }
     GaussianLogProb(ws.head.data(), log_std, actions, batch, n, log_probs, nullptr);
   }
-  PredictValues(obs, batch, values);
 }
 
 void ActorCritic::Evaluate(ActorCriticWorkspace& ws, const float* obs, const float* actions,

@@ -27,6 +27,7 @@
 
 #include "core/rng.h"
 #include "core/status.h"
+#include "core/thread_pool.h"
 #include "native/layers.h"
 #include "native/tensor_file.h"
 
@@ -92,6 +93,10 @@ class ActorCritic {
   // rng may be nullptr when deterministic.
   void Act(const float* obs, int batch, Rng* rng, bool deterministic, float* actions, float* values,
            float* log_probs);
+  // The same with the policy tower (and sampling) on worker 0 of `pool` and the value tower
+  // on worker 1 at once: the towers share nothing, so the results are Act()'s bit for bit.
+  void Act(WorkerPool& pool, const float* obs, int batch, Rng* rng, bool deterministic,
+           float* actions, float* values, float* log_probs);
   // V(s) -> values (B).
   void PredictValues(const float* obs, int batch, float* values);
 
@@ -122,6 +127,9 @@ class ActorCritic {
   // ws.head (B, num_outputs) = action head of the pi tower.
   void ActionHeadForward(ActorCriticWorkspace& ws, const float* obs, int batch);
   void ValueForward(ActorCriticWorkspace& ws, const float* obs, int batch, float* values);
+  // Actions and log-probabilities of Act() (the policy tower only).
+  void SampleActions(const float* obs, int batch, Rng* rng, bool deterministic, float* actions,
+                     float* log_probs);
 
   ActorCriticSpec spec_;
   std::vector<ParamInfo> param_info_;
@@ -129,7 +137,7 @@ class ActorCritic {
   std::vector<Layer> pi_, vf_;
   Layer action_head_, value_head_;
   int64_t log_std_ = -1;  // offset, Box only
-  ActorCriticWorkspace inference_ws_;
+  ActorCriticWorkspace inference_ws_, value_ws_;
 };
 
 Status ValidateSpec(const ActorCriticSpec& spec);

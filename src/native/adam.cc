@@ -11,7 +11,11 @@ Adam::Adam(int64_t num_params, const AdamOptions& options)
     : options_(options), m_(num_params, 0.0f), v_(num_params, 0.0f) {}
 
 void Adam::Step(float* params, const float* grads) {
-  ++step_;
+  Advance();
+  StepRange(params, grads, 0, static_cast<int64_t>(m_.size()));
+}
+
+void Adam::StepRange(float* params, const float* grads, int64_t begin, int64_t end) {
   const double bc1 = 1.0 - std::pow(options_.beta1, static_cast<double>(step_));
   const double bc2 = 1.0 - std::pow(options_.beta2, static_cast<double>(step_));
   const float beta1 = static_cast<float>(options_.beta1),
@@ -23,9 +27,8 @@ void Adam::Step(float* params, const float* grads) {
   const float step_size = static_cast<float>(options_.lr / bc1);
   float* __restrict m = m_.data();
   float* __restrict v = v_.data();
-  const int64_t n = static_cast<int64_t>(m_.size());
 #pragma omp simd
-  for (int64_t k = 0; k < n; ++k) {
+  for (int64_t k = begin; k < end; ++k) {
     const float g = grads[k];
     m[k] = m[k] * beta1 + g * one_minus_beta1;
     v[k] = v[k] * beta2 + one_minus_beta2 * g * g;

@@ -5,7 +5,7 @@
 //   p -= (lr / bc1) m / (sqrt(v) / sqrt(bc2) + eps)
 // (no weight decay, no amsgrad), and
 //   norm = ||all gradients||_2;  g *= min(1, max_norm / (norm + 1e-6))
-// Not thread-safe.
+// Not thread-safe, except StepRange() on disjoint ranges.
 #ifndef RLT_NATIVE_ADAM_H_
 #define RLT_NATIVE_ADAM_H_
 
@@ -27,8 +27,14 @@ class Adam {
 
   void set_lr(double lr) { options_.lr = lr; }
   const AdamOptions& options() const { return options_; }
-  // One update of params (num_params) with grads (num_params).
+  // One update of params (num_params) with grads (num_params): Advance(), then StepRange()
+  // over everything.
   void Step(float* params, const float* grads);
+  // The same split for several threads: Advance() once, then StepRange() over disjoint
+  // ranges [begin, end) that cover the parameters, possibly at once (element-wise: the
+  // result equals Step()'s bit for bit).
+  void Advance() { ++step_; }
+  void StepRange(float* params, const float* grads, int64_t begin, int64_t end);
 
   // State, for checkpoints: the step count and the moment estimates (flat layout).
   int64_t step() const { return step_; }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "core/thread_pool.h"
 #include "native/actor_critic.h"
 #include "native/adam.h"
 #include "native/gemm.h"
@@ -450,6 +451,35 @@ TEST(ActorCritic, OrthogonalInitHasSb3Gains) {
   EXPECT_EQ(log_std->offset, 0);  // learn::ActorCritic's named_parameters() order
 }
 
+// Act on a WorkerPool runs the policy tower (with sampling) and the value tower on two
+// workers at once; the towers share nothing, so everything equals the serial Act bit for
+// bit, whether the pool hands off (set_inline_below_seconds(0)) or runs inline.
+TEST(ActorCritic, ActOnTwoWorkersEqualsTheSerialActBitForBit) {
+  for (bool discrete : {false, true}) {
+    SCOPED_TRACE(discrete ? "discrete" : "box");
+    ActorCriticSpec s = Spec(5, discrete, discrete ? 4 : 2, {16, 8}, {12}, Activation::kTanh);
+    ActorCritic serial(s, 3), parallel(s, 3);
+    const int batch = 64;
+    Rng data(9);
+    std::vector<float> obs(static_cast<size_t>(batch) * 5);
+    for (float& v : obs) v = static_cast<float>(data.Normal());
+    const size_t act = discrete ? 1 : 2;
+    std::vector<float> a1(batch * act), v1(batch), l1(batch), a2(batch * act), v2(batch), l2(batch);
+    WorkerPool pool(2);
+    for (double inline_below : {0.0, 1.0}) {
+      pool.set_inline_below_seconds(inline_below);
+      Rng r1(4), r2(4);
+      for (int rep = 0; rep < 3; ++rep) {
+        serial.Act(obs.data(), batch, &r1, false, a1.data(), v1.data(), l1.data());
+        parallel.Act(pool, obs.data(), batch, &r2, false, a2.data(), v2.data(), l2.data());
+        EXPECT_EQ(a1, a2);
+        EXPECT_EQ(v1, v2);
+        EXPECT_EQ(l1, l2);
+      }
+    }
+  }
+}
+
 TEST(ActorCritic, ActSamplesTheDistributionsItScores) {
   Rng rng(7);
   // Discrete: frequencies match the softmax; log_probs are those of the sampled index.
@@ -506,6 +536,28 @@ TEST(ActorCritic, ActSamplesTheDistributionsItScores) {
 }
 
 // ---------------------------------------------------------------- Adam, clipping
+
+// The data-parallel learner steps Adam on disjoint parameter ranges (Advance() once, then
+// StepRange() per range): element-wise, so the result is Step()'s bit for bit.
+TEST(Adam, StepOnRangesEqualsOneStep) {
+  const int64_t n = 1001;
+  Rng rng(5);
+  std::vector<float> p1(n), p2, g(n);
+  for (float& v : p1) v = static_cast<float>(rng.Normal());
+  p2 = p1;
+  Adam whole(n, AdamOptions{}), ranged(n, AdamOptions{});
+  for (int step = 0; step < 4; ++step) {
+    for (float& v : g) v = static_cast<float>(rng.Normal());
+    whole.Step(p1.data(), g.data());
+    ranged.Advance();
+    for (auto [lo, hi] : {std::pair<int64_t, int64_t>{0, 333}, {333, 800}, {800, n}}) {
+      ranged.StepRange(p2.data(), g.data(), lo, hi);
+    }
+    ASSERT_EQ(p1, p2) << "step " << step;
+  }
+  EXPECT_EQ(whole.exp_avg(), ranged.exp_avg());
+  EXPECT_EQ(whole.exp_avg_sq(), ranged.exp_avg_sq());
+}
 
 TEST(Adam, FollowsThePaperFormulaInDouble) {
   Rng rng(8);

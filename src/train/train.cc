@@ -105,6 +105,12 @@ Result<Setup> BuildSetup(config::Config config) {
   }
   s.ppo.total_timesteps = s.run.total_steps;
   RLT_RETURN_IF_ERROR(config.Bind("policy", s.policy));
+  if (s.run.seeds != 1) {
+    return Status::InvalidArgument(
+        "[run] seeds = " + std::to_string(s.run.seeds) +
+        ": one training run trains one seed; several seeds are trained by `rltrade train` "
+        "(train::RunTrainCommand), each into RUN/seed_<seed>/");
+  }
   if (s.run.eval_every < 0) {
     return Status::InvalidArgument("[run] eval_every must be >= 0 (0 = no evaluation)");
   }
@@ -113,6 +119,7 @@ Result<Setup> BuildSetup(config::Config config) {
   // split), the dates training will see must not touch [split] test.
   RLT_ASSIGN_OR_RETURN(s.ranges, TrainingRangesOf(env_setup));
   RLT_RETURN_IF_ERROR(CheckOutsideTest(env_setup.split, s.ranges));
+  RLT_RETURN_IF_ERROR(CheckCapitalBuysOneLot(env_setup));
   s.split = env_setup.split;
   if (s.run.eval_every > 0) {
     RLT_ASSIGN_OR_RETURN(s.eval, BuildEvalEnvSetup(env_setup, s.run));
@@ -160,10 +167,14 @@ Result<Setup> BuildSetup(config::Config config) {
   return s;
 }
 
+}  // namespace
+
 std::string DefaultRunDir(const std::string& config_path) {
   const std::string stem = fs::path(config_path).stem().string();
   return "runs/" + stem + "-" + FormatPathStamp(static_cast<int64_t>(std::time(nullptr)));
 }
+
+namespace {
 
 // The newest checkpoint directory that is complete (has its FORMAT file), or "".
 std::string NewestCheckpoint(const fs::path& run_dir) {
@@ -598,8 +609,33 @@ std::map<std::string, std::string> FlatConfig(const config::Config& c) {
   return out;
 }
 
+// "section.key" -> default value text of every options struct a run's config records:
+// [run], [algo], [policy], [data], [features] and the [env] options of `env_id`.
+std::map<std::string, std::string> DefaultValues(const std::string& env_id) {
+  std::map<std::string, std::string> out;
+  auto add = [&out](const std::string& section, const auto& rows) {
+    for (const auto& row : rows) out[section + "." + row.key] = row.value;
+  };
+  add("run", DescribeOptions(RunOptions()));
+  add("algo", DescribeOptions(learn::PpoOptions()));
+  add("policy", DescribeOptions(learn::PolicyOptions()));
+  add("data", DescribeOptions(DataOptions()));
+  add("features", DescribeOptions(FeatureOptions()));
+  Result<std::vector<std::pair<std::string, std::string>>> env_rows =
+      env::EnvOptionValues(env_id, {});
+  if (env_rows.ok()) {
+    for (const auto& [key, value] : *env_rows) out["env." + key] = value;
+  }
+  return out;
+}
+
+// A key the stored config lacks but `now` has at its default is no change: config.toml
+// records every effective value, and a run written before a key was recorded (or existed)
+// ran with its default.
 std::vector<ConfigChange> DiffConfigs(const config::Config& stored, const config::Config& now) {
   const auto a = FlatConfig(stored), b = FlatConfig(now);
+  const config::ConfigValue* id = now.Get("env", "id");
+  const auto defaults = DefaultValues(id != nullptr ? id->text : "");
   std::vector<ConfigChange> changes;
   auto add = [&changes](const std::string& key, const std::string& from, const std::string& to) {
     changes.push_back({key, from, to, AlwaysAllowedOnResume(key)});
@@ -613,7 +649,8 @@ std::vector<ConfigChange> DiffConfigs(const config::Config& stored, const config
     }
   }
   for (const auto& [key, value] : b) {
-    if (!a.count(key)) add(key, "", value);
+    const auto d = defaults.find(key);
+    if (!a.count(key) && (d == defaults.end() || d->second != value)) add(key, "", value);
   }
   return changes;
 }
@@ -658,6 +695,18 @@ Status AppendHistory(const fs::path& run_dir, const std::vector<ConfigChange>& c
 }
 
 }  // namespace
+
+Status ValidateTraining(const TrainRequest& request) {
+  RLT_ASSIGN_OR_RETURN(config::Config config, config::Config::LoadFile(request.config_path));
+  for (const std::string& o : request.overrides) RLT_RETURN_IF_ERROR(config.ApplyOverride(o));
+  RLT_RETURN_IF_ERROR(config.ApplyOverride("run.threads=1"));  // nothing measured
+  if (const config::ConfigValue* d = config.Get("run", "device");
+      d != nullptr && d->text == "auto") {
+    RLT_RETURN_IF_ERROR(config.ApplyOverride("run.device=cpu"));
+  }
+  RLT_RETURN_IF_ERROR(config.ApplyOverride("run.seeds=1"));
+  return BuildSetup(std::move(config)).status();
+}
 
 Result<TrainOutcome> RunTraining(const TrainRequest& request) {
   const bool resume = !request.resume_dir.empty();

@@ -30,7 +30,9 @@
 #ifndef RLT_TRAIN_TRAIN_H_
 #define RLT_TRAIN_TRAIN_H_
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,11 @@ struct TrainRequest {
   // run.threads, run.checkpoint_every, run.eval_every and policy.backend is refused
   // (Status::Refused) unless this is set; every change is appended to history.jsonl.
   bool allow_config_change = false;
+  // Seeds (train/seeds.h; RunTrainCommand): seeds > 0 overrides [run] seeds; `seed`
+  // picks one seed of a multi-seed RUN for --resume. RunTraining itself trains one seed
+  // and refuses [run] seeds > 1.
+  int seeds = 0;
+  std::optional<uint64_t> seed;
 };
 
 struct TrainOutcome {
@@ -57,6 +64,15 @@ struct TrainOutcome {
 };
 
 Result<TrainOutcome> RunTraining(const TrainRequest& request);
+
+// runs/<config file stem>-<UTC time>: the run directory when none is given.
+std::string DefaultRunDir(const std::string& config_path);
+
+// Everything RunTraining checks before it writes anything (config keys and values, data,
+// the test-range and capital refusals, the network), without writing: a new run's config
+// (request.config_path + overrides) built with [run] threads = 1 and device "auto" read as
+// "cpu", so nothing is measured. Multi-seed runs validate once with this before starting.
+Status ValidateTraining(const TrainRequest& request);
 
 // ---- A training session without a run directory ----------------------------------
 // The loop of `rltrade train`, one update at a time, for callers that measure or drive it

@@ -1,8 +1,17 @@
 // rltrade train: building environments from a config (see train_options.h).
 #include "train/train_options.h"
 
-#include <algorithm>
+#include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <set>
+
+#include "core/civil_time.h"
+#include "core/options.h"
+#include "env/envs/intraday.h"
 #include "features/normalizer.h"
 #include "market/date_range.h"
 #include "market/market.h"
@@ -39,7 +48,28 @@ Result<std::map<std::string, market::DateRange>> ReadSplit(const config::Config&
   return split;
 }
 
-Result<market::Bars> LoadBars(const DataOptions& d) {
+// Prints `note` on stderr the first time this process sees it (a config's bars are read
+// more than once: trial setups, seeds, evaluation), so a user reads it once per file.
+void NoteOnce(const std::string& note) {
+  static std::mutex mu;
+  static std::set<std::string> seen;
+  std::lock_guard<std::mutex> lock(mu);
+  if (seen.insert(note).second) std::fprintf(stderr, "%s\n", note.c_str());
+}
+
+// The regular session of [data] session, its error naming the config's file:line.
+Result<market::SessionHours> SessionOf(const config::Config& config, const DataOptions& d) {
+  const config::ConfigValue* v = config.Get("data", "session");
+  const std::string key =
+      (v != nullptr ? config::internal::MessagePlace(v->source) + ": " : std::string()) +
+      "[data] session";
+  return market::ParseSessionHours(d.session, key);
+}
+
+// timezone_given: [data] timezone was set (else a file without UTC offsets gets a note
+// saying which zone was assumed).
+Result<market::Bars> LoadBars(const DataOptions& d, const market::SessionHours& session,
+                              bool timezone_given, market::DataReport* report_out = nullptr) {
   if (d.source == "synthetic") {
     market::SynthOptions so;
     so.num_days = d.days;
@@ -57,13 +87,60 @@ Result<market::Bars> LoadBars(const DataOptions& d) {
   ro.symbol = d.symbol;
   ro.on_bad_rows =
       d.on_bad_rows == "drop" ? market::BadRowPolicy::kDrop : market::BadRowPolicy::kFail;
-  RLT_ASSIGN_OR_RETURN(market::MarketData md, market::ReadBarsCsv(d.file, ro));
+  ro.session = session;
+  market::DataReport report;
+  RLT_ASSIGN_OR_RETURN(market::MarketData md, market::ReadBarsCsv(d.file, ro, &report));
+  if (report.naive_times && !timezone_given) NoteOnce(market::NaiveTimesNote(d.file, d.timezone));
+  if (report_out != nullptr) *report_out = report;
+  if (md.symbols.empty() && report.rows_outside_session > 0) {
+    return Status::InvalidArgument(fmt::format(
+        "[data] {}: none of its {} rows starts inside session = \"{}\" (local time in {}); "
+        "check [data] session and timezone",
+        d.file, report.rows_read, session.ToString(), d.timezone));
+  }
   if (md.symbols.size() != 1) {
     return Status::InvalidArgument("[data] " + d.file + " holds " +
                                    std::to_string(md.symbols.size()) +
                                    " symbols; choose one with symbol = \"...\"");
   }
   return std::move(md.symbols.front());
+}
+
+// The intraday env trades within sessions: daily bars (one bar per session) cannot be
+// used, and saying so beats "no session starts after the warm-up".
+Status CheckIntradayBars(const std::string& id, const DataOptions& d, const market::Bars& bars) {
+  if (id != "intraday" || bars.sessions.empty()) return Status::Ok();
+  for (const market::Session& s : bars.sessions) {
+    if (s.size() > 1) return Status::Ok();
+  }
+  const std::string what = d.source == "file" ? d.file : std::string("the [data] bars");
+  return Status::InvalidArgument(fmt::format(
+      "{}: each of its {} sessions has one bar (daily bars?); the intraday environment trades "
+      "within sessions and needs intraday bars (e.g. 1- or 5-minute bars, several per local "
+      "date){}",
+      what, bars.sessions.size(),
+      d.session.empty() ? "" : "; check [data] session, which keeps only the bars in its hours"));
+}
+
+// Builds one environment of a training setup, so that the checks an environment makes
+// itself (e.g. "[env] nlags must be >= 0", an unknown id) fail here with the file:line of
+// the [env] key they name, as the other sections' errors do.
+Status ProbeEnv(const config::Section& env_section, const EnvSetup& setup) {
+  Result<std::vector<std::unique_ptr<env::Env>>> probe = env::MakeEnvs(setup.id, setup.context, 1);
+  if (probe.ok()) return Status::Ok();
+  const Status& st = probe.status();
+  const std::string& m = st.message();
+  std::string key;
+  if (m.rfind("unknown environment id", 0) == 0) {
+    key = "id";
+  } else if (m.rfind("[env] ", 0) == 0) {
+    const size_t end = m.find_first_not_of("abcdefghijklmnopqrstuvwxyz_0123456789", 6);
+    key = m.substr(6, end == std::string::npos ? std::string::npos : end - 6);
+  }
+  const config::ConfigValue* value = key.empty() ? nullptr : env_section.Find(key);
+  if (value == nullptr || st.code() != Status::Code::kInvalidArgument) return st;
+  return Status::InvalidArgument(config::internal::MessagePlace(value->source) + ": " +
+                                 (key == "id" ? "[env] " : "") + m);
 }
 
 }  // namespace
@@ -76,20 +153,36 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverr
     return Status::InvalidArgument("the config needs [env] id = \"...\" (e.g. \"cartpole\")");
   }
   setup.id = id->text;
-  if (const config::ConfigValue* n = config.Get("env", "num_envs")) {
-    RLT_RETURN_IF_ERROR(internal::ParseValue(n->text, &setup.num_envs));
-    if (setup.num_envs < 1)
-      return Status::InvalidArgument(n->source + ": [env] num_envs must be >= 1");
-  }
+  // Every [env] key is checked here, where its file:line is known (the environments
+  // see only key = value): unknown keys with the nearest valid one, bad values.
+  std::vector<std::string> errors;
   for (const auto& [key, value] : env_section->entries) {
-    if (key != "id" && key != "num_envs") setup.context.settings[key] = value.text;
+    const std::string place = config::internal::MessagePlace(value.source) + ": [env] ";
+    if (key == "id") continue;
+    if (key == "num_envs") {
+      Status parsed = internal::ParseValue(value.text, &setup.num_envs);
+      if (!parsed.ok()) {
+        errors.push_back(place + "num_envs: " + parsed.message());
+      } else if (setup.num_envs < 1) {
+        errors.push_back(place + "num_envs = " + value.text + ": must be >= 1");
+      }
+      continue;
+    }
+    Status checked = env::CheckEnvSetting(setup.id, key, value.text, {"id", "num_envs"});
+    if (!checked.ok()) errors.push_back(place + checked.message());
+    setup.context.settings[key] = value.text;
   }
+  RLT_RETURN_IF_ERROR(config::internal::JoinErrors(errors));
   RLT_ASSIGN_OR_RETURN(setup.split, ReadSplit(config));
   const env::EnvEntry* entry = nullptr;
   for (const auto& e : env::EnvRegistry()) {
     if (setup.id == e.id) entry = &e;
   }
-  if (entry == nullptr || !entry->needs_market_data) return setup;  // MakeEnvs names bad ids
+  const bool training = overrides.data_file.empty() && overrides.normalizer == nullptr;
+  if (entry == nullptr || !entry->needs_market_data) {
+    if (training) RLT_RETURN_IF_ERROR(ProbeEnv(*env_section, setup));
+    return setup;
+  }
   RLT_RETURN_IF_ERROR(config.Bind("data", setup.data));
   RLT_RETURN_IF_ERROR(config.Bind("features", setup.features));
   if (!setup.split.count("train")) {
@@ -102,7 +195,10 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverr
     data.source = "file";
     data.file = overrides.data_file;
   }
-  RLT_ASSIGN_OR_RETURN(market::Bars bars, LoadBars(data));
+  RLT_ASSIGN_OR_RETURN(const market::SessionHours session, SessionOf(config, data));
+  RLT_ASSIGN_OR_RETURN(market::Bars bars,
+                       LoadBars(data, session, config.Get("data", "timezone") != nullptr));
+  RLT_RETURN_IF_ERROR(CheckIntradayBars(setup.id, data, bars));
   if (overrides.normalizer != nullptr) {
     RLT_ASSIGN_OR_RETURN(setup.context.market,
                          env::PrepareMarketDataset(std::move(bars), setup.features.preset,
@@ -122,7 +218,20 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverr
   if (!setup.context.settings.count("range")) {
     setup.context.settings["range"] = setup.split["train"].ToString();
   }
+  RLT_RETURN_IF_ERROR(ProbeEnv(*env_section, setup));  // training: overrides are empty here
   return setup;
+}
+
+Result<market::Bars> LoadDataBars(const config::Config& config, const std::string& data_file,
+                                  market::DataReport* report) {
+  DataOptions data;
+  RLT_RETURN_IF_ERROR(config.Bind("data", data));
+  if (!data_file.empty()) {
+    data.source = "file";
+    data.file = data_file;
+  }
+  RLT_ASSIGN_OR_RETURN(const market::SessionHours session, SessionOf(config, data));
+  return LoadBars(data, session, config.Get("data", "timezone") != nullptr, report);
 }
 
 Result<std::vector<int32_t>> SessionDates(const config::Config& config) {
@@ -139,9 +248,7 @@ Result<std::vector<int32_t>> SessionDates(const config::Config& config) {
                                    "\" has no market data (sessions); use a market environment "
                                    "such as \"intraday\"");
   }
-  DataOptions data;
-  RLT_RETURN_IF_ERROR(config.Bind("data", data));
-  RLT_ASSIGN_OR_RETURN(market::Bars bars, LoadBars(data));
+  RLT_ASSIGN_OR_RETURN(const market::Bars bars, LoadDataBars(config));
   std::vector<int32_t> dates;
   dates.reserve(bars.sessions.size());
   for (const market::Session& s : bars.sessions) dates.push_back(s.date);
@@ -176,8 +283,49 @@ Result<EvalEnvSetup> BuildEvalEnvSetup(const EnvSetup& setup, const RunOptions& 
   return eval;
 }
 
+Status CheckCapitalBuysOneLot(const EnvSetup& setup) {
+  if (setup.id != "intraday" || !setup.context.market) return Status::Ok();
+  env::IntradayOptions o;
+  RLT_RETURN_IF_ERROR(SetOptions(o, setup.context.settings, "[env]"));
+  market::DateRange range;
+  const auto it = setup.context.settings.find("range");
+  if (it != setup.context.settings.end() && !it->second.empty()) {
+    RLT_ASSIGN_OR_RETURN(range, market::DateRange::Parse(it->second));
+  }
+  const market::Bars& bars = setup.context.market->bars;
+  double highest = 0.0;
+  int32_t highest_date = 0;
+  for (const market::Session& s : bars.sessions) {
+    if (!range.Contains(s.date)) continue;
+    for (int32_t t = s.begin; t < s.end; ++t) {
+      if (bars.close[t] > highest) {
+        highest = bars.close[t];
+        highest_date = s.date;
+      }
+    }
+  }
+  const double lot_cost = highest * o.lot_size * (1.0 + o.cost_rate) + o.fixed_cost;
+  if (highest <= 0.0 || o.initial_capital >= lot_cost) return Status::Ok();
+  const double lot_fitting = o.initial_capital / (highest * (1.0 + o.cost_rate) * 1.01);
+  return Status::Refused(fmt::format(
+      "[env] initial_capital = {:.10g} cannot buy one lot of env.lot_size = {:.10g} share(s) of "
+      "'{}' at the training range's highest close {:.10g} ({}; one lot with costs: {:.10g}): the "
+      "agent could never trade and training would be meaningless. Raise env.initial_capital "
+      "(e.g. --set env.initial_capital={:.0f}) or trade fractions with a smaller env.lot_size "
+      "(e.g. --set env.lot_size={:.3g}, as for crypto)",
+      o.initial_capital, o.lot_size, bars.symbol, highest, FormatDate(highest_date), lot_cost,
+      std::ceil(lot_cost * 10.0), std::pow(10.0, std::floor(std::log10(lot_fitting)))));
+}
+
 void ResolveEnvSection(config::Config& config, const EnvSetup& setup) {
   config.Set("env", "num_envs", std::to_string(setup.num_envs), "resolved");
+  // Every option of the env's struct, defaults included (fill, initial_capital, nlags, ...):
+  // config.toml records every effective value. The settings built the envs already, so
+  // they resolve.
+  Result<std::vector<std::pair<std::string, std::string>>> rows =
+      env::EnvOptionValues(setup.id, setup.context.settings);
+  RLT_CHECK_MSG(rows.ok(), rows.status().ToString());
+  config.SetSectionValues("env", *rows);
   if (setup.context.market) {
     config.SetSection("data", setup.data);
     config.SetSection("features", setup.features);

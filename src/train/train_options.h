@@ -13,6 +13,7 @@
 #include "env/market_dataset.h"
 #include "env/registry.h"
 #include "features/normalizer.h"
+#include "market/csv.h"
 #include "market/date_range.h"
 
 namespace rlt::train {
@@ -27,6 +28,7 @@ struct RunOptions {
   int64_t checkpoint_every = 0;  // env steps between checkpoints; 0 = only final/
   int64_t eval_every = 0;        // env steps between evaluations; 0 = off (see EvalEnvSetup)
   int eval_episodes = 10;        // episodes per evaluation (episodic envs; market envs: 1)
+  int seeds = 1;  // seeds seed .. seed + seeds - 1, each a run of its own (train/seeds.h)
   template <typename V>
   void VisitFields(V& v) {
     v("total_steps", &total_steps, "env steps to train for");
@@ -38,6 +40,8 @@ struct RunOptions {
     v("checkpoint_every", &checkpoint_every, "env steps between checkpoints (0 = final only)");
     v("eval_every", &eval_every, "env steps between evaluations (0 = off)");
     v("eval_episodes", &eval_episodes, "episodes per evaluation (episodic envs)");
+    v("seeds", &seeds,
+      "train this many seeds (run.seed, run.seed + 1, ...) into RUN/seed_<seed>/ (1 = one run)");
   }
 };
 
@@ -48,6 +52,8 @@ struct DataOptions {
   std::string timezone = "UTC";      // IANA zone of naive timestamps in `file`
   std::string symbol;                // symbol to use from a multi-symbol file
   std::string on_bad_rows = "fail";  // "fail" or "drop"
+  std::string session;               // "HH:MM-HH:MM": keep bars starting in these local
+                                     // hours, [open, close) (market/csv.h); "" = all
   int days = 250;                    // synthetic: sessions
   int bar_minutes = 5;               // synthetic: bar length
   uint64_t seed = 7;                 // synthetic: generator seed
@@ -59,6 +65,9 @@ struct DataOptions {
     v("timezone", &timezone, "IANA time zone of naive timestamps");
     v("symbol", &symbol, "symbol to use from a multi-symbol file");
     v("on_bad_rows", &on_bad_rows, "bad input rows", {"fail", "drop"});
+    v("session", &session,
+      "file: keep bars starting in these local hours HH:MM-HH:MM, open inclusive, close "
+      "exclusive (e.g. 09:30-16:00); empty = all hours");
     v("days", &days, "synthetic: number of sessions");
     v("bar_minutes", &bar_minutes, "synthetic: bar length in minutes");
     v("seed", &seed, "synthetic: generator seed");
@@ -105,6 +114,13 @@ struct EnvSetupOverrides {
 Result<EnvSetup> BuildEnvSetup(const config::Config& config,
                                const EnvSetupOverrides& overrides = {});
 
+// The bars of a config's [data] (read with its timezone, symbol, on_bad_rows and session,
+// or generated), exactly as BuildEnvSetup loads them, without features; `data_file`
+// replaces [data] file as EnvSetupOverrides::data_file does. The reader's report (naive
+// times, UTC offsets written in the file) goes to *report for a file.
+Result<market::Bars> LoadDataBars(const config::Config& config, const std::string& data_file = "",
+                                  market::DataReport* report = nullptr);
+
 // The session dates (yyyymmdd, in order) of a config's market data, from the bars built
 // exactly as BuildEnvSetup builds them ([data] read or generated; no features). Errors: the
 // [env] id has no market data, bad [data] settings, unreadable bars, no sessions.
@@ -128,6 +144,13 @@ struct EvalEnvSetup {
 };
 // REQUIRES: run.eval_every > 0. Checks run.eval_episodes >= 1.
 Result<EvalEnvSetup> BuildEvalEnvSetup(const EnvSetup& setup, const RunOptions& run);
+
+// Intraday env: refuses (Status::Refused) a training setup whose initial capital cannot
+// buy one lot (lot_size shares, with costs) at the highest close of the training range:
+// the agent could never trade then, and training would be meaningless (reward 0
+// throughout). The message names env.initial_capital and env.lot_size and what would work.
+// Other envs: Ok.
+Status CheckCapitalBuysOneLot(const EnvSetup& setup);
 
 // Writes the resolved [data], [features], [split], [env] sections back into `config`.
 void ResolveEnvSection(config::Config& config, const EnvSetup& setup);

@@ -24,6 +24,11 @@ Result<std::unique_ptr<IntradayStockEnv>> IntradayStockEnv::Create(
   if (!(o.initial_capital > 0 && o.initial_capital <= 1e15)) {
     return bad("initial_capital must be > 0 and at most 1e15");
   }
+  if (!(o.lot_size > 0 && o.lot_size <= 1e9)) {
+    return bad(
+        "lot_size must be > 0 and at most 1e9 (shares per lot; 1 = whole shares, "
+        "0.001 for crypto)");
+  }
   if (!(o.buy_threshold > o.sell_threshold)) return bad("buy_threshold must exceed sell_threshold");
   if (!(o.min_amount > 0 && o.min_amount <= 1)) return bad("min_amount must be in (0, 1]");
   if (o.cost_rate < 0 || o.fixed_cost < 0) return bad("costs must be >= 0");
@@ -49,6 +54,15 @@ Result<std::unique_ptr<IntradayStockEnv>> IntradayStockEnv::Create(
     if (!any_in_range) {
       return bad("range '" + range.ToString() + "' contains no session of symbol '" +
                  data->bars.symbol + "'; choose a range inside the data");
+    }
+    bool all_single = true;
+    for (const auto& s : sessions)
+      all_single = all_single && (!range.Contains(s.date) || s.size() < 2);
+    if (all_single) {
+      return bad("each session in range '" + range.ToString() + "' of symbol '" +
+                 data->bars.symbol +
+                 "' has one bar (daily bars?); the intraday environment trades within sessions "
+                 "and needs intraday bars (e.g. 1- or 5-minute bars)");
     }
     return bad("no session in range '" + range.ToString() + "' of symbol '" + data->bars.symbol +
                "' starts after the " + std::to_string(first_observable) +
@@ -173,14 +187,15 @@ StepResult IntradayStockEnv::Step(const float* action, float* obs, double* info)
                                     : bars_.open[next];
   ActionKind kind;
   float a0;
-  const int64_t qty = OrderQuantity(action, fill, &kind, &a0);
-  Execute(qty, fill);
+  const double fill_lot = LotPrice(fill);
+  const int64_t qty = OrderQuantity(action, fill_lot, &kind, &a0);
+  Execute(qty, fill_lot);
   last_fill_ = fill;
   last_traded_ = qty;
   const int64_t shares_after_trade = shares_;
-  double traded_value = std::fabs(static_cast<double>(qty)) * fill;
+  double traded_value = std::fabs(static_cast<double>(qty)) * fill_lot;
   t_ = next;
-  const double close = bars_.close[t_];
+  const double close = LotPrice(bars_.close[t_]);
   StepResult result;
   const bool session_end = bars_.last_in_session[t_] != 0;
   double flatten_pnl = 0.0;
@@ -200,7 +215,7 @@ StepResult IntradayStockEnv::Step(const float* action, float* obs, double* info)
     in.initial_capital = c0;
     in.net_worth = worth;
     in.step_pnl = worth - prev_net_worth_;
-    in.fill_price = fill;
+    in.fill_price = fill_lot;  // per lot: the shaped terms use shares x price
     in.shares = shares_after_trade;
     in.a0 = a0;
     in.kind = kind;
@@ -329,7 +344,7 @@ void IntradayStockEnv::FillObservation(const features::FeatureMatrix& features, 
 }
 
 void IntradayStockEnv::WriteObservation(float* obs) const {
-  const double close = bars_.close[t_];
+  const double close = LotPrice(bars_.close[t_]);
   const double worth = NetWorth(close);
   const market::Session& s = bars_.sessions[bars_.session[t_]];
   FillObservation(features_, options_.nlags, t_, static_cast<double>(shares_) * close / worth,
@@ -370,15 +385,15 @@ Status IntradayStockEnv::WriteObservationAt(const MarketDataset& data,
 }
 
 void IntradayStockEnv::WriteInfo(double* info) const {
-  const double close = bars_.close[t_];
+  const double close = LotPrice(bars_.close[t_]);
   info[kInfoNetWorth] = NetWorth(close);
   info[kInfoCash] = cash_;
-  info[kInfoShares] = static_cast<double>(shares_);
+  info[kInfoShares] = static_cast<double>(shares_) * options_.lot_size;
   info[kInfoCostsPaid] = costs_;
   info[kInfoRealizedPnl] = realized_;
   info[kInfoUnrealizedPnl] = static_cast<double>(shares_) * (close - avg_price_);
   info[kInfoFillPrice] = last_fill_;
-  info[kInfoTradedShares] = static_cast<double>(last_traded_);
+  info[kInfoTradedShares] = static_cast<double>(last_traded_) * options_.lot_size;
   info[kInfoBar] = t_;
   info[kInfoSessionDate] = bars_.sessions[bars_.session[t_]].date;
   info[kInfoTrades] = static_cast<double>(trades_);

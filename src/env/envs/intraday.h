@@ -7,8 +7,10 @@
 //    are never shown: episodes start only in sessions whose bars all have features.
 //  - No look-ahead in execution: the decision made after bar t closes fills at bar t+1's
 //    open (or its (h+l+c)/3 with fill = "next_typical"), a price not in the observation.
-//  - Exact, self-financing accounting in doubles with integer shares: cash changes by
-//    -(traded value) - costs; net worth changes by mark-to-market PnL - costs.
+//  - Exact, self-financing accounting in doubles with whole lots (`lot_size` shares each;
+//    1 by default, e.g. 0.001 for crypto): cash changes by -(traded value) - costs; net
+//    worth changes by mark-to-market PnL - costs. Internally quantities are lot counts
+//    and prices are per lot (price x lot_size); info and outputs report shares.
 //  - Every position is flattened at the close of the last bar of each session, with costs.
 //
 // Timeline of one Step() at bar t (obs shows bars <= t):
@@ -40,6 +42,7 @@ namespace rlt::env {
 struct IntradayOptions {
   int nlags = 5;                         // observation window = nlags + 1 bars
   double initial_capital = 100000.0;     // C0
+  double lot_size = 1.0;                 // shares per lot; orders are whole lots
   std::string action_mode = "original";  // "original" (type, amount) | "target_position"
   double buy_threshold = 0.3;            // original: a[0] >= this buys
   double sell_threshold = -0.3;          // original: a[0] <= this sells
@@ -60,6 +63,8 @@ struct IntradayOptions {
   void VisitFields(V& v) {
     v("nlags", &nlags, "bars of history in the observation besides the current one");
     v("initial_capital", &initial_capital, "starting cash (> 0, at most 1e15)");
+    v("lot_size", &lot_size,
+      "shares per lot, the smallest tradable quantity (1 = whole shares; 0.001 for crypto)");
     v("action_mode", &action_mode, "action semantics", {"original", "target_position"});
     v("buy_threshold", &buy_threshold, "original mode: a[0] >= this buys");
     v("sell_threshold", &sell_threshold, "original mode: a[0] <= this sells");
@@ -136,7 +141,7 @@ class IntradayStockEnv : public Env {
   IntradayStockEnv(std::shared_ptr<const MarketDataset> data, const IntradayOptions& options,
                    std::vector<int32_t> eligible);
   int64_t OrderQuantity(const float* action, double price, ActionKind* kind, float* a0) const;
-  // Trades qty shares at price; returns the cost paid.
+  // Trades qty lots at a per-lot price; returns the cost paid.
   double Execute(int64_t qty, double price);
   void WriteObservation(float* obs) const;
   // The one observation layout (WriteObservation, WriteObservationAt).
@@ -144,7 +149,11 @@ class IntradayStockEnv : public Env {
                               double position_fraction, double unrealized_over_capital,
                               double session_left, float* obs);
   void WriteInfo(double* info) const;
-  double NetWorth(double price) const { return cash_ + static_cast<double>(shares_) * price; }
+  // lot_price: price x lot_size.
+  double NetWorth(double lot_price) const {
+    return cash_ + static_cast<double>(shares_) * lot_price;
+  }
+  double LotPrice(double price) const { return price * options_.lot_size; }
 
   std::shared_ptr<const MarketDataset> data_;
   const market::Bars& bars_;
@@ -160,7 +169,8 @@ class IntradayStockEnv : public Env {
   int32_t pos_ = 0;  // index into eligible_ of the current session
   int32_t sessions_left_ = 0;
   double cash_ = 0, avg_price_ = 0, realized_ = 0, costs_ = 0;
-  int64_t shares_ = 0, trades_ = 0, last_traded_ = 0;
+  int64_t shares_ = 0, trades_ = 0, last_traded_ = 0;  // shares_, last_traded_: in lots
+  // avg_price_: per lot; last_fill_: per share.
   double last_fill_ = 0, prev_net_worth_ = 0, peak_net_worth_ = 0, session_start_worth_ = 0;
   ShapedReward shaped_reward_;
 };

@@ -47,8 +47,8 @@ struct ShapedStepInput {
   double initial_capital = 0;
   double net_worth = 0;   // after this step (after any flattening)
   double step_pnl = 0;    // net worth change over this step
-  double fill_price = 0;  // P
-  int64_t shares = 0;     // position after this step's trade, before any flattening
+  double fill_price = 0;  // P, per unit of `shares` (per lot: price x lot_size)
+  int64_t shares = 0;     // position after this step's trade, before any flattening (lots)
   float a0 = 0;           // signed action type, clipped to [-1, 1]
   ActionKind kind = ActionKind::kHold;
   bool session_end = false;

@@ -769,6 +769,91 @@ TEST(IntradayEnv, CreateRejectsARangeWithoutEligibleSessionsNamingRange) {
   EXPECT_TRUE(IntradayStockEnv::Create(ds, o).ok());
 }
 
+// lot_size (issue 11 §2): orders are whole lots of lot_size shares. Worked on paper: at a
+// fill of 50,000 per share (a crypto-like price) with C0 = 10,000, 0.1% costs and lots of
+// 0.001, half the cash buys floor(5000 / (50 * 1.001)) = 99 lots = 0.099 shares; with
+// whole shares (lot_size 1) nothing can be bought.
+TEST(IntradayEnv, LotSizeTradesWholeLotsOfFractionalShares) {
+  market::Bars bars = HandBars(3, 5);
+  for (auto* column : {&bars.open, &bars.high, &bars.low, &bars.close}) {
+    for (double& v : *column) v *= 500.0;  // ~50,000 per share
+  }
+  bars.open[6] = 50000, bars.close[6] = 52000;
+  IntradayOptions o = HandOptions();
+  {
+    Runner whole(HandDataset(bars), o);
+    whole.Reset();
+    whole.Step(1.0f, 0.5f);
+    EXPECT_EQ(whole[kInfoTradedShares], 0.0);  // one share costs more than the budget
+  }
+  o.lot_size = 0.001;
+  Runner r(HandDataset(bars), o);
+  r.Reset();
+  r.Step(1.0f, 0.5f);
+  EXPECT_EQ(r[kInfoFillPrice], 50000.0);  // per share
+  EXPECT_DOUBLE_EQ(r[kInfoTradedShares], 0.099);
+  EXPECT_DOUBLE_EQ(r[kInfoShares], 0.099);
+  EXPECT_NEAR(r[kInfoCostsPaid], 0.099 * 50000 * 0.001, 1e-9);
+  EXPECT_NEAR(r[kInfoCash], 10000.0 - 0.099 * 50000 * 1.001, 1e-9);
+  EXPECT_NEAR(r[kInfoNetWorth], 10000.0 - 0.099 * 50000 * 1.001 + 0.099 * 52000, 1e-9);
+  EXPECT_NEAR(r[kInfoUnrealizedPnl], 0.099 * (52000 - 50000), 1e-9);
+  // Position fraction in the observation: 0.099 x 52000 / net worth.
+  const double worth = r[kInfoNetWorth];
+  EXPECT_NEAR(r.obs[3 * 2], 0.099 * 52000 / worth, 1e-6);
+}
+
+// Scaling property: a lot of L shares at price P is one share at price L x P, so an env
+// with lot_size L over prices P keeps exactly the books (cash, net worth, costs, rewards)
+// of an env with whole shares over prices L x P, step by step, in both action modes.
+TEST(IntradayEnv, LotSizeIsEquivalentToWholeSharesAtScaledPrices) {
+  const double lot = 0.25;  // a power of two: prices scale exactly
+  auto ds = SyntheticDataset(5, 6);
+  market::Bars scaled = ds->bars;
+  for (auto* column : {&scaled.open, &scaled.high, &scaled.low, &scaled.close}) {
+    for (double& v : *column) v *= lot;
+  }
+  auto ds_scaled = std::make_shared<MarketDataset>(*ds);
+  ds_scaled->bars = std::move(scaled);
+  for (const char* mode : {"original", "target_position"}) {
+    IntradayOptions o;
+    o.action_mode = mode;
+    o.cost_rate = 0.0005;
+    o.fixed_cost = 1.0;
+    o.initial_capital = 5000.0;
+    o.sequential = true;
+    o.stop_fraction = 0.0;
+    IntradayOptions lots = o;
+    lots.lot_size = lot;
+    Runner a(ds, lots), b(ds_scaled, o);
+    a.Reset();
+    b.Reset();
+    Rng rng(11);
+    for (int step = 0; step < 300; ++step) {
+      const float a0 = static_cast<float>(rng.Uniform() * 2.0 - 1.0);
+      const float a1 = static_cast<float>(rng.Uniform());
+      const StepResult ra = a.Step(a0, a1), rb = b.Step(a0, a1);
+      ASSERT_EQ(ra.reward, rb.reward) << mode << " step " << step;
+      ASSERT_EQ(a[kInfoCash], b[kInfoCash]) << mode << " step " << step;
+      ASSERT_EQ(a[kInfoNetWorth], b[kInfoNetWorth]) << mode << " step " << step;
+      ASSERT_EQ(a[kInfoCostsPaid], b[kInfoCostsPaid]);
+      ASSERT_EQ(a[kInfoShares], b[kInfoShares] * lot);
+      ASSERT_EQ(a[kInfoFillPrice] * lot, b[kInfoFillPrice]);
+      ASSERT_EQ(a.obs, b.obs) << mode << " step " << step;
+      if (ra.terminated || ra.truncated) break;
+    }
+  }
+}
+
+TEST(IntradayEnv, LotSizeMustBePositiveAndBounded) {
+  for (double bad : {0.0, -1.0, 2e9, std::numeric_limits<double>::quiet_NaN()}) {
+    IntradayOptions o = HandOptions();
+    o.lot_size = bad;
+    auto created = IntradayStockEnv::Create(HandDataset(HandBars(3, 5)), o);
+    ASSERT_FALSE(created.ok()) << bad;
+    EXPECT_THAT(created.status().message(), HasSubstr("lot_size")) << bad;
+  }
+}
+
 // Found by fuzz/config_fuzz: initial_capital = 1e300 in target_position mode made
 // OrderQuantity convert 9.8e297 shares to int64_t (undefined behaviour). Create now bounds
 // initial_capital, and share counts are clamped to 2^53 whatever the prices.

@@ -1,0 +1,233 @@
+// End-to-end tests of multi-seed runs (issue 11 §1; train/seeds.h, evalrun/seeds_eval.h):
+// `train --seeds N` writes N complete seed runs, each the same as a single run with that
+// seed; `status`, `eval`, `signal` and `--resume` understand RUN; the result across seeds
+// is computed from the seeds' own files, checked here by an independent computation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/cli_test_util.h"
+
+namespace rlt::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using testing_util::ReadFile;
+using testing_util::RunCli;
+
+constexpr const char* kConfig = R"(
+[run]
+total_steps = 2048
+seed = 4
+threads = 1
+[data]
+source = "synthetic"
+days = 40
+signal_to_noise = 0.08
+[split]
+train = "2023-01-02:2023-02-10"
+test = "2023-02-13:2023-02-24"
+[env]
+id = "intraday"
+num_envs = 8
+action_mode = "target_position"
+[algo]
+n_steps = 64
+batch_size = 256
+n_epochs = 2
+)";
+
+class SeedsCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = rlt::testing::NewScratchDir("rlt_seeds_");
+    config_ = (dir_ / "cfg.toml").string();
+    rlt::testing::WriteFile(config_, kConfig);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Run(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+  std::string config_;
+};
+
+std::vector<double> DailyReturns(const fs::path& csv) {
+  std::vector<double> out;
+  const std::vector<std::string> lines = rlt::testing::Lines(ReadFile(csv));
+  for (size_t i = 1; i < lines.size(); ++i) {
+    out.push_back(std::stod(rlt::testing::Cells(lines[i])[1]));
+  }
+  return out;
+}
+
+TEST_F(SeedsCli, TrainsEverySeedAsItsOwnCompleteRunIdenticalToASingleRun) {
+  const std::string run = Run("run");
+  auto r = RunCli("train " + config_ + " --seeds 3 --run-dir " + run + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json index = nlohmann::json::parse(ReadFile(fs::path(run) / "seeds.json"));
+  EXPECT_EQ(index["seeds"], nlohmann::json({4, 5, 6}));  // run.seed .. run.seed + 2
+  EXPECT_EQ(index["runs"], nlohmann::json({"seed_4", "seed_5", "seed_6"}));
+  for (int s : {4, 5, 6}) {
+    const fs::path d = fs::path(run) / ("seed_" + std::to_string(s));
+    EXPECT_TRUE(fs::exists(d / "final" / "MANIFEST")) << d;
+    EXPECT_NE(ReadFile(d / "config.toml").find("seed = " + std::to_string(s) + "\n"),
+              std::string::npos);
+  }
+  // A seed's run is the single run of that seed: the same policy bytes.
+  const std::string single = Run("single");
+  r = RunCli("train " + config_ + " --set run.seed=5 --run-dir " + single + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  bool compared = false;
+  for (const auto& entry : fs::directory_iterator(fs::path(single) / "final")) {
+    const std::string name = entry.path().filename().string();
+    // MANIFEST holds checksums of optimizer.pt, which LibTorch serialises with its
+    // entries in hash order: its bytes differ even between two identical single runs.
+    if (name == "MANIFEST" || name == "optimizer.pt") continue;
+    EXPECT_TRUE(ReadFile(entry.path()) == ReadFile(fs::path(run) / "seed_5" / "final" / name))
+        << name;
+    compared = true;
+  }
+  EXPECT_TRUE(compared);
+  EXPECT_NE(ReadFile(fs::path(run) / "seed_4" / "metrics.csv"),
+            ReadFile(fs::path(run) / "seed_5" / "metrics.csv"));
+
+  // status RUN: every seed.
+  r = RunCli("status " + run + " --json", "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json st = nlohmann::json::parse(r.out);
+  ASSERT_EQ(st["seeds"], 3);
+  for (const auto& row : st["runs"]) EXPECT_EQ(row["state"], "finished") << row.dump();
+
+  // eval RUN: every seed, then across seeds, from the seeds' own outputs.
+  r = RunCli("eval " + run + " --json", "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["seeds"], 3);
+  std::vector<double> sharpe;
+  std::vector<std::vector<double>> daily;
+  for (int s : {4, 5, 6}) {
+    const fs::path e = fs::path(run) / ("seed_" + std::to_string(s)) / "eval" / "test";
+    const nlohmann::json one = nlohmann::json::parse(ReadFile(e / "summary.json"));
+    sharpe.push_back(one["metrics"]["sharpe_ratio"].get<double>());
+    daily.push_back(DailyReturns(e / "daily_returns.csv"));
+  }
+  const double mean = (sharpe[0] + sharpe[1] + sharpe[2]) / 3;
+  double ss = 0;
+  for (double v : sharpe) ss += (v - mean) * (v - mean);
+  const nlohmann::json& s = summary["across_seeds"]["sharpe_ratio"];
+  EXPECT_NEAR(s["mean"].get<double>(), mean, 1e-12);
+  EXPECT_NEAR(s["std"].get<double>(), std::sqrt(ss / 2), 1e-12);  // sample std (n - 1)
+  EXPECT_EQ(s["min"].get<double>(), std::min({sharpe[0], sharpe[1], sharpe[2]}));
+  EXPECT_EQ(s["max"].get<double>(), std::max({sharpe[0], sharpe[1], sharpe[2]}));
+  for (const char* key : {"annual_return", "max_drawdown", "num_trades", "psr", "costs_paid"}) {
+    EXPECT_TRUE(summary["across_seeds"].contains(key)) << key;
+  }
+  ASSERT_TRUE(summary["deflated_sharpe"].is_number()) << summary.dump(2);
+  EXPECT_GE(summary["deflated_sharpe"].get<double>(), 0.0);
+  EXPECT_LE(summary["deflated_sharpe"].get<double>(), 1.0);
+  EXPECT_EQ(summary["deflated_sharpe_detail"]["trials"], 3);
+  const fs::path across = fs::path(run) / "eval" / "test";
+  const std::vector<double> average = DailyReturns(across / "daily_returns.csv");
+  ASSERT_EQ(average.size(), daily[0].size());
+  for (size_t d = 0; d < average.size(); ++d) {
+    EXPECT_NEAR(average[d], (daily[0][d] + daily[1][d] + daily[2][d]) / 3, 1e-9) << d;
+  }
+  const std::string report = ReadFile(across / "report.html");
+  for (const char* name : {"seed_4", "seed_5", "seed_6", "deflated Sharpe ratio"}) {
+    EXPECT_NE(report.find(name), std::string::npos) << name;
+  }
+  // More trials tried lower the deflated Sharpe ratio of the same best seed.
+  r = RunCli("eval " + run + " --json --trials 50", "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_LE(nlohmann::json::parse(r.out)["deflated_sharpe"].get<double>(),
+            summary["deflated_sharpe"].get<double>());
+  // eval --seed S: that seed only.
+  r = RunCli("eval " + run + " --seed 6 --json", "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["run_dir"], run + "/seed_6");
+
+  // Commands that take one policy need the seed.
+  r = RunCli("signal " + run + " --bars " + config_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--seed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4, 5, 6"), std::string::npos) << r.out;
+  r = RunCli("signal " + run + " --seed 9 --bars " + config_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("holds seeds 4, 5, 6"), std::string::npos) << r.out;
+
+  // Every seed finished: --resume has nothing to do and says how to extend.
+  r = RunCli("train --resume " + run + " --quiet");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("run.total_steps"), std::string::npos) << r.out;
+}
+
+TEST_F(SeedsCli, ResumeTrainsTheSeedsThatNeverStartedAsTheyWouldHaveBeen) {
+  const std::string run = Run("run");
+  auto r = RunCli("train " + config_ + " --seeds 2 --run-dir " + run + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string policy = ReadFile(fs::path(run) / "seed_5" / "final" / "policy.pt");
+  ASSERT_FALSE(policy.empty());
+  fs::remove_all(fs::path(run) / "seed_5");  // as if interrupted before it started
+  r = RunCli("status " + run);
+  EXPECT_NE(r.out.find("not started"), std::string::npos) << r.out;
+  r = RunCli("train --resume " + run + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(ReadFile(fs::path(run) / "seed_5" / "final" / "policy.pt") == policy);
+}
+
+TEST_F(SeedsCli, ABadConfigLeavesNothingBehindAndSeedsAreBounded) {
+  rlt::testing::WriteFile(config_, std::string(kConfig) + "\n[policy]\nwidth = 3\n");
+  const std::string run = Run("run");
+  auto r = RunCli("train " + config_ + " --seeds 3 --run-dir " + run + " --quiet");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("width"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(run));
+  r = RunCli("train " + config_ + " --seeds 0 --run-dir " + run);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(fs::exists(run));
+}
+
+// walkforward --seeds N: every fold is a multi-seed run, and the concatenated series is
+// the folds' seed averages (fold k's rows of OUT/walkforward/daily_returns.csv equal
+// OUT/fold_k/eval/test/daily_returns.csv, the mean of its seeds).
+TEST_F(SeedsCli, WalkforwardTrainsEveryFoldWithEverySeed) {
+  const std::string out = Run("wf");
+  auto r = RunCli("walkforward " + config_ + " --folds 2 --seeds 2 --out " + out +
+                      " --quiet --json --set run.total_steps=1024",
+                  "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["seeds"], 2);
+  ASSERT_EQ(summary["folds"].size(), 2u);
+  std::vector<std::string> concatenated =
+      rlt::testing::Lines(ReadFile(fs::path(out) / "walkforward" / "daily_returns.csv"));
+  size_t row = 1;
+  for (int k = 1; k <= 2; ++k) {
+    const fs::path fold = fs::path(out) / ("fold_" + std::to_string(k));
+    const nlohmann::json index = nlohmann::json::parse(ReadFile(fold / "seeds.json"));
+    EXPECT_EQ(index["seeds"], nlohmann::json({4, 5}));
+    EXPECT_TRUE(fs::exists(fold / "seed_5" / "final" / "MANIFEST"));
+    const nlohmann::json& f = summary["folds"][k - 1];
+    EXPECT_EQ(f["fold"], k);
+    EXPECT_TRUE(f["across_seeds"].contains("sharpe_ratio")) << f.dump();
+    const std::vector<double> average = DailyReturns(fold / "eval" / "test" / "daily_returns.csv");
+    const std::vector<double> s4 =
+        DailyReturns(fold / "seed_4" / "eval" / "test" / "daily_returns.csv");
+    const std::vector<double> s5 =
+        DailyReturns(fold / "seed_5" / "eval" / "test" / "daily_returns.csv");
+    ASSERT_EQ(average.size(), s4.size());
+    for (size_t d = 0; d < average.size(); ++d, ++row) {
+      EXPECT_NEAR(average[d], (s4[d] + s5[d]) / 2, 1e-9);
+      ASSERT_LT(row, concatenated.size());
+      EXPECT_NEAR(std::stod(rlt::testing::Cells(concatenated[row])[1]), average[d], 1e-9);
+      EXPECT_EQ(rlt::testing::Cells(concatenated[row]).back(), std::to_string(k));
+    }
+  }
+  EXPECT_EQ(row, concatenated.size());
+}
+
+}  // namespace
+}  // namespace rlt::cli

@@ -1,0 +1,293 @@
+// rltrade evalrun: evaluation across the seeds of a multi-seed run (see seeds_eval.h).
+#include "evalrun/seeds_eval.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "core/file_io.h"
+#include "eval/eval_files.h"
+#include "eval/metrics.h"
+#include "eval/metrics_json.h"
+#include "eval/metrics_table.h"
+#include "eval/outputs.h"
+#include "eval/report.h"
+#include "runlog/atomic_dir.h"
+#include "runlog/manifest.h"
+#include "train/seeds.h"
+
+namespace rlt::evalrun {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double AsNumber(const nlohmann::json& v) { return v.is_number() ? v.get<double>() : kNaN; }
+
+// mean, sample std (n − 1), min, max over the finite values.
+Json Spread(const std::vector<double>& values) {
+  std::vector<double> v;
+  for (double x : values) {
+    if (std::isfinite(x)) v.push_back(x);
+  }
+  Json j;
+  if (v.empty()) {
+    j["mean"] = j["std"] = j["min"] = j["max"] = nullptr;
+    return j;
+  }
+  double sum = 0;
+  for (double x : v) sum += x;
+  const double mean = sum / static_cast<double>(v.size());
+  double ss = 0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  j["mean"] = mean;
+  j["std"] = v.size() > 1 ? Json(std::sqrt(ss / static_cast<double>(v.size() - 1))) : Json(nullptr);
+  j["min"] = *std::min_element(v.begin(), v.end());
+  j["max"] = *std::max_element(v.begin(), v.end());
+  return j;
+}
+
+std::string Num(double v) { return std::isfinite(v) ? fmt::format("{:.10g}", v) : "nan"; }
+
+Status WriteText(const fs::path& path, const std::string& text) {
+  return WriteFileAtomic(path.string(), text);
+}
+
+std::string Cell(const Json& v, const char* fmt_spec = "{:.4g}") {
+  return v.is_number() ? fmt::format(fmt::runtime(fmt_spec), v.get<double>()) : "-";
+}
+
+std::string Table(const Json& summary) {
+  std::string t = fmt::format(
+      "{} seeds of {}, range {} ({} .. {}){}\n", summary["seeds"].get<int>(),
+      summary["run_dir"].get<std::string>(), summary["range"].value("name", std::string()),
+      summary["range"].value("first", std::string()), summary["range"].value("last", std::string()),
+      summary["in_sample"].get<bool>() ? "  IN-SAMPLE" : "");
+  t += fmt::format("{:<22} {:>11} {:>11} {:>11} {:>11}\n", "metric (across seeds)", "mean", "std",
+                   "min", "max");
+  for (const auto& [key, s] : summary["across_seeds"].items()) {
+    t += fmt::format("{:<22} {:>11} {:>11} {:>11} {:>11}\n", key, Cell(s["mean"]), Cell(s["std"]),
+                     Cell(s["min"]), Cell(s["max"]));
+  }
+  if (summary.contains("deflated_sharpe")) {
+    const Json& d = summary["deflated_sharpe_detail"];
+    t += fmt::format(
+        "seed-averaged returns: Sharpe {}, PSR {}\n"
+        "best seed {}: Sharpe {}; deflated Sharpe ratio {} (given {} trials: the best of {} "
+        "no-skill trials would show Sharpe {})\n",
+        Cell(summary["metrics"]["sharpe_ratio"]), Cell(summary["psr"]), Cell(d["best_seed"], "{}"),
+        Cell(d["sharpe_ratio"]), Cell(summary["deflated_sharpe"]), Cell(d["trials"], "{}"),
+        Cell(d["trials"], "{}"), Cell(d["sr0_annualised"]));
+  }
+  return t;
+}
+
+}  // namespace
+
+Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
+  const std::string& run_dir = request.eval.run_dir;
+  if (request.seeds.empty()) return Status::InvalidArgument(run_dir + ": no seeds to evaluate");
+  const int n = static_cast<int>(request.seeds.size());
+  const int trials = request.trials > 0 ? request.trials : n;
+  if (trials < n) {
+    return Status::InvalidArgument(fmt::format(
+        "--trials {}: at least the {} seeds evaluated were tried (trials counts every seed and "
+        "configuration tried)",
+        trials, n));
+  }
+  std::vector<EvalOutcome> outcomes;
+  std::vector<nlohmann::json> summaries;
+  std::vector<std::vector<eval::DailyReturnRow>> daily;
+  for (uint64_t seed : request.seeds) {
+    EvalRequest one = request.eval;
+    one.run_dir = (fs::path(run_dir) / train::SeedDirName(seed)).string();
+    Result<EvalOutcome> out = RunEvaluation(one);
+    if (!out.ok()) {
+      return Status(
+          out.status().code() == Status::Code::kRefused
+              ? Status::Refused("seed " + std::to_string(seed) + ": " + out.status().message())
+              : Status::InvalidArgument("seed " + std::to_string(seed) + ": " +
+                                        out.status().message()));
+    }
+    RLT_ASSIGN_OR_RETURN(nlohmann::json summary, eval::ReadSummaryJson(out->out_dir));
+    if (!out->episodic) {
+      RLT_ASSIGN_OR_RETURN(
+          std::vector<eval::DailyReturnRow> rows,
+          eval::ReadDailyReturnsCsv((fs::path(out->out_dir) / eval::kDailyReturnsFile).string()));
+      daily.push_back(std::move(rows));
+    }
+    summaries.push_back(std::move(summary));
+    outcomes.push_back(std::move(*out));
+  }
+  const EvalOutcome& first = outcomes.front();
+  const std::string name = fs::path(first.out_dir).filename().string();
+  Json summary;
+  summary["run_dir"] = run_dir;
+  if (summaries[0].contains("range"))
+    summary["range"] = summaries[0]["range"];
+  else
+    summary["range"] = {{"name", name}};
+  bool in_sample = false;
+  for (const EvalOutcome& o : outcomes) in_sample = in_sample || o.in_sample;
+  summary["in_sample"] = in_sample;
+  summary["policy"] = summaries[0].value("policy", std::string("trained"));
+  summary["seeds"] = n;
+  Json runs = Json::array();
+  for (int i = 0; i < n; ++i) {
+    Json r;
+    r["seed"] = request.seeds[i];
+    r["eval_dir"] = fs::relative(outcomes[i].out_dir, run_dir).string();
+    r["metrics"] = summaries[i].contains("metrics") ? Json::parse(summaries[i]["metrics"].dump())
+                                                    : Json::object();
+    runs.push_back(std::move(r));
+  }
+  summary["runs"] = runs;
+  // Every metric of the seeds' summaries (market envs: "metrics"; episodic: the numbers).
+  std::vector<std::string> keys;
+  const auto metrics_of = [&](int i) -> const nlohmann::json& {
+    return first.episodic ? summaries[i] : summaries[i]["metrics"];
+  };
+  // The metrics table's order first (as every report shows them), then any others.
+  for (const eval::MetricInfo& info : eval::MetricTable()) {
+    if (metrics_of(0).contains(info.key)) keys.push_back(info.key);
+  }
+  for (const auto& [key, value] : metrics_of(0).items()) {
+    if ((value.is_number() || value.is_null()) &&
+        std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      keys.push_back(key);
+    }
+  }
+  Json across = Json::object();
+  for (const std::string& key : keys) {
+    std::vector<double> values;
+    for (int i = 0; i < n; ++i) {
+      values.push_back(metrics_of(i).contains(key) ? AsNumber(metrics_of(i)[key]) : kNaN);
+    }
+    across[key] = Spread(values);
+  }
+  summary["across_seeds"] = across;
+  std::string daily_csv, seeds_csv;
+  if (!first.episodic) {
+    for (int i = 1; i < n; ++i) {
+      if (daily[i].size() != daily[0].size()) {
+        return Status::DataError(
+            fmt::format("seeds {} and {} evaluated different sessions ({} and "
+                        "{}); were they trained on different data?",
+                        request.seeds[0], request.seeds[i], daily[0].size(), daily[i].size()));
+      }
+      for (size_t d = 0; d < daily[0].size(); ++d) {
+        if (daily[i][d].date != daily[0][d].date) {
+          return Status::DataError("seeds " + std::to_string(request.seeds[0]) + " and " +
+                                   std::to_string(request.seeds[i]) +
+                                   " evaluated different sessions (" + daily[0][d].date + " vs " +
+                                   daily[i][d].date + ")");
+        }
+      }
+    }
+    std::vector<double> average, flat, bh;
+    daily_csv = std::string(eval::kDailyReturnsHeader) + "\n";
+    seeds_csv = "date";
+    for (uint64_t s : request.seeds) seeds_csv += ",seed_" + std::to_string(s);
+    seeds_csv += "\n";
+    for (size_t d = 0; d < daily[0].size(); ++d) {
+      double sum = 0;
+      int count = 0;
+      seeds_csv += daily[0][d].date;
+      for (int i = 0; i < n; ++i) {
+        const double r = daily[i][d].strategy;
+        seeds_csv += "," + daily[i][d].cells[0];
+        if (!std::isnan(r)) sum += r, ++count;
+      }
+      seeds_csv += "\n";
+      average.push_back(count > 0 ? sum / count : kNaN);
+      bh.push_back(daily[0][d].buy_and_hold);
+      flat.push_back(daily[0][d].flat);
+      daily_csv += fmt::format("{},{},{},{}\n", daily[0][d].date, Num(average.back()),
+                               daily[0][d].cells[1], daily[0][d].cells[2]);
+    }
+    const eval::ReturnMetrics avg = eval::ComputeReturnMetrics(average);
+    summary["metrics"] = eval::ReturnMetricsJson<Json>(avg);
+    summary["psr"] = avg.psr;
+    // The best seed's Sharpe ratio, deflated for having picked it from `trials` trials.
+    std::vector<double> per_period(n);
+    std::vector<std::vector<double>> series(n);
+    for (int i = 0; i < n; ++i) {
+      for (const eval::DailyReturnRow& r : daily[i]) series[i].push_back(r.strategy);
+      per_period[i] = eval::ProbabilisticSharpeRatio(series[i]).sharpe_per_period;
+    }
+    int best = -1;
+    double mean_sr = 0;
+    int finite = 0;
+    for (int i = 0; i < n; ++i) {
+      if (!std::isfinite(per_period[i])) continue;
+      if (best < 0 || per_period[i] > per_period[best]) best = i;
+      mean_sr += per_period[i], ++finite;
+    }
+    double variance = 0;
+    if (finite > 1) {
+      mean_sr /= finite;
+      for (double v : per_period) {
+        if (std::isfinite(v)) variance += (v - mean_sr) * (v - mean_sr);
+      }
+      variance /= finite - 1;
+    }
+    const double annualise =
+        std::sqrt(static_cast<double>(eval::MetricsOptions{}.periods_per_year));
+    Json detail;
+    detail["trials"] = trials;
+    if (best >= 0) {
+      const eval::DeflatedSharpeResult dsr =
+          eval::DeflatedSharpeRatio(series[best], static_cast<double>(trials), variance);
+      summary["deflated_sharpe"] = dsr.dsr;
+      detail["best_seed"] = request.seeds[best];
+      detail["sharpe_ratio"] = dsr.sharpe_per_period * annualise;
+      detail["sr0_annualised"] = dsr.sr0 * annualise;
+      detail["sharpe_variance_per_period"] = variance;
+      detail["observations"] = dsr.observations;
+      detail["skewness"] = dsr.skewness;
+      detail["kurtosis"] = dsr.kurtosis;
+    } else {
+      summary["deflated_sharpe"] = kNaN;
+      detail["best_seed"] = nullptr;
+    }
+    summary["deflated_sharpe_detail"] = detail;
+    if (summaries[0].contains("benchmarks")) {
+      summary["benchmarks"] = Json::parse(summaries[0]["benchmarks"].dump());
+    }
+  }
+  eval::NullNonFinite(summary);
+  EvalOutcome outcome;
+  outcome.episodic = first.episodic;
+  outcome.in_sample = in_sample;
+  outcome.range_name = first.range_name;
+  outcome.name = name;
+  outcome.summary_json = summary.dump(2) + "\n";
+  outcome.table = Table(summary);
+  const fs::path eval_root = fs::path(run_dir) / "eval";
+  std::error_code ec;
+  fs::create_directories(eval_root, ec);
+  if (ec) return Status::IoError("cannot create " + eval_root.string() + ": " + ec.message());
+  RLT_ASSIGN_OR_RETURN(runlog::RunLock lock, runlog::RunLock::Acquire(run_dir, "rltrade eval"));
+  const fs::path out_dir = eval_root / name;
+  RLT_ASSIGN_OR_RETURN(runlog::StagingDir staging, runlog::StagingDir::Create(out_dir.string()));
+  const fs::path stage(staging.path());
+  RLT_RETURN_IF_ERROR(WriteText(stage / eval::kSummaryFile, outcome.summary_json));
+  if (!first.episodic) {
+    RLT_RETURN_IF_ERROR(WriteText(stage / eval::kDailyReturnsFile, daily_csv));
+    RLT_RETURN_IF_ERROR(WriteText(stage / "seeds_daily_returns.csv", seeds_csv));
+    RLT_RETURN_IF_ERROR(eval::WriteSeedsReport(stage.string()));
+    outcome.report_written = true;
+  }
+  RLT_RETURN_IF_ERROR(staging.Commit(/*replace=*/true));
+  outcome.out_dir = out_dir.string();
+  return outcome;
+}
+
+}  // namespace rlt::evalrun

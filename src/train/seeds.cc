@@ -1,0 +1,466 @@
+// rltrade train: runs of several seeds (see seeds.h).
+#include "train/seeds.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "config/config.h"
+#include "core/file_io.h"
+#include "core/thread_pool.h"
+#include "runlog/manifest.h"
+#include "train/train_options.h"
+
+extern char** environ;
+
+namespace rlt::train {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::atomic<int> g_seeds_signal{0};
+extern "C" void OnSeedsSignal(int sig) { g_seeds_signal.store(sig); }
+
+std::string SeedsJson(const SeedsIndex& index) {
+  json j;
+  j["format"] = 1;
+  j["seeds"] = index.seeds;
+  json runs = json::array();
+  for (uint64_t s : index.seeds) runs.push_back(SeedDirName(s));
+  j["runs"] = runs;
+  j["config"] = index.config_path;
+  j["overrides"] = index.overrides;
+  return j.dump(2) + "\n";
+}
+
+// One seed's training process.
+struct Job {
+  uint64_t seed = 0;
+  std::vector<std::string> args;  // after the executable
+  std::string run_dir, log;
+  pid_t pid = 0;
+  enum { kQueued, kRunning, kDone } state = kQueued;
+  int exit_code = 0;
+  std::chrono::steady_clock::time_point start;
+  double seconds = 0;
+};
+
+Result<pid_t> Spawn(const std::string& executable, const std::vector<std::string>& args,
+                    const std::string& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(executable.c_str()));
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int err = posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (err != 0) {
+    return Status::IoError("cannot start " + executable + ": " + std::strerror(err));
+  }
+  return pid;
+}
+
+// The last `lines` lines of a text file ("" when unreadable).
+std::string Tail(const std::string& path, int lines) {
+  std::ifstream in(path);
+  std::vector<std::string> all;
+  std::string line;
+  while (std::getline(in, line)) all.push_back(line);
+  std::string out;
+  for (size_t i = all.size() > static_cast<size_t>(lines) ? all.size() - lines : 0; i < all.size();
+       ++i) {
+    out += "    " + all[i] + "\n";
+  }
+  return out;
+}
+
+// steps, total_steps and fps from a run's status.json (zeros when absent).
+struct Progress {
+  int64_t steps = 0, total = 0;
+  double fps = 0;
+  std::string state;
+};
+Progress ReadProgress(const std::string& run_dir) {
+  Progress p;
+  Result<std::string> text = ReadFile((fs::path(run_dir) / "status.json").string(), 1 << 20);
+  if (!text.ok()) return p;
+  const json st = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!st.is_object()) return p;
+  const auto num = [&](const char* k) {
+    return st.contains(k) && st[k].is_number() ? st[k].get<double>() : 0.0;
+  };
+  p.steps = static_cast<int64_t>(num("steps"));
+  p.total = static_cast<int64_t>(num("total_steps"));
+  p.fps = num("fps");
+  if (st.contains("state") && st["state"].is_string()) p.state = st["state"].get<std::string>();
+  return p;
+}
+
+std::string ProgressLine(const std::vector<Job>& jobs) {
+  std::string line = "seeds:";
+  for (const Job& j : jobs) {
+    if (j.state == Job::kQueued) {
+      line += fmt::format(" {} queued |", j.seed);
+      continue;
+    }
+    const Progress p = ReadProgress(j.run_dir);
+    const double pct = p.total > 0 ? 100.0 * static_cast<double>(p.steps) / p.total : 0.0;
+    line += j.state == Job::kDone
+                ? fmt::format(" {} {} |", j.seed, j.exit_code == 0 ? "done" : "stopped")
+                : fmt::format(" {} {:.0f}% {:.0f}/s |", j.seed, pct, p.fps);
+  }
+  line.pop_back();
+  return line;
+}
+
+// Runs the jobs, `parallel` at a time, until all have finished or a signal arrives (then
+// running ones are signalled, waited for, and queued ones never start).
+Result<TrainOutcome> RunJobs(std::vector<Job>& jobs, int parallel, const std::string& executable,
+                             const std::string& run_dir, bool quiet) {
+  g_seeds_signal.store(0);
+  struct sigaction action {
+  }, old_int{}, old_term{};
+  action.sa_handler = OnSeedsSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &old_int);
+  sigaction(SIGTERM, &action, &old_term);
+  const bool tty = !quiet && isatty(STDERR_FILENO) != 0;
+  bool forwarded = false;
+  Status spawn_error = Status::Ok();
+  auto last_print = std::chrono::steady_clock::now();
+  for (;;) {
+    const int sig = g_seeds_signal.load();
+    int running = 0;
+    for (const Job& j : jobs) running += j.state == Job::kRunning;
+    for (Job& j : jobs) {
+      if (sig != 0 || !spawn_error.ok() || running >= parallel) break;
+      if (j.state != Job::kQueued) continue;
+      Result<pid_t> pid = Spawn(executable, j.args, j.log);
+      if (!pid.ok()) {
+        spawn_error = pid.status();
+        break;
+      }
+      j.pid = *pid;
+      j.state = Job::kRunning;
+      j.start = std::chrono::steady_clock::now();
+      ++running;
+      if (!quiet) {
+        fmt::print(stderr, "{}seed {}: training in {} (log {})\n", tty ? "\r\033[K" : "", j.seed,
+                   j.run_dir, j.log);
+      }
+    }
+    if (sig != 0 && !forwarded) {
+      for (const Job& j : jobs) {
+        if (j.state == Job::kRunning) kill(j.pid, sig);
+      }
+      forwarded = true;
+    }
+    for (Job& j : jobs) {
+      if (j.state != Job::kRunning) continue;
+      int wstatus = 0;
+      const pid_t r = waitpid(j.pid, &wstatus, WNOHANG);
+      if (r == 0 || (r < 0 && errno == EINTR)) continue;
+      j.state = Job::kDone;
+      j.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - j.start).count();
+      j.exit_code = r < 0                  ? 1
+                    : WIFEXITED(wstatus)   ? WEXITSTATUS(wstatus)
+                    : WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus)
+                                           : 1;
+      if (quiet) continue;
+      const Progress p = ReadProgress(j.run_dir);
+      if (j.exit_code == 0) {
+        fmt::print(stderr, "{}seed {}: trained {} steps in {:.1f} s ({:.0f} env steps/s)\n",
+                   tty ? "\r\033[K" : "", j.seed, p.steps, j.seconds,
+                   j.seconds > 0 ? static_cast<double>(p.steps) / j.seconds : 0.0);
+      } else if (j.exit_code == 130 || j.exit_code == 143) {
+        fmt::print(stderr, "{}seed {}: interrupted at step {} (checkpoint written)\n",
+                   tty ? "\r\033[K" : "", j.seed, p.steps);
+      } else {
+        fmt::print(stderr, "{}seed {}: FAILED (exit code {}); last lines of {}:\n{}",
+                   tty ? "\r\033[K" : "", j.seed, j.exit_code, j.log, Tail(j.log, 15));
+      }
+    }
+    bool all_done = true;
+    for (const Job& j : jobs) {
+      all_done = all_done && (j.state == Job::kDone ||
+                              (j.state == Job::kQueued && (sig != 0 || !spawn_error.ok())));
+    }
+    if (all_done) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (tty && now - last_print > std::chrono::seconds(1)) {
+      fmt::print(stderr, "\r\033[K{}", ProgressLine(jobs));
+      last_print = now;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (tty) fmt::print(stderr, "\r\033[K");
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  TrainOutcome out;
+  out.run_dir = run_dir;
+  std::vector<std::string> failed, stopped;
+  for (const Job& j : jobs) {
+    out.total_steps += ReadProgress(j.run_dir).steps;
+    if (j.state == Job::kQueued) {
+      stopped.push_back(std::to_string(j.seed) + " (not started)");
+    } else if (j.exit_code == 130 || j.exit_code == 143) {
+      stopped.push_back(std::to_string(j.seed));
+    } else if (j.exit_code != 0) {
+      failed.push_back(fmt::format("{} (exit code {}, log {})", j.seed, j.exit_code, j.log));
+    }
+  }
+  RLT_RETURN_IF_ERROR(spawn_error);
+  if (!failed.empty()) {
+    std::string list;
+    for (const std::string& f : failed) list += (list.empty() ? "" : ", ") + f;
+    return Status::IoError("seed(s) " + list + " failed; the other seeds' runs are complete. " +
+                           "Fix the cause and continue with rltrade train --resume " + run_dir);
+  }
+  const int sig = g_seeds_signal.load();
+  if (sig != 0 || !stopped.empty()) out.exit_code = 128 + (sig != 0 ? sig : SIGINT);
+  return out;
+}
+
+// Processes at once and threads each for `jobs` seeds given [run] threads.
+std::pair<int, int> Parallelism(int jobs, int configured_threads) {
+  const int cores = AvailableCores();
+  if (configured_threads > 0) {
+    return {std::clamp(cores / configured_threads, 1, std::max(jobs, 1)), configured_threads};
+  }
+  const int processes = std::clamp(std::min(jobs, cores), 1, std::max(jobs, 1));
+  return {processes, CoresPerProcess(cores, processes)};
+}
+
+Result<config::Config> LoadWithOverrides(const TrainRequest& request) {
+  RLT_ASSIGN_OR_RETURN(config::Config config, config::Config::LoadFile(request.config_path));
+  for (const std::string& o : request.overrides) RLT_RETURN_IF_ERROR(config.ApplyOverride(o));
+  return config;
+}
+
+std::string ListSeeds(const std::vector<uint64_t>& seeds) {
+  std::string out;
+  for (uint64_t s : seeds) out += (out.empty() ? "" : ", ") + std::to_string(s);
+  return out;
+}
+
+Result<TrainOutcome> ResumeSeeds(const TrainRequest& request, const SeedsIndex& index,
+                                 const std::string& executable) {
+  const std::string& run_dir = request.resume_dir;
+  RLT_ASSIGN_OR_RETURN(runlog::RunLock lock,
+                       runlog::RunLock::Acquire(run_dir, "rltrade train --seeds"));
+  std::vector<Job> jobs;
+  const std::vector<std::string> dirs = index.SeedRuns(run_dir);
+  for (size_t i = 0; i < index.seeds.size(); ++i) {
+    Job j;
+    j.seed = index.seeds[i];
+    j.run_dir = dirs[i];
+    j.log = (fs::path(run_dir) / "logs" / (SeedDirName(j.seed) + ".log")).string();
+    if (fs::exists(j.run_dir)) {
+      // A finished seed is resumed only to change something (e.g. run.total_steps).
+      if (ReadProgress(j.run_dir).state == "finished" && request.overrides.empty()) continue;
+      j.args = {"train", "--resume", j.run_dir};
+    } else {  // never started: train it as the original command would have
+      j.args = {"train", index.config_path, "--run-dir", j.run_dir};
+      for (const std::string& o : index.overrides) j.args.insert(j.args.end(), {"--set", o});
+      j.args.insert(j.args.end(),
+                    {"--set", "run.seed=" + std::to_string(j.seed), "--set", "run.seeds=1"});
+    }
+    for (const std::string& o : request.overrides) j.args.insert(j.args.end(), {"--set", o});
+    if (request.allow_config_change) j.args.push_back("--allow-config-change");
+    jobs.push_back(std::move(j));
+  }
+  if (jobs.empty()) {
+    return Status::InvalidArgument(
+        "every seed of " + run_dir + " (" + ListSeeds(index.seeds) +
+        ") has finished; extend them with --set run.total_steps=N, or resume one with --seed S");
+  }
+  std::error_code ec;
+  fs::create_directories(fs::path(run_dir) / "logs", ec);
+  const auto [processes, threads] = Parallelism(static_cast<int>(jobs.size()), 1);
+  (void)threads;  // each seed resumes with the thread count its config.toml records
+  if (!request.quiet) {
+    fmt::print(stderr, "resuming {} seed(s) of {}, {} at a time\n", jobs.size(), run_dir,
+               processes);
+  }
+  return RunJobs(jobs, processes, executable, run_dir, request.quiet);
+}
+
+}  // namespace
+
+std::string SeedDirName(uint64_t seed) { return "seed_" + std::to_string(seed); }
+
+std::vector<std::string> SeedsIndex::SeedRuns(const std::string& run_dir) const {
+  std::vector<std::string> out;
+  for (uint64_t s : seeds) out.push_back((fs::path(run_dir) / SeedDirName(s)).string());
+  return out;
+}
+
+Result<std::optional<SeedsIndex>> ReadSeedsIndex(const std::string& run_dir) {
+  const std::string path = (fs::path(run_dir) / kSeedsFile).string();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return std::optional<SeedsIndex>();
+  RLT_ASSIGN_OR_RETURN(const std::string text, ReadFile(path, 1 << 20));
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const auto bad = [&](const std::string& what) {
+    return Status::DataError(path + ": " + what +
+                             " (written by rltrade train --seeds; restore it or retrain)");
+  };
+  if (!j.is_object() || !j.contains("seeds") || !j["seeds"].is_array()) {
+    return bad("expected a JSON object with a \"seeds\" array");
+  }
+  SeedsIndex index;
+  for (const json& s : j["seeds"]) {
+    if (!s.is_number_unsigned()) return bad("\"seeds\" must hold non-negative integers");
+    index.seeds.push_back(s.get<uint64_t>());
+  }
+  if (index.seeds.empty() || index.seeds.size() > static_cast<size_t>(kMaxSeeds)) {
+    return bad("\"seeds\" must list 1 to " + std::to_string(kMaxSeeds) + " seeds");
+  }
+  if (j.contains("config") && j["config"].is_string()) {
+    index.config_path = j["config"].get<std::string>();
+  }
+  if (j.contains("overrides") && j["overrides"].is_array()) {
+    for (const json& o : j["overrides"]) {
+      if (!o.is_string()) return bad("\"overrides\" must hold strings");
+      index.overrides.push_back(o.get<std::string>());
+    }
+  }
+  return std::optional<SeedsIndex>(std::move(index));
+}
+
+Result<std::string> ResolveSeedRun(const std::string& run_dir, std::optional<uint64_t> seed) {
+  RLT_ASSIGN_OR_RETURN(const std::optional<SeedsIndex> index, ReadSeedsIndex(run_dir));
+  if (!index) {
+    if (seed) {
+      return Status::InvalidArgument(
+          "--seed " + std::to_string(*seed) + ": " + run_dir +
+          " is a single-seed run (no seeds.json); --seed picks one seed of a run trained with "
+          "--seeds N. Drop --seed");
+    }
+    return run_dir;
+  }
+  if (!seed) {
+    return Status::InvalidArgument(run_dir + " holds " + std::to_string(index->seeds.size()) +
+                                   " seeds (" + ListSeeds(index->seeds) +
+                                   "): choose one with --seed S, or give its directory " +
+                                   (fs::path(run_dir) / SeedDirName(index->seeds[0])).string());
+  }
+  if (std::find(index->seeds.begin(), index->seeds.end(), *seed) == index->seeds.end()) {
+    return Status::InvalidArgument("--seed " + std::to_string(*seed) + ": " + run_dir +
+                                   " holds seeds " + ListSeeds(index->seeds));
+  }
+  return (fs::path(run_dir) / SeedDirName(*seed)).string();
+}
+
+Result<int> RequestedSeeds(const TrainRequest& request) {
+  int seeds = request.seeds;
+  if (seeds == 0) {
+    RLT_ASSIGN_OR_RETURN(const config::Config config, LoadWithOverrides(request));
+    seeds = 1;
+    if (const config::ConfigValue* v = config.Get("run", "seeds")) {
+      RunOptions run;
+      RLT_RETURN_IF_ERROR(config.Bind("run", run));
+      seeds = run.seeds;
+      if (seeds < 1 || seeds > kMaxSeeds) {
+        return Status::InvalidArgument(v->source + ": [run] seeds = " + std::to_string(seeds) +
+                                       ": expected 1 to " + std::to_string(kMaxSeeds));
+      }
+    }
+  }
+  if (seeds < 1 || seeds > kMaxSeeds) {
+    return Status::InvalidArgument("--seeds " + std::to_string(seeds) + ": expected 1 to " +
+                                   std::to_string(kMaxSeeds));
+  }
+  return seeds;
+}
+
+Result<TrainOutcome> RunTrainCommand(const TrainRequest& request, const std::string& executable) {
+  if (!request.resume_dir.empty()) {
+    RLT_ASSIGN_OR_RETURN(const std::optional<SeedsIndex> index, ReadSeedsIndex(request.resume_dir));
+    if (request.seeds > 0) {
+      return Status::InvalidArgument(
+          "--seeds applies to a new run; --resume continues the seeds the run has");
+    }
+    if (index && !request.seed) return ResumeSeeds(request, *index, executable);
+    TrainRequest one = request;
+    RLT_ASSIGN_OR_RETURN(one.resume_dir, ResolveSeedRun(request.resume_dir, request.seed));
+    one.seed.reset();
+    return RunTraining(one);
+  }
+  if (request.seed) {
+    return Status::InvalidArgument(
+        "--seed S picks one seed of a multi-seed run to resume (with --resume RUN); for a new "
+        "run use --set run.seed=S");
+  }
+  RLT_ASSIGN_OR_RETURN(const int seeds, RequestedSeeds(request));
+  if (seeds == 1) {
+    TrainRequest one = request;
+    one.seeds = 0;
+    if (request.seeds == 1) one.overrides.push_back("run.seeds=1");
+    return RunTraining(one);
+  }
+  RLT_ASSIGN_OR_RETURN(const config::Config config, LoadWithOverrides(request));
+  RunOptions run;
+  RLT_RETURN_IF_ERROR(config.Bind("run", run));
+  const std::string run_dir =
+      request.run_dir.empty() ? DefaultRunDir(request.config_path) : request.run_dir;
+  std::error_code ec;
+  if (fs::exists(run_dir, ec) && !fs::is_empty(run_dir, ec)) {
+    return Status::InvalidArgument("run directory " + run_dir +
+                                   " already exists; continue it with --resume " + run_dir +
+                                   " or choose another --run-dir");
+  }
+  // Everything is checked once before anything is written (the seeds differ only in
+  // run.seed, which no check depends on).
+  RLT_RETURN_IF_ERROR(ValidateTraining(request));
+  SeedsIndex index;
+  index.config_path = request.config_path;
+  index.overrides = request.overrides;
+  for (int i = 0; i < seeds; ++i) index.seeds.push_back(run.seed + static_cast<uint64_t>(i));
+  fs::create_directories(fs::path(run_dir) / "logs", ec);
+  if (ec) return Status::IoError("cannot create " + run_dir + ": " + ec.message());
+  RLT_ASSIGN_OR_RETURN(runlog::RunLock lock,
+                       runlog::RunLock::Acquire(run_dir, "rltrade train --seeds"));
+  RLT_RETURN_IF_ERROR(WriteFileAtomic((fs::path(run_dir) / kSeedsFile).string(), SeedsJson(index)));
+  const auto [processes, threads] = Parallelism(seeds, run.threads);
+  std::vector<Job> jobs;
+  const std::vector<std::string> dirs = index.SeedRuns(run_dir);
+  for (int i = 0; i < seeds; ++i) {
+    Job j;
+    j.seed = index.seeds[i];
+    j.run_dir = dirs[i];
+    j.log = (fs::path(run_dir) / "logs" / (SeedDirName(j.seed) + ".log")).string();
+    j.args = {"train", request.config_path, "--run-dir", j.run_dir};
+    for (const std::string& o : request.overrides) j.args.insert(j.args.end(), {"--set", o});
+    j.args.insert(j.args.end(), {"--set", "run.seed=" + std::to_string(j.seed), "--set",
+                                 "run.seeds=1", "--set", "run.threads=" + std::to_string(threads)});
+    jobs.push_back(std::move(j));
+  }
+  if (!request.quiet) {
+    fmt::print(stderr, "training seeds {} into {}: {} at a time, {} thread{} each\n",
+               ListSeeds(index.seeds), run_dir, processes, threads, threads == 1 ? "" : "s");
+  }
+  return RunJobs(jobs, processes, executable, run_dir, request.quiet);
+}
+
+}  // namespace rlt::train
