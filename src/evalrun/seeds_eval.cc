@@ -65,11 +65,15 @@ std::string Cell(const Json& v, const char* fmt_spec = "{:.4g}") {
 }
 
 std::string Table(const Json& summary) {
-  std::string t = fmt::format(
-      "{} seeds of {}, range {} ({} .. {}){}\n", summary["seeds"].get<int>(),
-      summary["run_dir"].get<std::string>(), summary["range"].value("name", std::string()),
-      summary["range"].value("first", std::string()), summary["range"].value("last", std::string()),
-      summary["in_sample"].get<bool>() ? "  IN-SAMPLE" : "");
+  const Json& range = summary["range"];
+  const std::string dates = range.contains("first")
+                                ? fmt::format(" ({} .. {})", range.value("first", std::string()),
+                                              range.value("last", std::string()))
+                                : std::string();
+  std::string t =
+      fmt::format("{} seeds of {}, {}{}{}\n", summary["seeds"].get<int>(),
+                  summary["run_dir"].get<std::string>(), range.value("name", std::string()), dates,
+                  summary["in_sample"].get<bool>() ? "  IN-SAMPLE" : "");
   t += fmt::format("{:<22} {:>11} {:>11} {:>11} {:>11}\n", "metric (across seeds)", "mean", "std",
                    "min", "max");
   for (const auto& [key, s] : summary["across_seeds"].items()) {
@@ -159,7 +163,7 @@ Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
     if (metrics_of(0).contains(info.key)) keys.push_back(info.key);
   }
   for (const auto& [key, value] : metrics_of(0).items()) {
-    if ((value.is_number() || value.is_null()) &&
+    if ((value.is_number() || value.is_null()) && key != "seed" &&  // episodic: env seed
         std::find(keys.begin(), keys.end(), key) == keys.end()) {
       keys.push_back(key);
     }
