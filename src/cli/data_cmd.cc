@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -272,6 +273,18 @@ Status ParseSynthFlags(const SynthFlags& f, market::SynthOptions* o) {
       !TwoDigits(f.start, 0, &y1) || !TwoDigits(f.start, 2, &y2) || !TwoDigits(f.start, 5, &m) ||
       !TwoDigits(f.start, 8, &d)) {
     return Status::InvalidArgument("--start '" + f.start + "': expected YYYY-MM-DD");
+  }
+  const int year = y1 * 100 + y2;
+  // Bars run for days sessions after --start: keep every timestamp within years the bar
+  // reader accepts (and a real market could have).
+  if (year < 1900 || year > 2999 || m < 1 || m > 12 || d < 1 || d > DaysInMonth(year, m)) {
+    return Status::InvalidArgument("--start '" + f.start +
+                                   "': expected a valid date YYYY-MM-DD in the years 1900..2999");
+  }
+  if (!std::isfinite(f.signal_to_noise)) {
+    return Status::InvalidArgument(fmt::format(
+        "--signal-to-noise {}: expected a finite number (>0 momentum, <0 mean reversion, 0 none)",
+        f.signal_to_noise));
   }
   o->start_date = (y1 * 100 + y2) * 10000 + m * 100 + d;
   int h1 = 0, m1 = 0, h2 = 0, m2 = 0;

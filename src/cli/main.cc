@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   rlt::cli::RegisterWalkforwardCommand(app, &action);
   rlt::cli::RegisterSignalCommand(app, &action);
   rlt::cli::RegisterPricingCommands(app, &action);  // after bench: adds `bench pricing`
+  rlt::cli::RegisterChainCommands(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

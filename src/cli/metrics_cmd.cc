@@ -83,7 +83,16 @@ void RegisterMetricsCommand(CLI::App& app, Action* action) {
   cmd->add_option("--periods", f->periods,
                   "periods per year: 252 daily, 52 weekly, 12 monthly (default 252)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--risk-free", f->risk_free, "risk-free return per period (default 0)");
+  cmd->add_option("--risk-free", f->risk_free,
+                  "risk-free return per period, in (-1, 1) (default 0)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            double r = 0;
+            return CLI::detail::lexical_cast(v, r) && std::isfinite(r) && r > -1 && r < 1
+                       ? std::string()
+                       : "must be a finite number in (-1, 1), the return per period";
+          },
+          "RATE"));
   cmd->add_flag("--json", f->json, "print JSON");
   cmd->callback([f, action] { *action = [f] { return RunMetrics(*f); }; });
 }

@@ -43,7 +43,9 @@ void RegisterTrainCommand(CLI::App& app, Action* action) {
   cmd->add_option("--set", r->overrides, "override a config value: section.key=value (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--run-dir", r->run_dir, "run directory (default runs/<config>-<time>)");
+  cmd->add_option("--run-dir", r->run_dir, "run directory (default runs/<config>-<time>)")
+      ->check(CLI::Validator(
+          [](std::string& v) { return v.empty() ? std::string("must not be empty") : ""; }, "DIR"));
   cmd->add_option("--resume", r->resume_dir, "continue a run from its newest checkpoint");
   cmd->add_flag("--quiet", r->quiet, "no progress output");
   cmd->add_option("--seeds", r->seeds,

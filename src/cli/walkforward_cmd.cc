@@ -41,15 +41,20 @@ void RegisterWalkforwardCommand(CLI::App& app, Action* action) {
   cmd->add_option("config", f->request.config_path, "CONFIG.toml (a market environment)")
       ->required();
   cmd->add_option("--folds", f->request.folds, "number of folds K (>= 1)")->required();
+  // 0 stands for "not given" in the request: a given 0 is an error, not the default.
   cmd->add_option("--train-days", f->request.train_days,
-                  "sessions in the first (rolling: every) training window (default half)");
+                  "sessions in the first (rolling: every) training window (default half)")
+      ->check(CLI::Range(1, 1000000));
   cmd->add_option("--test-days", f->request.test_days,
-                  "sessions per test window (default: the rest split evenly into K)");
+                  "sessions per test window (default: the rest split evenly into K)")
+      ->check(CLI::Range(1, 1000000));
   cmd->add_flag("--rolling", f->request.rolling,
                 "train on the last --train-days sessions before each test window (default: "
                 "every session before it)");
   cmd->add_option("--out", f->request.out_dir,
-                  "output directory (default runs/<config>-walkforward-<time>)");
+                  "output directory (default runs/<config>-walkforward-<time>)")
+      ->check(CLI::Validator(
+          [](std::string& v) { return v.empty() ? std::string("must not be empty") : ""; }, "DIR"));
   cmd->add_option("--set", f->request.overrides,
                   "override a config value for every fold: section.key=value (repeatable)")
       ->expected(1)

@@ -190,6 +190,17 @@ Status Config::Bind(const std::string& section, Options& options,
   std::vector<std::string> errors;
   for (const auto& [key, value] : s->entries) {
     if (ignore.count(key) > 0) continue;
+    // A quoted number or boolean for a number/bool field (`n_steps = "64"`) is a type
+    // error; a quoted digit string too large for a TOML integer (an unsigned seed above
+    // 2^63-1, which InferKind keeps a string) is how such a value must be written.
+    if (value.kind == ValueKind::kString && InferKind(value.text) != ValueKind::kString &&
+        IsArithmeticOption(options, key)) {
+      errors.push_back(internal::MessagePlace(value.source) + ": [" + section + "] '" + key +
+                       "' = \"" + value.text +
+                       "\": expected a number or true/false, found a string (write it without "
+                       "quotes)");
+      continue;
+    }
     Status status = SetOption(options, key, value.text);
     if (!status.ok()) {
       errors.push_back(internal::MessagePlace(value.source) + ": [" + section + "] " +

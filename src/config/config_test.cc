@@ -183,6 +183,24 @@ TEST(Config, BadValuesNameTheLineKeyAndExpectedType) {
       << s.message();
 }
 
+// Issue 9 §4: `n_steps = "64"` was read as 64; a NaN or an infinity reached training.
+TEST(Config, QuotedNumbersForNumberFieldsAndNonFiniteValuesAreErrors) {
+  Config c = Parse("[algo]\nn_steps = \"64\"\nnormalize = \"true\"\nlr = nan\n");
+  AlgoOptions o;
+  Status s = c.Bind("algo", o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("x.toml:2: [algo] 'n_steps' = \"64\": expected a number or "
+                             "true/false, found a string"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("x.toml:3: [algo] 'normalize' = \"true\""), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("x.toml:4: [algo] 'lr' = 'nan': 'nan' is not a finite number"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(o.n_steps, 128);
+}
+
 TEST(Config, IgnoredKeysAreLeftToTheCaller) {
   Config c = Parse("[algo]\nid = \"ppo\"\nnum_envs = 64\nn_steps = 32\n");
   AlgoOptions o;

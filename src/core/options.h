@@ -26,11 +26,13 @@
 #define RLT_CORE_OPTIONS_H_
 
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
 #include <string>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -61,12 +63,19 @@ inline Status ParseValue(const std::string& s, double* out) {
   double v;
   auto [p, ec] = std::from_chars(s.data(), end, v);
   if (ec != std::errc() || p != end) return Status::InvalidArgument("expected a number");
+  // One rule for every numeric setting: NaN and infinities are never a valid value.
+  if (!std::isfinite(v)) {
+    return Status::InvalidArgument("'" + s + "' is not a finite number (expected a number)");
+  }
   *out = v;
   return Status::Ok();
 }
 inline Status ParseValue(const std::string& s, float* out) {
-  double d;
+  double d = 0.0;
   RLT_RETURN_IF_ERROR(ParseValue(s, &d));
+  if (!std::isfinite(static_cast<float>(d))) {
+    return Status::InvalidArgument("'" + s + "' is outside the range of a float (|x| <= 3.4e38)");
+  }
   *out = static_cast<float>(d);
   return Status::Ok();
 }
@@ -189,7 +198,27 @@ struct Describer {
   }
 };
 
+// Finds whether `key` names a number or bool field (a config's quoted string is no value
+// for one: `n_steps = "64"` is an error, not 64).
+struct ArithmeticFieldFinder {
+  const std::string& key;
+  bool arithmetic = false;
+  template <typename T>
+  void operator()(const char* name, T* /*field*/, const char* /*doc*/,
+                  std::initializer_list<const char*> /*allowed*/ = {}) {
+    if (key == name) arithmetic = std::is_arithmetic_v<T>;
+  }
+};
+
 }  // namespace internal
+
+// True when `key` names a field of a number or bool type.
+template <typename Options>
+bool IsArithmeticOption(Options& options, const std::string& key) {
+  internal::ArithmeticFieldFinder finder{key};
+  options.VisitFields(finder);
+  return finder.arithmetic;
+}
 
 // Applies one setting. `context` prefixes messages (e.g. "[env]" or a file:line).
 template <typename Options>

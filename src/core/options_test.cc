@@ -49,6 +49,30 @@ TEST(Options, BadValuesAreRejectedWithTheExpectedType) {
   EXPECT_EQ(o.window, 5);
 }
 
+// Issue 9 §4: one central rule, so that no section can take a NaN or an infinity.
+TEST(Options, NonFiniteNumbersAreRejectedAndTheFieldKeepsItsValue) {
+  DemoOptions o;
+  for (const char* text : {"nan", "-nan", "inf", "-inf", "infinity", "1e400"}) {
+    const Status s = SetOption(o, "cost", text);
+    EXPECT_FALSE(s.ok()) << text;
+  }
+  EXPECT_NE(SetOption(o, "cost", "inf").message().find("'inf' is not a finite number"),
+            std::string::npos);
+  EXPECT_DOUBLE_EQ(o.cost, 0.0005);
+  float f = 0;
+  EXPECT_FALSE(internal::ParseValue("1e39", &f).ok());  // finite double, no float
+  EXPECT_TRUE(internal::ParseValue("3e38", &f).ok());
+}
+
+TEST(Options, IsArithmeticOptionTellsNumberAndBoolFieldsFromStrings) {
+  DemoOptions o;
+  EXPECT_TRUE(IsArithmeticOption(o, "window"));
+  EXPECT_TRUE(IsArithmeticOption(o, "cost"));
+  EXPECT_TRUE(IsArithmeticOption(o, "shorting"));
+  EXPECT_FALSE(IsArithmeticOption(o, "mode"));
+  EXPECT_FALSE(IsArithmeticOption(o, "absent"));
+}
+
 TEST(Options, DescribeListsKeysValuesAndDocs) {
   DemoOptions o;
   auto rows = DescribeOptions(o);

@@ -49,6 +49,12 @@ Status ParseCell(std::string_view cell, const std::string& where, double* out) {
     return CellError(where, cell, "expected a number, found");
   }
   if (!std::isfinite(value)) return CellError(where, cell, "expected a finite number, found");
+  if (value < kMinReturn || value > kMaxReturn) {
+    return CellError(where, cell,
+                     "expected a simple return in [-1, 1e6] (-1 = everything lost; a position "
+                     "cannot lose more, and 1e6 = +100,000,000% in one period is no market's), "
+                     "found");
+  }
   *out = value;
   return Status::Ok();
 }
@@ -60,6 +66,7 @@ Result<std::vector<double>> ParseReturnsCsv(std::string_view text, const std::st
   bool have_header = false;
   int line_no = 0;
   size_t pos = 0;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") pos = 3;  // UTF-8 byte order mark: skipped
   while (pos < text.size()) {
     size_t eol = text.find('\n', pos);
     if (eol == std::string_view::npos) eol = text.size();

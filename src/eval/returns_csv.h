@@ -6,6 +6,9 @@
 // lines starting with `#` are comments; a trailing '\r' (Windows line ends) is ignored.
 // An empty last line is the file's final newline, not a period: write `nan` for a
 // missing last period.
+// A return must lie in [kMinReturn, kMaxReturn] = [-1, 1e6]: below -1 (more than
+// everything lost) is impossible for a simple return, and above 1e6 no market's.
+// A UTF-8 byte order mark before the header is skipped (the rule of every text reader).
 // Anything else — text, percentages, infinities, a second column — is an error naming
 // file:line, the column, what was found and how to fix it.
 // Not here: dates or multi-column files (later backtest reports write their own).
@@ -19,6 +22,9 @@
 #include "core/status.h"
 
 namespace rlt::eval {
+
+inline constexpr double kMinReturn = -1.0;
+inline constexpr double kMaxReturn = 1e6;
 
 // Parses returns from CSV text; `source` names the text in error messages (a path).
 Result<std::vector<double>> ParseReturnsCsv(std::string_view text, const std::string& source);

@@ -49,5 +49,21 @@ TEST(ReturnsCsv, RejectsAWrongHeaderASecondColumnAndAMissingFile) {
   EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);
 }
 
+// Issue 9 §4: a return below -1 gave max_drawdown -1.52 next to annual_return -1.0,
+// 1e308 gave max_drawdown 0, and a BOM was refused here but accepted by the bar reader.
+TEST(ReturnsCsv, ReturnsOutsideMinusOneToAMillionAreErrorsAndABomIsSkipped) {
+  const auto below = ParseReturnsCsv("return\n0.1\n-1.5\n", "b.csv");
+  ASSERT_FALSE(below.ok());
+  EXPECT_NE(below.status().message().find("b.csv:3"), std::string::npos);
+  EXPECT_NE(below.status().message().find("[-1, 1e6]"), std::string::npos);
+  EXPECT_FALSE(ParseReturnsCsv("return\n1e308\n", "h.csv").ok());
+  const auto edges = ParseReturnsCsv("return\n-1\n1e6\n", "e.csv");
+  ASSERT_TRUE(edges.ok()) << edges.status().ToString();
+  EXPECT_EQ(*edges, (std::vector<double>{-1.0, 1e6}));
+  const auto bom = ParseReturnsCsv("\xEF\xBB\xBFreturn\n0.01\n", "bom.csv");
+  ASSERT_TRUE(bom.ok()) << bom.status().ToString();
+  EXPECT_EQ(*bom, std::vector<double>{0.01});
+}
+
 }  // namespace
 }  // namespace rlt::eval

@@ -195,12 +195,12 @@ Result<Values> ResolveParams(const IndicatorSpec& spec,
                                      "'" + NearestNameHint(key, names) +
                                      "; valid parameters: " + Join(names));
     }
-    char* end = nullptr;
-    errno = 0;
-    const double value = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || errno != 0 || !std::isfinite(value)) {
-      return Status::InvalidArgument(spec.name + ": parameter '" + key + "' needs a number, got '" +
-                                     text + "'");
+    // Decimal only, as the CSV reader and the config binder read numbers (strtod took
+    // 0x10 as 16).
+    double value = 0;
+    if (!rlt::internal::ParseValue(text, &value).ok()) {
+      return Status::InvalidArgument(spec.name + ": parameter '" + key +
+                                     "' needs a finite decimal number, got '" + text + "'");
     }
     if (has_nbdev_alias && key == "nbdev") {
       RLT_RETURN_IF_ERROR(assign("nbdevup", value));

@@ -37,11 +37,13 @@ void CopyOut(const torch::Tensor& t, float* out) {
   std::memcpy(out, c.data_ptr<float>(), sizeof(float) * c.numel());
 }
 
-// Test hook: RLT_TEST_POISON_PARAMETER_AT_UPDATE=N writes NaN into the first policy
-// parameter right after update N, so tests can check the non-finite diagnostic end to end
-// (a real divergence is too machine-dependent to time). 0 / unset = off.
-int64_t PoisonUpdateFromEnv() {
-  const char* v = std::getenv("RLT_TEST_POISON_PARAMETER_AT_UPDATE");
+// Test hooks: RLT_TEST_POISON_PARAMETER_AT_UPDATE=N writes NaN into the first policy
+// parameter right after update N, RLT_TEST_POISON_LOSS_AT_UPDATE=N into update N's value
+// loss, so tests can check the non-finite diagnostics end to end (a real divergence is too
+// machine-dependent to time, and the settings that forced one, e.g. learning_rate = 1e30,
+// are refused at config time). 0 / unset = off.
+int64_t PoisonUpdateFromEnv(const char* name) {
+  const char* v = std::getenv(name);
   return v ? std::strtoll(v, nullptr, 10) : 0;
 }
 
@@ -244,7 +246,9 @@ IterationStats PpoTrainer::Update() {
   timing_.backward += t.backward;
   timing_.optimizer += t.optimizer;
   ++iterations_;
-  static const int64_t poison_update = PoisonUpdateFromEnv();
+  static const int64_t poison_update = PoisonUpdateFromEnv("RLT_TEST_POISON_PARAMETER_AT_UPDATE");
+  static const int64_t poison_loss = PoisonUpdateFromEnv("RLT_TEST_POISON_LOSS_AT_UPDATE");
+  if (poison_loss > 0 && iterations_ == poison_loss) s.update.value_loss = NAN;
   if (poison_update > 0 && iterations_ == poison_update) {
     torch::NoGradGuard no_grad;
     if (native_) {

@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "core/civil_time.h"
+#include "core/file_io.h"
 #include "market/sessions.h"
 #include "market/timezone.h"
 
@@ -200,6 +201,16 @@ Status DetectColumns(const std::string& path, std::string_view header, Columns* 
   c->field[kVolume] = FindColumn(lower, {"volume", "cshtrd"});
   std::string listed;
   for (const std::string& n : c->names) listed += (listed.empty() ? "" : ", ") + n;
+  for (size_t i = 0; i < lower.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (!lower[i].empty() && lower[i] == lower[j]) {
+        return Status::DataError(fmt::format(
+            "{}:1: the header names column '{}' twice (columns {} and {}); rename or remove "
+            "one of them",
+            path, c->names[i], j + 1, i + 1));
+      }
+    }
+  }
   if (c->time < 0) {
     return Status::DataError(path + ":1: no time column in the header (columns: " + listed +
                              "); expected one of date, datetime, timestamp, time, datadate. "
@@ -300,6 +311,12 @@ Status CsvReader::Run(std::string_view text) {
     pos = end + 1;
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (static_cast<int64_t>(line.size()) > kMaxBarLineBytes) {
+      return Status::DataError(fmt::format(
+          "{}:{}: the line is {} bytes long, above the limit of {} bytes for a line of bars; "
+          "is this a CSV file of bars?",
+          path_, line_no, line.size(), kMaxBarLineBytes));
+    }
     if (Trim(line).empty()) continue;
     if (!have_header) {
       if (line_no != 1) {
@@ -396,6 +413,14 @@ void CsvReader::CheckValues(int64_t line_no, const double* v, const bool* ok) {
               fmt::format("{}={}", kFieldNames[f], v[f]),
               Fix("repair the price (prices must be > 0)"));
     }
+    for (int f = kOpen; f <= kClose && positive; ++f) {
+      if (v[f] <= kMaxBarPrice || columns_.field[f] < 0) continue;
+      positive = false;  // skips the high/low checks below
+      Problem(line_no, columns_.field[f], "absurd value",
+              fmt::format("{}={} is above the limit of {} for a price", kFieldNames[f], v[f],
+                          kMaxBarPrice),
+              Fix("repair the price"));
+    }
     const double hi_ref = std::max(v[kOpen], v[kClose]);
     const double lo_ref = std::min(v[kOpen], v[kClose]);
     if (positive && v[kHigh] < hi_ref * (1 - kOhlcTolerance)) {
@@ -412,6 +437,11 @@ void CsvReader::CheckValues(int64_t line_no, const double* v, const bool* ok) {
   if (ok[kVolume] && v[kVolume] < 0) {
     Problem(line_no, columns_.field[kVolume], "negative volume",
             fmt::format("volume={}", v[kVolume]), Fix("repair the volume"));
+  } else if (ok[kVolume] && v[kVolume] > kMaxBarVolume) {
+    Problem(
+        line_no, columns_.field[kVolume], "absurd value",
+        fmt::format("volume={} is above the limit of {} for a volume", v[kVolume], kMaxBarVolume),
+        Fix("repair the volume"));
   }
 }
 
@@ -434,6 +464,13 @@ void CsvReader::ProcessRow(std::string_view line, int64_t line_no) {
     Problem(line_no, -1, "missing fields",
             fmt::format("{} fields, the header has {}", fields_.size(), columns_.names.size()),
             Fix("repair the row"));
+    ++bad_rows_;
+    return;
+  }
+  if (fields_.size() > columns_.names.size()) {
+    Problem(line_no, -1, "extra fields",
+            fmt::format("{} fields, the header has {}", fields_.size(), columns_.names.size()),
+            Fix("repair the row (quote a value that holds a comma)"));
     ++bad_rows_;
     return;
   }
@@ -515,21 +552,6 @@ std::string Summarise(const std::string& path, const DataReport& report, int64_t
   return msg;
 }
 
-Status ReadWholeFile(const std::string& path, std::string* out) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    return Status::IoError("cannot open " + path + ": " + std::strerror(errno) +
-                           " (check the path)");
-  }
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out->append(buf, n);
-  const bool failed = std::ferror(f);
-  std::fclose(f);
-  if (failed) return Status::IoError("error reading " + path);
-  return Status::Ok();
-}
-
 }  // namespace
 
 std::string DataProblem::ToString() const {
@@ -607,9 +629,15 @@ Result<MarketData> ParseWithZone(std::string_view text, const std::string& path,
 Result<MarketData> ReadBarsCsv(const std::string& path, const CsvReadOptions& options,
                                DataReport* report) {
   RLT_ASSIGN_OR_RETURN(TimeZone tz, TimeZone::Load(options.timezone));
-  std::string text;
-  RLT_RETURN_IF_ERROR(ReadWholeFile(path, &text));
-  return ParseWithZone(text, path, options, tz, report);
+  Result<std::string> text = ReadFile(path, kMaxBarFileBytes);
+  if (!text.ok()) {
+    // A missing file stays an IoError, as before ReadFile was used here.
+    const Status s = text.status().code() == Status::Code::kNotFound
+                         ? Status::IoError(text.status().message())
+                         : text.status();
+    return Annotate(s, "", ". Fix: check the path and that it is a CSV file of bars.");
+  }
+  return ParseWithZone(*text, path, options, tz, report);
 }
 
 Result<MarketData> ParseBarsCsv(std::string_view text, const std::string& source,

@@ -27,8 +27,17 @@
 // Validation rules (each problem names file:line, column, the rule and a fix):
 // non-monotonic or duplicate timestamps (per symbol), empty or non-numeric fields, NaN,
 // non-positive prices, high < max(open, close), low > min(open, close), negative volume.
+// A row with more fields than the header ("extra fields": e.g. an unquoted 76,467) is a
+// problem like a short row. Prices must lie in (0, kMaxBarPrice] and volume in
+// [0, kMaxBarVolume]: larger values are no real market's and overflow the features'
+// squares and products ("absurd value").
 // With BadRowPolicy::kFail (default) any problem makes the read fail and nothing is
 // returned; with kDrop the bad rows are dropped and listed in the report.
+//
+// Whole-file errors (never dropped): a header naming one column twice (case-insensitive),
+// a path that is not a regular file (a device such as /dev/zero, a FIFO, a directory), a
+// file above kMaxBarFileBytes, a line above kMaxBarLineBytes. A UTF-8 byte order mark at
+// the start is skipped (the rule of every text reader in rltrade).
 #ifndef RLT_MARKET_CSV_H_
 #define RLT_MARKET_CSV_H_
 
@@ -43,6 +52,12 @@
 namespace rlt::market {
 
 enum class BadRowPolicy { kFail, kDrop };
+
+// Limits of the reader (see the file comment).
+inline constexpr int64_t kMaxBarFileBytes = int64_t{4} << 30;  // 4 GiB
+inline constexpr int64_t kMaxBarLineBytes = 64 << 10;          // 64 KiB
+inline constexpr double kMaxBarPrice = 1e12;
+inline constexpr double kMaxBarVolume = 1e18;
 
 // Local trading hours [open_minute, close_minute) in minutes after local midnight, by bar
 // start time; open_minute < 0 means all hours.

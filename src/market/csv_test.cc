@@ -284,6 +284,52 @@ TEST_F(CsvTest, ReportsEveryRuleWithItsLineAndColumn) {
             std::string::npos);
 }
 
+// Issue 9 §4: an unquoted 76,467 in the last column was read as volume 76; a bar with
+// high = 1e308 passed and made features write empty columns.
+TEST_F(CsvTest, ExtraFieldsAndAbsurdValuesAreRowProblems) {
+  const std::string path = Write("extra.csv",
+                                 "date,open,high,low,close,volume\n"        // 1
+                                 "2024-01-02,10,11,9,10,100\n"              // 2 good
+                                 "2024-01-03,10,11,9,10,76,467\n"           // 3 extra field
+                                 "2024-01-04,10,1e308,9,10,100\n"           // 4 absurd high
+                                 "2024-01-05,10,11,9,10,1e19\n"             // 5 absurd volume
+                                 "2024-01-08,1e12,1e12,1e12,1e12,1e18\n");  // 6 at the bounds
+  DataReport report;
+  Result<MarketData> data = ReadDrop(path, &report);
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  const Expected expected[] = {
+      {3, "", "extra fields"}, {4, "high", "absurd value"}, {5, "volume", "absurd value"}};
+  ASSERT_EQ(report.problems.size(), std::size(expected));
+  for (size_t i = 0; i < std::size(expected); ++i) {
+    EXPECT_EQ(report.problems[i].line, expected[i].line) << i;
+    EXPECT_EQ(report.problems[i].column, expected[i].column) << i;
+    EXPECT_EQ(report.problems[i].rule, expected[i].rule) << i;
+  }
+  EXPECT_EQ(data->symbols.at(0).size(), 2u);
+}
+
+TEST_F(CsvTest, ADuplicatedColumnNameIsAnError) {
+  const std::string path = Write("dup.csv", "date,close,Close,volume\n2024-01-02,10,11,100\n");
+  Result<MarketData> data = ReadBarsCsv(path, CsvReadOptions());
+  ASSERT_FALSE(data.ok());
+  EXPECT_NE(data.status().message().find(":1: the header names column 'Close' twice"),
+            std::string::npos)
+      << data.status().message();
+}
+
+TEST_F(CsvTest, NonRegularFilesAndOverlongLinesAreRefusedBeforeParsing) {
+  Result<MarketData> zero = ReadBarsCsv("/dev/zero", CsvReadOptions());
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("character device"), std::string::npos)
+      << zero.status().message();
+  const std::string path =
+      Write("long.csv", "date,close\n2024-01-02," + std::string(kMaxBarLineBytes, '1') + "\n");
+  Result<MarketData> data = ReadBarsCsv(path, CsvReadOptions());
+  ASSERT_FALSE(data.ok());
+  EXPECT_NE(data.status().message().find(":2: the line is"), std::string::npos)
+      << data.status().message();
+}
+
 TEST_F(CsvTest, DefaultPolicyFailsWithASummaryAndTheFullListInTheReport) {
   const std::string path = Write("defects.csv", kDefects);
   DataReport report;

@@ -1,6 +1,7 @@
 // rltrade train: RunTraining() — config to run directory (see train.h).
 #include "train/train.h"
 
+#include <fmt/format.h>
 #include <sys/statvfs.h>
 #include <torch/cuda.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "config/config.h"
 #include "core/civil_time.h"
 #include "core/file_io.h"
+#include "core/options.h"
 #include "core/thread_pool.h"
 #include "env/registry.h"
 #include "env/vec_env.h"
@@ -73,24 +75,132 @@ void WarnIfOversubscribed(int threads) {
                threads, cores, cores);
 }
 
-// The memory PPO allocates for a rollout, estimated before allocating it: the rollout
-// buffer holds per sample (n_steps x num_envs) obs_dim + act_dim + 6 floats (reward, value,
-// log-prob, episode start, advantage, return); the update gathers shuffled minibatches of
-// the same data (counted once more); the VecEnv holds ~4 observation-sized arrays per env.
-Status CheckBufferMemory(const learn::PpoOptions& ppo, int num_envs, int obs_dim, int act_dim,
-                         int64_t available) {
-  const double samples = static_cast<double>(ppo.n_steps) * num_envs;
-  const double bytes = 2.0 * samples * (obs_dim + act_dim + 6) * sizeof(float) +
-                       4.0 * num_envs * obs_dim * sizeof(float);
+// Memory estimated before anything big is built (issue 9 §3), from one probe env's spec:
+//  - environments: per env ~kEnvObjectBytes for the object and its state (the intraday env
+//    holds its options, a copy of the eligible session list and its portfolio; the market
+//    data and features are shared), plus the VecEnv's per-env arrays: observations and
+//    terminal observations (2 x obs_dim floats), actions, info and terminal info
+//    (2 x info_dim doubles), rewards and flags;
+//  - the rollout buffer: per sample (n_steps x num_envs) obs_dim + act_dim + 6 floats
+//    (reward, value, log-prob, episode start, advantage, return); the update gathers
+//    shuffled minibatches of the same data (counted once more).
+// Refused above 80% of MemAvailable, naming the keys to lower.
+constexpr double kEnvObjectBytes = 4096;
+
+Status CheckMemory(const learn::PpoOptions& ppo, int64_t num_envs, const env::EnvSpec& spec,
+                   int64_t available) {
+  const double obs = spec.obs_dim, act = spec.action.dim;
+  const double info = static_cast<double>(spec.info_names.size());
+  const double envs = static_cast<double>(num_envs);
+  const double env_bytes =
+      envs * (kEnvObjectBytes + (2 * obs + act + 2) * sizeof(float) + 2 * info * sizeof(double));
+  const double samples = static_cast<double>(ppo.n_steps) * envs;
+  const double rollout_bytes = 2.0 * samples * (obs + act + 6) * sizeof(float);
+  const double bytes = env_bytes + rollout_bytes;
   if (available <= 0 || bytes <= 0.8 * static_cast<double>(available)) return Status::Ok();
-  char text[400];
+  char text[600];
   std::snprintf(text, sizeof text,
-                "the rollout would need about %.2f GB (algo.n_steps %d x env.num_envs %d = %.0f "
-                "samples of %d observation + %d action floats, x2 for the update) but only %.2f "
-                "GB is available (MemAvailable); lower algo.n_steps or env.num_envs",
-                bytes / 1e9, ppo.n_steps, num_envs, samples, obs_dim, act_dim,
-                static_cast<double>(available) / 1e9);
+                "training would need about %.2f GB (environments: env.num_envs %lld x ~%.0f "
+                "bytes = %.2f GB; rollout: algo.n_steps %d x env.num_envs %lld = %.0f samples "
+                "of %.0f observation + %.0f action floats, x2 for the update = %.2f GB) but only "
+                "%.2f GB is available (MemAvailable); lower env.num_envs or algo.n_steps",
+                bytes / 1e9, static_cast<long long>(num_envs), env_bytes / envs, env_bytes / 1e9,
+                ppo.n_steps, static_cast<long long>(num_envs), samples, obs, act,
+                rollout_bytes / 1e9, static_cast<double>(available) / 1e9);
   return Status::InvalidArgument(text);
+}
+
+// "file:line: [section] key" when the config sets the key, else "[section] key".
+std::string KeyPlace(const config::Config& config, const std::string& section,
+                     const std::string& key) {
+  const config::ConfigValue* v = config.Get(section, key);
+  return (v != nullptr ? config::internal::MessagePlace(v->source) + ": " : std::string()) + "[" +
+         section + "] " + key;
+}
+
+// The values a schedule takes over a run of `total_updates` updates (sampled at 201
+// points, both ends included: linear and warmup-cosine schedules reach their extremes
+// there or at the end of the warm-up, which the dense sampling brackets).
+std::pair<double, double> ScheduleRange(const learn::Schedule& schedule, int64_t total_updates) {
+  double lo = 0, hi = 0;
+  for (int k = 0; k <= 200; ++k) {
+    learn::TrainingProgress p;
+    p.progress_remaining = 1.0 - k / 200.0;
+    p.total_updates = std::max<int64_t>(1, total_updates);
+    p.update = 1 + (p.total_updates - 1) * k / 200;
+    const double v = schedule.Value(p);
+    lo = k == 0 ? v : std::min(lo, v);
+    hi = k == 0 ? v : std::max(hi, v);
+  }
+  return {lo, hi};
+}
+
+// The valid ranges of [run], [algo] and [policy] values (issue 9 §4), checked at config
+// time so that a bad value is reported with its file:line and leaves no run directory.
+// Non-finite numbers are refused by the options binder itself (core/options.h).
+Status CheckRanges(const config::Config& config, const RunOptions& run,
+                   const learn::PpoOptions& ppo, const learn::PolicyOptions& policy,
+                   int64_t num_envs) {
+  std::vector<std::string> errors;
+  auto fail = [&](const std::string& section, const std::string& key, const std::string& value,
+                  const std::string& rule) {
+    errors.push_back(KeyPlace(config, section, key) + " = " + value + ": " + rule);
+  };
+  const int max_threads = std::max(16, 4 * HardwareThreads());
+  if (run.threads < 0 || run.threads > max_threads) {
+    fail("run", "threads", std::to_string(run.threads),
+         fmt::format("must be in [0, {}] (0 = the cores this process may use; at most 4x the "
+                     "machine's {} hardware threads)",
+                     max_threads, HardwareThreads()));
+  }
+  if (run.checkpoint_every < 0) {
+    fail("run", "checkpoint_every", std::to_string(run.checkpoint_every),
+         "must be >= 0 (env steps between checkpoints; 0 = final only)");
+  }
+  const int64_t per_update = static_cast<int64_t>(ppo.n_steps) * num_envs;
+  const int64_t updates = per_update > 0 ? run.total_steps / per_update : 1;
+  struct ScheduleRule {
+    const char* key;
+    const learn::Schedule* schedule;
+    double lo, hi;  // values must lie in [lo, hi]
+    bool positive;  // a constant must be > 0 (a schedule may reach 0 at an end)
+    const char* what;
+  };
+  const ScheduleRule rules[] = {
+      {"learning_rate", &ppo.learning_rate, 0, 1, true, "Adam step size"},
+      {"clip_range", &ppo.clip_range, 0, 10, true, "policy ratio clip"},
+      {"ent_coef", &ppo.ent_coef, 0, 100, false, "entropy coefficient"},
+  };
+  for (const ScheduleRule& r : rules) {
+    const auto [lo, hi] = ScheduleRange(*r.schedule, updates);
+    const bool constant = r.schedule->kind() == learn::Schedule::Kind::kConstant;
+    const bool bad_zero = r.positive && hi <= 0;
+    if (lo < r.lo || hi > r.hi || bad_zero) {
+      fail("algo", r.key, r.schedule->ToString(),
+           fmt::format("{} must stay in {}{}, {}] over the run{} (here it spans [{}, {}])", r.what,
+                       r.positive && constant ? "(" : "[", r.lo, r.hi,
+                       r.positive ? "; a constant must be > 0" : "", lo, hi));
+    }
+  }
+  if (!(ppo.vf_coef >= 0 && ppo.vf_coef <= 100)) {
+    fail("algo", "vf_coef", rlt::internal::FormatValue(ppo.vf_coef), "must be in [0, 100]");
+  }
+  if (!(policy.log_std_init >= -20 && policy.log_std_init <= 5)) {
+    fail("policy", "log_std_init", rlt::internal::FormatValue(policy.log_std_init),
+         "must be in [-20, 5] (the initial std exp(log_std_init) in [2e-9, 148])");
+  }
+  // A batch_size at or above the rollout is one minibatch of the whole rollout (SB3).
+  if (ppo.batch_size >= 1 && ppo.batch_size < per_update && per_update % ppo.batch_size != 0) {
+    int64_t below = ppo.batch_size;
+    while (per_update % below != 0) --below;
+    int64_t above = ppo.batch_size;
+    while (per_update % above != 0) ++above;
+    fail("algo", "batch_size", std::to_string(ppo.batch_size),
+         fmt::format("must divide algo.n_steps x env.num_envs = {} x {} = {} (every minibatch "
+                     "the same size); the nearest valid values are {} and {}",
+                     ppo.n_steps, num_envs, per_update, below, above));
+  }
+  return config::internal::JoinErrors(errors);
 }
 
 Result<Setup> BuildSetup(config::Config config) {
@@ -115,6 +225,7 @@ Result<Setup> BuildSetup(config::Config config) {
     return Status::InvalidArgument("[run] eval_every must be >= 0 (0 = no evaluation)");
   }
   RLT_ASSIGN_OR_RETURN(EnvSetup env_setup, BuildEnvSetup(config));
+  RLT_RETURN_IF_ERROR(CheckRanges(config, s.run, s.ppo, s.policy, env_setup.num_envs));
   // Honesty (issue 9 §1): whatever set the training range ([env] range, --set, a fold's
   // split), the dates training will see must not touch [split] test.
   RLT_ASSIGN_OR_RETURN(s.ranges, TrainingRangesOf(env_setup));
@@ -136,11 +247,15 @@ Result<Setup> BuildSetup(config::Config config) {
   s.run.threads = threads;
   WarnIfOversubscribed(threads);
   learn::SetComputeThreads(threads);
+  {
+    // One probe env gives the spec the memory estimate needs, before num_envs are built.
+    RLT_ASSIGN_OR_RETURN(auto probe, env::MakeEnvs(env_setup.id, env_setup.context, 1));
+    RLT_RETURN_IF_ERROR(
+        CheckMemory(s.ppo, env_setup.num_envs, probe.front()->spec(), AvailableMemoryBytes()));
+  }
   RLT_ASSIGN_OR_RETURN(auto envs,
                        env::MakeEnvs(env_setup.id, env_setup.context, env_setup.num_envs));
   s.venv = std::make_unique<env::VecEnv>(std::move(envs), threads);
-  RLT_RETURN_IF_ERROR(CheckBufferMemory(s.ppo, s.venv->num_envs(), s.venv->obs_dim(),
-                                        s.venv->act_dim(), AvailableMemoryBytes()));
   if (s.run.eval_every > 0) {
     Result<std::vector<std::unique_ptr<env::Env>>> eval_envs =
         env::MakeEnvs(env_setup.id, s.eval.context, s.eval.num_envs);

@@ -36,6 +36,14 @@ Result<std::map<std::string, market::DateRange>> ReadSplit(const config::Config&
                                    " overlaps test " + split["test"].ToString() +
                                    "; evaluation dates must be outside the training dates");
   }
+  if (split.count("train") && split.count("test") && split["test"].last != 0 &&
+      split["train"].first > split["test"].last) {
+    const config::ConfigValue* v = s->Find("train");
+    return Status::InvalidArgument(
+        config::internal::MessagePlace(v->source) + ": [split] train " + split["train"].ToString() +
+        " starts after test " + split["test"].ToString() +
+        " ends; train on dates before the test range (walk forward in time)");
+  }
   if (split.count("validation")) {
     for (const char* other : {"train", "test"}) {
       if (split.count(other) && split["validation"].Overlaps(split[other])) {
@@ -185,6 +193,22 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverr
   }
   RLT_RETURN_IF_ERROR(config.Bind("data", setup.data));
   RLT_RETURN_IF_ERROR(config.Bind("features", setup.features));
+  if (setup.data.source == "synthetic" && overrides.data_file.empty()) {
+    // Keys set to other than their defaults (a saved config.toml lists every key).
+    const DataOptions defaults;
+    const std::pair<const char*, bool> keys[] = {
+        {"timezone", setup.data.timezone != defaults.timezone},
+        {"symbol", setup.data.symbol != defaults.symbol},
+        {"file", setup.data.file != defaults.file},
+        {"session", setup.data.session != defaults.session}};
+    for (const auto& [key, set] : keys) {
+      const config::ConfigValue* v = config.Get("data", key);
+      if (v == nullptr || !set) continue;
+      NoteOnce(fmt::format(
+          "warning: {}: [data] {} does not apply to source = \"synthetic\" and is ignored",
+          config::internal::MessagePlace(v->source), key));
+    }
+  }
   if (!setup.split.count("train")) {
     return Status::InvalidArgument(
         "market environments need [split] train = \"YYYY-MM-DD:YYYY-MM-DD\" (the normaliser is "

@@ -32,6 +32,9 @@ Result<std::unique_ptr<IntradayStockEnv>> IntradayStockEnv::Create(
   if (!(o.buy_threshold > o.sell_threshold)) return bad("buy_threshold must exceed sell_threshold");
   if (!(o.min_amount > 0 && o.min_amount <= 1)) return bad("min_amount must be in (0, 1]");
   if (o.cost_rate < 0 || o.fixed_cost < 0) return bad("costs must be >= 0");
+  if (!(o.cost_rate < 1)) {
+    return bad("cost_rate must be in [0, 1) (a fraction of the traded value)");
+  }
   if (o.episode_sessions < 1) return bad("episode_sessions must be >= 1");
   if (!(o.stop_fraction >= 0 && o.stop_fraction < 1)) return bad("stop_fraction must be in [0, 1)");
   DateRange range;

@@ -1,0 +1,57 @@
+// rltrade market: end-of-day option chains in structure-of-arrays form.
+//
+// An OptionChain holds the listed contracts of one underlying for a series of quote dates.
+// Contracts of one quote date are contiguous (day_begin[d] .. day_begin[d + 1]) and sorted
+// by (expiry, right: calls first, strike). Dates are days since 1970-01-01 (UTC civil
+// dates; see core/civil_time.h). Optional fields are NaN when the source has no value.
+// Greeks read from a file are stored as the file writes them (vendors differ in units:
+// theta per day or per year, vega per 1% or per 1.00); market/option_chain_pricing.h
+// computes our own, in the conventions of pricing/pricing.h.
+#ifndef RLT_MARKET_OPTION_CHAIN_H_
+#define RLT_MARKET_OPTION_CHAIN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pricing/pricing.h"
+
+namespace rlt::market {
+
+using pricing::OptionType;
+
+struct OptionChain {
+  std::string underlying;  // symbol, or the file name when the file names none
+
+  // Per quote date (ascending, distinct).
+  std::vector<int32_t> dates;            // days since 1970-01-01
+  std::vector<double> underlying_price;  // NaN when the source has none
+  std::vector<int64_t> day_begin;        // size dates.size() + 1; day d's contracts are
+                                         // [day_begin[d], day_begin[d + 1])
+
+  // Per contract (all the same size).
+  std::vector<int32_t> expiry;  // days since 1970-01-01, >= the quote date
+  std::vector<double> strike;   // > 0
+  std::vector<OptionType> right;
+  std::vector<double> bid;                        // >= 0 (0 = no bid)
+  std::vector<double> ask;                        // > 0, >= bid
+  std::vector<double> last;                       // optional
+  std::vector<double> volume;                     // optional
+  std::vector<double> open_interest;              // optional
+  std::vector<double> implied_vol;                // optional (per sqrt(year), 0.2 = 20%)
+  std::vector<double> delta, gamma, theta, vega;  // optional, as in the source
+  std::vector<double> mark;   // the model value (synthetic chains); NaN for files
+  std::vector<int64_t> line;  // 1-based source line (0 for synthetic chains)
+
+  size_t num_days() const { return dates.size(); }
+  size_t size() const { return strike.size(); }
+  // Index of the quote date of contract i (binary search over day_begin).
+  size_t DayOf(size_t i) const;
+  // Appends one contract with every optional field NaN; returns its index.
+  size_t AddContract(int32_t expiry_day, double strike_value, OptionType type, double bid_value,
+                     double ask_value);
+};
+
+}  // namespace rlt::market
+
+#endif  // RLT_MARKET_OPTION_CHAIN_H_

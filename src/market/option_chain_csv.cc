@@ -1,0 +1,460 @@
+#include "market/option_chain_csv.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "core/civil_time.h"
+
+namespace rlt::market {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string Normalise(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (c == '_' || c == ' ' || c == '/' || c == '-' || c == '"' || c == '\t') continue;
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+// Splits one CSV line; fields may be quoted ("a,b" and "" for a quote inside).
+std::vector<std::string> SplitCsvLine(std::string_view line) {
+  std::vector<std::string> fields;
+  std::string cur;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cur += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.push_back(std::move(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  fields.push_back(std::move(cur));
+  for (auto& f : fields) {
+    const size_t b = f.find_first_not_of(" \t");
+    const size_t e = f.find_last_not_of(" \t");
+    f = b == std::string::npos ? std::string() : f.substr(b, e - b + 1);
+  }
+  return fields;
+}
+
+bool ParseInt(std::string_view s, int* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// A finite number; false otherwise.
+bool ParseNumber(std::string_view s, double* out) {
+  if (s.empty()) return false;
+  if (s.front() == '+') s.remove_prefix(1);
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size() && std::isfinite(*out);
+}
+
+enum Field {
+  kQuoteDate,
+  kExpiry,
+  kStrike,
+  kRight,
+  kBid,
+  kAsk,
+  kLast,
+  kVolume,
+  kOpenInterest,
+  kIv,
+  kUnderlyingPrice,
+  kDelta,
+  kGamma,
+  kTheta,
+  kVega,
+  kMark,
+  kSymbol,
+  kNumFields
+};
+constexpr int kNumRequired = 6;
+
+const std::vector<std::vector<std::string>>& Aliases() {
+  static const std::vector<std::vector<std::string>> kAliases = {
+      {"quotedate", "date", "spotdate", "tradedate", "asof"},
+      {"expiration", "expiry", "optionexpiration", "expirationdate", "exdate"},
+      {"strike", "strikeprice"},
+      {"type", "callput", "optiontype", "putcall", "cpflag", "right"},
+      {"bid"},
+      {"ask"},
+      {"last", "lastprice"},
+      {"volume"},
+      {"openinterest"},
+      {"impliedvol", "iv", "impliedvolatility"},
+      {"underlyinglast", "underlyingprice", "stockpriceclose", "s", "spot"},
+      {"delta"},
+      {"gamma"},
+      {"theta"},
+      {"vega"},
+      {"mark"},
+      {"symbol", "ticker", "underlying"},
+  };
+  return kAliases;
+}
+
+const char* kRequiredNames[kNumRequired] = {"quote date", "expiration", "strike",
+                                            "call/put",   "bid",        "ask"};
+
+struct Row {
+  int64_t line;
+  int32_t date, expiry;
+  double strike;
+  OptionType right;
+  double v[kNumFields];  // numbers by Field (NaN when absent)
+};
+
+}  // namespace
+
+Result<int32_t> ParseChainDate(std::string_view text) {
+  int y = 0, m = 0, d = 0;
+  bool ok = false;
+  if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
+    ok = ParseInt(text.substr(0, 4), &y) && ParseInt(text.substr(5, 2), &m) &&
+         ParseInt(text.substr(8, 2), &d);
+  } else if (text.size() == 8 && text.find('/') == std::string_view::npos) {
+    ok = ParseInt(text.substr(0, 4), &y) && ParseInt(text.substr(4, 2), &m) &&
+         ParseInt(text.substr(6, 2), &d);
+  } else {
+    const size_t a = text.find('/');
+    const size_t b = a == std::string_view::npos ? a : text.find('/', a + 1);
+    if (b != std::string_view::npos) {
+      const std::string_view ys = text.substr(b + 1);
+      ok = ParseInt(text.substr(0, a), &m) && ParseInt(text.substr(a + 1, b - a - 1), &d) &&
+           ParseInt(ys, &y) && (ys.size() == 2 || ys.size() == 4);
+      if (ok && ys.size() == 2) y += y < 69 ? 2000 : 1900;
+    }
+  }
+  if (!ok || y < 1 || y > 9999 || m < 1 || m > 12 || d < 1 || d > DaysInMonth(y, m)) {
+    return Status::InvalidArgument(fmt::format(
+        "'{}' is not a date (expected YYYY-MM-DD, YYYYMMDD, M/D/YYYY or M/D/YY)", text));
+  }
+  return static_cast<int32_t>(DaysFromCivil(y, m, d));
+}
+
+Result<OptionChain> ReadOptionChainCsv(const std::string& path, const ChainReadOptions& options,
+                                       DataReport* report) {
+  RLT_ASSIGN_OR_RETURN(std::string text, ReadFile(path, options.max_file_bytes));
+  return ParseOptionChainCsv(text, path, options, report);
+}
+
+Result<OptionChain> ParseOptionChainCsv(std::string_view text, const std::string& source,
+                                        const ChainReadOptions& options, DataReport* report) {
+  DataReport local;
+  DataReport& rep = report ? *report : local;
+  rep = DataReport();
+  if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+
+  // Lines.
+  std::vector<std::string_view> lines;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view l = text.substr(pos, end - pos);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    lines.push_back(l);
+    pos = end + 1;
+  }
+  if (lines.empty() || lines[0].empty()) {
+    return Status::DataError(
+        fmt::format("{}:1: empty file or empty header. Fix: the first line must name the columns "
+                    "(quote date, expiration, strike, call/put, bid, ask)",
+                    source));
+  }
+  const std::vector<std::string> header = SplitCsvLine(lines[0]);
+  int col[kNumFields];
+  std::fill(col, col + kNumFields, -1);
+  const auto& aliases = Aliases();
+  for (int f = 0; f < kNumFields; ++f) {
+    for (const std::string& alias : aliases[f]) {
+      for (size_t c = 0; c < header.size() && col[f] < 0; ++c) {
+        if (Normalise(header[c]) == alias) col[f] = static_cast<int>(c);
+      }
+      if (col[f] >= 0) break;
+    }
+  }
+  std::vector<std::string> missing;
+  for (int f = 0; f < kNumRequired; ++f) {
+    if (col[f] < 0) missing.push_back(kRequiredNames[f]);
+  }
+  if (!missing.empty()) {
+    std::string names;
+    for (const auto& m : missing) names += (names.empty() ? "'" : ", '") + m + "'";
+    return Status::DataError(fmt::format(
+        "{}:1: no {} column in the header ({} columns: {}). Fix: name the columns as in "
+        "market/option_chain_csv.h (e.g. quote_date, expiration, strike, call_put, bid, "
+        "ask)",
+        source, names, header.size(), lines[0].substr(0, 200)));
+  }
+  auto name = [&](int f) { return header[col[f]]; };
+
+  std::vector<Row> rows;
+  std::vector<bool> bad_line(lines.size() + 1, false);
+  std::string symbol;
+  auto problem = [&](int64_t line, int f, std::string rule, std::string detail, std::string fix) {
+    rep.problems.push_back({source, line, f >= 0 ? name(f) : std::string(), std::move(rule),
+                            std::move(detail), std::move(fix)});
+    bad_line[line] = true;
+  };
+
+  for (size_t li = 1; li < lines.size(); ++li) {
+    const int64_t line = static_cast<int64_t>(li) + 1;
+    if (lines[li].empty()) continue;  // blank lines (e.g. the final newline)
+    ++rep.rows_read;
+    const std::vector<std::string> fields = SplitCsvLine(lines[li]);
+    if (fields.size() != header.size()) {
+      problem(line, -1, "wrong-field-count",
+              fmt::format("{} fields, the header has {}", fields.size(), header.size()),
+              "make every row have one field per header column");
+      continue;
+    }
+    Row row{};
+    row.line = line;
+    bool ok = true;
+    for (int f : {kQuoteDate, kExpiry}) {
+      const std::string& s = fields[col[f]];
+      if (s.empty()) {
+        problem(line, f, "missing-field", "empty", "fill in the date or remove the row");
+        ok = false;
+        continue;
+      }
+      Result<int32_t> d = ParseChainDate(s);
+      if (!d.ok()) {
+        problem(line, f, "not-a-date", d.status().message(),
+                "write dates as YYYY-MM-DD (or YYYYMMDD, M/D/YYYY)");
+        ok = false;
+      } else {
+        (f == kQuoteDate ? row.date : row.expiry) = *d;
+      }
+    }
+    {
+      std::string r = fields[col[kRight]];
+      for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (r.empty()) {
+        problem(line, kRight, "missing-field", "empty", "write C or P (call or put)");
+        ok = false;
+      } else if (r == "c" || r == "call") {
+        row.right = OptionType::kCall;
+      } else if (r == "p" || r == "put") {
+        row.right = OptionType::kPut;
+      } else {
+        problem(line, kRight, "not-call/put", fmt::format("'{}'", fields[col[kRight]]),
+                "write C, P, call or put");
+        ok = false;
+      }
+    }
+    for (int f = 0; f < kNumFields; ++f) {
+      row.v[f] = kNaN;
+      if (f == kQuoteDate || f == kExpiry || f == kRight || f == kSymbol || col[f] < 0) continue;
+      const std::string& s = fields[col[f]];
+      if (s.empty()) {
+        if (f < kNumRequired) {
+          problem(line, f, "missing-field", "empty", "fill in the value or remove the row");
+          ok = false;
+        }
+        continue;
+      }
+      if (!ParseNumber(s, &row.v[f])) {
+        row.v[f] = kNaN;
+        problem(line, f, "not-a-number", fmt::format("'{}'", s.substr(0, 40)),
+                "write a finite decimal number (or leave an optional field empty)");
+        ok = false;
+      }
+    }
+    if (!ok) continue;
+    row.strike = row.v[kStrike];
+    const double bid = row.v[kBid], ask = row.v[kAsk];
+    if (row.strike <= 0) {
+      problem(line, kStrike, "strike<=0", fmt::format("strike={}", row.strike),
+              "strikes must be positive; remove the row");
+      ok = false;
+    }
+    if (bid < 0) {
+      problem(line, kBid, "bid<0", fmt::format("bid={}", bid),
+              "a missing bid is 0; remove the row or fix the quote");
+      ok = false;
+    }
+    if (ask <= 0) {
+      problem(line, kAsk, "ask<=0", fmt::format("ask={}", ask),
+              "a contract without an offer cannot be valued; remove the row");
+      ok = false;
+    } else if (bid > ask) {
+      problem(line, kBid, "bid>ask", fmt::format("crossed quote: bid={} > ask={}", bid, ask),
+              "check the quote's source; remove the row");
+      ok = false;
+    }
+    if (row.expiry < row.date) {
+      problem(line, kExpiry, "expiry<quote-date",
+              fmt::format("expiry {} is before the quote date {}",
+                          FormatDate(DateKey(CivilFromDays(row.expiry))),
+                          FormatDate(DateKey(CivilFromDays(row.date)))),
+              "remove expired contracts");
+      ok = false;
+    }
+    if (!ok) continue;
+    if (symbol.empty() && col[kSymbol] >= 0) symbol = fields[col[kSymbol]];
+    rows.push_back(row);
+  }
+
+  // Sort by (date, expiry, right: calls first, strike, line); flag duplicates.
+  std::vector<size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto key = [&](size_t i) {
+    const Row& r = rows[i];
+    return std::make_tuple(r.date, r.expiry, -static_cast<int>(r.right), r.strike, r.line);
+  };
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+  std::vector<size_t> kept;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const Row& r = rows[order[k]];
+    if (!kept.empty()) {
+      const Row& p = rows[kept.back()];
+      if (p.date == r.date && p.expiry == r.expiry && p.right == r.right && p.strike == r.strike) {
+        problem(r.line, -1, "duplicate-contract",
+                fmt::format("{} expiring {} strike {} quoted {} is already on line {}",
+                            pricing::OptionTypeName(r.right),
+                            FormatDate(DateKey(CivilFromDays(r.expiry))), r.strike,
+                            FormatDate(DateKey(CivilFromDays(r.date))), p.line),
+                "keep one row per contract and quote date");
+        continue;
+      }
+    }
+    kept.push_back(order[k]);
+  }
+  std::stable_sort(rep.problems.begin(), rep.problems.end(),
+                   [](const DataProblem& a, const DataProblem& b) { return a.line < b.line; });
+  for (size_t i = 0; i < bad_line.size(); ++i) rep.rows_dropped += bad_line[i] ? 1 : 0;
+
+  if (!rep.problems.empty() && options.on_bad_rows == BadRowPolicy::kFail) {
+    std::string msg =
+        fmt::format("{}: {} problem(s) in {} rows:", source, rep.problems.size(), rep.rows_read);
+    const size_t shown = std::min<size_t>(rep.problems.size(), 20);
+    for (size_t i = 0; i < shown; ++i) msg += "\n  " + rep.problems[i].ToString();
+    if (shown < rep.problems.size()) {
+      msg += fmt::format("\n  ... and {} more", rep.problems.size() - shown);
+    }
+    msg += "\nFix: correct the rows, or drop them with on_bad_rows = drop (--on-bad-rows drop)";
+    rep.rows_dropped = 0;
+    return Status::DataError(std::move(msg));
+  }
+  if (options.on_bad_rows == BadRowPolicy::kFail) rep.rows_dropped = 0;
+
+  OptionChain chain;
+  chain.underlying = symbol.empty() ? source : symbol;
+  const size_t n = kept.size();
+  for (auto* v :
+       {&chain.strike, &chain.bid, &chain.ask, &chain.last, &chain.volume, &chain.open_interest,
+        &chain.implied_vol, &chain.delta, &chain.gamma, &chain.theta, &chain.vega, &chain.mark}) {
+    v->reserve(n);
+  }
+  for (size_t k = 0; k < n; ++k) {
+    const Row& r = rows[kept[k]];
+    if (chain.dates.empty() || chain.dates.back() != r.date) {
+      chain.dates.push_back(r.date);
+      chain.underlying_price.push_back(kNaN);
+      chain.day_begin.push_back(static_cast<int64_t>(k));
+    }
+    if (std::isnan(chain.underlying_price.back())) {
+      chain.underlying_price.back() = r.v[kUnderlyingPrice];
+    }
+    const size_t i = chain.AddContract(r.expiry, r.strike, r.right, r.v[kBid], r.v[kAsk]);
+    chain.last[i] = r.v[kLast];
+    chain.volume[i] = r.v[kVolume];
+    chain.open_interest[i] = r.v[kOpenInterest];
+    chain.implied_vol[i] = r.v[kIv];
+    chain.delta[i] = r.v[kDelta];
+    chain.gamma[i] = r.v[kGamma];
+    chain.theta[i] = r.v[kTheta];
+    chain.vega[i] = r.v[kVega];
+    chain.mark[i] = r.v[kMark];
+    chain.line[i] = r.line;
+  }
+  chain.day_begin.push_back(static_cast<int64_t>(n));
+  return chain;
+}
+
+Status WriteOptionChainCsv(const std::string& path, const OptionChain& chain) {
+  if (chain.underlying.find_first_of(",\"\r\n") != std::string::npos) {
+    return Status::InvalidArgument(fmt::format(
+        "symbol '{}' has a comma, quote or line break; it cannot be written to a CSV field",
+        chain.underlying));
+  }
+  std::string out =
+      "symbol,quote_date,expiration,strike,type,bid,ask,last,volume,open_interest,implied_vol,"
+      "underlying_price,delta,gamma,theta,vega,mark\n";
+  auto num = [&](double v) {
+    if (std::isfinite(v)) out += fmt::format("{:.17g}", v);
+  };
+  for (size_t d = 0; d < chain.num_days(); ++d) {
+    const std::string date = FormatDate(DateKey(CivilFromDays(chain.dates[d])));
+    for (int64_t i = chain.day_begin[d]; i < chain.day_begin[d + 1]; ++i) {
+      out += chain.underlying;
+      out += ',';
+      out += date;
+      out += ',';
+      out += FormatDate(DateKey(CivilFromDays(chain.expiry[i])));
+      out += ',';
+      num(chain.strike[i]);
+      out += chain.right[i] == OptionType::kCall ? ",C," : ",P,";
+      for (double v : {chain.bid[i], chain.ask[i], chain.last[i], chain.volume[i],
+                       chain.open_interest[i], chain.implied_vol[i], chain.underlying_price[d],
+                       chain.delta[i], chain.gamma[i], chain.theta[i], chain.vega[i]}) {
+        num(v);
+        out += ',';
+      }
+      num(chain.mark[i]);
+      out += '\n';
+    }
+  }
+  return WriteFileAtomic(path, out);
+}
+
+size_t OptionChain::DayOf(size_t i) const {
+  const auto it = std::upper_bound(day_begin.begin(), day_begin.end(), static_cast<int64_t>(i));
+  return static_cast<size_t>(it - day_begin.begin()) - 1;
+}
+
+size_t OptionChain::AddContract(int32_t expiry_day, double strike_value, OptionType type,
+                                double bid_value, double ask_value) {
+  expiry.push_back(expiry_day);
+  strike.push_back(strike_value);
+  right.push_back(type);
+  bid.push_back(bid_value);
+  ask.push_back(ask_value);
+  for (auto* v :
+       {&last, &volume, &open_interest, &implied_vol, &delta, &gamma, &theta, &vega, &mark}) {
+    v->push_back(kNaN);
+  }
+  line.push_back(0);
+  return strike.size() - 1;
+}
+
+}  // namespace rlt::market

@@ -1,0 +1,662 @@
+// Option chains: the CSV reader's header detection and validation rules (small inline
+// CSVs), the real files in ../shared/data/options (skipped when absent; expected counts
+// from an independent Python count of the files), the synthetic generator (calendar rules
+// checked with std::chrono, put-call parity, causality, determinism) and batch pricing
+// (against the scalar pricing functions).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "core/civil_time.h"
+#include "market/option_chain_csv.h"
+#include "market/option_chain_pricing.h"
+#include "market/option_chain_synth.h"
+
+namespace rlt::market {
+namespace {
+
+namespace fs = std::filesystem;
+using pricing::OptionType;
+
+int32_t Day(int y, int m, int d) {
+  return static_cast<int32_t>(
+      std::chrono::sys_days(std::chrono::year(y) / m / d).time_since_epoch().count());
+}
+
+const char kHeader[] = "quote_date,expiration,strike,type,bid,ask,volume,iv,underlying_last\n";
+
+struct Parsed {
+  Result<OptionChain> chain = Status::DataError("not read");
+  DataReport report;
+};
+
+Parsed Parse(const std::string& text, BadRowPolicy policy) {
+  ChainReadOptions o;
+  o.on_bad_rows = policy;
+  Parsed p;
+  p.chain = ParseOptionChainCsv(text, "t.csv", o, &p.report);
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------
+// Reader.
+
+TEST(ChainDate, Formats) {
+  EXPECT_EQ(*ParseChainDate("2018-01-31"), Day(2018, 1, 31));
+  EXPECT_EQ(*ParseChainDate("20180131"), Day(2018, 1, 31));
+  EXPECT_EQ(*ParseChainDate("01/31/2018"), Day(2018, 1, 31));
+  EXPECT_EQ(*ParseChainDate("1/3/11"), Day(2011, 1, 3));
+  EXPECT_EQ(*ParseChainDate("2/29/2024"), Day(2024, 2, 29));
+  for (const char* bad : {"2023-02-29", "13/01/2020", "2020-1-1", "", "yesterday", "1/2/345"}) {
+    EXPECT_FALSE(ParseChainDate(bad).ok()) << bad;
+  }
+}
+
+TEST(ChainCsv, ReadsAndSortsContracts) {
+  const std::string text = std::string(kHeader) +
+                           "2024-01-02,2024-02-16,110,P,11.0,11.5,5,0.21,100\n"
+                           "2024-01-02,2024-01-19,100,C,2.0,2.2,,,100\n"
+                           "2024-01-03,2024-01-19,100,call,2.5,2.7,7,0.2,101\n"
+                           "2024-01-02,2024-01-19,90,C,10.1,10.4,1,0.25,100\n";
+  Parsed p = Parse(text, BadRowPolicy::kFail);
+  ASSERT_TRUE(p.chain.ok()) << p.chain.status().ToString();
+  const OptionChain& c = *p.chain;
+  ASSERT_EQ(c.num_days(), 2u);
+  ASSERT_EQ(c.size(), 4u);
+  EXPECT_EQ(c.dates[0], Day(2024, 1, 2));
+  EXPECT_EQ(c.dates[1], Day(2024, 1, 3));
+  EXPECT_EQ(c.day_begin, (std::vector<int64_t>{0, 3, 4}));
+  EXPECT_EQ(c.underlying_price[1], 101);
+  // Day 1 sorted by expiry, calls first, strike.
+  EXPECT_EQ(c.strike[0], 90);
+  EXPECT_EQ(c.line[0], 5);
+  EXPECT_EQ(c.strike[1], 100);
+  EXPECT_TRUE(std::isnan(c.volume[1]));
+  EXPECT_TRUE(std::isnan(c.implied_vol[1]));
+  EXPECT_EQ(c.right[2], OptionType::kPut);
+  EXPECT_EQ(c.expiry[2], Day(2024, 2, 16));
+  EXPECT_EQ(c.right[3], OptionType::kCall);
+  EXPECT_EQ(c.DayOf(2), 0u);
+  EXPECT_EQ(c.DayOf(3), 1u);
+  EXPECT_TRUE(std::isnan(c.mark[0]));
+  EXPECT_EQ(p.report.rows_read, 4);
+  EXPECT_TRUE(p.report.problems.empty());
+}
+
+// The three vendor layouts of ../shared/data/options (headers as there, values made up).
+TEST(ChainCsv, DetectsVendorHeaders) {
+  const std::string optopsy =
+      "underlying,underlying_last,exchange,optionroot,optionext,type,expiration,quotedate,"
+      "strike,last,bid,ask,volume,openinterest,impliedvol,delta,gamma,theta,vega,optionalias\n"
+      "SPXW,2695.79,W,X,,put,01/31/2018,01/02/2018,2600,1,20.1,20.9,3,40,0.12,-0.3,0.001,"
+      "-1,2,X\n";
+  const std::string ivol =
+      "symbol,exchange,company_name,date,stock_price_close,option_symbol,option_expiration,"
+      "strike,call/put,style,ask,bid,mean_price,settlement,iv,volume,open_interest,"
+      "stock_price_for_iv,forward_price,isinterpolated,delta,vega,gamma,theta,rho\n"
+      "SPX,CBOE,S&P 500 Index (SPX),1/3/11,1271.87,X,1/21/11,1200,C,E,80.5,79.5,80,0,0.2,1,"
+      "250,1271.87,1270.7,*,0.8,1,0.001,-0.5,0.1\n";
+  const std::string yahoo =
+      "ticker,expiry,option_type,strike,lastPrice,bid,ask,volume,openInterest,"
+      "impliedVolatility,days_to_expiry,T,S,spot_date,downloaded_at_utc\n"
+      "SPY,2026-05-08,call,700.0,21.5,22.1,22.4,1.0,3.0,0.25,7,0.019,720.65,2026-05-01,x\n";
+  struct Case {
+    std::string text, symbol;
+    int32_t date, expiry;
+    double strike, bid, ask, spot, iv, oi;
+    OptionType right;
+  };
+  for (const Case& k : {
+           Case{optopsy, "SPXW", Day(2018, 1, 2), Day(2018, 1, 31), 2600, 20.1, 20.9, 2695.79, 0.12,
+                40, OptionType::kPut},
+           Case{ivol, "SPX", Day(2011, 1, 3), Day(2011, 1, 21), 1200, 79.5, 80.5, 1271.87, 0.2, 250,
+                OptionType::kCall},
+           Case{yahoo, "SPY", Day(2026, 5, 1), Day(2026, 5, 8), 700, 22.1, 22.4, 720.65, 0.25, 3,
+                OptionType::kCall},
+       }) {
+    Parsed p = Parse(k.text, BadRowPolicy::kFail);
+    ASSERT_TRUE(p.chain.ok()) << p.chain.status().ToString();
+    const OptionChain& c = *p.chain;
+    ASSERT_EQ(c.size(), 1u);
+    EXPECT_EQ(c.underlying, k.symbol);
+    EXPECT_EQ(c.dates[0], k.date);
+    EXPECT_EQ(c.expiry[0], k.expiry);
+    EXPECT_EQ(c.strike[0], k.strike);
+    EXPECT_EQ(c.bid[0], k.bid);
+    EXPECT_EQ(c.ask[0], k.ask);
+    EXPECT_EQ(c.underlying_price[0], k.spot);
+    EXPECT_EQ(c.implied_vol[0], k.iv);
+    EXPECT_EQ(c.open_interest[0], k.oi);
+    EXPECT_EQ(c.right[0], k.right);
+  }
+}
+
+// One bad row among good ones: with kFail the read fails naming file:line, column and
+// rule; with kDrop only that row goes.
+struct RuleCase {
+  std::string row;     // the bad row
+  std::string column;  // expected column ("" for whole-row rules)
+  std::string rule;
+};
+
+class ChainRule : public ::testing::TestWithParam<RuleCase> {};
+
+TEST_P(ChainRule, ReportedWithLineAndDropped) {
+  const RuleCase& rc = GetParam();
+  const std::string text = std::string(kHeader) +
+                           "2024-01-02,2024-01-19,100,C,2.0,2.2,1,0.2,100\n"   // line 2
+                           "2024-01-02,2024-01-19,100,P,1.5,1.7,1,0.2,100\n"   // line 3
+                           + rc.row + "\n" +                                   // line 4
+                           "2024-01-02,2024-01-19,105,P,5.0,5.3,1,0.2,100\n";  // line 5
+  Parsed fail = Parse(text, BadRowPolicy::kFail);
+  ASSERT_FALSE(fail.chain.ok());
+  EXPECT_EQ(fail.chain.status().code(), Status::Code::kDataError);
+  const std::string expected_prefix =
+      "t.csv:4: " + (rc.column.empty() ? "" : "column '" + rc.column + "': ") + rc.rule + ": ";
+  EXPECT_NE(fail.chain.status().message().find(expected_prefix), std::string::npos)
+      << fail.chain.status().message();
+  ASSERT_EQ(fail.report.problems.size(), 1u);
+  const DataProblem& pr = fail.report.problems[0];
+  EXPECT_EQ(pr.line, 4);
+  EXPECT_EQ(pr.column, rc.column);
+  EXPECT_EQ(pr.rule, rc.rule);
+  EXPECT_EQ(pr.ToString().rfind(expected_prefix, 0), 0u) << pr.ToString();
+  EXPECT_NE(pr.ToString().find(". Fix: "), std::string::npos);
+
+  Parsed drop = Parse(text, BadRowPolicy::kDrop);
+  ASSERT_TRUE(drop.chain.ok()) << drop.chain.status().ToString();
+  EXPECT_EQ(drop.report.rows_read, 4);
+  EXPECT_EQ(drop.report.rows_dropped, 1);
+  ASSERT_EQ(drop.report.problems.size(), 1u);
+  const OptionChain& c = *drop.chain;
+  ASSERT_EQ(c.size(), 3u);
+  for (int64_t l : c.line) EXPECT_NE(l, 4);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ChainRules, ChainRule,
+    ::testing::Values(
+        RuleCase{"2024-01-02,2024-01-19,95,C,6.0,5.5,1,0.2,100", "bid", "bid>ask"},
+        RuleCase{"2024-01-02,2024-01-19,95,C,-0.1,5.5,1,0.2,100", "bid", "bid<0"},
+        RuleCase{"2024-01-02,2024-01-19,95,C,0,0,1,0.2,100", "ask", "ask<=0"},
+        RuleCase{"2024-01-02,2024-01-19,95,C,0,-1,1,0.2,100", "ask", "ask<=0"},
+        RuleCase{"2024-01-02,2023-12-29,95,C,5.0,5.5,1,0.2,100", "expiration", "expiry<quote-date"},
+        RuleCase{"2024-01-02,2024-01-19,0,C,5.0,5.5,1,0.2,100", "strike", "strike<=0"},
+        RuleCase{"2024-01-02,2024-01-19,-5,C,5.0,5.5,1,0.2,100", "strike", "strike<=0"},
+        RuleCase{"2024-01-02,2024-01-19,100,C,2.1,2.3,1,0.2,100", "", "duplicate-contract"},
+        RuleCase{"2024-01-02,2024-01-19,95,X,5.0,5.5,1,0.2,100", "type", "not-call/put"},
+        RuleCase{"2024-01-02,2024-01-19,95,,5.0,5.5,1,0.2,100", "type", "missing-field"},
+        RuleCase{"2024-01-02,2024-01-19,95,C,abc,5.5,1,0.2,100", "bid", "not-a-number"},
+        RuleCase{"2024-01-02,2024-01-19,95,C,5.0,nan,1,0.2,100", "ask", "not-a-number"},
+        RuleCase{"2024-01-02,2024-01-19,95,C,5.0,5.5,1,inf,100", "iv", "not-a-number"},
+        RuleCase{"2024-01-02,2024-01-19,95,C,5.0,,1,0.2,100", "ask", "missing-field"},
+        RuleCase{"2024-13-02,2024-01-19,95,C,5.0,5.5,1,0.2,100", "quote_date", "not-a-date"},
+        RuleCase{"2024-01-02,2024-01-19,95,C,5.0", "", "wrong-field-count"}));
+
+TEST(ChainCsv, DuplicateNamesTheFirstLine) {
+  const std::string text = std::string(kHeader) +
+                           "2024-01-02,2024-01-19,100,C,2.0,2.2,1,0.2,100\n"
+                           "2024-01-02,2024-01-19,100,C,2.0,2.2,1,0.2,100\n";
+  Parsed p = Parse(text, BadRowPolicy::kDrop);
+  ASSERT_TRUE(p.chain.ok());
+  ASSERT_EQ(p.report.problems.size(), 1u);
+  EXPECT_EQ(p.report.problems[0].line, 3);
+  EXPECT_NE(p.report.problems[0].detail.find("already on line 2"), std::string::npos);
+  EXPECT_EQ(p.chain->size(), 1u);
+}
+
+TEST(ChainCsv, MissingRequiredColumnIsAnError) {
+  // No call/put column: nothing can be read, under either policy.
+  for (BadRowPolicy policy : {BadRowPolicy::kFail, BadRowPolicy::kDrop}) {
+    Parsed p =
+        Parse("quote_date,expiration,strike,bid,ask\n2024-01-02,2024-01-19,100,2,2.2\n", policy);
+    ASSERT_FALSE(p.chain.ok());
+    EXPECT_NE(p.chain.status().message().find("t.csv:1: no 'call/put' column"), std::string::npos)
+        << p.chain.status().message();
+  }
+  Parsed p = Parse("strike,type,bid\n100,C,2\n", BadRowPolicy::kFail);
+  ASSERT_FALSE(p.chain.ok());
+  EXPECT_NE(p.chain.status().message().find("'quote date', 'expiration', 'ask'"), std::string::npos)
+      << p.chain.status().message();
+  EXPECT_FALSE(Parse("", BadRowPolicy::kDrop).chain.ok());
+}
+
+TEST(ChainCsv, QuotedFieldsCrlfAndBom) {
+  const std::string text =
+      "\xEF\xBB\xBF\"Quote Date\",Expiration,Strike,\"Call/Put\",Bid,Ask,name\r\n"
+      "2024-01-02,2024-01-19,100,c,2,2.2,\"a, b\"\r\n";
+  Parsed p = Parse(text, BadRowPolicy::kFail);
+  ASSERT_TRUE(p.chain.ok()) << p.chain.status().ToString();
+  EXPECT_EQ(p.chain->size(), 1u);
+  EXPECT_TRUE(std::isnan(p.chain->underlying_price[0]));
+}
+
+TEST(ChainCsv, ReadFileRefusesDirectoriesAndMissingFiles) {
+  EXPECT_FALSE(ReadOptionChainCsv("/nonexistent/chain.csv", {}).ok());
+  EXPECT_FALSE(ReadOptionChainCsv(fs::temp_directory_path().string(), {}).ok());
+}
+
+// ---------------------------------------------------------------------------------------
+// The real files. Counts from an independent Python (csv module) pass over each file:
+// data rows, quote dates, expiries, and rows with ask <= 0 (the only rule they break;
+// they have no crossed quotes, negative bids, duplicates or expired contracts).
+
+TEST(ChainSharedData, ReadsTheThreeVendorFiles) {
+  const std::string dir = RLT_SHARED_DIR "/data/options";
+  if (!fs::exists(dir)) GTEST_SKIP() << dir << " absent";
+  struct Expect {
+    const char* file;
+    int64_t rows, dates, expiries, ask_le_0;
+  };
+  for (const Expect& e : {
+           Expect{"SPXW_chain_EOD_2018-01-02_2018-02-28_optopsy.csv", 14438, 40, 2, 15},
+           Expect{"SPX_chain_iVolatility_2011-01-03_2011-01-07.csv", 8184, 5, 10, 1},
+           Expect{"SPY_chain_yahoo_snapshot_2026-05-01_enriched.csv", 7722, 1, 24, 113},
+       }) {
+    const std::string path = dir + "/" + e.file;
+    ChainReadOptions o;
+    DataReport report;
+    Result<OptionChain> strict = ReadOptionChainCsv(path, o, &report);
+    EXPECT_FALSE(strict.ok()) << e.file;  // every file has asks of 0
+    o.on_bad_rows = BadRowPolicy::kDrop;
+    Result<OptionChain> c = ReadOptionChainCsv(path, o, &report);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(report.rows_read, e.rows) << e.file;
+    EXPECT_EQ(report.rows_dropped, e.ask_le_0) << e.file;
+    ASSERT_EQ(static_cast<int64_t>(report.problems.size()), e.ask_le_0) << e.file;
+    for (const DataProblem& p : report.problems) EXPECT_EQ(p.rule, "ask<=0") << p.ToString();
+    EXPECT_EQ(static_cast<int64_t>(c->size()), e.rows - e.ask_le_0) << e.file;
+    EXPECT_EQ(static_cast<int64_t>(c->num_days()), e.dates) << e.file;
+    EXPECT_EQ(static_cast<int64_t>(std::set<int32_t>(c->expiry.begin(), c->expiry.end()).size()),
+              e.expiries)
+        << e.file;
+    for (double s : c->underlying_price) EXPECT_GT(s, 0) << e.file;
+
+    // The whole chain priced in one batch from its quotes: finite everywhere.
+    Result<ChainPricing> priced = PriceChain(*c, {});
+    ASSERT_TRUE(priced.ok()) << priced.status().ToString();
+    for (size_t i = 0; i < c->size(); ++i) {
+      ASSERT_TRUE(std::isfinite(priced->iv[i]) && std::isfinite(priced->delta[i]) &&
+                  std::isfinite(priced->gamma[i]) && std::isfinite(priced->vega[i]) &&
+                  std::isfinite(priced->theta[i]))
+          << e.file << " contract " << i;
+    }
+    EXPECT_GT(priced->solved, static_cast<int64_t>(c->size()) / 2) << e.file;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Synthetic chains.
+
+std::vector<double> Closes(size_t n, double start, double step) {
+  std::vector<double> c(n);
+  double s = start;
+  for (size_t i = 0; i < n; ++i) {
+    c[i] = s;
+    s *= std::exp(i % 3 == 0 ? step : -0.6 * step);
+  }
+  return c;
+}
+
+std::vector<int32_t> Weekdays(int32_t from, size_t n) {
+  std::vector<int32_t> d;
+  for (int32_t day = from; d.size() < n; ++day) {
+    const int w = Weekday(day);
+    if (w != 0 && w != 6) d.push_back(day);
+  }
+  return d;
+}
+
+TEST(ChainSynth, ThirdFridayMatchesChrono) {
+  using namespace std::chrono;
+  for (int y = 1999; y <= 2031; ++y) {
+    for (unsigned m = 1; m <= 12; ++m) {
+      const sys_days want{year(y) / month(m) / Friday[3]};
+      EXPECT_EQ(ThirdFriday(y, static_cast<int>(m)), want.time_since_epoch().count())
+          << y << "-" << m;
+    }
+  }
+}
+
+TEST(ChainSynth, CalendarStrikesParityAndQuotes) {
+  ChainSynthOptions o;
+  o.strike_increment = 2.5;
+  const std::vector<int32_t> dates = Weekdays(Day(2024, 1, 2), 90);
+  const std::vector<double> closes = Closes(90, 100, 0.01);
+  Result<OptionChain> r = GenerateOptionChain(dates, closes, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const OptionChain& c = *r;
+  ASSERT_EQ(c.num_days(), 90u);
+  std::set<int32_t> third_fridays;
+  for (int y = 2024; y <= 2025; ++y) {
+    for (unsigned m = 1; m <= 12; ++m) {
+      third_fridays.insert(
+          static_cast<int32_t>(std::chrono::sys_days(std::chrono::year(y) / std::chrono::month(m) /
+                                                     std::chrono::Friday[3])
+                                   .time_since_epoch()
+                                   .count()));
+    }
+  }
+  for (size_t d = 0; d < c.num_days(); ++d) {
+    const double s = c.underlying_price[d];
+    EXPECT_EQ(s, closes[d]);
+    std::set<int32_t> monthly;
+    std::map<std::tuple<int32_t, double>, std::map<OptionType, size_t>> pairs;
+    for (int64_t i = c.day_begin[d]; i < c.day_begin[d + 1]; ++i) {
+      const int32_t e = c.expiry[i];
+      EXPECT_GE(e, c.dates[d]);
+      EXPECT_EQ(Weekday(e), 5);  // Fridays only
+      const bool is_monthly = third_fridays.count(e) > 0;
+      if (is_monthly) monthly.insert(e);
+      if (!is_monthly) {
+        EXPECT_LE(e, c.dates[d] + o.weekly_horizon_days);
+      }
+      EXPECT_NEAR(c.strike[i] / 2.5, std::round(c.strike[i] / 2.5), 1e-9);
+      EXPECT_GE(c.bid[i], 0);
+      EXPECT_GT(c.ask[i], c.bid[i]);
+      EXPECT_LE(c.bid[i], c.mark[i] + 1e-12);
+      EXPECT_GE(c.ask[i], c.mark[i] - 1e-12);
+      EXPECT_GE(c.ask[i] - c.bid[i], o.min_spread - 1e-9);
+      EXPECT_GE(c.open_interest[i], 0);
+      pairs[{e, c.strike[i]}][c.right[i]] = static_cast<size_t>(i);
+    }
+    // The first monthly_expiries third Fridays on or after the day, independently listed.
+    std::set<int32_t> want;
+    for (int32_t f : third_fridays) {
+      if (f >= c.dates[d] && static_cast<int>(want.size()) < o.monthly_expiries) want.insert(f);
+    }
+    EXPECT_EQ(monthly, want) << "day " << d;
+    // Every grid moneyness level has a strike within half an increment of S * m.
+    for (double m = 0.8; m <= 1.2 + 1e-9; m += 0.025) {
+      bool found = false;
+      for (const auto& [key, sides] : pairs) {
+        if (std::get<0>(key) == *want.begin() && std::abs(std::get<1>(key) - s * m) <= 1.25 + 1e-9)
+          found = true;
+      }
+      EXPECT_TRUE(found) << "day " << d << " m " << m;
+    }
+    // Put-call parity of the marks: C - P = S e^{-qT} - K e^{-rT}.
+    for (const auto& [key, sides] : pairs) {
+      ASSERT_EQ(sides.size(), 2u);
+      const size_t ci = sides.at(OptionType::kCall), pi = sides.at(OptionType::kPut);
+      const double t = (std::get<0>(key) - c.dates[d]) / 365.0, k = std::get<1>(key);
+      EXPECT_EQ(c.implied_vol[ci], c.implied_vol[pi]);
+      EXPECT_NEAR(c.mark[ci] - c.mark[pi],
+                  s * std::exp(-o.dividend * t) - k * std::exp(-o.rate * t),
+                  1e-9 * std::max(1.0, s));
+    }
+  }
+  // A contract listed on day d and not expired on day d+1 is still listed on day d+1.
+  for (size_t d = 0; d + 1 < c.num_days(); ++d) {
+    std::set<std::tuple<int32_t, double, int>> next;
+    for (int64_t i = c.day_begin[d + 1]; i < c.day_begin[d + 2]; ++i) {
+      next.insert({c.expiry[i], c.strike[i], static_cast<int>(c.right[i])});
+    }
+    for (int64_t i = c.day_begin[d]; i < c.day_begin[d + 1]; ++i) {
+      if (c.expiry[i] < c.dates[d + 1]) continue;
+      EXPECT_TRUE(next.count({c.expiry[i], c.strike[i], static_cast<int>(c.right[i])}))
+          << "day " << d << " contract " << i;
+    }
+  }
+}
+
+TEST(ChainSynth, VolLevelIsCausalRealisedVol) {
+  ChainSynthOptions o;
+  o.term_slope = 0;
+  o.skew = 0;
+  o.smile = 0;
+  o.rv_window = 10;
+  const std::vector<int32_t> dates = Weekdays(Day(2023, 3, 1), 40);
+  std::vector<double> closes = Closes(40, 50, 0.02);
+  Result<OptionChain> r = GenerateOptionChain(dates, closes, o);
+  ASSERT_TRUE(r.ok());
+  for (size_t d = 0; d < dates.size(); ++d) {
+    double want = o.initial_vol;
+    if (d >= 2) {
+      const size_t m = std::min<size_t>(d, 10);
+      std::vector<double> ret;
+      for (size_t j = d + 1 - m; j <= d; ++j) ret.push_back(std::log(closes[j] / closes[j - 1]));
+      double mean = 0;
+      for (double x : ret) mean += x / m;
+      double var = 0;
+      for (double x : ret) var += (x - mean) * (x - mean) / (m - 1);
+      want = std::clamp(1.1 * std::sqrt(252 * var), o.min_vol, o.max_vol);
+    }
+    for (int64_t i = r->day_begin[d]; i < r->day_begin[d + 1]; ++i) {
+      ASSERT_NEAR(r->implied_vol[i], want, 1e-12) << "day " << d;
+    }
+  }
+  // Changing closes after day 20 leaves days 0..20 unchanged.
+  std::vector<double> changed = closes;
+  for (size_t d = 21; d < changed.size(); ++d) changed[d] *= 1.3;
+  Result<OptionChain> r2 = GenerateOptionChain(dates, changed, o);
+  ASSERT_TRUE(r2.ok());
+  const int64_t end = r->day_begin[21];
+  ASSERT_GE(r2->size(), static_cast<size_t>(end));
+  for (int64_t i = 0; i < end; ++i) {
+    ASSERT_EQ(r->implied_vol[i], r2->implied_vol[i]);
+    ASSERT_EQ(r->strike[i], r2->strike[i]);
+  }
+}
+
+template <typename T>
+bool SameBits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+TEST(ChainSynth, SameSeedSameChain) {
+  ChainSynthOptions o;
+  o.iv_noise = 0.05;
+  const std::vector<int32_t> dates = Weekdays(Day(2020, 6, 1), 30);
+  const std::vector<double> closes = Closes(30, 3000, 0.01);
+  Result<OptionChain> a = GenerateOptionChain(dates, closes, o);
+  Result<OptionChain> b = GenerateOptionChain(dates, closes, o);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(SameBits(a->expiry, b->expiry));
+  EXPECT_TRUE(SameBits(a->strike, b->strike));
+  EXPECT_TRUE(SameBits(a->bid, b->bid));
+  EXPECT_TRUE(SameBits(a->ask, b->ask));
+  EXPECT_TRUE(SameBits(a->implied_vol, b->implied_vol));
+  EXPECT_TRUE(SameBits(a->open_interest, b->open_interest));
+  EXPECT_TRUE(SameBits(a->volume, b->volume));
+  EXPECT_TRUE(SameBits(a->mark, b->mark));
+  o.seed = 2;
+  Result<OptionChain> c = GenerateOptionChain(dates, closes, o);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(SameBits(a->strike, c->strike));  // the listing does not depend on the seed
+  EXPECT_FALSE(SameBits(a->open_interest, c->open_interest));
+  EXPECT_FALSE(SameBits(a->implied_vol, c->implied_vol));  // the configured vol noise does
+}
+
+TEST(ChainSynth, WrittenCsvReadsBackValueIdentical) {
+  ChainSynthOptions o;
+  const std::vector<int32_t> dates = Weekdays(Day(2022, 12, 20), 15);
+  Result<OptionChain> a = GenerateOptionChain(dates, Closes(15, 420.5, 0.012), o, "XYZ");
+  ASSERT_TRUE(a.ok());
+  const std::string path =
+      (fs::temp_directory_path() / ("rlt_chain_rt_" + std::to_string(::getpid()) + ".csv"))
+          .string();
+  ASSERT_TRUE(WriteOptionChainCsv(path, *a).ok());
+  DataReport report;
+  Result<OptionChain> b = ReadOptionChainCsv(path, {}, &report);
+  fs::remove(path);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_TRUE(report.problems.empty());
+  EXPECT_EQ(b->underlying, "XYZ");
+  EXPECT_TRUE(SameBits(a->dates, b->dates));
+  EXPECT_TRUE(SameBits(a->day_begin, b->day_begin));
+  EXPECT_TRUE(SameBits(a->underlying_price, b->underlying_price));
+  EXPECT_TRUE(SameBits(a->expiry, b->expiry));
+  EXPECT_TRUE(SameBits(a->strike, b->strike));
+  EXPECT_TRUE(SameBits(a->right, b->right));
+  EXPECT_TRUE(SameBits(a->bid, b->bid));
+  EXPECT_TRUE(SameBits(a->ask, b->ask));
+  EXPECT_TRUE(SameBits(a->implied_vol, b->implied_vol));
+  EXPECT_TRUE(SameBits(a->open_interest, b->open_interest));
+  EXPECT_TRUE(SameBits(a->mark, b->mark));
+  EXPECT_TRUE(SameBits(a->delta, b->delta));  // NaN written empty, read back as the same NaN
+  OptionChain bad = *a;
+  bad.underlying = "X,Y";
+  EXPECT_FALSE(WriteOptionChainCsv(path, bad).ok());
+  EXPECT_FALSE(fs::exists(path));
+}
+
+TEST(ChainSynth, RejectsBadInputs) {
+  ChainSynthOptions o;
+  const std::vector<int32_t> dates = {Day(2024, 1, 2), Day(2024, 1, 3)};
+  EXPECT_FALSE(GenerateOptionChain(dates, {100}, o).ok());
+  EXPECT_FALSE(GenerateOptionChain(dates, {100, -1}, o).ok());
+  EXPECT_FALSE(GenerateOptionChain(dates, {100, std::nan("")}, o).ok());
+  EXPECT_FALSE(GenerateOptionChain({dates[1], dates[0]}, {100, 100}, o).ok());
+  ChainSynthOptions bad = o;
+  bad.moneyness_step = 0;
+  EXPECT_FALSE(GenerateOptionChain(dates, {100, 101}, bad).ok());
+  bad = o;
+  bad.tick = -1;
+  EXPECT_FALSE(GenerateOptionChain(dates, {100, 101}, bad).ok());
+}
+
+// ---------------------------------------------------------------------------------------
+// Batch pricing against the scalar functions.
+
+TEST(ChainPricing, QuotesModeMatchesScalarIvAndGreeks) {
+  // Quotes made from BSM at known vols, two puts quoted below their lower bound (one with
+  // a file IV, one without) and a contract expiring today.
+  const double s = 100, r = 0.03, q = 0.01;
+  const int32_t today = Day(2024, 1, 2), exp1 = Day(2024, 3, 15);
+  const double t = (exp1 - today) / 365.0;
+  OptionChain c;
+  c.underlying = "X";
+  c.dates = {today};
+  c.underlying_price = {s};
+  c.day_begin = {0};
+  const double vols[] = {0.3, 0.22, 0.18, 0.25};
+  const double strikes[] = {80, 95, 105, 120};
+  for (int j = 0; j < 4; ++j) {
+    pricing::OptionInputs in{OptionType::kCall, s, strikes[j], r, q, vols[j], t};
+    const double p = *pricing::BsmPrice(in);
+    c.AddContract(exp1, strikes[j], OptionType::kCall, p - 0.05, p + 0.05);
+  }
+  // Deep in-the-money puts quoted below their European lower bound K e^{-rT} - S e^{-qT}
+  // (~29.8 and ~39.7): no implied vol.
+  size_t i = c.AddContract(exp1, 130, OptionType::kPut, 20, 21);
+  c.implied_vol[i] = 0.5;
+  c.AddContract(exp1, 140, OptionType::kPut, 30, 31);      // and no file IV: filled
+  c.AddContract(today, 90, OptionType::kCall, 9.9, 10.1);  // expires today: intrinsic
+  c.day_begin.push_back(static_cast<int64_t>(c.size()));
+  ChainPricingOptions po;
+  po.rate = r;
+  po.dividend = q;
+  Result<ChainPricing> got = PriceChain(c, po);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->solved, 4);
+  EXPECT_EQ(got->from_file, 1);
+  EXPECT_EQ(got->filled, 2);
+  for (size_t k = 0; k < c.size(); ++k) {
+    const double tk = (c.expiry[k] - today) / 365.0;
+    pricing::OptionInputs in{c.right[k], s, c.strike[k], r, q, 0.2, tk};
+    if (k < 4) {
+      const double mid = 0.5 * (c.bid[k] + c.ask[k]);
+      EXPECT_EQ(got->mid[k], mid);
+      EXPECT_NEAR(got->iv[k], *pricing::ImpliedVol(pricing::Model::kBsm, in, mid), 1e-12);
+      EXPECT_NEAR(got->iv[k], vols[k], 1e-3);  // quotes are +-0.05 around the vol's value
+    }
+    in.vol = got->iv[k];
+    const pricing::Greeks g = *pricing::BsmGreeks(in);
+    EXPECT_NEAR(got->price[k], g.price, 1e-10 * std::max(1.0, g.price)) << k;
+    EXPECT_NEAR(got->delta[k], g.delta, 1e-10) << k;
+    EXPECT_NEAR(got->gamma[k], g.gamma, 1e-10) << k;
+    EXPECT_NEAR(got->vega[k], g.vega, 1e-10 * std::max(1.0, g.vega)) << k;
+    EXPECT_NEAR(got->theta[k], g.theta, 1e-10 * std::max(1.0, std::abs(g.theta))) << k;
+  }
+  EXPECT_EQ(got->iv_source[4], IvSource::kFile);
+  EXPECT_EQ(got->iv[4], 0.5);
+  EXPECT_EQ(got->iv_source[5], IvSource::kFilled);
+  std::vector<double> solved(got->iv.begin(), got->iv.begin() + 4);
+  std::sort(solved.begin(), solved.end());
+  EXPECT_DOUBLE_EQ(got->iv[5], 0.5 * (solved[1] + solved[2]));  // median of the expiry
+  EXPECT_EQ(got->price[6], 10.0);                               // intrinsic at expiry
+  EXPECT_EQ(got->delta[6], 1.0);
+  EXPECT_EQ(got->gamma[6], 0.0);
+}
+
+TEST(ChainPricing, ModelModeOnSyntheticChain) {
+  ChainSynthOptions o;
+  const std::vector<int32_t> dates = Weekdays(Day(2024, 1, 2), 10);
+  Result<OptionChain> c = GenerateOptionChain(dates, Closes(10, 100, 0.01), o);
+  ASSERT_TRUE(c.ok());
+  ChainPricingOptions po;
+  po.mid_source = MidSource::kModel;
+  po.rate = o.rate;
+  po.dividend = o.dividend;
+  Result<ChainPricing> got = PriceChain(*c, po);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  for (size_t i = 0; i < c->size(); i += 7) {
+    const size_t d = c->DayOf(i);
+    pricing::OptionInputs in{c->right[i],
+                             c->underlying_price[d],
+                             c->strike[i],
+                             o.rate,
+                             o.dividend,
+                             c->implied_vol[i],
+                             (c->expiry[i] - c->dates[d]) / 365.0};
+    const pricing::Greeks g = *pricing::BsmGreeks(in);
+    EXPECT_NEAR(got->mid[i], g.price, 1e-10 * std::max(1.0, g.price));
+    EXPECT_NEAR(got->delta[i], g.delta, 1e-10);
+    EXPECT_NEAR(got->gamma[i], g.gamma, 1e-10);
+    EXPECT_NEAR(got->vega[i], g.vega, 1e-10 * std::max(1.0, g.vega));
+    EXPECT_NEAR(got->theta[i], g.theta, 1e-10 * std::max(1.0, std::abs(g.theta)));
+    EXPECT_NEAR(got->mid[i], c->mark[i], 1e-10 * std::max(1.0, g.price));
+  }
+  // Quotes mode recovers the model vol from the synthetic mids only approximately (the
+  // quotes are rounded to the tick), but every output is finite.
+  Result<ChainPricing> quoted = PriceChain(*c, {MidSource::kQuotes, o.rate, o.dividend});
+  ASSERT_TRUE(quoted.ok());
+  for (size_t i = 0; i < c->size(); ++i) ASSERT_TRUE(std::isfinite(quoted->iv[i]));
+}
+
+TEST(ChainPricing, OutOfDomainInputsAreErrorsNotNaN) {
+  // Chains built by hand (not through the reader): a strike <= 0 or a NaN model vol is an
+  // error naming the problem; nothing is returned, so no NaN reaches an output.
+  OptionChain c;
+  c.dates = {Day(2024, 1, 2)};
+  c.underlying_price = {100};
+  c.day_begin = {0};
+  c.AddContract(Day(2024, 2, 16), 100, OptionType::kCall, 2, 2.2);
+  c.implied_vol[0] = 0.2;
+  c.day_begin.push_back(1);
+  ASSERT_TRUE(PriceChain(c, {MidSource::kModel, 0, 0}).ok());
+  OptionChain bad = c;
+  bad.strike[0] = 0;
+  Result<ChainPricing> r = PriceChain(bad, {MidSource::kModel, 0, 0});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("strike"), std::string::npos) << r.status().message();
+  bad = c;
+  bad.implied_vol[0] = std::nan("");
+  EXPECT_FALSE(PriceChain(bad, {MidSource::kModel, 0, 0}).ok());
+  bad = c;
+  bad.underlying_price[0] = -1;
+  EXPECT_FALSE(PriceChain(bad, {}).ok());
+  ChainPricingOptions po;
+  po.rate = std::nan("");
+  EXPECT_FALSE(PriceChain(c, po).ok());
+}
+
+TEST(ChainPricing, MissingUnderlyingPriceIsAnError) {
+  Parsed p = Parse("quote_date,expiration,strike,type,bid,ask\n2024-01-02,2024-01-19,100,C,2,2.2\n",
+                   BadRowPolicy::kFail);
+  ASSERT_TRUE(p.chain.ok());
+  Result<ChainPricing> got = PriceChain(*p.chain, {});
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("2024-01-02: no underlying price"), std::string::npos)
+      << got.status().message();
+}
+
+}  // namespace
+}  // namespace rlt::market
