@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/problems_output.h"
 #include "core/civil_time.h"
 #include "core/options.h"
 #include "market/csv.h"
@@ -67,8 +68,6 @@ int RunCheck(const CheckFlags& f) {
     kmin = *lo;
     kmax = *hi;
   }
-  std::map<std::string, std::vector<const market::DataProblem*>> groups;
-  for (const auto& p : report.problems) groups[p.rule].push_back(&p);
 
   // The whole chain priced once, in batch (needs an underlying price per day).
   market::ChainPricingOptions po;
@@ -105,22 +104,7 @@ int RunCheck(const CheckFlags& f) {
     } else {
       j["pricing_error"] = priced.status().message();
     }
-    j["problem_counts"] = nlohmann::json::object();
-    j["problems"] = nlohmann::json::array();
-    for (const auto& [rule, list] : groups) {
-      j["problem_counts"][rule] = list.size();
-      const size_t shown =
-          f.max_problems > 0 ? std::min<size_t>(f.max_problems, list.size()) : list.size();
-      for (size_t i = 0; i < shown; ++i) {
-        const auto& p = *list[i];
-        j["problems"].push_back({{"file", p.file},
-                                 {"line", p.line},
-                                 {"column", p.column},
-                                 {"rule", p.rule},
-                                 {"detail", p.detail},
-                                 {"fix", p.fix}});
-      }
-    }
+    AddProblemsJson(j, report, f.max_problems);
     j["ok"] = report.problems.empty() || f.on_bad_rows == "drop";
     fmt::print("{}\n", j.dump(2));
   } else {
@@ -144,15 +128,7 @@ int RunCheck(const CheckFlags& f) {
     if (report.problems.empty()) {
       fmt::print("no problems found\n");
     } else {
-      fmt::print("{} problem(s); {} row(s) {}:\n", report.problems.size(), report.rows_dropped,
-                 dropped_text);
-      for (const auto& [rule, list] : groups) fmt::print("  {:>7} x {}\n", list.size(), rule);
-      for (const auto& [rule, list] : groups) {
-        const size_t shown =
-            f.max_problems > 0 ? std::min<size_t>(f.max_problems, list.size()) : list.size();
-        fmt::print("{} ({} of {}):\n", rule, shown, list.size());
-        for (size_t i = 0; i < shown; ++i) fmt::print("  {}\n", list[i]->ToString());
-      }
+      fmt::print("{}", ProblemsText(report, f.max_problems, dropped_text));
     }
   }
   return !report.problems.empty() && f.on_bad_rows == "fail" ? 1 : 0;

@@ -18,6 +18,7 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/problems_output.h"
 #include "core/civil_time.h"
 #include "market/market.h"
 
@@ -84,19 +85,6 @@ std::string Examples(const std::vector<int32_t>& dates) {
   return dates.size() > 3 ? out + ", ..." : out;
 }
 
-// Problems grouped by rule (in order of first appearance), at most `limit` each (0: all).
-std::vector<std::pair<std::string, std::vector<const market::DataProblem*>>> GroupProblems(
-    const market::DataReport& report) {
-  std::vector<std::pair<std::string, std::vector<const market::DataProblem*>>> groups;
-  for (const auto& p : report.problems) {
-    auto it =
-        std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == p.rule; });
-    if (it == groups.end()) it = groups.insert(groups.end(), {p.rule, {}});
-    it->second.push_back(&p);
-  }
-  return groups;
-}
-
 void PrintText(const CheckFlags& f, const market::DataReport& report,
                const std::vector<SymbolSummary>& summaries) {
   fmt::print("{}: {} data rows, {} symbol(s), timezone {}\n", f.file, report.rows_read,
@@ -137,16 +125,10 @@ void PrintText(const CheckFlags& f, const market::DataReport& report,
     fmt::print("no problems found\n");
     return;
   }
-  const auto groups = GroupProblems(report);
-  fmt::print("{} problem(s); {} row(s) {}:\n", report.problems.size(), report.rows_dropped,
-             f.on_bad_rows == "drop" ? "dropped" : "would be dropped with --on-bad-rows drop");
-  for (const auto& [rule, list] : groups) fmt::print("  {:>7} x {}\n", list.size(), rule);
-  for (const auto& [rule, list] : groups) {
-    const size_t shown =
-        f.max_problems > 0 ? std::min<size_t>(f.max_problems, list.size()) : list.size();
-    fmt::print("{} ({} of {}):\n", rule, shown, list.size());
-    for (size_t i = 0; i < shown; ++i) fmt::print("  {}\n", list[i]->ToString());
-  }
+  fmt::print("{}",
+             ProblemsText(
+                 report, f.max_problems,
+                 f.on_bad_rows == "drop" ? "dropped" : "would be dropped with --on-bad-rows drop"));
   if (f.max_problems > 0)
     fmt::print("(at most {} per rule; --max-problems 0 shows all)\n", f.max_problems);
 }
@@ -186,22 +168,7 @@ void PrintJson(const CheckFlags& f, const market::DataReport& report,
                             {"missing_sessions_vs_other_symbols_count", s.missing_vs_others.size()},
                             {"missing_sessions_vs_other_symbols", dates(s.missing_vs_others)}});
   }
-  j["problem_counts"] = nlohmann::json::object();
-  j["problems"] = nlohmann::json::array();
-  for (const auto& [rule, list] : GroupProblems(report)) {
-    j["problem_counts"][rule] = list.size();
-    const size_t shown =
-        f.max_problems > 0 ? std::min<size_t>(f.max_problems, list.size()) : list.size();
-    for (size_t i = 0; i < shown; ++i) {
-      const auto& p = *list[i];
-      j["problems"].push_back({{"file", p.file},
-                               {"line", p.line},
-                               {"column", p.column},
-                               {"rule", p.rule},
-                               {"detail", p.detail},
-                               {"fix", p.fix}});
-    }
-  }
+  AddProblemsJson(j, report, f.max_problems);
   j["ok"] = report.problems.empty() || f.on_bad_rows == "drop";
   fmt::print("{}\n", j.dump(2));
 }
