@@ -52,6 +52,23 @@ struct OptionChain {
                      double ask_value);
 };
 
+// Every contract of `chain` as a pricing batch: the chain's rights and strikes with the
+// caller's per-contract arrays (chain.size() each; they must outlive the batch).
+inline pricing::OptionBatch<double> ChainBatch(const OptionChain& chain, const double* spot,
+                                               const double* rate, const double* dividend,
+                                               const double* vol, const double* time) {
+  pricing::OptionBatch<double> in;
+  in.size = chain.size();
+  in.type = chain.right.data();
+  in.spot = spot;
+  in.strike = chain.strike.data();
+  in.rate = rate;
+  in.dividend = dividend;
+  in.vol = vol;
+  in.time = time;
+  return in;
+}
+
 }  // namespace rlt::market
 
 #endif  // RLT_MARKET_OPTION_CHAIN_H_

@@ -102,15 +102,8 @@ Result<ChainPricing> PriceChain(const OptionChain& chain, const ChainPricingOpti
     }
   }
 
-  pricing::OptionBatch<double> in;
-  in.size = n;
-  in.type = chain.right.data();
-  in.spot = spot.data();
-  in.strike = chain.strike.data();
-  in.rate = rate.data();
-  in.dividend = dividend.data();
-  in.vol = out.iv.data();
-  in.time = out.time.data();
+  const pricing::OptionBatch<double> in =
+      ChainBatch(chain, spot.data(), rate.data(), dividend.data(), out.iv.data(), out.time.data());
   std::vector<double> rho(n), drho(n), elasticity(n);
   pricing::GreeksBatch<double> g;
   g.price = out.price.data();

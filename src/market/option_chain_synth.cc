@@ -206,15 +206,8 @@ Result<OptionChain> GenerateOptionChain(const std::vector<int32_t>& dates,
       time[i] = (chain.expiry[i] - chain.dates[d]) / 365.0;
     }
   }
-  pricing::OptionBatch<double> in;
-  in.size = n;
-  in.type = chain.right.data();
-  in.spot = spot.data();
-  in.strike = chain.strike.data();
-  in.rate = rate.data();
-  in.dividend = dividend.data();
-  in.vol = chain.implied_vol.data();
-  in.time = time.data();
+  const pricing::OptionBatch<double> in = ChainBatch(
+      chain, spot.data(), rate.data(), dividend.data(), chain.implied_vol.data(), time.data());
   RLT_RETURN_IF_ERROR(pricing::BsmPriceBatch(in, chain.mark.data()));
   for (size_t i = 0; i < n; ++i) {
     const double mark = chain.mark[i];
