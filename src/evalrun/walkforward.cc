@@ -172,6 +172,7 @@ struct WalkforwardPlan {
   std::vector<int32_t> sessions;
   std::optional<market::DateRange> validation;  // [split] validation, if any
   bool disable_eval = false;                    // folds train with run.eval_every = 0
+  int seeds = 1;                                // seeds per fold (train::RequestedSeeds)
   fs::path out_dir;
 };
 
@@ -202,6 +203,18 @@ Result<WalkforwardPlan> PlanWalkforward(const WalkforwardRequest& request,
         "run.eval_every = " + std::to_string(eval_every) +
         " with a [split] validation range: folds train with run.eval_every = 0 (the "
         "walk-forward windows cover the data; each fold is judged on its own test window)");
+  }
+  {
+    train::TrainRequest probe;
+    probe.config_path = request.config_path;
+    probe.overrides = request.overrides;
+    probe.seeds = request.seeds;
+    RLT_ASSIGN_OR_RETURN(plan.seeds, train::RequestedSeeds(probe));
+  }
+  if (plan.seeds > 1 && request.executable.empty()) {
+    return Status::InvalidArgument(
+        "walk-forward with several seeds needs the rltrade executable "
+        "to train them (run it through `rltrade walkforward`)");
   }
   plan.out_dir = request.out_dir.empty() ? fs::path(DefaultOutDir(request.config_path))
                                          : fs::path(request.out_dir);
@@ -252,16 +265,10 @@ Result<std::optional<Json>> RunFold(const WalkforwardRequest& request, const Wal
   if (plan.disable_eval) treq.overrides.push_back("run.eval_every=0");
   treq.run_dir = fold_dir.string();
   treq.quiet = request.quiet;
-  treq.seeds = request.seeds;
-  RLT_ASSIGN_OR_RETURN(const int seeds, train::RequestedSeeds(treq));
-  if (seeds > 1 && request.executable.empty()) {
-    return Status::InvalidArgument(
-        "walk-forward with several seeds needs the rltrade executable "
-        "to train them (run it through `rltrade walkforward`)");
-  }
-  RLT_ASSIGN_OR_RETURN(
-      train::TrainOutcome trained,
-      seeds > 1 ? train::RunTrainCommand(treq, request.executable) : train::RunTraining(treq));
+  treq.seeds = plan.seeds;
+  const int seeds = plan.seeds;
+  RLT_ASSIGN_OR_RETURN(train::TrainOutcome trained,
+                       train::RunTrainCommand(treq, request.executable));  // one seed: RunTraining
   if (trained.exit_code != 0) {  // SIGINT / SIGTERM: stop here, the fold has a checkpoint
     fmt::print(stderr, "fold {}: training interrupted; stopping the walk-forward ({})\n", number,
                fold_dir.string());
@@ -332,14 +339,7 @@ Status WriteConcatenated(const WalkforwardRequest& request, const WalkforwardPla
   summary["train_days"] = first.train_end - first.train_begin;
   summary["test_days"] = first.test_end - first.test_begin;
   summary["num_folds"] = static_cast<int>(outcome->windows.size());
-  {
-    train::TrainRequest probe;
-    probe.config_path = request.config_path;
-    probe.overrides = request.overrides;
-    probe.seeds = request.seeds;
-    Result<int> seeds = train::RequestedSeeds(probe);
-    summary["seeds"] = seeds.ok() ? *seeds : 1;
-  }
+  summary["seeds"] = plan.seeds;
   summary["notes"] = outcome->notes;
   summary["range"] = {{"first", rows.front().date}, {"last", rows.back().date}};
   summary["metrics"] = eval::ReturnMetricsJson<Json>(eval::ComputeReturnMetrics(series[0]));
