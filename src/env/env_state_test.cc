@@ -169,6 +169,7 @@ TEST_P(EnvState, TruncatedStateIsADataErrorNotACrash) {
 const std::vector<EnvCase>& AllCases() {
   static const std::vector<EnvCase> kCases = {
       EnvCase{"Example", "example", {{"max_steps", "40"}, {"bound", "6"}}},
+      EnvCase{"MemoryCue", "memory_cue", {{"length", "5"}}},
       EnvCase{"CartPole", "cartpole", {{"max_episode_steps", "60"}}},
       EnvCase{"Pendulum", "pendulum", {{"max_episode_steps", "50"}}},
       EnvCase{"IntradayPnl", "intraday", {{"drawdown_penalty", "0.5"}}},

@@ -7,6 +7,7 @@
 #include "env/envs/cartpole.h"
 #include "env/envs/example.h"
 #include "env/envs/intraday.h"
+#include "env/envs/memory_cue.h"
 #include "env/envs/pendulum.h"
 
 namespace rlt::env {
@@ -20,6 +21,9 @@ Result<std::unique_ptr<Env>> MakeCartPole(const EnvContext& ctx) {
 }
 Result<std::unique_ptr<Env>> MakePendulum(const EnvContext& ctx) {
   return MakePendulumEnv(ctx.settings);
+}
+Result<std::unique_ptr<Env>> MakeMemoryCue(const EnvContext& ctx) {
+  return MakeMemoryCueEnv(ctx.settings);
 }
 Result<std::unique_ptr<Env>> MakeIntraday(const EnvContext& ctx) {
   return MakeIntradayEnv(ctx.settings, ctx.market);
@@ -60,6 +64,9 @@ const std::vector<EnvEntry>& EnvRegistry() {
        KeysOf<CartPoleOptions>, CheckSetting<CartPoleOptions>, OptionRows<CartPoleOptions>},
       {"pendulum", "Gymnasium Pendulum-v1 (learner validation)", false, MakePendulum,
        KeysOf<PendulumOptions>, CheckSetting<PendulumOptions>, OptionRows<PendulumOptions>},
+      {"memory_cue", "remember a cue shown at the first step (recurrent policy validation)", false,
+       MakeMemoryCue, KeysOf<MemoryCueOptions>, CheckSetting<MemoryCueOptions>,
+       OptionRows<MemoryCueOptions>},
   };
   return kEntries;
 }

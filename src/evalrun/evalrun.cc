@@ -216,8 +216,17 @@ Result<ActionFn> MakePolicy(const EvalRequest& request, const std::string& polic
   RLT_ASSIGN_OR_RETURN(std::unique_ptr<learn::PolicyRunner> runner,
                        learn::PolicyRunner::Load(dir, venv.obs_dim(), venv.spec().action));
   std::shared_ptr<learn::PolicyRunner> shared(std::move(runner));
+  // A recurrent policy's state starts afresh with each session, as its training episodes
+  // did (one session each by default).
+  const market::Bars* session_bars = &data.bars;
+  auto last_session = std::make_shared<int64_t>(-1);
   return ActionFn(
-      [shared](const float* obs, const double*, float* a) { shared->Act(obs, 1, a, nullptr); });
+      [shared, session_bars, last_session](const float* obs, const double* info, float* a) {
+        const int64_t session = session_bars->session[static_cast<int64_t>(info[env::kInfoBar])];
+        if (shared->recurrent() && session != *last_session) shared->ResetState();
+        *last_session = session;
+        shared->Act(obs, 1, a, nullptr);
+      });
 }
 
 Json MetricsJson(const BacktestResult& r) {

@@ -365,6 +365,20 @@ Result<Signal> ComputeSignal(const SignalRequest& request) {
                        learn::PolicyRunner::Load(dir, spec.obs_dim, spec.action));
   s.raw_action.assign(spec.action.dim, 0.0f);
   float value = 0.0f;
+  if (runner->recurrent()) {
+    // The LSTM state of this session: the policy steps through the session's earlier bars
+    // (those with a complete observation; portfolio state as given by --position), then
+    // decides on the latest bar with that state.
+    std::vector<float> obs(spec.obs_dim), action(spec.action.dim);
+    for (int64_t b = s.bar - bars.bar_in_session[s.bar]; b < s.bar; ++b) {
+      if (!env::IntradayStockEnv::WriteObservationAt(data, options, b, view, s.session_bars,
+                                                     obs.data())
+               .ok()) {
+        continue;  // feature warm-up or lags not yet available at this bar
+      }
+      runner->Act(obs.data(), 1, action.data(), nullptr);
+    }
+  }
   runner->Act(s.observation.data(), 1, s.raw_action.data(), &value);
   s.value = value;
   DescribeDecision(request, options, &s);

@@ -68,7 +68,7 @@ void WriteState(PpoTrainer& t, std::ostream& out) {
   }
   a.write("episode_returns", torch::tensor(returns, torch::kDouble));
   a.write("episode_lengths", torch::tensor(lengths, torch::kLong));
-  if (NativeLearner* native = t.native_learner()) {
+  if (Learner* native = t.learner()) {
     // The native backend's sampling / permutation RNG: 4 state words, the spare normal's
     // bits and its flag.
     const RngState r = native->rng_state();
@@ -77,6 +77,14 @@ void WriteState(PpoTrainer& t, std::ostream& out) {
     std::memcpy(&words[4], &r.spare, 8);
     words[5] = r.has_spare;
     a.write("native_rng", torch::from_blob(words, {6}, torch::kLong).clone());
+    // Recurrent policies: every env's LSTM states (h, c), so a resumed rollout continues.
+    std::vector<float> states = native->RecurrentStates();
+    if (!states.empty()) {
+      a.write(
+          "recurrent_states",
+          torch::from_blob(states.data(), {static_cast<int64_t>(states.size())}, torch::kFloat32)
+              .clone());
+    }
   }
   a.save_to(out);
 }
@@ -105,7 +113,7 @@ Status ReadState(PpoTrainer& t, const fs::path& path) {
   }
   t.set_state(s);
   torch::Tensor native_rng;
-  if (NativeLearner* native = t.native_learner(); native && a.try_read("native_rng", native_rng)) {
+  if (Learner* native = t.learner(); native && a.try_read("native_rng", native_rng)) {
     if (native_rng.numel() != 6) {
       return Status::DataError(path.string() + ": native_rng has " +
                                std::to_string(native_rng.numel()) + " values, expected 6");
@@ -116,6 +124,17 @@ Status ReadState(PpoTrainer& t, const fs::path& path) {
     std::memcpy(&r.spare, w.data_ptr<int64_t>() + 4, 8);
     r.has_spare = w.data_ptr<int64_t>()[5] != 0;
     native->set_rng_state(r);
+  }
+  if (Learner* native = t.learner()) {
+    torch::Tensor states;
+    std::vector<float> values;
+    if (a.try_read("recurrent_states", states)) {
+      const torch::Tensor c = states.to(torch::kFloat32).contiguous();
+      values.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+    }
+    if (Status st = native->SetRecurrentStates(values); !st.ok()) {
+      return Status::DataError(path.string() + ": " + st.message());
+    }
   }
   t.generator().set_state(gen);
   at::Generator global = at::detail::getDefaultCPUGenerator();  // shares the impl

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <string>
 
+#include "learn/recurrent_learner.h"
+
 namespace rlt::learn {
 namespace {
 
@@ -19,25 +21,60 @@ int NetWorthIndex(const env::EnvSpec& spec) {
   return -1;
 }
 
-// Writes the deterministic actions of the current observations to `actions` (N, act_dim).
-void DeterministicActions(ActorCritic& policy, const VecNormalizer& normalizer, env::VecEnv& venv,
-                          std::vector<float>& obs, std::vector<float>& actions) {
-  const int n = venv.num_envs();
-  normalizer->NormalizeObs(venv.observations(), n, obs.data());  // a copy when !norm_obs
-  const ActResult act = policy->Act(torch::from_blob(obs.data(), {n, venv.obs_dim()}),
-                                    /*generator=*/nullptr, /*deterministic=*/true);
-  const torch::Tensor a = act.actions.contiguous();
-  std::memcpy(actions.data(), a.data_ptr<float>(), sizeof(float) * actions.size());
-  const env::ActionSpace& space = venv.spec().action;
-  if (space.discrete) return;
-  const int act_dim = venv.act_dim();
-  for (size_t k = 0; k < actions.size(); ++k) {
-    const int d = static_cast<int>(k % act_dim);
-    actions[k] = std::clamp(actions[k], space.low[d], space.high[d]);
-  }
+}  // namespace
+
+struct DeterministicActor::Recurrent {
+  std::unique_ptr<native::RecurrentActorCritic> net;
+  native::RecurrentState state;
+  int rows = -1;
+  std::vector<float> values, log_probs;
+};
+
+DeterministicActor::DeterministicActor(ActorCritic& policy, const env::ActionSpace& space)
+    : policy_(policy), space_(space) {
+  if (!policy->recurrent()) return;
+  recurrent_ = std::make_unique<Recurrent>();
+  recurrent_->net = RecurrentNetFromTorch(policy, space);
 }
 
-}  // namespace
+DeterministicActor::~DeterministicActor() = default;
+
+void DeterministicActor::ResetState() {
+  if (recurrent_) recurrent_->state.Zero();
+}
+
+void DeterministicActor::Act(const float* obs, int n, const float* episode_starts, float* actions,
+                             float* values) {
+  const int act_dim = policy_->act_dim();
+  if (recurrent_) {
+    Recurrent& r = *recurrent_;
+    if (r.rows != n) {
+      r.state.Resize(n, r.net->hidden(), r.net->shared());
+      r.rows = n;
+    }
+    r.values.resize(n);
+    r.log_probs.resize(n);
+    r.net->Act(obs, n, episode_starts, r.state, /*rng=*/nullptr, /*deterministic=*/true, actions,
+               r.values.data(), r.log_probs.data());
+    if (values != nullptr) std::copy(r.values.begin(), r.values.end(), values);
+  } else {
+    c10::InferenceMode guard;
+    const ActResult act =
+        policy_->Act(torch::from_blob(const_cast<float*>(obs), {n, policy_->obs_dim()}),
+                     /*generator=*/nullptr, /*deterministic=*/true);
+    const torch::Tensor a = act.actions.contiguous();
+    std::memcpy(actions, a.data_ptr<float>(), sizeof(float) * n * act_dim);
+    if (values != nullptr) {
+      const torch::Tensor v = act.values.contiguous();
+      std::memcpy(values, v.data_ptr<float>(), sizeof(float) * n);
+    }
+  }
+  if (space_.discrete) return;
+  for (int64_t k = 0; k < static_cast<int64_t>(n) * act_dim; ++k) {
+    const int d = static_cast<int>(k % act_dim);
+    actions[k] = std::clamp(actions[k], space_.low[d], space_.high[d]);
+  }
+}
 
 Result<EvalStats> EvaluatePolicy(ActorCritic& policy, const VecNormalizer& normalizer,
                                  env::VecEnv& venv, int episodes, uint64_t seed) {
@@ -55,11 +92,15 @@ Result<EvalStats> EvaluatePolicy(ActorCritic& policy, const VecNormalizer& norma
   EvalStats s;
   s.has_net_worth = net_worth >= 0;
   double net_worth_sum = 0;
+  DeterministicActor actor(policy, venv.spec().action);
+  std::vector<float> starts(n, 1.0f);  // recurrent states start at zero
   venv.Reset(seed);
   int finished = 0;
   while (finished < episodes) {
-    DeterministicActions(policy, normalizer, venv, obs, actions);
+    normalizer->NormalizeObs(venv.observations(), n, obs.data());  // a copy when !norm_obs
+    actor.Act(obs.data(), n, starts.data(), actions.data(), nullptr);
     venv.Step(actions.data());
+    for (int i = 0; i < n; ++i) starts[i] = venv.done(i) ? 1.0f : 0.0f;
     for (int i = 0; i < n; ++i) {
       if (!venv.done(i) || done_count[i] >= target[i]) continue;
       ++done_count[i];

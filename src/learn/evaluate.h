@@ -19,6 +19,7 @@
 #define RLT_LEARN_EVALUATE_H_
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/status.h"
@@ -27,6 +28,31 @@
 #include "learn/policy.h"
 
 namespace rlt::learn {
+
+// A policy's deterministic actions (Gaussian mean clipped to the Box bounds, or the
+// argmax) for n already-normalised observations. MLP policies run the LibTorch module;
+// recurrent ones a native::RecurrentActorCritic copy of its parameters, carrying one LSTM
+// state per row across calls, zeroed where episode_starts (n, may be nullptr) is set and
+// whenever n changes. Borrows the policy (its parameters are copied once, at construction).
+class DeterministicActor {
+ public:
+  DeterministicActor(ActorCritic& policy, const env::ActionSpace& space);
+  ~DeterministicActor();
+  DeterministicActor(const DeterministicActor&) = delete;
+  DeterministicActor& operator=(const DeterministicActor&) = delete;
+
+  // actions (n, act_dim); values (n) unless nullptr.
+  void Act(const float* obs, int n, const float* episode_starts, float* actions, float* values);
+  // Zeroes every row's recurrent state (no-op for MLP policies).
+  void ResetState();
+  bool recurrent() const { return recurrent_ != nullptr; }
+
+ private:
+  struct Recurrent;
+  ActorCritic policy_;
+  env::ActionSpace space_;
+  std::unique_ptr<Recurrent> recurrent_;
+};
 
 struct EvalStats {
   std::vector<double> episode_rewards;   // (episodes) unnormalised totals, in finishing order

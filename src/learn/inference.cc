@@ -25,6 +25,7 @@ struct PolicyRunner::Impl {
   VecNormalizer normalizer{nullptr};
   env::ActionSpace action;
   std::vector<float> scratch;  // (n, obs_dim) normalised observations
+  std::unique_ptr<DeterministicActor> actor;
 };
 
 namespace {
@@ -121,28 +122,19 @@ Result<std::unique_ptr<PolicyRunner>> PolicyRunner::Load(const std::string& chec
   RLT_RETURN_IF_ERROR(CheckFiniteModule(*impl->policy, (dir / "policy.pt").string()));
   RLT_RETURN_IF_ERROR(CheckFiniteModule(*impl->normalizer, (dir / "normalizer.pt").string()));
   impl->policy->eval();
+  impl->actor = std::make_unique<DeterministicActor>(impl->policy, action);
   return std::unique_ptr<PolicyRunner>(new PolicyRunner(std::move(impl), obs_dim, act_dim));
 }
 
 void PolicyRunner::Act(const float* obs, int n, float* actions, float* values) {
-  c10::InferenceMode guard;
   impl_->scratch.resize(static_cast<size_t>(n) * obs_dim_);
   impl_->normalizer->NormalizeObs(obs, n, impl_->scratch.data());  // a copy when !norm_obs
-  const ActResult act = impl_->policy->Act(torch::from_blob(impl_->scratch.data(), {n, obs_dim_}),
-                                           /*generator=*/nullptr, /*deterministic=*/true);
-  const torch::Tensor a = act.actions.contiguous();
-  std::memcpy(actions, a.data_ptr<float>(), sizeof(float) * n * act_dim_);
-  if (!impl_->action.discrete) {
-    for (int64_t k = 0; k < static_cast<int64_t>(n) * act_dim_; ++k) {
-      const int d = static_cast<int>(k % act_dim_);
-      actions[k] = std::clamp(actions[k], impl_->action.low[d], impl_->action.high[d]);
-    }
-  }
-  if (values != nullptr) {
-    const torch::Tensor v = act.values.contiguous();
-    std::memcpy(values, v.data_ptr<float>(), sizeof(float) * n);
-  }
+  impl_->actor->Act(impl_->scratch.data(), n, /*episode_starts=*/nullptr, actions, values);
 }
+
+void PolicyRunner::ResetState() { impl_->actor->ResetState(); }
+
+bool PolicyRunner::recurrent() const { return impl_->actor->recurrent(); }
 
 Result<std::vector<double>> PolicyRunner::EvaluateEpisodes(env::VecEnv& venv, int episodes,
                                                            uint64_t seed) {

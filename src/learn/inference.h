@@ -6,7 +6,7 @@
 // normalizer.pt. Act() is deterministic: the Gaussian mean clipped to the Box bounds, or
 // the argmax of the logits, on observations normalised with the stored statistics
 // (never updated). Runs under InferenceMode. No optimizer, no env state.
-// What it is not: a trainer (see trainer.h) or a recurrent policy.
+// What it is not: a trainer (see trainer.h).
 // This header is LibTorch-free (pimpl) so evaluation and signal code compile fast.
 // Ownership: owns its modules. Not thread-safe.
 #ifndef RLT_LEARN_INFERENCE_H_
@@ -35,7 +35,12 @@ class PolicyRunner {
 
   // Deterministic actions and value estimates for n observations.
   // obs: (n, obs_dim); actions: (n, act_dim); values: (n) or nullptr.
+  // Recurrent policies ([policy] recurrent = "lstm") carry one LSTM state per row from
+  // call to call (zeroed at load, by ResetState() and when n changes): feed the steps of an
+  // episode in order and call ResetState() where a new episode starts.
   void Act(const float* obs, int n, float* actions, float* values);
+  void ResetState();
+  bool recurrent() const;
 
   // learn::EvaluatePolicy over `venv` (deterministic episodes): the episode returns in
   // finishing order. Fails when episodes < 1.

@@ -235,58 +235,100 @@ void NativeLearner::ParallelStep(double max_grad_norm) {
   });
 }
 
-void NativeLearner::CopyToTorch(ActorCritic& policy, torch::optim::Adam& optimizer) const {
+void CopyNativeToTorch(const NativeParamResolver& resolve, int64_t adam_step, double lr,
+                       ActorCritic& policy, torch::optim::Adam& optimizer) {
   torch::NoGradGuard no_grad;
   auto& state = optimizer.state();
   for (const auto& item : policy->named_parameters()) {
-    const native::ParamInfo* p = net_.FindParam(item.key());
-    RLT_CHECK(p != nullptr);
+    const NativeParamSlot p = resolve(item.key());
+    RLT_CHECK_MSG(p.param != nullptr && item.value().sizes().vec() == p.shape,
+                  "native and LibTorch policies disagree on " + item.key());
     auto view = [&](const float* data) {
-      return torch::from_blob(const_cast<float*>(data) + p->offset, p->shape, torch::kFloat32);
+      return torch::from_blob(const_cast<float*>(data), p.shape, torch::kFloat32);
     };
-    item.value().copy_(view(net_.params().data()));
+    item.value().copy_(view(p.param));
     const std::string key = AdamKey(item.value());
-    if (adam_.step() == 0) {
+    if (adam_step == 0) {
       state.erase(key);
       continue;
     }
     auto s = std::make_unique<torch::optim::AdamParamState>();
-    s->step(adam_.step());
-    s->exp_avg(view(adam_.exp_avg().data()).clone());
-    s->exp_avg_sq(view(adam_.exp_avg_sq().data()).clone());
+    s->step(adam_step);
+    s->exp_avg(view(p.exp_avg).clone());
+    s->exp_avg_sq(view(p.exp_avg_sq).clone());
     state[key] = std::move(s);
   }
-  SetLearningRate(optimizer, adam_.options().lr);
+  SetLearningRate(optimizer, lr);
 }
 
-void NativeLearner::CopyFromTorch(ActorCritic& policy, torch::optim::Adam& optimizer) {
+int64_t CopyTorchToNative(const NativeParamResolver& resolve, ActorCritic& policy,
+                          torch::optim::Adam& optimizer, double* lr) {
   torch::NoGradGuard no_grad;
   auto& state = optimizer.state();
   int64_t step = 0;
   for (const auto& item : policy->named_parameters()) {
-    const native::ParamInfo* p = net_.FindParam(item.key());
-    RLT_CHECK(p != nullptr);
-    auto copy = [&](const torch::Tensor& t, std::vector<float>& out) {
+    const NativeParamSlot p = resolve(item.key());
+    RLT_CHECK_MSG(p.param != nullptr && item.value().sizes().vec() == p.shape,
+                  "native and LibTorch policies disagree on " + item.key());
+    auto copy = [&](const torch::Tensor& t, float* out) {
       const torch::Tensor c = t.detach().to(torch::kFloat32).contiguous();
-      std::copy(c.data_ptr<float>(), c.data_ptr<float>() + p->size, out.begin() + p->offset);
+      std::copy(c.data_ptr<float>(), c.data_ptr<float>() + p.size, out);
     };
-    copy(item.value(), net_.params());
+    copy(item.value(), p.param);
     auto it = state.find(AdamKey(item.value()));
     if (it == state.end()) {
-      std::fill(adam_.exp_avg().begin() + p->offset, adam_.exp_avg().begin() + p->offset + p->size,
-                0.0f);
-      std::fill(adam_.exp_avg_sq().begin() + p->offset,
-                adam_.exp_avg_sq().begin() + p->offset + p->size, 0.0f);
+      std::fill(p.exp_avg, p.exp_avg + p.size, 0.0f);
+      std::fill(p.exp_avg_sq, p.exp_avg_sq + p.size, 0.0f);
       continue;
     }
     auto& s = static_cast<torch::optim::AdamParamState&>(*it->second);
-    copy(s.exp_avg(), adam_.exp_avg());
-    copy(s.exp_avg_sq(), adam_.exp_avg_sq());
+    copy(s.exp_avg(), p.exp_avg);
+    copy(s.exp_avg_sq(), p.exp_avg_sq);
     step = std::max(step, s.step());
   }
-  adam_.set_step(step);
   const auto& group = optimizer.param_groups().front();
-  adam_.set_lr(static_cast<const torch::optim::AdamOptions&>(group.options()).lr());
+  *lr = static_cast<const torch::optim::AdamOptions&>(group.options()).lr();
+  return step;
+}
+
+NativeParamResolver NativeLearner::Resolver() const {
+  auto* self = const_cast<NativeLearner*>(this);
+  return [self](const std::string& name) {
+    NativeParamSlot slot;
+    const native::ParamInfo* p = self->net_.FindParam(name);
+    if (p == nullptr) return slot;
+    slot.param = self->net_.params().data() + p->offset;
+    slot.exp_avg = self->adam_.exp_avg().data() + p->offset;
+    slot.exp_avg_sq = self->adam_.exp_avg_sq().data() + p->offset;
+    slot.shape = p->shape;
+    slot.size = p->size;
+    return slot;
+  };
+}
+
+void NativeLearner::CopyToTorch(ActorCritic& policy, torch::optim::Adam& optimizer) const {
+  CopyNativeToTorch(Resolver(), adam_.step(), adam_.options().lr, policy, optimizer);
+}
+
+void NativeLearner::CopyFromTorch(ActorCritic& policy, torch::optim::Adam& optimizer) {
+  double lr = 0;
+  adam_.set_step(CopyTorchToNative(Resolver(), policy, optimizer, &lr));
+  adam_.set_lr(lr);
+}
+
+std::string NativeLearner::FirstNonFinite(bool grads) const {
+  const std::vector<float>& v = grads ? grads_ : net_.params();
+  for (const native::ParamInfo& p : net_.param_info()) {
+    for (int64_t k = 0; k < p.size; ++k) {
+      if (!std::isfinite(v[p.offset + k])) return p.name;
+    }
+  }
+  return "";
+}
+
+void NativeLearner::PoisonFirstParameter() {
+  const native::ParamInfo& first = net_.param_info().front();
+  std::fill_n(net_.params().begin() + first.offset, first.size, NAN);
 }
 
 double NativeLearner::MeanStd() const {

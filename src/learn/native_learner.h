@@ -38,6 +38,7 @@
 #include "core/rng.h"
 #include "core/thread_pool.h"
 #include "env/env.h"
+#include "learn/learner.h"
 #include "learn/policy.h"
 #include "learn/ppo.h"
 #include "learn/rollout.h"
@@ -50,7 +51,7 @@ namespace rlt::learn {
 // Whether the native engine implements this policy (every MLP actor-critic does).
 bool NativeSupports(const PolicyOptions& options);
 
-class NativeLearner {
+class NativeLearner : public Learner {
  public:
   // Copies `policy`'s current parameters. REQUIRES: NativeSupports(options).
   NativeLearner(ActorCritic& policy, int obs_dim, const env::ActionSpace& space,
@@ -63,23 +64,33 @@ class NativeLearner {
   void Act(const float* obs, int n, float* actions, float* values, float* log_probs);
   void PredictValues(const float* obs, int n, float* values);
 
+  // Learner: the above (t, episode starts and env indices do not matter to an MLP).
+  void Act(int, const float* obs, int n, const float*, float* actions, float* values,
+           float* log_probs) override {
+    Act(obs, n, actions, values, log_probs);
+  }
+  void PredictValues(const float* obs, const int*, int k, const float*, float* values) override {
+    PredictValues(obs, k, values);
+  }
+
   // learn::PpoUpdate with the native engine: same epochs, minibatches, loss, KL stop,
   // clipping and Adam (at learning rate lr).
   UpdateStats Update(RolloutBuffer& buffer, const PpoOptions& options,
-                     const PpoLossSettings& settings, double lr, UpdateTiming* timing);
+                     const PpoLossSettings& settings, double lr, UpdateTiming* timing) override;
 
-  // Parameters and Adam state (moments, step count, learning rate) to / from LibTorch.
-  void CopyToTorch(ActorCritic& policy, torch::optim::Adam& optimizer) const;
-  void CopyFromTorch(ActorCritic& policy, torch::optim::Adam& optimizer);
+  void CopyToTorch(ActorCritic& policy, torch::optim::Adam& optimizer) const override;
+  void CopyFromTorch(ActorCritic& policy, torch::optim::Adam& optimizer) override;
 
   native::ActorCritic& net() { return net_; }
   const std::vector<float>& grads() const { return grads_; }
-  // Mean of exp(log_std) (Box only).
-  double MeanStd() const;
-  RngState rng_state() const { return rng_.state(); }
-  void set_rng_state(const RngState& s) { rng_.set_state(s); }
+  double MeanStd() const override;
+  RngState rng_state() const override { return rng_.state(); }
+  void set_rng_state(const RngState& s) override { rng_.set_state(s); }
+  std::string FirstNonFinite(bool grads) const override;
+  void PoisonFirstParameter() override;
 
  private:
+  NativeParamResolver Resolver() const;
   // Copies minibatch rows [lo, hi) (minibatch starting at `start` of the permutation).
   void Gather(int64_t start, int lo, int hi, const float* obs, const float* actions,
               const float* old_values, const float* old_log_probs, const float* advantages,

@@ -2,7 +2,9 @@
 // parameters copied into both, the forward outputs, the PPO loss terms, EVERY parameter
 // gradient, the clipped gradient norm and one Adam step of native::ActorCritic equal
 // learn::ActorCritic + learn::ComputePpoLoss + torch::optim::Adam, and native::Lstm equals
-// torch::nn::LSTM stepped one step at a time with resets inside the sequence.
+// torch::nn::LSTM stepped one step at a time with resets inside the sequence, and the
+// recurrent actor-critic's sequence-batched forward and gradients equal the LibTorch
+// module (learn::ActorCritic with recurrent = "lstm") stepped one step at a time.
 //
 // Tolerance: every element within 1e-5 relative, |native - torch| <= 1e-5 (|torch| +
 // max |torch| over the tensor): the second term covers elements that are sums of
@@ -16,10 +18,12 @@
 #include "core/rng.h"
 #include "learn/policy.h"
 #include "learn/ppo.h"
+#include "learn/recurrent_learner.h"
 #include "native/actor_critic.h"
 #include "native/adam.h"
 #include "native/lstm.h"
 #include "native/ppo_loss.h"
+#include "native/recurrent_actor_critic.h"
 
 namespace rlt::learn {
 namespace {
@@ -280,6 +284,205 @@ TEST(NativeOracle, LstmWithResetsMatchesTorchLstmSteppedOneStepAtATime) {
   ExpectMatches(dx.data(), tx.grad(), "lstm d_x");
   ExpectMatches(dh0.data(), th0.grad(), "lstm d_h0");
   ExpectMatches(dc0.data(), tc0.grad(), "lstm d_c0");
+}
+
+// The recurrent actor-critic over B sequences of T steps (episode starts inside them,
+// random initial states) against the LibTorch module stepped one step at a time, for a
+// loss L = sum(w_v values + w_lp log_probs + w_h entropy) with random weights.
+struct RecurrentCase {
+  bool discrete;
+  int n;  // Box: act_dim; Discrete: actions
+  bool shared;
+  std::vector<int> net;
+};
+
+void CompareRecurrent(const RecurrentCase& rc, uint64_t seed) {
+  SCOPED_TRACE(std::string(rc.discrete ? "discrete" : "box") + (rc.shared ? " shared" : ""));
+  Rng rng(seed);
+  const int obs_dim = 5, hidden = 12, steps = 7, batch = 3, rows = steps * batch;
+  env::ActionSpace space;
+  space.discrete = rc.discrete;
+  space.dim = rc.discrete ? 1 : rc.n;
+  space.n = rc.discrete ? rc.n : 0;
+  space.low.assign(space.dim, -1.0f);
+  space.high.assign(space.dim, 1.0f);
+  PolicyOptions o;
+  o.pi = rc.net;
+  o.vf = rc.net;
+  o.recurrent = "lstm";
+  o.lstm_hidden_size = hidden;
+  o.shared_lstm = rc.shared;
+  o.log_std_init = -0.3;
+  torch::manual_seed(seed);
+  ActorCritic torch_policy(obs_dim, space, o);
+  native::RecurrentActorCritic net(MakeRecurrentSpec(obs_dim, space, o), seed);
+  {
+    torch::NoGradGuard no_grad;
+    int count = 0;
+    for (auto& item : torch_policy->named_parameters()) {
+      int g = 0;
+      const native::ParamInfo* p = nullptr;
+      ASSERT_TRUE(net.FindParam(item.key(), &g, &p)) << item.key();
+      ASSERT_EQ(item.value().sizes().vec(), p->shape) << item.key();
+      std::copy_n(item.value().contiguous().data_ptr<float>(), p->size,
+                  net.group_params(g).begin() + p->offset);
+      ++count;
+    }
+    int native_count = 0;
+    for (int g = 0; g < net.num_groups(); ++g) native_count += net.group_info(g).size();
+    ASSERT_EQ(count, native_count) << "every native tensor has a LibTorch twin";
+  }
+  const auto obs = RandomVector(static_cast<size_t>(rows) * obs_dim, rng);
+  std::vector<float> starts(rows, 0.0f);
+  starts[2 * batch + 1] = 1.0f;
+  starts[5 * batch + 0] = 1.0f;
+  starts[0 * batch + 2] = 1.0f;
+  std::vector<float> actions(static_cast<size_t>(rows) * space.dim);
+  for (size_t k = 0; k < actions.size(); ++k) {
+    actions[k] = rc.discrete ? static_cast<float>(rng.UniformInt(rc.n))
+                             : static_cast<float>(rng.Normal() * 0.7);
+  }
+  const size_t state = static_cast<size_t>(batch) * hidden;
+  const auto h0p = RandomVector(state, rng, 0.5), c0p = RandomVector(state, rng, 0.5);
+  const auto h0v = RandomVector(state, rng, 0.5), c0v = RandomVector(state, rng, 0.5);
+  std::vector<float> values(rows), log_probs(rows), entropy(rows);
+  native::RecurrentWorkspace ws;
+  net.Evaluate(ws, obs.data(), starts.data(), steps, batch, h0p.data(), c0p.data(), h0v.data(),
+               c0v.data(), actions.data(), values.data(), log_probs.data(), entropy.data());
+  const auto wv = RandomVector(rows, rng), wl = RandomVector(rows, rng),
+             wh = RandomVector(rows, rng);
+  std::vector<std::vector<float>> grads;
+  std::vector<float*> grad_ptrs;
+  for (int g = 0; g < net.num_groups(); ++g) grads.emplace_back(net.group_params(g).size(), 0.0f);
+  for (auto& g : grads) grad_ptrs.push_back(g.data());
+  net.Backward(ws, wv.data(), wl.data(), wh.data(), grad_ptrs);
+
+  // The same with the actor and critic halves on two workers: bit for bit.
+  {
+    WorkerPool pool(2);
+    native::RecurrentWorkspace ws2;
+    std::vector<float> v2(rows), lp2(rows), e2(rows);
+    net.Evaluate(ws2, obs.data(), starts.data(), steps, batch, h0p.data(), c0p.data(), h0v.data(),
+                 c0v.data(), actions.data(), v2.data(), lp2.data(), e2.data(), &pool);
+    std::vector<std::vector<float>> g2;
+    std::vector<float*> p2;
+    for (int g = 0; g < net.num_groups(); ++g) g2.emplace_back(net.group_params(g).size(), 0.0f);
+    for (auto& g : g2) p2.push_back(g.data());
+    net.Backward(ws2, wv.data(), wl.data(), wh.data(), p2, &pool);
+    EXPECT_EQ(v2, values);
+    EXPECT_EQ(lp2, log_probs);
+    EXPECT_EQ(g2, grads);
+  }
+
+  // LibTorch, one step at a time.
+  auto step_lstm = [&](torch::nn::LSTM& lstm, const torch::Tensor& x, torch::Tensor& h,
+                       torch::Tensor& c) {
+    auto [out, st] = lstm->forward(x.unsqueeze(0), std::make_tuple(h, c));
+    std::tie(h, c) = st;
+    return out.squeeze(0);
+  };
+  const torch::Tensor tobs = View(obs.data(), {steps, batch, obs_dim});
+  const torch::Tensor keep = 1 - View(starts.data(), {steps, 1, batch, 1});
+  torch::Tensor hp = View(h0p.data(), {1, batch, hidden}).clone();
+  torch::Tensor cp = View(c0p.data(), {1, batch, hidden}).clone();
+  torch::Tensor hv = View(h0v.data(), {1, batch, hidden}).clone();
+  torch::Tensor cv = View(c0v.data(), {1, batch, hidden}).clone();
+  std::vector<torch::Tensor> t_values, t_lp, t_ent;
+  for (int t = 0; t < steps; ++t) {
+    hp = hp * keep[t];
+    cp = cp * keep[t];
+    const torch::Tensor pi_in = step_lstm(torch_policy->lstm_actor(), tobs[t], hp, cp);
+    torch::Tensor vf_in = pi_in;
+    if (!rc.shared) {
+      hv = hv * keep[t];
+      cv = cv * keep[t];
+      vf_in = step_lstm(torch_policy->lstm_critic(), tobs[t], hv, cv);
+    }
+    const torch::Tensor pi_latent =
+        torch_policy->pi_net()->size() > 0 ? torch_policy->pi_net()->forward(pi_in) : pi_in;
+    const torch::Tensor vf_latent =
+        torch_policy->vf_net()->size() > 0 ? torch_policy->vf_net()->forward(vf_in) : vf_in;
+    const torch::Tensor head = torch_policy->action_net()->forward(pi_latent);
+    const torch::Tensor a =
+        View(actions.data() + static_cast<size_t>(t) * batch * space.dim, {batch, space.dim});
+    if (rc.discrete) {
+      t_lp.push_back(CategoricalLogProb(head, a));
+      t_ent.push_back(CategoricalEntropy(head));
+    } else {
+      t_lp.push_back(GaussianLogProb(head, torch_policy->log_std(), a));
+      t_ent.push_back(GaussianEntropy(torch_policy->log_std(), batch));
+    }
+    t_values.push_back(torch_policy->value_net()->forward(vf_latent).squeeze(-1));
+  }
+  const torch::Tensor tv = torch::cat(t_values), tl = torch::cat(t_lp), te = torch::cat(t_ent);
+  ExpectMatches(values.data(), tv, "values");
+  ExpectMatches(log_probs.data(), tl, "log_probs");
+  ExpectMatches(entropy.data(), te, "entropy");
+  const torch::Tensor loss = (tv * View(wv.data(), {rows})).sum() +
+                             (tl * View(wl.data(), {rows})).sum() +
+                             (te * View(wh.data(), {rows})).sum();
+  loss.backward();
+  for (const auto& item : torch_policy->named_parameters()) {
+    int g = 0;
+    const native::ParamInfo* p = nullptr;
+    ASSERT_TRUE(net.FindParam(item.key(), &g, &p));
+    ASSERT_TRUE(item.value().grad().defined()) << item.key();
+    ExpectMatches(grads[g].data() + p->offset, item.value().grad(), "grad " + item.key());
+  }
+}
+
+TEST(NativeOracle, RecurrentActorCriticSequencesMatchTorchSteppedOneStepAtATime) {
+  const std::vector<RecurrentCase> cases = {
+      {false, 2, false, {16, 8}},  // Box, separate actor and critic LSTMs
+      {true, 3, true, {8}},        // Discrete, one shared LSTM
+      {false, 1, false, {}},       // heads straight on the LSTM outputs
+  };
+  uint64_t seed = 300;
+  for (const RecurrentCase& rc : cases) CompareRecurrent(rc, seed++);
+}
+
+// The rollout (Act, one step at a time, states carried and reset at episode starts)
+// computes the function training evaluates over the whole sequence from the same initial
+// state: the log-probabilities of the sampled actions and the values agree.
+TEST(NativeOracle, RecurrentRolloutStepsEqualTheSequenceForward) {
+  Rng rng(11);
+  const int obs_dim = 4, hidden = 10, steps = 9, n = 3;
+  env::ActionSpace space;
+  space.dim = 2;
+  space.low.assign(2, -1.0f);
+  space.high.assign(2, 1.0f);
+  PolicyOptions o;
+  o.recurrent = "lstm";
+  o.lstm_hidden_size = hidden;
+  o.pi = {8};
+  o.vf = {8};
+  native::RecurrentActorCritic net(MakeRecurrentSpec(obs_dim, space, o), 21);
+  native::RecurrentState state;
+  state.Resize(n, hidden, false);
+  for (float& v : state.h_pi) v = static_cast<float>(rng.Normal() * 0.3);
+  for (float& v : state.c_vf) v = static_cast<float>(rng.Normal() * 0.3);
+  const native::RecurrentState initial = state;
+  const auto obs = RandomVector(static_cast<size_t>(steps) * n * obs_dim, rng);
+  std::vector<float> starts(steps * n, 0.0f);
+  starts[4 * n + 1] = 1.0f;
+  starts[6 * n + 2] = 1.0f;
+  std::vector<float> actions(steps * n * 2), values(steps * n), log_probs(steps * n);
+  Rng sampler(5);
+  WorkerPool pool(2);
+  for (int t = 0; t < steps; ++t) {
+    const size_t r = static_cast<size_t>(t) * n;
+    net.Act(pool, obs.data() + r * obs_dim, n, starts.data() + r, state, &sampler, false,
+            actions.data() + r * 2, values.data() + r, log_probs.data() + r);
+  }
+  std::vector<float> v(steps * n), lp(steps * n), ent(steps * n);
+  native::RecurrentWorkspace ws;
+  net.Evaluate(ws, obs.data(), starts.data(), steps, n, initial.h_pi.data(), initial.c_pi.data(),
+               initial.h_vf.data(), initial.c_vf.data(), actions.data(), v.data(), lp.data(),
+               ent.data());
+  for (int k = 0; k < steps * n; ++k) {
+    EXPECT_NEAR(v[k], values[k], 1e-5 * (1 + std::fabs(values[k]))) << k;
+    EXPECT_NEAR(lp[k], log_probs[k], 1e-5 * (1 + std::fabs(log_probs[k]))) << k;
+  }
 }
 
 }  // namespace

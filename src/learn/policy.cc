@@ -52,19 +52,38 @@ Status ValidatePolicyOptions(const PolicyOptions& o) {
     return Status::InvalidArgument("[policy] backend must be native or torch, got '" + o.backend +
                                    "'");
   }
+  if (o.recurrent != "none" && o.recurrent != "lstm") {
+    return Status::InvalidArgument("[policy] recurrent must be none or lstm, got '" + o.recurrent +
+                                   "'");
+  }
+  if (o.is_recurrent()) {
+    if (o.lstm_hidden_size < 1 || o.lstm_hidden_size > 8192) {
+      return Status::InvalidArgument("[policy] lstm_hidden_size must be in [1, 8192], got " +
+                                     std::to_string(o.lstm_hidden_size));
+    }
+    if (o.backend != "native") {
+      return Status::InvalidArgument(
+          "[policy] recurrent = \"lstm\" trains on the native engine only; set [policy] backend "
+          "= \"native\" (LibTorch autograd is its test oracle, not a training backend)");
+    }
+  }
   return Status::Ok();
 }
 
 ActorCriticImpl::ActorCriticImpl(int obs_dim, const env::ActionSpace& space, const PolicyOptions& o)
     : discrete_(space.discrete),
       act_dim_(space.dim),
+      obs_dim_(obs_dim),
+      options_(o),
       num_outputs_(space.discrete ? space.n : space.dim) {
   RLT_CHECK(obs_dim >= 1 && num_outputs_ >= 1);
   RLT_CHECK_MSG(!discrete_ || act_dim_ == 1, "Discrete actions are one float");
-  pi_net_ = register_module("pi_net", MakeMlp(obs_dim, o.pi, o.activation, o.ortho_init));
-  vf_net_ = register_module("vf_net", MakeMlp(obs_dim, o.vf, o.activation, o.ortho_init));
-  const int pi_latent = o.pi.empty() ? obs_dim : o.pi.back();
-  const int vf_latent = o.vf.empty() ? obs_dim : o.vf.back();
+  // Recurrent: the towers read the LSTMs' outputs (lstm_hidden_size wide).
+  const int tower_in = o.is_recurrent() ? o.lstm_hidden_size : obs_dim;
+  pi_net_ = register_module("pi_net", MakeMlp(tower_in, o.pi, o.activation, o.ortho_init));
+  vf_net_ = register_module("vf_net", MakeMlp(tower_in, o.vf, o.activation, o.ortho_init));
+  const int pi_latent = o.pi.empty() ? tower_in : o.pi.back();
+  const int vf_latent = o.vf.empty() ? tower_in : o.vf.back();
   action_net_ = register_module("action_net", torch::nn::Linear(pi_latent, num_outputs_));
   value_net_ = register_module("value_net", torch::nn::Linear(vf_latent, 1));
   if (o.ortho_init) {
@@ -73,6 +92,14 @@ ActorCriticImpl::ActorCriticImpl(int obs_dim, const env::ActionSpace& space, con
   }
   if (!discrete_) {
     log_std_ = register_parameter("log_std", torch::full({act_dim_}, o.log_std_init));
+  }
+  if (o.is_recurrent()) {  // PyTorch's default LSTM initialisation U(+-1/sqrt(H)), as SB3
+    lstm_actor_ = register_module(
+        "lstm_actor", torch::nn::LSTM(torch::nn::LSTMOptions(obs_dim, o.lstm_hidden_size)));
+    if (!o.shared_lstm) {
+      lstm_critic_ = register_module(
+          "lstm_critic", torch::nn::LSTM(torch::nn::LSTMOptions(obs_dim, o.lstm_hidden_size)));
+    }
   }
 }
 
@@ -86,6 +113,7 @@ torch::Tensor ActorCriticImpl::Values(const torch::Tensor& obs) {
 
 ActResult ActorCriticImpl::Act(const torch::Tensor& obs, torch::Generator* generator,
                                bool deterministic) {
+  RLT_CHECK_MSG(!recurrent(), "recurrent policies run on native::RecurrentActorCritic");
   c10::InferenceMode guard;
   const c10::optional<at::Generator> gen =
       generator ? c10::optional<at::Generator>(*generator) : c10::nullopt;
@@ -112,11 +140,13 @@ ActResult ActorCriticImpl::Act(const torch::Tensor& obs, torch::Generator* gener
 }
 
 torch::Tensor ActorCriticImpl::PredictValues(const torch::Tensor& obs) {
+  RLT_CHECK_MSG(!recurrent(), "recurrent policies run on native::RecurrentActorCritic");
   c10::InferenceMode guard;
   return Values(obs);
 }
 
 EvaluateResult ActorCriticImpl::Evaluate(const torch::Tensor& obs, const torch::Tensor& actions) {
+  RLT_CHECK_MSG(!recurrent(), "recurrent policies run on native::RecurrentActorCritic");
   EvaluateResult out;
   const torch::Tensor head = ActionHead(obs);
   if (discrete_) {

@@ -21,6 +21,7 @@
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/rnn.h>
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
@@ -43,6 +44,14 @@ struct PolicyOptions {
   // every MLP actor-critic) or "torch" (LibTorch autograd, the oracle). Same semantics;
   // checkpoints load in either (learn/native_learner.h).
   std::string backend = "native";
+  // Recurrent PPO (sb3-contrib RecurrentPPO): "lstm" puts an LSTM of lstm_hidden_size units
+  // between the observation and each MLP tower (the actor's and, unless shared_lstm, the
+  // critic's own); "none" is the MLP policy. Recurrent policies train on the native
+  // engine only (native/recurrent_actor_critic.h); this module holds their parameters for
+  // checkpoints.
+  std::string recurrent = "none";
+  int lstm_hidden_size = 256;
+  bool shared_lstm = false;
 
   template <typename V>
   void VisitFields(V& v) {
@@ -53,7 +62,12 @@ struct PolicyOptions {
     v("ortho_init", &ortho_init, "orthogonal init with gains sqrt(2) / 0.01 / 1");
     v("backend", &backend, "learner engine: native (own kernels) or torch (LibTorch)",
       {"native", "torch"});
+    v("recurrent", &recurrent, "recurrent policy: none (MLP) or lstm (recurrent PPO)",
+      {"none", "lstm"});
+    v("lstm_hidden_size", &lstm_hidden_size, "LSTM units (recurrent = \"lstm\")");
+    v("shared_lstm", &shared_lstm, "one LSTM for actor and critic (recurrent = \"lstm\")");
   }
+  bool is_recurrent() const { return recurrent == "lstm"; }
 };
 
 // Rollout output for a batch of B observations.
@@ -88,12 +102,20 @@ class ActorCriticImpl : public torch::nn::Module {
 
   bool discrete() const { return discrete_; }
   int act_dim() const { return act_dim_; }
+  int obs_dim() const { return obs_dim_; }
+  const PolicyOptions& options() const { return options_; }
   // Box only (undefined tensor for Discrete): (act_dim) parameter.
   const torch::Tensor& log_std() const { return log_std_; }
   torch::nn::Sequential& pi_net() { return pi_net_; }
   torch::nn::Sequential& vf_net() { return vf_net_; }
   torch::nn::Linear& action_net() { return action_net_; }
   torch::nn::Linear& value_net() { return value_net_; }
+  // Recurrent policies: the LSTMs (lstm_critic is empty when shared). Act, PredictValues
+  // and Evaluate above are for MLP policies only (REQUIRES: !recurrent()); recurrent ones
+  // run on native::RecurrentActorCritic.
+  bool recurrent() const { return !lstm_actor_.is_empty(); }
+  torch::nn::LSTM& lstm_actor() { return lstm_actor_; }
+  torch::nn::LSTM& lstm_critic() { return lstm_critic_; }
 
  private:
   // Distribution parameters: Gaussian mean or categorical logits, (B, act_dim | n).
@@ -102,9 +124,12 @@ class ActorCriticImpl : public torch::nn::Module {
 
   bool discrete_;
   int act_dim_;
+  int obs_dim_;
+  PolicyOptions options_;
   int num_outputs_;  // act_dim (Box) or n (Discrete)
   torch::nn::Sequential pi_net_{nullptr}, vf_net_{nullptr};
   torch::nn::Linear action_net_{nullptr}, value_net_{nullptr};
+  torch::nn::LSTM lstm_actor_{nullptr}, lstm_critic_{nullptr};
   torch::Tensor log_std_;
 };
 TORCH_MODULE(ActorCritic);

@@ -51,6 +51,7 @@ struct PpoOptions {
   double clip_obs = 10.0;             // VecNormalize clip_obs
   double clip_reward = 10.0;          // VecNormalize clip_reward
   int64_t total_timesteps = 1000000;  // run length: schedules' progress is steps / this
+  int sequence_length = 16;           // recurrent policies: steps per training sequence
 
   template <typename V>
   void VisitFields(V& v) {
@@ -72,6 +73,8 @@ struct PpoOptions {
     v("clip_obs", &clip_obs, "clip normalised observations to +-this");
     v("clip_reward", &clip_reward, "clip normalised rewards to +-this");
     v("total_timesteps", &total_timesteps, "run length in env steps (for schedules)");
+    v("sequence_length", &sequence_length,
+      "recurrent policies: steps per training sequence (divides n_steps)");
   }
 };
 

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "learn/recurrent_learner.h"
+
 namespace rlt::learn {
 namespace {
 
@@ -76,6 +78,7 @@ Result<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(env::VecEnv& venv,
                                                        uint64_t seed) {
   RLT_RETURN_IF_ERROR(ValidatePolicyOptions(policy_options));
   RLT_RETURN_IF_ERROR(ValidatePpoOptions(ppo_options));
+  RLT_RETURN_IF_ERROR(ValidateRecurrentPpo(policy_options, ppo_options));
   const env::ActionSpace& space = venv.spec().action;
   if (space.discrete ? space.n < 1
                      : (static_cast<int>(space.low.size()) != space.dim ||
@@ -102,7 +105,11 @@ PpoTrainer::PpoTrainer(env::VecEnv& venv, const PolicyOptions& policy_options,
   const double lr0 = ppo_options.learning_rate.Value(TrainingProgress{});
   optimizer_ = std::make_unique<torch::optim::Adam>(policy_->parameters(),
                                                     torch::optim::AdamOptions(lr0).eps(1e-5));
-  if (policy_options.backend == "native") {
+  if (policy_options.is_recurrent()) {
+    native_ =
+        std::make_unique<RecurrentLearner>(policy_, obs_dim_, venv.spec().action, policy_options,
+                                           ppo_options, num_envs_, seed, venv.threads());
+  } else if (policy_options.backend == "native") {
     RLT_CHECK(NativeSupports(policy_options));
     native_ = std::make_unique<NativeLearner>(policy_, obs_dim_, venv.spec().action, policy_options,
                                               seed, venv.threads());
@@ -124,8 +131,8 @@ void PpoTrainer::StepOnce(int t) {
   normalizer_->NormalizeObs(venv_.observations(), num_envs_, obs_row);
   float* forward_obs = ppo_options_.norm_obs ? obs_row : venv_.mutable_observations();
   if (native_) {
-    native_->Act(forward_obs, num_envs_, buffer_.actions(t), buffer_.values(t),
-                 buffer_.log_probs(t));
+    native_->Act(t, forward_obs, num_envs_, last_episode_starts_.data(), buffer_.actions(t),
+                 buffer_.values(t), buffer_.log_probs(t));
   } else {
     const torch::Tensor obs = torch::from_blob(forward_obs, {num_envs_, obs_dim_});
     const ActResult act = policy_->Act(obs, &generator_);
@@ -178,16 +185,17 @@ void PpoTrainer::BootstrapTruncated(float* rewards) {
     std::copy(src, src + obs_dim_, scratch_obs_.data() + static_cast<size_t>(j) * obs_dim_);
   }
   normalizer_->NormalizeObs(scratch_obs_.data(), k, scratch_obs_.data());
-  PredictValues(k);
+  PredictValues(k, truncated_envs_.data(), nullptr);
   const float gamma = static_cast<float>(ppo_options_.gamma);
   for (int j = 0; j < k; ++j) rewards[truncated_envs_[j]] += gamma * scratch_values_[j];
   timing_.inference += Seconds(t0, Clock::now());
 }
 
-// scratch_values_ (n) = V(scratch_obs_ (n, obs_dim)).
-void PpoTrainer::PredictValues(int n) {
+// scratch_values_ (n) = V(scratch_obs_ (n, obs_dim)) of envs[0..n) (nullptr: 0..n-1),
+// recurrent states zeroed first where reset (n, may be nullptr).
+void PpoTrainer::PredictValues(int n, const int* envs, const float* reset) {
   if (native_) {
-    native_->PredictValues(scratch_obs_.data(), n, scratch_values_.data());
+    native_->PredictValues(scratch_obs_.data(), envs, n, reset, scratch_values_.data());
     return;
   }
   CopyOut(policy_->PredictValues(torch::from_blob(scratch_obs_.data(), {n, obs_dim_})),
@@ -211,7 +219,7 @@ void PpoTrainer::CollectRollout() {
   for (int t = 0; t < ppo_options_.n_steps; ++t) StepOnce(t);
   const auto t0 = Clock::now();
   normalizer_->NormalizeObs(venv_.observations(), num_envs_, scratch_obs_.data());
-  PredictValues(num_envs_);
+  PredictValues(num_envs_, nullptr, last_episode_starts_.data());
   const auto t1 = Clock::now();
   buffer_.ComputeReturnsAndAdvantage(scratch_values_.data(), last_episode_starts_.data(),
                                      static_cast<float>(ppo_options_.gamma),
@@ -252,8 +260,7 @@ IterationStats PpoTrainer::Update() {
   if (poison_update > 0 && iterations_ == poison_update) {
     torch::NoGradGuard no_grad;
     if (native_) {
-      const native::ParamInfo& first = native_->net().param_info().front();
-      std::fill_n(native_->net().params().begin() + first.offset, first.size, NAN);
+      native_->PoisonFirstParameter();
     } else {
       policy_->parameters().front().fill_(NAN);
     }
@@ -321,20 +328,11 @@ Status PpoTrainer::CheckFinite(const IterationStats& s) {
 }
 
 Status PpoTrainer::CheckFiniteNative(const std::string& at, const std::string& advice) {
-  const native::ActorCritic& net = native_->net();
-  auto first_bad = [&](const std::vector<float>& v) -> const native::ParamInfo* {
-    for (const native::ParamInfo& p : net.param_info()) {
-      for (int64_t k = 0; k < p.size; ++k) {
-        if (!std::isfinite(v[p.offset + k])) return &p;
-      }
-    }
-    return nullptr;
-  };
-  if (const native::ParamInfo* p = first_bad(native_->grads())) {
-    return Status::DataError("gradient of parameter '" + p->name + "' is not finite" + at + advice);
+  if (const std::string name = native_->FirstNonFinite(/*grads=*/true); !name.empty()) {
+    return Status::DataError("gradient of parameter '" + name + "' is not finite" + at + advice);
   }
-  if (const native::ParamInfo* p = first_bad(net.params())) {
-    return Status::DataError("parameter '" + p->name + "' is not finite" + at + advice);
+  if (const std::string name = native_->FirstNonFinite(/*grads=*/false); !name.empty()) {
+    return Status::DataError("parameter '" + name + "' is not finite" + at + advice);
   }
   return Status::Ok();
 }

@@ -108,8 +108,11 @@ class PpoTrainer {
     SyncToTorch();
     return *optimizer_;
   }
-  // The native backend (nullptr with backend = "torch").
-  NativeLearner* native_learner() { return native_.get(); }
+  // The native backend's learner (nullptr with backend = "torch"): a NativeLearner for
+  // MLP policies, a RecurrentLearner for recurrent ones.
+  Learner* learner() { return native_.get(); }
+  // The MLP native learner (nullptr with backend = "torch" or a recurrent policy).
+  NativeLearner* native_learner() { return dynamic_cast<NativeLearner*>(native_.get()); }
   // Native backend: takes parameters and Adam state from the torch policy and optimizer
   // (after a checkpoint was loaded into them). No-op with the torch backend.
   void SyncFromTorch();
@@ -132,7 +135,7 @@ class PpoTrainer {
   void CollectRollout();
   void StepOnce(int t);
   void BootstrapTruncated(float* rewards);
-  void PredictValues(int n);
+  void PredictValues(int n, const int* envs, const float* reset);
   IterationStats Update();
   Status CheckFinite(const IterationStats& s);
   Status CheckFiniteNative(const std::string& at, const std::string& advice);
@@ -145,8 +148,8 @@ class PpoTrainer {
   ActorCritic policy_{nullptr};
   VecNormalizer normalizer_{nullptr};
   std::unique_ptr<torch::optim::Adam> optimizer_;
-  std::unique_ptr<NativeLearner> native_;  // backend = "native"
-  bool torch_stale_ = false;               // native parameters changed since the last copy
+  std::unique_ptr<Learner> native_;  // backend = "native"
+  bool torch_stale_ = false;         // native parameters changed since the last copy
   at::Generator generator_;
   RolloutBuffer buffer_;
   std::vector<float> env_actions_;                   // (N, act_dim) clipped actions sent to the env

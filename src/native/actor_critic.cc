@@ -226,8 +226,13 @@ void ActorCritic::PredictValues(const float* obs, int batch, float* values) {
 
 void ActorCritic::Act(const float* obs, int batch, Rng* rng, bool deterministic, float* actions,
                       float* values, float* log_probs) {
-  SampleActions(obs, batch, rng, deterministic, actions, log_probs);
-  PredictValues(obs, batch, values);
+  ActSplit(obs, obs, batch, rng, deterministic, actions, values, log_probs);
+}
+
+void ActorCritic::ActSplit(const float* pi_in, const float* vf_in, int batch, Rng* rng,
+                           bool deterministic, float* actions, float* values, float* log_probs) {
+  SampleActions(pi_in, batch, rng, deterministic, actions, log_probs);
+  PredictValues(vf_in, batch, values);
 }
 
 void ActorCritic::Act(WorkerPool& pool, const float* obs, int batch, Rng* rng, bool deterministic,
@@ -240,6 +245,10 @@ void ActorCritic::Act(WorkerPool& pool, const float* obs, int batch, Rng* rng, b
     if (w == 0) SampleActions(obs, batch, rng, deterministic, actions, log_probs);
     if (w == 1) ValueForward(value_ws_, obs, batch, values);
   });
+}
+
+void ActorCritic::PredictValuesConcurrent(const float* vf_in, int batch, float* values) {
+  ValueForward(value_ws_, vf_in, batch, values);
 }
 
 void ActorCritic::SampleActions(const float* obs, int batch, Rng* rng, bool deterministic,
@@ -288,11 +297,22 @@ void ActorCritic::SampleActions(const float* obs, int batch, Rng* rng, bool dete
 
 void ActorCritic::Evaluate(ActorCriticWorkspace& ws, const float* obs, const float* actions,
                            int batch, float* values, float* log_probs, float* entropy) {
-  ws.obs = obs;
+  EvaluateSplit(ws, obs, obs, actions, batch, values, log_probs, entropy);
+}
+
+void ActorCritic::EvaluateSplit(ActorCriticWorkspace& ws, const float* pi_in, const float* vf_in,
+                                const float* actions, int batch, float* values, float* log_probs,
+                                float* entropy) {
+  EvaluatePolicy(ws, pi_in, actions, batch, log_probs, entropy);
+  EvaluateValue(ws, vf_in, batch, values);
+}
+
+void ActorCritic::EvaluatePolicy(ActorCriticWorkspace& ws, const float* pi_in, const float* actions,
+                                 int batch, float* log_probs, float* entropy) {
+  ws.obs = pi_in;
   ws.actions = actions;
   ws.batch = batch;
-  ActionHeadForward(ws, obs, batch);
-  ValueForward(ws, obs, batch, values);
+  ActionHeadForward(ws, pi_in, batch);
   const int n = spec_.num_outputs;
   if (spec_.discrete) {
     LogSoftmax(ws.head.data(), batch, n, ws.dist.data());
@@ -311,15 +331,22 @@ void ActorCritic::Evaluate(ActorCriticWorkspace& ws, const float* obs, const flo
   }
 }
 
+void ActorCritic::EvaluateValue(ActorCriticWorkspace& ws, const float* vf_in, int batch,
+                                float* values) {
+  ws.vf_in = vf_in;
+  ws.batch = batch;
+  ValueForward(ws, vf_in, batch, values);
+}
+
 void ActorCritic::TowerBackward(const std::vector<Layer>& tower, const float* x, int batch,
                                 std::vector<std::vector<float>>& outs, float* d, float* scratch,
-                                float* grads) const {
+                                float* grads, float* dx) const {
   for (int l = static_cast<int>(tower.size()) - 1; l >= 0; --l) {
     const Layer& layer = tower[l];
     ActivationBackward(spec_.activation, d, outs[l].data(),
                        static_cast<int64_t>(batch) * layer.out);
     const float* input = l == 0 ? x : outs[l - 1].data();
-    LinearBackward(l == 0 ? nullptr : scratch, grads + layer.w, grads + layer.b, d, input,
+    LinearBackward(l == 0 ? dx : scratch, grads + layer.w, grads + layer.b, d, input,
                    params_.data() + layer.w, batch, layer.in, layer.out);
     std::swap(d, scratch);
   }
@@ -327,6 +354,18 @@ void ActorCritic::TowerBackward(const std::vector<Layer>& tower, const float* x,
 
 void ActorCritic::Backward(ActorCriticWorkspace& ws, const float* d_values,
                            const float* d_log_probs, const float* d_entropy, float* grads) {
+  BackwardSplit(ws, d_values, d_log_probs, d_entropy, grads, nullptr, nullptr);
+}
+
+void ActorCritic::BackwardSplit(ActorCriticWorkspace& ws, const float* d_values,
+                                const float* d_log_probs, const float* d_entropy, float* grads,
+                                float* d_pi_in, float* d_vf_in) {
+  BackwardPolicy(ws, d_log_probs, d_entropy, grads, d_pi_in);
+  BackwardValue(ws, d_values, grads, d_vf_in);
+}
+
+void ActorCritic::BackwardPolicy(ActorCriticWorkspace& ws, const float* d_log_probs,
+                                 const float* d_entropy, float* grads, float* d_pi_in) {
   const int batch = ws.batch, n = spec_.num_outputs;
   RLT_CHECK(batch > 0 && batch <= ws.capacity);
   float* d_head = ws.d_head.data();
@@ -362,18 +401,24 @@ void ActorCritic::Backward(ActorCriticWorkspace& ws, const float* d_values,
   }
   const int pi_width = action_head_.in;
   const float* pi_latent = pi_.empty() ? ws.obs : ws.pi_out.back().data();
-  LinearBackward(pi_.empty() ? nullptr : ws.d_a.data(), grads + action_head_.w,
+  LinearBackward(pi_.empty() ? d_pi_in : ws.d_a.data(), grads + action_head_.w,
                  grads + action_head_.b, d_head, pi_latent, params_.data() + action_head_.w, batch,
                  pi_width, n);
   if (!pi_.empty()) {
-    TowerBackward(pi_, ws.obs, batch, ws.pi_out, ws.d_a.data(), ws.d_b.data(), grads);
+    TowerBackward(pi_, ws.obs, batch, ws.pi_out, ws.d_a.data(), ws.d_b.data(), grads, d_pi_in);
   }
-  const float* vf_latent = vf_.empty() ? ws.obs : ws.vf_out.back().data();
-  LinearBackward(vf_.empty() ? nullptr : ws.d_a.data(), grads + value_head_.w,
+}
+
+void ActorCritic::BackwardValue(ActorCriticWorkspace& ws, const float* d_values, float* grads,
+                                float* d_vf_in) {
+  const int batch = ws.batch;
+  RLT_CHECK(batch > 0 && batch <= ws.capacity);
+  const float* vf_latent = vf_.empty() ? ws.vf_in : ws.vf_out.back().data();
+  LinearBackward(vf_.empty() ? d_vf_in : ws.d_a.data(), grads + value_head_.w,
                  grads + value_head_.b, d_values, vf_latent, params_.data() + value_head_.w, batch,
                  value_head_.in, 1);
   if (!vf_.empty()) {
-    TowerBackward(vf_, ws.obs, batch, ws.vf_out, ws.d_a.data(), ws.d_b.data(), grads);
+    TowerBackward(vf_, ws.vf_in, batch, ws.vf_out, ws.d_a.data(), ws.d_b.data(), grads, d_vf_in);
   }
 }
 

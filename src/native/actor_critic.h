@@ -61,8 +61,10 @@ struct ActorCriticWorkspace {
   std::vector<float> values;    // (B)
   std::vector<float> d_a, d_b;  // (B, widest layer) ping-pong
   std::vector<float> d_head;    // (B, num_outputs)
-  // Remembered by Evaluate() for Backward().
+  // Remembered by Evaluate() for Backward(): the inputs of the pi and vf towers (both the
+  // observation, except in a recurrent policy, where they are the LSTMs' outputs).
   const float* obs = nullptr;
+  const float* vf_in = nullptr;
   const float* actions = nullptr;
   int batch = 0;
 };
@@ -109,6 +111,35 @@ class ActorCritic {
   void Backward(ActorCriticWorkspace& ws, const float* d_values, const float* d_log_probs,
                 const float* d_entropy, float* grads);
 
+  // The same network with separate inputs for the two towers (B, obs_dim) each: pi_in feeds
+  // the policy tower, vf_in the value tower (a recurrent policy's actor and critic LSTM
+  // outputs). Act/Evaluate/Backward above are these with pi_in = vf_in = obs.
+  void ActSplit(const float* pi_in, const float* vf_in, int batch, Rng* rng, bool deterministic,
+                float* actions, float* values, float* log_probs);
+  void EvaluateSplit(ActorCriticWorkspace& ws, const float* pi_in, const float* vf_in,
+                     const float* actions, int batch, float* values, float* log_probs,
+                     float* entropy);
+  // Also writes dL/dpi_in and dL/dvf_in (B, obs_dim) unless nullptr (overwritten).
+  void BackwardSplit(ActorCriticWorkspace& ws, const float* d_values, const float* d_log_probs,
+                     const float* d_entropy, float* grads, float* d_pi_in, float* d_vf_in);
+  // The two towers separately: EvaluateSplit = EvaluatePolicy + EvaluateValue and
+  // BackwardSplit = BackwardPolicy + BackwardValue. The policy half touches only the pi
+  // tower, action head and log_std (parameters and gradients), the value half only the vf
+  // tower and value head, so the halves may run at once on two threads when each has its
+  // own workspace (gradient writes go to disjoint ranges of one array).
+  void EvaluatePolicy(ActorCriticWorkspace& ws, const float* pi_in, const float* actions, int batch,
+                      float* log_probs, float* entropy);
+  void EvaluateValue(ActorCriticWorkspace& ws, const float* vf_in, int batch, float* values);
+  void BackwardPolicy(ActorCriticWorkspace& ws, const float* d_log_probs, const float* d_entropy,
+                      float* grads, float* d_pi_in);
+  void BackwardValue(ActorCriticWorkspace& ws, const float* d_values, float* grads, float* d_vf_in);
+  // Rollout halves with separate internal workspaces, safe to run at once on two threads:
+  // sampled (or deterministic) actions and their log-probabilities from the policy tower,
+  // and V from the value tower.
+  void SampleActions(const float* pi_in, int batch, Rng* rng, bool deterministic, float* actions,
+                     float* log_probs);
+  void PredictValuesConcurrent(const float* vf_in, int batch, float* values);
+
  private:
   struct Layer {
     int in = 0, out = 0;
@@ -120,16 +151,14 @@ class ActorCritic {
   // Runs a tower's hidden layers; returns its latent (the input when it has none).
   const float* TowerForward(const std::vector<Layer>& tower, const float* x, int batch,
                             std::vector<std::vector<float>>& outs) const;
-  // d (B, latent width) -> parameter gradients; d is clobbered.
+  // d (B, latent width) -> parameter gradients, and dx (B, in) unless nullptr; d is
+  // clobbered.
   void TowerBackward(const std::vector<Layer>& tower, const float* x, int batch,
-                     std::vector<std::vector<float>>& outs, float* d, float* scratch,
-                     float* grads) const;
+                     std::vector<std::vector<float>>& outs, float* d, float* scratch, float* grads,
+                     float* dx) const;
   // ws.head (B, num_outputs) = action head of the pi tower.
   void ActionHeadForward(ActorCriticWorkspace& ws, const float* obs, int batch);
   void ValueForward(ActorCriticWorkspace& ws, const float* obs, int batch, float* values);
-  // Actions and log-probabilities of Act() (the policy tower only).
-  void SampleActions(const float* obs, int batch, Rng* rng, bool deterministic, float* actions,
-                     float* log_probs);
 
   ActorCriticSpec spec_;
   std::vector<ParamInfo> param_info_;

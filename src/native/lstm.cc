@@ -138,10 +138,8 @@ void Lstm::Backward(LstmWorkspace& ws, const float* d_out, const float* d_h_n, c
       }
     }
     const float* dgt = ws.d_gates.data() + base * G;
-    // d h_prev (B, H) = d_gates (B, 4H) W_hh (4H, H);  d W_hh += d_gates^T h_prev.
+    // d h_prev (B, H) = d_gates (B, 4H) W_hh (4H, H).
     Gemm(false, false, batch, H, G, 1.0f, dgt, G, w_hh, H, 0.0f, dh, H);
-    Gemm(true, false, G, H, batch, 1.0f, dgt, G, ws.h_prev.data() + base * H, H, 1.0f,
-         grads + w_hh_, H);
     if (ws.episode_starts) {
       for (int b = 0; b < batch; ++b) {
         if (ws.episode_starts[base + b] == 0.0f) continue;
@@ -155,7 +153,10 @@ void Lstm::Backward(LstmWorkspace& ws, const float* d_out, const float* d_h_n, c
   }
   if (d_h0) std::copy(dh, dh + static_cast<int64_t>(batch) * H, d_h0);
   if (d_c0) std::copy(dc, dc + static_cast<int64_t>(batch) * H, d_c0);
-  // Input projection gradients for all timesteps at once.
+  // d W_hh += d_gates^T h_prev and the input projection gradients, for all timesteps at once
+  // (one large product each instead of a rank-B update per step).
+  Gemm(true, false, G, H, static_cast<int>(rows), 1.0f, ws.d_gates.data(), G, ws.h_prev.data(), H,
+       1.0f, grads + w_hh_, H);
   Gemm(true, false, G, input_, static_cast<int>(rows), 1.0f, ws.d_gates.data(), G, ws.x, input_,
        1.0f, grads + w_ih_, input_);
   if (d_x) {

@@ -18,6 +18,7 @@
 #include "env/envs/cartpole.h"
 #include "env/envs/example.h"
 #include "env/envs/intraday.h"
+#include "env/envs/memory_cue.h"
 #include "env/envs/pendulum.h"
 #include "env/registry.h"
 #include "learn/policy.h"
@@ -52,10 +53,9 @@ std::vector<std::string> FieldsOf() {
 // registry without a line here fails EveryRegisteredEnvironmentHasItsOptionsListedHere.
 const std::map<std::string, std::function<std::vector<std::string>()>>& EnvFields() {
   static const std::map<std::string, std::function<std::vector<std::string>()>> kFields = {
-      {"intraday", FieldsOf<env::IntradayOptions>},
-      {"cartpole", FieldsOf<env::CartPoleOptions>},
-      {"pendulum", FieldsOf<env::PendulumOptions>},
-      {"example", FieldsOf<env::ExampleOptions>},
+      {"intraday", FieldsOf<env::IntradayOptions>},    {"cartpole", FieldsOf<env::CartPoleOptions>},
+      {"pendulum", FieldsOf<env::PendulumOptions>},    {"example", FieldsOf<env::ExampleOptions>},
+      {"memory_cue", FieldsOf<env::MemoryCueOptions>},
   };
   return kFields;
 }

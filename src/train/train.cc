@@ -200,6 +200,20 @@ Status CheckRanges(const config::Config& config, const RunOptions& run,
                      "the same size); the nearest valid values are {} and {}",
                      ppo.n_steps, num_envs, per_update, below, above));
   }
+  if (policy.is_recurrent()) {  // learn/recurrent_learner.h: whole sequences per minibatch
+    const int L = ppo.sequence_length;
+    if (L < 1 || L > ppo.n_steps || ppo.n_steps % L != 0) {
+      fail("algo", "sequence_length", std::to_string(L),
+           fmt::format("must divide algo.n_steps = {} (recurrent PPO trains on whole chunks of "
+                       "each environment's rollout)",
+                       ppo.n_steps));
+    } else if (ppo.batch_size % L != 0) {
+      fail("algo", "batch_size", std::to_string(ppo.batch_size),
+           fmt::format("must be a multiple of algo.sequence_length = {} (a recurrent minibatch "
+                       "is whole sequences); e.g. {}",
+                       L, std::max(1, ppo.batch_size / L) * L));
+    }
+  }
   return config::internal::JoinErrors(errors);
 }
 

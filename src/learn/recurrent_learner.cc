@@ -1,0 +1,353 @@
+// rltrade learn: RecurrentLearner implementation (see recurrent_learner.h).
+#include "learn/recurrent_learner.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "learn/trainer.h"
+#include "native/ppo_loss.h"
+
+namespace rlt::learn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// A stream distinct from the environments' and from NativeLearner's.
+uint64_t LearnerSeed(uint64_t seed) { return seed * 0xD1B54A32D192ED03ULL + 0x524E4E4C53ULL; }
+
+}  // namespace
+
+Status ValidateRecurrentPpo(const PolicyOptions& policy, const PpoOptions& ppo) {
+  if (!policy.is_recurrent()) return Status::Ok();
+  const int L = ppo.sequence_length;
+  if (L < 1 || L > ppo.n_steps || ppo.n_steps % L != 0) {
+    std::string divisors;
+    for (int d : {8, 16, 32, 64, 128}) {
+      if (d <= ppo.n_steps && ppo.n_steps % d == 0)
+        divisors += (divisors.empty() ? "" : ", ") + std::to_string(d);
+    }
+    return Status::InvalidArgument("[algo] sequence_length = " + std::to_string(L) +
+                                   " must divide [algo] n_steps = " + std::to_string(ppo.n_steps) +
+                                   " (recurrent PPO trains on whole chunks of the rollout)" +
+                                   (divisors.empty() ? "" : "; e.g. " + divisors));
+  }
+  if (ppo.batch_size % L != 0) {
+    return Status::InvalidArgument(
+        "[algo] batch_size = " + std::to_string(ppo.batch_size) +
+        " must be a multiple of [algo] sequence_length = " + std::to_string(L) +
+        " (a recurrent minibatch is whole sequences); e.g. batch_size = " +
+        std::to_string(std::max(1, ppo.batch_size / L) * L));
+  }
+  return Status::Ok();
+}
+
+native::RecurrentSpec MakeRecurrentSpec(int obs_dim, const env::ActionSpace& space,
+                                        const PolicyOptions& o) {
+  native::RecurrentSpec s;
+  s.obs_dim = obs_dim;
+  s.hidden = o.lstm_hidden_size;
+  s.shared_lstm = o.shared_lstm;
+  s.head.discrete = space.discrete;
+  s.head.act_dim = space.discrete ? 1 : space.dim;
+  s.head.num_outputs = space.discrete ? space.n : space.dim;
+  s.head.pi = o.pi;
+  s.head.vf = o.vf;
+  s.head.activation =
+      o.activation == "relu" ? native::Activation::kRelu : native::Activation::kTanh;
+  s.head.log_std_init = o.log_std_init;
+  s.head.ortho_init = o.ortho_init;
+  return s;
+}
+
+namespace {
+
+// Copies every LibTorch parameter into the native network, by name.
+void CopyTorchParameters(ActorCritic& policy, native::RecurrentActorCritic& net) {
+  torch::NoGradGuard no_grad;
+  for (const auto& item : policy->named_parameters()) {
+    int g = 0;
+    const native::ParamInfo* p = nullptr;
+    RLT_CHECK_MSG(net.FindParam(item.key(), &g, &p) && item.value().sizes().vec() == p->shape,
+                  "native and LibTorch recurrent policies disagree on " + item.key());
+    const torch::Tensor c = item.value().detach().to(torch::kFloat32).contiguous();
+    std::copy(c.data_ptr<float>(), c.data_ptr<float>() + p->size,
+              net.group_params(g).begin() + p->offset);
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<native::RecurrentActorCritic> RecurrentNetFromTorch(ActorCritic& policy,
+                                                                    const env::ActionSpace& space) {
+  RLT_CHECK(policy->recurrent());
+  auto net = std::make_unique<native::RecurrentActorCritic>(
+      MakeRecurrentSpec(policy->obs_dim(), space, policy->options()), /*seed=*/0);
+  CopyTorchParameters(policy, *net);
+  return net;
+}
+
+RecurrentLearner::RecurrentLearner(ActorCritic& policy, int obs_dim, const env::ActionSpace& space,
+                                   const PolicyOptions& options, const PpoOptions& ppo,
+                                   int num_envs, uint64_t seed, int threads)
+    : net_(MakeRecurrentSpec(obs_dim, space, options), seed),
+      rng_(LearnerSeed(seed)),
+      num_envs_(num_envs),
+      n_steps_(ppo.n_steps),
+      seq_len_(ppo.sequence_length),
+      hidden_(options.lstm_hidden_size) {
+  RLT_CHECK(options.is_recurrent() && ValidateRecurrentPpo(options, ppo).ok() && threads >= 1);
+  for (int g = 0; g < net_.num_groups(); ++g) {
+    const int64_t n = static_cast<int64_t>(net_.group_params(g).size());
+    adam_.emplace_back(n, native::AdamOptions{});
+    grads_.emplace_back(n, 0.0f);
+  }
+  for (auto& g : grads_) grad_ptrs_.push_back(g.data());
+  if (threads >= 2 && !net_.shared()) {
+    pool_ = std::make_unique<WorkerPool>(2);
+    SetBlasThreads(1);
+  }
+  state_.Resize(num_envs, hidden_, net_.shared());
+  chunk_state_.resize(n_steps_ / seq_len_);
+  for (auto& s : chunk_state_) s.Resize(num_envs, hidden_, net_.shared());
+  // Start from the LibTorch module's initial parameters (torch's initialisation for a seed).
+  CopyTorchParameters(policy, net_);
+}
+
+NativeParamResolver RecurrentLearner::Resolver() const {
+  auto* self = const_cast<RecurrentLearner*>(this);
+  return [self](const std::string& name) {
+    NativeParamSlot slot;
+    int g = 0;
+    const native::ParamInfo* p = nullptr;
+    if (!self->net_.FindParam(name, &g, &p)) return slot;
+    slot.param = self->net_.group_params(g).data() + p->offset;
+    slot.exp_avg = self->adam_[g].exp_avg().data() + p->offset;
+    slot.exp_avg_sq = self->adam_[g].exp_avg_sq().data() + p->offset;
+    slot.shape = p->shape;
+    slot.size = p->size;
+    return slot;
+  };
+}
+
+void RecurrentLearner::Act(int t, const float* obs, int n, const float* episode_starts,
+                           float* actions, float* values, float* log_probs) {
+  RLT_CHECK(n == num_envs_ && t >= 0 && t < n_steps_);
+  if (t % seq_len_ == 0) chunk_state_[t / seq_len_] = state_;
+  if (pool_) {
+    net_.Act(*pool_, obs, n, episode_starts, state_, &rng_, /*deterministic=*/false, actions,
+             values, log_probs);
+  } else {
+    net_.Act(obs, n, episode_starts, state_, &rng_, /*deterministic=*/false, actions, values,
+             log_probs);
+  }
+}
+
+void RecurrentLearner::PredictValues(const float* obs, const int* envs, int k, const float* reset,
+                                     float* values) {
+  const size_t H = hidden_;
+  scratch_h_.resize(k * H);
+  scratch_c_.resize(k * H);
+  const std::vector<float>& h = net_.shared() ? state_.h_pi : state_.h_vf;
+  const std::vector<float>& c = net_.shared() ? state_.c_pi : state_.c_vf;
+  for (int j = 0; j < k; ++j) {
+    const int i = envs == nullptr ? j : envs[j];
+    std::copy_n(h.data() + i * H, H, scratch_h_.data() + j * H);
+    std::copy_n(c.data() + i * H, H, scratch_c_.data() + j * H);
+  }
+  net_.PredictValues(obs, k, scratch_h_.data(), scratch_c_.data(), reset, values);
+}
+
+void RecurrentLearner::Gather(RolloutBuffer& buffer, int64_t first, int m) {
+  const int obs_dim = net_.spec().obs_dim, act_dim = net_.act_dim();
+  const int64_t N = num_envs_;
+  const size_t H = hidden_;
+  const float* obs = buffer.flat_obs().data_ptr<float>();
+  const float* actions = buffer.flat_actions().data_ptr<float>();
+  const float* starts = buffer.episode_starts(0);
+  const float* old_values = buffer.flat_values().data_ptr<float>();
+  const float* old_log_probs = buffer.flat_log_probs().data_ptr<float>();
+  const float* advantages = buffer.flat_advantages().data_ptr<float>();
+  const float* returns = buffer.flat_returns().data_ptr<float>();
+  for (int s = 0; s < m; ++s) {
+    const int64_t q = perm_[first + s];
+    const int64_t chunk = q / N, env = q % N;
+    const native::RecurrentState& init = chunk_state_[chunk];
+    std::copy_n(init.h_pi.data() + env * H, H, mb_h_pi_.data() + s * H);
+    std::copy_n(init.c_pi.data() + env * H, H, mb_c_pi_.data() + s * H);
+    if (!net_.shared()) {
+      std::copy_n(init.h_vf.data() + env * H, H, mb_h_vf_.data() + s * H);
+      std::copy_n(init.c_vf.data() + env * H, H, mb_c_vf_.data() + s * H);
+    }
+    for (int t = 0; t < seq_len_; ++t) {
+      const int64_t src = (chunk * seq_len_ + t) * N + env;  // buffer row (step, env)
+      const int64_t dst = static_cast<int64_t>(t) * m + s;   // minibatch row (t, sequence)
+      std::copy_n(obs + src * obs_dim, obs_dim, mb_obs_.data() + dst * obs_dim);
+      std::copy_n(actions + src * act_dim, act_dim, mb_actions_.data() + dst * act_dim);
+      mb_starts_[dst] = starts[src];
+      mb_values_[dst] = old_values[src];
+      mb_log_probs_[dst] = old_log_probs[src];
+      mb_advantages_[dst] = advantages[src];
+      mb_returns_[dst] = returns[src];
+    }
+  }
+}
+
+void RecurrentLearner::ClipAndStep(double max_grad_norm) {
+  // native::ClipGradNorm's rule over all groups together, then Adam per group.
+  double ss = 0.0;
+  for (const auto& g : grads_) {
+    for (float v : g) ss += static_cast<double>(v) * v;
+  }
+  const double coef = max_grad_norm / (std::sqrt(ss) + 1e-6);
+  if (coef < 1.0) {
+    const float c = static_cast<float>(coef);
+    for (auto& g : grads_) {
+      for (float& v : g) v *= c;
+    }
+  }
+  for (int g = 0; g < net_.num_groups(); ++g) {
+    adam_[g].Step(net_.group_params(g).data(), grads_[g].data());
+  }
+}
+
+UpdateStats RecurrentLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
+                                     const PpoLossSettings& s, double lr, UpdateTiming* timing) {
+  RLT_CHECK(buffer.n_steps() == n_steps_ && buffer.n_envs() == num_envs_);
+  for (auto& a : adam_) a.set_lr(lr);
+  const int obs_dim = net_.spec().obs_dim, act_dim = net_.act_dim();
+  const int64_t sequences = static_cast<int64_t>(num_envs_) * (n_steps_ / seq_len_);
+  const int per_batch = std::max(1, o.batch_size / seq_len_);
+  const size_t rows = static_cast<size_t>(per_batch) * seq_len_;
+  const size_t H = hidden_;
+  mb_obs_.resize(rows * obs_dim);
+  mb_actions_.resize(rows * act_dim);
+  for (auto* v : {&mb_starts_, &mb_values_, &mb_log_probs_, &mb_advantages_, &mb_returns_, &values_,
+                  &log_probs_, &entropy_, &d_values_, &d_log_probs_, &d_entropy_}) {
+    v->resize(rows);
+  }
+  for (auto* v : {&mb_h_pi_, &mb_c_pi_, &mb_h_vf_, &mb_c_vf_}) v->resize(per_batch * H);
+  const native::PpoLossSettings ns{s.clip_range, s.clip_range_vf, s.ent_coef, s.vf_coef,
+                                   s.normalize_advantage};
+  UpdateLossLog log;
+  UpdateStats stats;
+  perm_.resize(sequences);
+  for (int epoch = 0; epoch < o.n_epochs && !stats.early_stopped; ++epoch) {
+    ++stats.epochs;
+    log.StartEpoch();
+    for (int64_t k = 0; k < sequences; ++k) perm_[k] = k;
+    for (int64_t k = sequences - 1; k > 0; --k) {  // Fisher-Yates
+      std::swap(perm_[k], perm_[static_cast<int64_t>(rng_.UniformInt(k + 1))]);
+    }
+    for (int64_t first = 0; first < sequences; first += per_batch) {
+      const auto t0 = Clock::now();
+      const int m = static_cast<int>(std::min<int64_t>(per_batch, sequences - first));
+      const int b = m * seq_len_;
+      Gather(buffer, first, m);
+      net_.Evaluate(ws_, mb_obs_.data(), mb_starts_.data(), seq_len_, m, mb_h_pi_.data(),
+                    mb_c_pi_.data(), mb_h_vf_.data(), mb_c_vf_.data(), mb_actions_.data(),
+                    values_.data(), log_probs_.data(), entropy_.data(), pool_.get());
+      const native::PpoLossTerms t =
+          native::PpoLoss(b,
+                          {values_.data(), log_probs_.data(), entropy_.data(), mb_values_.data(),
+                           mb_log_probs_.data(), mb_advantages_.data(), mb_returns_.data()},
+                          ns, d_values_.data(), d_log_probs_.data(), d_entropy_.data());
+      log.Add(t.policy_loss, t.value_loss, t.entropy_loss, t.clip_fraction, t.approx_kl);
+      stats.loss = t.loss;
+      const auto t1 = Clock::now();
+      if (timing) timing->forward += Seconds(t0, t1);
+      if (o.target_kl > 0 && t.approx_kl > 1.5 * o.target_kl) {
+        stats.early_stopped = true;
+        break;
+      }
+      for (auto& g : grads_) std::fill(g.begin(), g.end(), 0.0f);
+      net_.Backward(ws_, d_values_.data(), d_log_probs_.data(), d_entropy_.data(), grad_ptrs_,
+                    pool_.get());
+      const auto t2 = Clock::now();
+      ClipAndStep(o.max_grad_norm);
+      ++stats.optimizer_steps;
+      if (timing) {
+        timing->backward += Seconds(t1, t2);
+        timing->optimizer += Seconds(t2, Clock::now());
+      }
+    }
+  }
+  log.WriteMeans(&stats);
+  return stats;
+}
+
+void RecurrentLearner::CopyToTorch(ActorCritic& policy, torch::optim::Adam& optimizer) const {
+  CopyNativeToTorch(Resolver(), adam_[0].step(), adam_[0].options().lr, policy, optimizer);
+}
+
+void RecurrentLearner::CopyFromTorch(ActorCritic& policy, torch::optim::Adam& optimizer) {
+  double lr = 0;
+  const int64_t step = CopyTorchToNative(Resolver(), policy, optimizer, &lr);
+  for (auto& a : adam_) {
+    a.set_step(step);
+    a.set_lr(lr);
+  }
+}
+
+double RecurrentLearner::MeanStd() const {
+  int g = 0;
+  const native::ParamInfo* p = nullptr;
+  if (!net_.FindParam("log_std", &g, &p)) return 0.0;
+  const float* v = net_.group_params(g).data() + p->offset;
+  double s = 0;
+  for (int64_t k = 0; k < p->size; ++k) s += std::exp(double{v[k]});
+  return s / static_cast<double>(p->size);
+}
+
+std::string RecurrentLearner::FirstNonFinite(bool grads) const {
+  for (int g = 0; g < net_.num_groups(); ++g) {
+    const std::vector<float>& v = grads ? grads_[g] : net_.group_params(g);
+    for (const native::ParamInfo& p : net_.group_info(g)) {
+      for (int64_t k = 0; k < p.size; ++k) {
+        if (!std::isfinite(v[p.offset + k])) return net_.group_prefix(g) + p.name;
+      }
+    }
+  }
+  return "";
+}
+
+void RecurrentLearner::PoisonFirstParameter() {
+  const native::ParamInfo& first = net_.group_info(0).front();
+  std::fill_n(net_.group_params(0).begin() + first.offset, first.size, NAN);
+}
+
+std::vector<float> RecurrentLearner::RecurrentStates() const {
+  std::vector<float> out;
+  for (const auto* v : {&state_.h_pi, &state_.c_pi, &state_.h_vf, &state_.c_vf}) {
+    out.insert(out.end(), v->begin(), v->end());
+  }
+  return out;
+}
+
+Status RecurrentLearner::SetRecurrentStates(const std::vector<float>& states) {
+  const size_t per = static_cast<size_t>(num_envs_) * hidden_;
+  const size_t expected = per * (net_.shared() ? 2 : 4);
+  if (states.size() != expected) {
+    return Status::DataError("recurrent state holds " + std::to_string(states.size()) +
+                             " values, expected " + std::to_string(expected) + " (" +
+                             std::to_string(num_envs_) + " envs x " + std::to_string(hidden_) +
+                             " units); the checkpoint belongs to another policy shape");
+  }
+  for (float v : states) {
+    if (!std::isfinite(v)) return Status::DataError("recurrent state holds NaN or inf values");
+  }
+  size_t at = 0;
+  for (auto* v : {&state_.h_pi, &state_.c_pi, &state_.h_vf, &state_.c_vf}) {
+    std::copy_n(states.begin() + at, v->size(), v->begin());
+    at += v->size();
+  }
+  return Status::Ok();
+}
+
+}  // namespace rlt::learn
