@@ -182,7 +182,43 @@ void GemmShapes(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMicrosecond);
 }
 
+// One recurrent step's products (LSTM hidden 256, B sequences): gates (B, 1024) = h (B, 256)
+// W_hh^T and dh (B, 256) = d_gates (B, 1024) W_hh, by cblas_sgemm (which packs W_hh on
+// every call) and by GemmSmallM on W_hh packed once (native/gemm.h; an LSTM packs once per
+// sequence batch). Args: B, which (0 forward, 1 backward), small (1 = GemmSmallM).
+void BM_LstmStepGemm(benchmark::State& state) {
+  SetComputeThreads(1);
+  const int m = static_cast<int>(state.range(0)), hidden = 256, gates = 4 * hidden;
+  const bool backward = state.range(1) != 0, small = state.range(2) != 0;
+  const int n = backward ? hidden : gates, k = backward ? gates : hidden;
+  std::vector<float> a(static_cast<size_t>(m) * k, 0.5f), w(static_cast<size_t>(k) * n, 0.25f),
+      c(static_cast<size_t>(m) * n, 0.0f), packed(native::PackedPanelsSize(k, n));
+  native::PackPanels(!backward, k, n, w.data(), backward ? n : k, packed.data());  // once
+  for (auto _ : state) {
+    if (small) {
+      native::GemmSmallM(m, n, k, a.data(), k, packed.data(), 1.0f, c.data(), n);
+    } else if (backward) {
+      native::GemmBlas(false, false, m, n, k, 1.0f, a.data(), k, w.data(), n, 1.0f, c.data(), n);
+    } else {  // the forward product as the LSTM had it: h W_hh^T with W_hh (4H, H)
+      native::GemmBlas(false, true, m, n, k, 1.0f, a.data(), k, w.data(), k, 1.0f, c.data(), n);
+    }
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * m * n * k * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+void LstmStepShapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"B", "backward", "small"});
+  for (int m : {1, 8, 16, 32}) {
+    for (int backward : {0, 1}) {
+      for (int small : {0, 1}) b->Args({m, backward, small});
+    }
+  }
+  b->Unit(benchmark::kMicrosecond);
+}
+
 BENCHMARK(BM_Gemm)->Apply(GemmShapes);
+BENCHMARK(BM_LstmStepGemm)->Apply(LstmStepShapes);
 BENCHMARK(BM_UpdateNative)->Apply(Shapes);
 BENCHMARK(BM_UpdateTorch)->Apply(Shapes);
 

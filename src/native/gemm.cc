@@ -2,6 +2,11 @@
 #include "native/gemm.h"
 
 #include <cblas.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
 
 #include "core/status.h"
 
@@ -87,6 +92,102 @@ void GemmReference(bool trans_a, bool trans_b, int m, int n, int k, float alpha,
       out =
           static_cast<float>(alpha * sum + (beta == 0.0f ? 0.0 : static_cast<double>(beta) * out));
     }
+  }
+}
+
+int64_t PackedPanelsSize(int k, int n) { return static_cast<int64_t>((n + 31) / 32) * 32 * k; }
+
+void PackPanels(bool trans_b, int k, int n, const float* b, int ldb, float* packed) {
+  for (int q = 0; q < (n + 31) / 32; ++q) {
+    float* panel = packed + static_cast<int64_t>(q) * 32 * k;
+    const int n0 = 32 * q, width = std::min(32, n - n0);
+    if (trans_b) {  // B^T (n, k): column j of B is row j of the input
+      for (int j = 0; j < 32; ++j) {
+        const float* src = b + static_cast<int64_t>(n0 + j) * ldb;
+        for (int p = 0; p < k; ++p)
+          panel[static_cast<int64_t>(p) * 32 + j] = j < width ? src[p] : 0;
+      }
+    } else {
+      for (int p = 0; p < k; ++p) {
+        const float* src = b + static_cast<int64_t>(p) * ldb + n0;
+        float* dst = panel + static_cast<int64_t>(p) * 32;
+        for (int j = 0; j < 32; ++j) dst[j] = j < width ? src[j] : 0.0f;
+      }
+    }
+  }
+}
+
+namespace {
+
+#if defined(__AVX512F__)
+// MB rows of C against one packed panel (columns [n0, n0 + width)).
+template <int MB>
+void SmallMPanel(int k, const float* a, int lda, const float* panel, float beta, float* c, int ldc,
+                 int width) {
+  __m512 acc0[MB], acc1[MB];
+  for (int i = 0; i < MB; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
+  for (int p = 0; p < k; ++p) {
+    const __m512 b0 = _mm512_loadu_ps(panel + static_cast<int64_t>(p) * 32);
+    const __m512 b1 = _mm512_loadu_ps(panel + static_cast<int64_t>(p) * 32 + 16);
+    for (int i = 0; i < MB; ++i) {
+      const __m512 av = _mm512_set1_ps(a[static_cast<int64_t>(i) * lda + p]);
+      acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
+      acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
+    }
+  }
+  const __mmask16 m0 = width >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << width) - 1);
+  const __mmask16 m1 = width >= 32   ? 0xFFFF
+                       : width <= 16 ? 0
+                                     : static_cast<__mmask16>((1u << (width - 16)) - 1);
+  const __m512 vb = _mm512_set1_ps(beta);
+  for (int i = 0; i < MB; ++i) {
+    float* crow = c + static_cast<int64_t>(i) * ldc;
+    __m512 r0 = acc0[i], r1 = acc1[i];
+    if (beta != 0.0f) {
+      r0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, crow), r0);
+      r1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, crow + 16), r1);
+    }
+    _mm512_mask_storeu_ps(crow, m0, r0);
+    _mm512_mask_storeu_ps(crow + 16, m1, r1);
+  }
+}
+#else
+template <int MB>
+void SmallMPanel(int k, const float* a, int lda, const float* panel, float beta, float* c, int ldc,
+                 int width) {
+  for (int i = 0; i < MB; ++i) {
+    float acc[32] = {};
+    for (int p = 0; p < k; ++p) {
+      const float av = a[static_cast<int64_t>(i) * lda + p];
+#pragma omp simd
+      for (int j = 0; j < 32; ++j) acc[j] += av * panel[static_cast<int64_t>(p) * 32 + j];
+    }
+    float* crow = c + static_cast<int64_t>(i) * ldc;
+    for (int j = 0; j < width; ++j) crow[j] = acc[j] + (beta != 0.0f ? beta * crow[j] : 0.0f);
+  }
+}
+#endif
+
+template <int MB>
+void SmallMRows(int n, int k, const float* a, int lda, const float* packed, float beta, float* c,
+                int ldc) {
+  for (int q = 0; q < (n + 31) / 32; ++q) {
+    SmallMPanel<MB>(k, a, lda, packed + static_cast<int64_t>(q) * 32 * k, beta, c + 32 * q, ldc,
+                    std::min(32, n - 32 * q));
+  }
+}
+
+}  // namespace
+
+void GemmSmallM(int m, int n, int k, const float* a, int lda, const float* packed, float beta,
+                float* c, int ldc) {
+  using RowsFn = void (*)(int, int, const float*, int, const float*, float, float*, int);
+  static constexpr RowsFn kRows[] = {SmallMRows<1>, SmallMRows<2>, SmallMRows<3>, SmallMRows<4>,
+                                     SmallMRows<5>, SmallMRows<6>, SmallMRows<7>, SmallMRows<8>};
+  for (int i0 = 0; i0 < m; i0 += 8) {
+    const int mb = std::min(8, m - i0);
+    kRows[mb - 1](n, k, a + static_cast<int64_t>(i0) * lda, lda, packed, beta,
+                  c + static_cast<int64_t>(i0) * ldc, ldc);
   }
 }
 

@@ -30,6 +30,21 @@ void GemmLoops(bool trans_a, bool trans_b, int m, int n, int k, float alpha, con
 void GemmBlas(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
               const float* b, int ldb, float beta, float* c, int ldc);
 
+// Small-row products for recurrent steps: C (m, n) = A (m, k) B (k, n) + beta C for few
+// rows m, with B packed once into 32-column panels (PackPanels) and then reused for many
+// products (an LSTM's W_hh over the steps of a sequence): each panel is read sequentially
+// for 8 rows of A at a time, with no per-call packing (cblas_sgemm packs B on every call,
+// which for m = 8 costs about as much as the arithmetic).
+// Packed layout: panel q holds columns [32q, 32q + 32) as k rows of 32 floats (zero beyond
+// n); size PackedPanelsSize(k, n).
+int64_t PackedPanelsSize(int k, int n);
+// trans_b = false: B (k, n) row-major with leading dimension ldb; true: B given as its
+// transpose, (n, k) row-major with leading dimension ldb.
+void PackPanels(bool trans_b, int k, int n, const float* b, int ldb, float* packed);
+// AVX-512 kernels when the build targets it, plain loops otherwise.
+void GemmSmallM(int m, int n, int k, const float* a, int lda, const float* packed, float beta,
+                float* c, int ldc);
+
 // Plain reference: each C element is one double-precision dot product.
 void GemmReference(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                    int lda, const float* b, int ldb, float beta, float* c, int ldc);

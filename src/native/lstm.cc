@@ -9,6 +9,12 @@
 #include "native/layers.h"
 
 namespace rlt::native {
+namespace {
+
+// Rows per step up to which the recurrent products use GemmSmallM.
+constexpr int kSmallBatch = 32;
+
+}  // namespace
 
 Lstm::Lstm(int input_size, int hidden_size, uint64_t seed)
     : input_(input_size), hidden_(hidden_size) {
@@ -61,6 +67,13 @@ void Lstm::Forward(LstmWorkspace& ws, const float* x, int steps, int batch, cons
   }
   Gemm(false, true, static_cast<int>(rows), G, input_, 1.0f, x, input_, w_ih, input_, 1.0f,
        ws.gates.data(), G);
+  // Few rows per step over several steps: the recurrent products run on GemmSmallM with
+  // W_hh^T packed once here (cblas would repack W_hh on every step).
+  const bool small = batch <= kSmallBatch && steps > 1;
+  if (small) {
+    ws.w_hh_packed.resize(PackedPanelsSize(H, G));
+    PackPanels(/*trans_b=*/true, H, G, w_hh, H, ws.w_hh_packed.data());
+  }
   for (int t = 0; t < steps; ++t) {
     const int64_t base = static_cast<int64_t>(t) * batch;
     float* hp = ws.h_prev.data() + base * H;
@@ -76,7 +89,11 @@ void Lstm::Forward(LstmWorkspace& ws, const float* x, int steps, int batch, cons
       }
     }
     float* gates = ws.gates.data() + base * G;
-    Gemm(false, true, batch, G, H, 1.0f, hp, H, w_hh, H, 1.0f, gates, G);
+    if (small) {
+      GemmSmallM(batch, G, H, hp, H, ws.w_hh_packed.data(), 1.0f, gates, G);
+    } else {
+      Gemm(false, true, batch, G, H, 1.0f, hp, H, w_hh, H, 1.0f, gates, G);
+    }
     for (int b = 0; b < batch; ++b) {
       float* gr = gates + static_cast<int64_t>(b) * G;
 #pragma omp simd
@@ -115,6 +132,12 @@ void Lstm::Backward(LstmWorkspace& ws, const float* d_out, const float* d_h_n, c
     dc[k] = d_c_n ? d_c_n[k] : 0.0f;
   }
   const float* w_hh = params_.data() + w_hh_;
+  // d h_prev = d_gates W_hh per step: W_hh (4H, H) packed once for GemmSmallM.
+  const bool small = batch <= kSmallBatch && steps > 1;
+  if (small) {
+    ws.w_hh_packed.resize(PackedPanelsSize(G, H));
+    PackPanels(/*trans_b=*/false, G, H, w_hh, H, ws.w_hh_packed.data());
+  }
   for (int t = steps - 1; t >= 0; --t) {
     const int64_t base = static_cast<int64_t>(t) * batch;
     for (int b = 0; b < batch; ++b) {
@@ -139,7 +162,11 @@ void Lstm::Backward(LstmWorkspace& ws, const float* d_out, const float* d_h_n, c
     }
     const float* dgt = ws.d_gates.data() + base * G;
     // d h_prev (B, H) = d_gates (B, 4H) W_hh (4H, H).
-    Gemm(false, false, batch, H, G, 1.0f, dgt, G, w_hh, H, 0.0f, dh, H);
+    if (small) {
+      GemmSmallM(batch, H, G, dgt, G, ws.w_hh_packed.data(), 0.0f, dh, H);
+    } else {
+      Gemm(false, false, batch, H, G, 1.0f, dgt, G, w_hh, H, 0.0f, dh, H);
+    }
     if (ws.episode_starts) {
       for (int b = 0; b < batch; ++b) {
         if (ws.episode_starts[base + b] == 0.0f) continue;

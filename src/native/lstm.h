@@ -8,7 +8,8 @@
 // Episode resets (recurrent PPO, SB3 RecurrentPPO): where episode_starts[t][b] = 1 the
 // state entering step t is zeroed, h_{t-1} <- 0, c_{t-1} <- 0, before the step.
 // Speed: the input projection of all T*B rows is one matrix product (and so are its
-// gradients); each step adds one (B, H) x (H, 4H) product.
+// gradients, and so is W_hh's); each step adds one (B, H) x (H, 4H) product, run for small
+// B by native::GemmSmallM on W_hh packed once per Forward / Backward.
 // Not thread-safe; concurrent Forward/Backward need separate workspaces and gradients.
 #ifndef RLT_NATIVE_LSTM_H_
 #define RLT_NATIVE_LSTM_H_
@@ -23,14 +24,15 @@ namespace rlt::native {
 
 // Activations of one Forward(), kept for Backward(); grown on demand.
 struct LstmWorkspace {
-  int64_t capacity = 0;        // T * B rows
-  std::vector<float> gates;    // (T, B, 4H) activated i, f, g, o
-  std::vector<float> h_prev;   // (T, B, H) state entering step t, after the reset
-  std::vector<float> c_prev;   // (T, B, H)
-  std::vector<float> cell;     // (T, B, H) c_t
-  std::vector<float> tanh_c;   // (T, B, H) tanh(c_t)
-  std::vector<float> d_gates;  // (T, B, 4H)
-  std::vector<float> dh, dc;   // (B, H)
+  int64_t capacity = 0;            // T * B rows
+  std::vector<float> gates;        // (T, B, 4H) activated i, f, g, o
+  std::vector<float> h_prev;       // (T, B, H) state entering step t, after the reset
+  std::vector<float> c_prev;       // (T, B, H)
+  std::vector<float> cell;         // (T, B, H) c_t
+  std::vector<float> tanh_c;       // (T, B, H) tanh(c_t)
+  std::vector<float> d_gates;      // (T, B, 4H)
+  std::vector<float> dh, dc;       // (B, H)
+  std::vector<float> w_hh_packed;  // W_hh^T (Forward) / W_hh (Backward) in GemmSmallM panels
   const float* x = nullptr;
   const float* episode_starts = nullptr;
   int steps = 0, batch = 0;

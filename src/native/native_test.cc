@@ -807,3 +807,44 @@ TEST(TensorFile, RejectsDimensionsWhoseProductOverflows) {
 
 }  // namespace
 }  // namespace rlt::native
+
+namespace rlt::native {
+namespace {
+
+// GemmSmallM on packed panels equals the double-precision reference for every row count
+// up to two 8-row blocks and column counts that end inside a panel's first or second half.
+TEST(GemmSmallM, MatchesTheReferenceForBothPackingsAndBetas) {
+  Rng rng(17);
+  for (int m : {1, 3, 8, 9, 16}) {
+    for (int n : {5, 16, 37, 64}) {
+      for (bool trans_b : {false, true}) {
+        for (float beta : {0.0f, 1.0f, 0.5f}) {
+          const int k = 19;
+          std::vector<float> a(m * k), b(k * n), c(m * n), ref(m * n);
+          for (float& v : a) v = static_cast<float>(rng.Normal());
+          for (float& v : b) v = static_cast<float>(rng.Normal());
+          for (size_t i = 0; i < c.size(); ++i) c[i] = ref[i] = static_cast<float>(rng.Normal());
+          // B as given: (k, n) row-major, or its transpose (n, k) row-major.
+          std::vector<float> given(b.size());
+          for (int p = 0; p < k; ++p) {
+            for (int j = 0; j < n; ++j) {
+              given[trans_b ? j * k + p : p * n + j] = b[p * n + j];
+            }
+          }
+          std::vector<float> packed(PackedPanelsSize(k, n), -7.0f);
+          PackPanels(trans_b, k, n, given.data(), trans_b ? k : n, packed.data());
+          GemmSmallM(m, n, k, a.data(), k, packed.data(), beta, c.data(), n);
+          GemmReference(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, beta, ref.data(), n);
+          for (int i = 0; i < m * n; ++i) {
+            ASSERT_NEAR(c[i], ref[i], 1e-4f * (1.0f + std::fabs(ref[i])))
+                << "m " << m << " n " << n << " trans_b " << trans_b << " beta " << beta << " at "
+                << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rlt::native

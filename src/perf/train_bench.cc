@@ -97,8 +97,9 @@ Result<TrainBenchResult> MeasureOne(const TrainBenchOptions& o, const std::strin
   r.env_steps_per_sec = static_cast<double>(r.steps) / r.seconds;
   r.breakdown = Breakdown(p, r.seconds);
   const double update_seconds = p.update_forward + p.backward + p.optimizer;
-  const double flops = updates * UpdateFlops(shape.obs_dim, shape.action_outputs, shape.pi,
-                                             shape.vf, per_update, shape.n_epochs);
+  const double flops =
+      updates * UpdateFlops(shape.obs_dim, shape.action_outputs, shape.pi, shape.vf, per_update,
+                            shape.n_epochs, shape.lstm_hidden, shape.shared_lstm);
   r.update_gflops = update_seconds > 0 ? flops / update_seconds / 1e9 : 0;
   r.peak_gflops = PeakMatmulGflops(2000, shape.threads);
   r.peak_rss_bytes = train::PeakResidentBytes();
@@ -110,8 +111,13 @@ Result<TrainBenchResult> MeasureOne(const TrainBenchOptions& o, const std::strin
 }  // namespace
 
 double UpdateFlops(int obs_dim, int action_outputs, const std::vector<int>& pi,
-                   const std::vector<int>& vf, int64_t samples, int epochs) {
-  const double forward = LayerFlops(obs_dim, pi, action_outputs) + LayerFlops(obs_dim, vf, 1);
+                   const std::vector<int>& vf, int64_t samples, int epochs, int lstm_hidden,
+                   bool shared_lstm) {
+  const int tower_in = lstm_hidden > 0 ? lstm_hidden : obs_dim;
+  double forward = LayerFlops(tower_in, pi, action_outputs) + LayerFlops(tower_in, vf, 1);
+  if (lstm_hidden > 0) {
+    forward += (shared_lstm ? 1 : 2) * 2.0 * (obs_dim + lstm_hidden) * 4.0 * lstm_hidden;
+  }
   return 3.0 * forward * static_cast<double>(samples) * epochs;  // forward + 2x backward
 }
 

@@ -60,8 +60,12 @@ struct TrainBenchResult {
 // gradients), over the policy net (obs -> pi... -> action_outputs) and the value net
 // (obs -> vf... -> 1), times samples (n_steps * num_envs) times n_epochs. Activations,
 // losses and the optimizer are not counted (they are O(parameters), not O(samples x width)).
+// lstm_hidden > 0: a recurrent policy, one LSTM (shared_lstm) or two of that many units
+// before the towers, counted as 2 (obs_dim + H) 4H multiply-adds per step each (the gate
+// products; element-wise gate math is not counted).
 double UpdateFlops(int obs_dim, int action_outputs, const std::vector<int>& pi,
-                   const std::vector<int>& vf, int64_t samples, int epochs);
+                   const std::vector<int>& vf, int64_t samples, int epochs, int lstm_hidden = 0,
+                   bool shared_lstm = false);
 
 // Devices this build can train on: "cpu", plus "cuda" when torch::cuda::is_available().
 std::vector<std::string> AvailableDevices();

@@ -20,6 +20,12 @@ TEST(UpdateFlops, CountsTwoInOutPerDenseLayerForwardAndTwiceThatBackward) {
                    3.0 * (pi_forward + vf_forward) * 256 * 10);
   // No hidden layers: one dense layer per head.
   EXPECT_DOUBLE_EQ(UpdateFlops(3, 1, {}, {}, 1, 1), 3.0 * (2 * 3 * 1 + 2 * 3 * 1));
+  // Recurrent: two LSTMs of 8 units on obs 3 (gates 4 x 8 = 32 outputs from 3 + 8 inputs),
+  // towers reading the 8 LSTM outputs; one LSTM when shared.
+  const double lstm = 2.0 * (3 + 8) * 32;  // 704
+  const double heads = 2.0 * (8 * 4 + 4 * 2) + 2.0 * (8 * 4 + 4 * 1);
+  EXPECT_DOUBLE_EQ(UpdateFlops(3, 2, {4}, {4}, 10, 2, 8, false), 3.0 * (2 * lstm + heads) * 20);
+  EXPECT_DOUBLE_EQ(UpdateFlops(3, 2, {4}, {4}, 10, 2, 8, true), 3.0 * (lstm + heads) * 20);
 }
 
 TEST(MeasureTraining, ReportsEverySettingWithABreakdownSummingToOne) {

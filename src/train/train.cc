@@ -961,6 +961,8 @@ Result<std::unique_ptr<TrainingSession>> OpenTrainingSession(
   shape.action_outputs = space.discrete ? space.n : space.dim;
   shape.pi = s.policy.pi;
   shape.vf = s.policy.vf;
+  shape.lstm_hidden = s.policy.is_recurrent() ? s.policy.lstm_hidden_size : 0;
+  shape.shared_lstm = s.policy.shared_lstm;
   shape.n_steps = s.ppo.n_steps;
   shape.num_envs = s.venv->num_envs();
   shape.n_epochs = s.ppo.n_epochs;

@@ -91,6 +91,8 @@ struct SessionShape {
   int obs_dim = 0;
   int action_outputs = 0;   // logits (Discrete n) or Gaussian means (Box dim)
   std::vector<int> pi, vf;  // hidden widths of the policy and value nets
+  int lstm_hidden = 0;      // recurrent policies: LSTM units (0 = MLP policy)
+  bool shared_lstm = false;
   int64_t n_steps = 0, num_envs = 0;
   int n_epochs = 0;
   int threads = 0;
