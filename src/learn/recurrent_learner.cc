@@ -200,20 +200,42 @@ void RecurrentLearner::Gather(RolloutBuffer& buffer, int64_t first, int m) {
 }
 
 void RecurrentLearner::ClipAndStep(double max_grad_norm) {
-  // native::ClipGradNorm's rule over all groups together, then Adam per group.
-  double ss = 0.0;
-  for (const auto& g : grads_) {
-    for (float v : g) ss += static_cast<double>(v) * v;
-  }
-  const double coef = max_grad_norm / (std::sqrt(ss) + 1e-6);
-  if (coef < 1.0) {
-    const float c = static_cast<float>(coef);
-    for (auto& g : grads_) {
-      for (float& v : g) v *= c;
+  // native::ClipGradNorm's rule over all groups together (each group's sum of squares,
+  // added in group order), then Adam per group. With two workers the actor LSTM's group
+  // runs on worker 0 and the others on worker 1; the sums and the element-wise steps are
+  // the serial ones, so the result does not depend on the thread count.
+  const int groups = net_.num_groups();
+  std::vector<double>& ss = group_sum_squares_;
+  ss.assign(groups, 0.0);
+  auto sum_squares = [&](int g) {
+    double acc = 0.0;
+    for (float v : grads_[g]) acc += static_cast<double>(v) * v;
+    ss[g] = acc;
+  };
+  auto step = [&](int g, float c) {
+    if (c < 1.0f) {
+      for (float& v : grads_[g]) v *= c;
     }
-  }
-  for (int g = 0; g < net_.num_groups(); ++g) {
     adam_[g].Step(net_.group_params(g).data(), grads_[g].data());
+  };
+  auto worker_groups = [&](int w, const auto& fn) {
+    for (int g = 0; g < groups; ++g) {
+      if ((g == 0) == (w == 0)) fn(g);
+    }
+  };
+  if (pool_) {
+    pool_->Run([&](int w) { worker_groups(w, sum_squares); });
+  } else {
+    for (int g = 0; g < groups; ++g) sum_squares(g);
+  }
+  double total = 0.0;
+  for (double part : ss) total += part;
+  const double coef = max_grad_norm / (std::sqrt(total) + 1e-6);
+  const float c = coef < 1.0 ? static_cast<float>(coef) : 1.0f;
+  if (pool_) {
+    pool_->Run([&](int w) { worker_groups(w, [&](int g) { step(g, c); }); });
+  } else {
+    for (int g = 0; g < groups; ++g) step(g, c);
   }
 }
 

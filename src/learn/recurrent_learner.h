@@ -100,6 +100,7 @@ class RecurrentLearner : public Learner {
   std::vector<float> mb_h_pi_, mb_c_pi_, mb_h_vf_, mb_c_vf_;
   std::vector<float> values_, log_probs_, entropy_, d_values_, d_log_probs_, d_entropy_;
   std::vector<float> scratch_h_, scratch_c_;
+  std::vector<double> group_sum_squares_;
   std::vector<int64_t> perm_;
 };
 

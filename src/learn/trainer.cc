@@ -74,8 +74,8 @@ std::vector<std::pair<std::string, double>> IterationStats::Named() const {
 
 Result<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(env::VecEnv& venv,
                                                        const PolicyOptions& policy_options,
-                                                       const PpoOptions& ppo_options,
-                                                       uint64_t seed) {
+                                                       const PpoOptions& ppo_options, uint64_t seed,
+                                                       int threads) {
   RLT_RETURN_IF_ERROR(ValidatePolicyOptions(policy_options));
   RLT_RETURN_IF_ERROR(ValidatePpoOptions(ppo_options));
   RLT_RETURN_IF_ERROR(ValidateRecurrentPpo(policy_options, ppo_options));
@@ -86,11 +86,11 @@ Result<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(env::VecEnv& venv,
     return Status::InvalidArgument("environment '" + venv.spec().id +
                                    "' declares an action space PPO cannot use");
   }
-  return std::make_unique<PpoTrainer>(venv, policy_options, ppo_options, seed);
+  return std::make_unique<PpoTrainer>(venv, policy_options, ppo_options, seed, threads);
 }
 
 PpoTrainer::PpoTrainer(env::VecEnv& venv, const PolicyOptions& policy_options,
-                       const PpoOptions& ppo_options, uint64_t seed)
+                       const PpoOptions& ppo_options, uint64_t seed, int threads)
     : venv_(venv),
       policy_options_(policy_options),
       ppo_options_(ppo_options),
@@ -106,9 +106,9 @@ PpoTrainer::PpoTrainer(env::VecEnv& venv, const PolicyOptions& policy_options,
   optimizer_ = std::make_unique<torch::optim::Adam>(policy_->parameters(),
                                                     torch::optim::AdamOptions(lr0).eps(1e-5));
   if (policy_options.is_recurrent()) {
-    native_ =
-        std::make_unique<RecurrentLearner>(policy_, obs_dim_, venv.spec().action, policy_options,
-                                           ppo_options, num_envs_, seed, venv.threads());
+    native_ = std::make_unique<RecurrentLearner>(policy_, obs_dim_, venv.spec().action,
+                                                 policy_options, ppo_options, num_envs_, seed,
+                                                 threads > 0 ? threads : venv.threads());
   } else if (policy_options.backend == "native") {
     RLT_CHECK(NativeSupports(policy_options));
     native_ = std::make_unique<NativeLearner>(policy_, obs_dim_, venv.spec().action, policy_options,

@@ -78,12 +78,16 @@ struct TrainerTiming {
 class PpoTrainer {
  public:
   // Validates the options against the env, then constructs.
+  // `threads`: the run's thread count for the recurrent learner (which splits actor and
+  // critic over two workers whatever the env count); 0 = venv.threads(). The MLP native
+  // learner's data-parallel shards follow venv.threads().
   static Result<std::unique_ptr<PpoTrainer>> Create(env::VecEnv& venv,
                                                     const PolicyOptions& policy_options,
-                                                    const PpoOptions& ppo_options, uint64_t seed);
+                                                    const PpoOptions& ppo_options, uint64_t seed,
+                                                    int threads = 0);
   // REQUIRES: options valid (ValidatePolicyOptions, ValidatePpoOptions).
   PpoTrainer(env::VecEnv& venv, const PolicyOptions& policy_options, const PpoOptions& ppo_options,
-             uint64_t seed);
+             uint64_t seed, int threads = 0);
   PpoTrainer(const PpoTrainer&) = delete;
   PpoTrainer& operator=(const PpoTrainer&) = delete;
 

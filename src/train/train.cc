@@ -279,7 +279,8 @@ Result<Setup> BuildSetup(config::Config config) {
     }
     s.eval_venv = std::make_unique<env::VecEnv>(std::move(*eval_envs), threads);
   }
-  RLT_ASSIGN_OR_RETURN(s.trainer, learn::PpoTrainer::Create(*s.venv, s.policy, s.ppo, s.run.seed));
+  RLT_ASSIGN_OR_RETURN(s.trainer,
+                       learn::PpoTrainer::Create(*s.venv, s.policy, s.ppo, s.run.seed, threads));
   config.SetSection("run", s.run);
   // [algo] as resolved, minus total_timesteps: the run length lives in [run] total_steps.
   std::vector<std::pair<std::string, std::string>> algo_rows;
