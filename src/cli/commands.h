@@ -33,6 +33,7 @@ void RegisterSignalCommand(CLI::App& app, Action* action);       // signal
 // price, iv, bench pricing. REQUIRES: RegisterBenchCommands ran first (adds to `bench`).
 void RegisterPricingCommands(CLI::App& app, Action* action);
 void RegisterChainCommands(CLI::App& app, Action* action);  // chain check, chain synth
+void RegisterHedgeCommand(CLI::App& app, Action* action);   // hedge
 
 // Prints "error: <message>" to stderr and returns exit code 1 (2 for Status::Refused).
 int ReportError(const Status& status);

@@ -6,10 +6,15 @@
 #include <time.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cli/commands.h"
@@ -126,14 +131,12 @@ int RunImpliedVol(PriceFlags f) {
 
 struct BenchPricingFlags {
   int64_t n = 1 << 16;
-  int threads = 0;
-  double seconds = 2.0;
-  std::string precision = "double";
+  std::string threads = "1,2";
+  double seconds = 1.0;
+  std::string precision = "double,float";
   bool json = false;
 };
 
-// Options drawn once (S 50..150, K around 100, r 0..8%, q 0..4%, vol 10..60%, T 1 day to
-// 2 years, calls and puts), then BsmGreeksBatch over all of them repeatedly.
 // CPU seconds used by this process (all threads).
 double ProcessCpuSeconds() {
   timespec ts{};
@@ -142,36 +145,84 @@ double ProcessCpuSeconds() {
 }
 
 struct PricingRate {
+  std::string precision;
+  int threads = 0;
   double per_sec = 0;      // options / wall second
   double per_cpu_sec = 0;  // options / CPU second (what one core does when not shared)
   double seconds = 0;
+  double max_scaled_error = 0;  // max |fast - reference| / max(1, |reference|)
+  double tolerance = 0;         // 1e-12 (double) or 1e-6 (float)
+  bool accurate = false;        // max_scaled_error <= tolerance
+};
+
+// The batch: options drawn once (S 50..150, K around 100, r 0..8%, q 0..4%, vol 10..60%,
+// T 1 day to 2 years, calls and puts; the same draws for both precisions).
+template <typename T>
+struct PricingBatchData {
+  explicit PricingBatchData(size_t n)
+      : type(n), in(6, std::vector<T>(n)), out(8, std::vector<T>(n)) {
+    Rng rng(1);
+    for (size_t i = 0; i < n; ++i) {
+      type[i] = rng.Bernoulli(0.5) ? pricing::OptionType::kCall : pricing::OptionType::kPut;
+      in[0][i] = static_cast<T>(rng.Uniform(50, 150));
+      in[1][i] = static_cast<T>(100 * std::exp(0.2 * rng.Normal()));
+      in[2][i] = static_cast<T>(rng.Uniform(0, 0.08));
+      in[3][i] = static_cast<T>(rng.Uniform(0, 0.04));
+      in[4][i] = static_cast<T>(rng.Uniform(0.1, 0.6));
+      in[5][i] = static_cast<T>(rng.Uniform(1 / 365.0, 2.0));
+    }
+  }
+  pricing::OptionBatch<T> Inputs() const {
+    return {type.size(),  type.data(),  in[0].data(), in[1].data(),
+            in[2].data(), in[3].data(), in[4].data(), in[5].data()};
+  }
+  pricing::GreeksBatch<T> Outputs() {
+    return {out[0].data(), out[1].data(), out[2].data(), out[3].data(),
+            out[4].data(), out[5].data(), out[6].data(), out[7].data()};
+  }
+  // The largest scaled difference of the last outputs from the scalar reference
+  // (pricing::BsmGreeks on the same inputs, read as doubles): |fast - ref| / max(1, |ref|),
+  // for elasticity also divided by its condition number (below).
+  double MaxScaledError() const {
+    double worst = 0;
+    for (size_t i = 0; i < type.size(); ++i) {
+      pricing::OptionInputs x;
+      x.type = type[i];
+      x.spot = in[0][i];
+      x.strike = in[1][i];
+      x.rate = in[2][i];
+      x.dividend = in[3][i];
+      x.vol = in[4][i];
+      x.time = in[5][i];
+      Result<pricing::Greeks> g = pricing::BsmGreeks(x);
+      RLT_CHECK(g.ok());
+      const double ref[8] = {g->price, g->delta, g->gamma,        g->vega,
+                             g->theta, g->rho,   g->dividend_rho, g->elasticity};
+      // Elasticity = delta S / V divides by the price, which far out of the money is a
+      // small difference of two larger terms, |delta| S and K e^{-rT} N(phi d2) = |rho| / T
+      // (in the reference as much as in the batch): its error is measured relative to that
+      // condition number, as pricing_test does.
+      const double cond =
+          g->price > 0 ? std::max(1.0, (std::fabs(g->delta) * x.spot + std::fabs(g->rho) / x.time) /
+                                           g->price)
+                       : 1.0;
+      for (int c = 0; c < 8; ++c) {
+        const double err = std::fabs(static_cast<double>(out[c][i]) - ref[c]) /
+                           (std::max(1.0, std::fabs(ref[c])) * (c == 7 ? cond : 1.0));
+        worst = std::isnan(err) ? std::numeric_limits<double>::infinity() : std::max(worst, err);
+      }
+    }
+    return worst;
+  }
+  std::vector<pricing::OptionType> type;
+  std::vector<std::vector<T>> in, out;
 };
 
 template <typename T>
 PricingRate MeasureGreeksPerSecond(const BenchPricingFlags& f, int threads) {
-  const size_t n = static_cast<size_t>(f.n);
-  std::vector<pricing::OptionType> type(n);
-  std::vector<std::vector<T>> in(6, std::vector<T>(n)), out(8, std::vector<T>(n));
-  Rng rng(1);
-  for (size_t i = 0; i < n; ++i) {
-    type[i] = rng.Bernoulli(0.5) ? pricing::OptionType::kCall : pricing::OptionType::kPut;
-    in[0][i] = static_cast<T>(rng.Uniform(50, 150));
-    in[1][i] = static_cast<T>(100 * std::exp(0.2 * rng.Normal()));
-    in[2][i] = static_cast<T>(rng.Uniform(0, 0.08));
-    in[3][i] = static_cast<T>(rng.Uniform(0, 0.04));
-    in[4][i] = static_cast<T>(rng.Uniform(0.1, 0.6));
-    in[5][i] = static_cast<T>(rng.Uniform(1 / 365.0, 2.0));
-  }
-  const pricing::OptionBatch<T> batch{n,
-                                      type.data(),
-                                      in[0].data(),
-                                      in[1].data(),
-                                      in[2].data(),
-                                      in[3].data(),
-                                      in[4].data(),
-                                      in[5].data()};
-  const pricing::GreeksBatch<T> greeks{out[0].data(), out[1].data(), out[2].data(), out[3].data(),
-                                       out[4].data(), out[5].data(), out[6].data(), out[7].data()};
+  PricingBatchData<T> d(static_cast<size_t>(f.n));
+  const pricing::OptionBatch<T> batch = d.Inputs();
+  const pricing::GreeksBatch<T> greeks = d.Outputs();
   WorkerPool pool(threads);
   RLT_CHECK(pricing::BsmGreeksBatch(batch, greeks, &pool).ok());  // warm up
   using Clock = std::chrono::steady_clock;
@@ -184,31 +235,110 @@ PricingRate MeasureGreeksPerSecond(const BenchPricingFlags& f, int threads) {
     ++passes;
     seconds = std::chrono::duration<double>(Clock::now() - start).count();
   }
-  const double options = static_cast<double>(passes) * static_cast<double>(n);
-  return {options / seconds, options / (ProcessCpuSeconds() - cpu_start), seconds};
+  const double options = static_cast<double>(passes) * static_cast<double>(f.n);
+  PricingRate r;
+  r.precision = std::is_same_v<T, float> ? "float" : "double";
+  r.threads = threads;
+  r.per_sec = options / seconds;
+  r.per_cpu_sec = options / (ProcessCpuSeconds() - cpu_start);
+  r.seconds = seconds;
+  r.tolerance = std::is_same_v<T, float> ? 1e-6 : 1e-12;
+  r.max_scaled_error = d.MaxScaledError();  // on what the last timed pass wrote
+  r.accurate = r.max_scaled_error <= r.tolerance;
+  return r;
+}
+
+// "1,2" or "double,float": the comma-separated items, none empty.
+Result<std::vector<std::string>> BenchList(const std::string& flag, const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    items.push_back(text.substr(start, comma - start));
+    if (items.back().empty()) {
+      return Status::InvalidArgument(flag + " " + text + ": empty item in the list");
+    }
+    start = comma + 1;
+  }
+  return items;
 }
 
 int RunBenchPricing(const BenchPricingFlags& f) {
-  if (f.n < 1 || f.seconds <= 0) {
-    return ReportError(Status::InvalidArgument("--n and --seconds must be positive"));
+  if (f.n < 1 || f.n > (int64_t{1} << 28) || !(f.seconds > 0 && f.seconds <= 3600)) {
+    return ReportError(
+        Status::InvalidArgument("--n must be in [1, 2^28] and --seconds in (0, 3600]"));
   }
-  const int threads = f.threads > 0 ? f.threads : HardwareThreads();
-  const PricingRate rate = f.precision == "float" ? MeasureGreeksPerSecond<float>(f, threads)
-                                                  : MeasureGreeksPerSecond<double>(f, threads);
+  Result<std::vector<std::string>> thread_items = BenchList("--threads", f.threads);
+  if (!thread_items.ok()) return ReportError(thread_items.status());
+  Result<std::vector<std::string>> precisions = BenchList("--precision", f.precision);
+  if (!precisions.ok()) return ReportError(precisions.status());
+  std::vector<int> threads;
+  for (const std::string& t : *thread_items) {
+    char* end = nullptr;
+    const long v = std::strtol(t.c_str(), &end, 10);
+    if (*end != '\0' || v < 0 || v > 1024) {
+      return ReportError(Status::InvalidArgument(
+          "--threads " + f.threads + ": expected thread counts 0..1024, e.g. 1,2 (0 = all cores)"));
+    }
+    threads.push_back(v == 0 ? HardwareThreads() : static_cast<int>(v));
+  }
+  for (const std::string& p : *precisions) {
+    if (p != "double" && p != "float") {
+      return ReportError(Status::InvalidArgument("--precision " + f.precision +
+                                                 ": expected double, float or double,float"));
+    }
+  }
+  std::vector<PricingRate> rates;
+  for (const std::string& p : *precisions) {
+    for (int t : threads) {
+      rates.push_back(p == "float" ? MeasureGreeksPerSecond<float>(f, t)
+                                   : MeasureGreeksPerSecond<double>(f, t));
+    }
+  }
+  bool accurate = true;
+  for (const PricingRate& r : rates) accurate = accurate && r.accurate;
   if (f.json) {
+    nlohmann::json results = nlohmann::json::array();
+    for (const PricingRate& r : rates) {
+      results.push_back({{"precision", r.precision},
+                         {"threads", r.threads},
+                         {"seconds", r.seconds},
+                         {"options_per_sec", r.per_sec},
+                         {"options_per_cpu_sec", r.per_cpu_sec},
+                         {"max_scaled_error", r.max_scaled_error},
+                         {"tolerance", r.tolerance},
+                         {"accurate", r.accurate}});
+    }
     nlohmann::json j = {{"options", f.n},
-                        {"threads", threads},
-                        {"precision", f.precision},
-                        {"seconds", rate.seconds},
                         {"greeks_per_option", 8},
-                        {"options_per_sec", rate.per_sec},
-                        {"options_per_cpu_sec", rate.per_cpu_sec}};
+                        {"target_options_per_sec", 50e6},
+                        {"results", results},
+                        {"accurate", accurate}};
+    if (rates.size() == 1) {  // one setting: its figures at the top level too
+      for (const char* key : {"precision", "threads", "seconds", "options_per_sec",
+                              "options_per_cpu_sec", "max_scaled_error"}) {
+        j[key] = results[0][key];
+      }
+    }
     fmt::print("{}\n", j.dump(2));
   } else {
+    fmt::print("BSM price + 7 Greeks, {} options per batch, {:g} s per setting\n", f.n, f.seconds);
+    fmt::print("{:>9} {:>8} {:>14} {:>18} {:>12} {:>10}\n", "precision", "threads", "Mopt/s",
+               "Mopt/CPU-s", "max error", "check");
+    for (const PricingRate& r : rates) {
+      fmt::print("{:>9} {:>8} {:>14.1f} {:>18.1f} {:>12.2e} {:>10}\n", r.precision, r.threads,
+                 r.per_sec / 1e6, r.per_cpu_sec / 1e6, r.max_scaled_error,
+                 r.accurate ? "ok" : "FAILED");
+    }
     fmt::print(
-        "BSM price + 7 Greeks ({}), {} options, {} threads: {:.1f} million options/s "
-        "({:.1f} million per CPU second)\n",
-        f.precision, f.n, threads, rate.per_sec / 1e6, rate.per_cpu_sec / 1e6);
+        "max error: max |batch - scalar reference| / max(1, |reference|) over the batch and "
+        "all 8 outputs (elasticity's also divided by its condition number (|delta| S + "
+        "|rho|/T) / price); tolerance 1e-12 (double), 1e-6 (float). Target: 50 million/s on "
+        "2 cores.\n");
+  }
+  if (!accurate) {
+    return ReportError(Status::DataError(
+        "the vectorised batch differs from the scalar reference beyond the tolerance"));
   }
   return 0;
 }
@@ -235,12 +365,15 @@ void RegisterPricingCommands(CLI::App& app, Action* action) {
   CLI::App* bench = app.get_subcommand("bench");
   auto bf = std::make_shared<BenchPricingFlags>();
   CLI::App* bp = bench->add_subcommand(
-      "pricing", "Vectorised BSM prices with all Greeks per second (pricing/pricing.h)");
+      "pricing",
+      "Vectorised BSM prices with all Greeks per second, 1 and 2 threads, double and float, "
+      "checked against the scalar reference (pricing/pricing.h); exit 1 if the check fails");
   bp->add_option("--n", bf->n, "options per batch")->capture_default_str();
-  bp->add_option("--threads", bf->threads, "worker threads (0 = all cores)")->capture_default_str();
-  bp->add_option("--seconds", bf->seconds, "measuring time")->capture_default_str();
-  bp->add_option("--precision", bf->precision, "array type")
-      ->check(CLI::IsMember({"double", "float"}))
+  bp->add_option("--threads", bf->threads,
+                 "comma-separated worker thread counts to measure (0 = all cores)")
+      ->capture_default_str();
+  bp->add_option("--seconds", bf->seconds, "measuring time per setting")->capture_default_str();
+  bp->add_option("--precision", bf->precision, "array types to measure: double, float or both")
       ->capture_default_str();
   bp->add_flag("--json", bf->json, "print JSON");
   bp->callback([bf, action] { *action = [bf] { return RunBenchPricing(*bf); }; });

@@ -116,10 +116,26 @@ TEST(PriceCli, BadInputIsAClearErrorOrTheDocumentedLimit) {
 }
 
 TEST(BenchPricingCli, ReportsAPositiveRate) {
-  const nlohmann::json j = Json(RunCli("bench pricing --n 4096 --threads 1 --seconds 0.2 --json"));
+  const nlohmann::json j =
+      Json(RunCli("bench pricing --n 4096 --threads 1 --precision double --seconds 0.2 --json"));
   ASSERT_TRUE(j.contains("options_per_sec")) << j.dump();
   EXPECT_GT(j["options_per_sec"].get<double>(), 0.0);
   EXPECT_EQ(j["threads"].get<int>(), 1);
+  EXPECT_TRUE(j["accurate"].get<bool>()) << j.dump();
+}
+
+TEST(BenchPricingCli, MeasuresOneAndTwoThreadsInBothPrecisionsAndChecksAccuracy) {
+  const nlohmann::json j = Json(RunCli("bench pricing --n 3000 --seconds 0.05 --json"));
+  ASSERT_EQ(j["results"].size(), 4u) << j.dump();
+  for (const auto& r : j["results"]) {
+    EXPECT_GT(r["options_per_sec"].get<double>(), 0.0);
+    EXPECT_TRUE(r["accurate"].get<bool>()) << r.dump();
+    EXPECT_LE(r["max_scaled_error"].get<double>(), r["precision"] == "float" ? 1e-6 : 1e-12);
+  }
+  EXPECT_EQ(j["results"][1]["threads"].get<int>(), 2);
+  EXPECT_EQ(j["results"][2]["precision"], "float");
+  EXPECT_NE(RunCli("bench pricing --threads 1,,2").exit_code, 0);
+  EXPECT_NE(RunCli("bench pricing --precision half").exit_code, 0);
 }
 
 }  // namespace

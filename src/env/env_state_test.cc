@@ -172,6 +172,10 @@ const std::vector<EnvCase>& AllCases() {
       EnvCase{"MemoryCue", "memory_cue", {{"length", "5"}}},
       EnvCase{"CartPole", "cartpole", {{"max_episode_steps", "60"}}},
       EnvCase{"Pendulum", "pendulum", {{"max_episode_steps", "50"}}},
+      EnvCase{
+          "HedgingGarchRebalanceEvery2",
+          "hedging",
+          {{"paths", "garch"}, {"rebalance_every", "2"}, {"cost", "0.01"}, {"step_weeks", "0.5"}}},
       EnvCase{"IntradayPnl", "intraday", {{"drawdown_penalty", "0.5"}}},
       EnvCase{"IntradayShapedTarget",
               "intraday",

@@ -5,6 +5,7 @@
 
 #include "core/options.h"
 #include "env/envs/cartpole.h"
+#include "env/envs/delta_hedging.h"
 #include "env/envs/example.h"
 #include "env/envs/intraday.h"
 #include "env/envs/memory_cue.h"
@@ -24,6 +25,9 @@ Result<std::unique_ptr<Env>> MakePendulum(const EnvContext& ctx) {
 }
 Result<std::unique_ptr<Env>> MakeMemoryCue(const EnvContext& ctx) {
   return MakeMemoryCueEnv(ctx.settings);
+}
+Result<std::unique_ptr<Env>> MakeHedging(const EnvContext& ctx) {
+  return MakeHedgingEnv(ctx.settings);
 }
 Result<std::unique_ptr<Env>> MakeIntraday(const EnvContext& ctx) {
   return MakeIntradayEnv(ctx.settings, ctx.market);
@@ -67,6 +71,8 @@ const std::vector<EnvEntry>& EnvRegistry() {
       {"memory_cue", "remember a cue shown at the first step (recurrent policy validation)", false,
        MakeMemoryCue, KeysOf<MemoryCueOptions>, CheckSetting<MemoryCueOptions>,
        OptionRows<MemoryCueOptions>},
+      {"hedging", "delta-hedge a short European option (mean-variance reward)", false, MakeHedging,
+       KeysOf<HedgingOptions>, CheckSetting<HedgingOptions>, OptionRows<HedgingOptions>},
   };
   return kEntries;
 }

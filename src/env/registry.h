@@ -1,7 +1,8 @@
 // rltrade env: the explicit registry of environments by short id.
 //
 // Ids (registry.cc): "example" (the annotated template), "intraday" (market data),
-// "cartpole" and "pendulum" (Gymnasium's classic-control tasks, to validate learners).
+// "cartpole" and "pendulum" (Gymnasium's classic-control tasks, to validate learners),
+// "hedging" (delta-hedging a short option, envs/delta_hedging.h).
 // Adding an environment takes, besides its file pair env/envs/<name>.{h,cc}: in
 // registry.cc one include, one Make<Name> wrapper and one EnvRegistry() entry; the .cc
 // and its test in env/CMakeLists.txt; and a case in env_state_test.cc (the test

@@ -16,6 +16,7 @@
 
 #include "config/config.h"
 #include "env/envs/cartpole.h"
+#include "env/envs/delta_hedging.h"
 #include "env/envs/example.h"
 #include "env/envs/intraday.h"
 #include "env/envs/memory_cue.h"
@@ -55,7 +56,7 @@ const std::map<std::string, std::function<std::vector<std::string>()>>& EnvField
   static const std::map<std::string, std::function<std::vector<std::string>()>> kFields = {
       {"intraday", FieldsOf<env::IntradayOptions>},    {"cartpole", FieldsOf<env::CartPoleOptions>},
       {"pendulum", FieldsOf<env::PendulumOptions>},    {"example", FieldsOf<env::ExampleOptions>},
-      {"memory_cue", FieldsOf<env::MemoryCueOptions>},
+      {"memory_cue", FieldsOf<env::MemoryCueOptions>}, {"hedging", FieldsOf<env::HedgingOptions>},
   };
   return kFields;
 }
