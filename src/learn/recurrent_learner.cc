@@ -208,14 +208,10 @@ void RecurrentLearner::ClipAndStep(double max_grad_norm) {
   std::vector<double>& ss = group_sum_squares_;
   ss.assign(groups, 0.0);
   auto sum_squares = [&](int g) {
-    double acc = 0.0;
-    for (float v : grads_[g]) acc += static_cast<double>(v) * v;
-    ss[g] = acc;
+    ss[g] = native::SumOfSquares(grads_[g].data(), static_cast<int64_t>(grads_[g].size()));
   };
   auto step = [&](int g, float c) {
-    if (c < 1.0f) {
-      for (float& v : grads_[g]) v *= c;
-    }
+    if (c < 1.0f) native::Scale(grads_[g].data(), static_cast<int64_t>(grads_[g].size()), c);
     adam_[g].Step(net_.group_params(g).data(), grads_[g].data());
   };
   auto worker_groups = [&](int w, const auto& fn) {

@@ -49,17 +49,22 @@ void AdamStepReference(const AdamOptions& o, int64_t step, double* params, const
   }
 }
 
-double ClipGradNorm(float* grads, int64_t n, double max_norm) {
+double SumOfSquares(const float* v, int64_t n) {
   double ss = 0.0;
 #pragma omp simd reduction(+ : ss)
-  for (int64_t k = 0; k < n; ++k) ss += static_cast<double>(grads[k]) * grads[k];
-  const double norm = std::sqrt(ss);
-  const double coef = max_norm / (norm + 1e-6);
-  if (coef < 1.0) {
-    const float c = static_cast<float>(coef);
+  for (int64_t k = 0; k < n; ++k) ss += static_cast<double>(v[k]) * v[k];
+  return ss;
+}
+
+void Scale(float* v, int64_t n, float c) {
 #pragma omp simd
-    for (int64_t k = 0; k < n; ++k) grads[k] *= c;
-  }
+  for (int64_t k = 0; k < n; ++k) v[k] *= c;
+}
+
+double ClipGradNorm(float* grads, int64_t n, double max_norm) {
+  const double norm = std::sqrt(SumOfSquares(grads, n));
+  const double coef = max_norm / (norm + 1e-6);
+  if (coef < 1.0) Scale(grads, n, static_cast<float>(coef));
   return norm;
 }
 

@@ -56,6 +56,10 @@ void AdamStepReference(const AdamOptions& options, int64_t step, double* params,
 
 // Scales grads (n) so that their L2 norm is at most max_norm; returns the norm before.
 double ClipGradNorm(float* grads, int64_t n, double max_norm);
+// The sum of squares ClipGradNorm uses (double accumulation, vectorised), and the scaling it
+// applies, for clipping several arrays by one global norm.
+double SumOfSquares(const float* v, int64_t n);
+void Scale(float* v, int64_t n, float c);
 
 }  // namespace rlt::native
 
