@@ -8,6 +8,7 @@
 // so the figure measures the engine, not the random number generator. Market envs run
 // on a synthetic market (market/synth.h) with the chosen feature preset.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
@@ -124,6 +125,9 @@ int RunBenchMachine(bool json) {
                         {"cpu_model", r.cpu_model},
                         {"blas_library", r.blas_library},
                         {"blas_config", r.blas_config},
+                        {"openmp_libraries", r.openmp_libraries},
+                        {"blas_libraries", r.blas_libraries},
+                        {"duplicate_openmp", r.duplicate_openmp()},
                         {"memcpy_gbytes_per_sec", r.memcpy_gbytes_per_sec},
                         {"torch_version", r.torch_version}};
     for (const auto& d : r.devices) {
@@ -144,6 +148,17 @@ int RunBenchMachine(bool json) {
     fmt::print(
         "WARNING    LibTorch is not using OpenBLAS or MKL: matrix work runs on the reference "
         "BLAS (~10x slower); install libopenblas0-pthread\n");
+  }
+  fmt::print("openmp     {}\n", r.openmp_libraries.empty()
+                                    ? std::string("(none mapped)")
+                                    : fmt::format("{}", fmt::join(r.openmp_libraries, ", ")));
+  fmt::print("blas libs  {}\n", fmt::format("{}", fmt::join(r.blas_libraries, ", ")));
+  if (r.duplicate_openmp()) {
+    fmt::print(
+        "WARNING    {} OpenMP runtimes are loaded into one process; their thread pools "
+        "oversubscribe the cores and mixing them can crash (link every library against "
+        "one runtime, e.g. Debian's libgomp)\n",
+        r.openmp_libraries.size());
   }
   fmt::print("libtorch   {}\n", r.torch_version);
   fmt::print("memcpy     {:.1f} GB/s (one thread, read + write)\n", r.memcpy_gbytes_per_sec);

@@ -1,7 +1,8 @@
 // FAISS and LibTorch in one process: the original retrieval trainer crashed from two
 // OpenMP runtimes (macOS). On Linux both use libgomp; this binary links both, runs an
 // exact IndexFlatL2 search with FAISS's OpenMP threads and a multi-threaded torch matmul,
-// interleaved, and checks both results against plain loops.
+// interleaved, and checks both results against plain loops, and that the process holds
+// exactly one OpenMP runtime (what `rltrade bench machine` lists and warns about).
 #include <faiss/IndexFlat.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -9,6 +10,8 @@
 #include <cmath>
 #include <limits>
 #include <vector>
+
+#include "perf/machine.h"
 
 namespace {
 
@@ -46,6 +49,17 @@ TEST(FaissAndTorch, SearchAndMatmulInOneProcessGiveTheReferenceResults) {
       EXPECT_NEAR(distances[i], best_d, 1e-3 * (1 + best_d));
     }
   }
+}
+
+TEST(FaissAndTorch, OneOpenMpRuntimeServesFaissTorchAndOpenBlas) {
+  faiss::IndexFlatIP index(4);  // touch FAISS and LibTorch so every runtime is in use
+  const std::vector<float> v = {1, 0, 0, 0};
+  index.add(1, v.data());
+  EXPECT_EQ(torch::ones({8, 8}).matmul(torch::ones({8, 8}))[0][0].item<float>(), 8.0f);
+  const rlt::perf::LoadedRuntimes r = rlt::perf::FindLoadedRuntimes();
+  ASSERT_EQ(r.openmp.size(), 1u) << "OpenMP runtimes: " << ::testing::PrintToString(r.openmp);
+  EXPECT_NE(r.openmp[0].find("libgomp"), std::string::npos) << r.openmp[0];
+  EXPECT_FALSE(r.blas.empty());
 }
 
 }  // namespace

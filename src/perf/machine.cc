@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -46,6 +47,25 @@ std::string MappedLibrary(const char* needle) {
     }
   }
   return "";
+}
+
+// Distinct mapped files whose name (after the last '/') starts with one of `prefixes`.
+std::vector<std::string> MappedLibraries(const std::vector<std::string>& prefixes) {
+  std::ifstream maps("/proc/self/maps");
+  std::vector<std::string> found;
+  std::string line;
+  while (std::getline(maps, line)) {
+    const size_t slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string path = line.substr(slash);
+    const std::string name = path.substr(path.rfind('/') + 1);
+    for (const std::string& p : prefixes) {
+      if (name.rfind(p, 0) == 0 && std::find(found.begin(), found.end(), path) == found.end()) {
+        found.push_back(path);
+      }
+    }
+  }
+  return found;
 }
 
 std::string CpuModel() {
@@ -113,6 +133,11 @@ double PeakMatmulGflops(int size, int threads) {
   return g;
 }
 
+LoadedRuntimes FindLoadedRuntimes() {
+  return {MappedLibraries({"libgomp", "libiomp", "libomp."}),
+          MappedLibraries({"libblas", "libopenblas", "libmkl"})};
+}
+
 MachineReport MeasureMachine(const MachineBenchOptions& options) {
   MachineReport r;
   r.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -147,6 +172,9 @@ MachineReport MeasureMachine(const MachineBenchOptions& options) {
     }
   }
   // After the matmuls, whichever BLAS served them is mapped into the process.
+  const LoadedRuntimes runtimes = FindLoadedRuntimes();
+  r.openmp_libraries = runtimes.openmp;
+  r.blas_libraries = runtimes.blas;
   r.blas_library = MappedLibrary("libblas.so");
   if (r.blas_library.empty()) r.blas_library = MappedLibrary("openblas");
   if (r.blas_library.empty()) r.blas_library = MappedLibrary("mkl");

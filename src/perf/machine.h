@@ -24,11 +24,23 @@ struct DeviceReport {
   double op_overhead_us = 0;  // one small tensor add, microseconds
 };
 
+// OpenMP runtimes (libgomp, libiomp5, libomp) and BLAS libraries (libblas, libopenblas,
+// libmkl) mapped into this process now: distinct paths in /proc/self/maps order.
+struct LoadedRuntimes {
+  std::vector<std::string> openmp, blas;
+};
+LoadedRuntimes FindLoadedRuntimes();
+
 struct MachineReport {
-  int cores = 0;                      // hardware threads
-  std::string cpu_model;              // from /proc/cpuinfo
-  std::string blas_library;           // the libblas.so.3 actually mapped into the process
-  std::string blas_config;            // openblas_get_config() when OpenBLAS is loaded
+  int cores = 0;             // hardware threads
+  std::string cpu_model;     // from /proc/cpuinfo
+  std::string blas_library;  // the libblas.so.3 actually mapped into the process
+  std::string blas_config;   // openblas_get_config() when OpenBLAS is loaded
+  // Every OpenMP runtime (libgomp, libiomp5, libomp) and BLAS library (libblas, libopenblas,
+  // libmkl) mapped into the process, distinct paths in map order. Two OpenMP runtimes in
+  // one process is the crash of the retrieval system rltrade replaces.
+  std::vector<std::string> openmp_libraries, blas_libraries;
+  bool duplicate_openmp() const { return openmp_libraries.size() > 1; }
   double memcpy_gbytes_per_sec = 0;   // single-thread copy of 256 MiB, read + write counted
   std::vector<DeviceReport> devices;  // CPU first; CUDA when this LibTorch has it
   std::string torch_version;
