@@ -214,9 +214,16 @@ void PpoTrainer::SyncFromTorch() {
   torch_stale_ = false;
 }
 
-void PpoTrainer::CollectRollout() {
+bool PpoTrainer::CollectRollout() {
   done_scratch_.assign(num_envs_, 0);
-  for (int t = 0; t < ppo_options_.n_steps; ++t) StepOnce(t);
+  const auto start = Clock::now();
+  for (int t = 0; t < ppo_options_.n_steps; ++t) {
+    if (interrupt_ != nullptr && interrupt_->load(std::memory_order_relaxed) != 0 && t > 0) {
+      const double per_step = Seconds(start, Clock::now()) / t;
+      if (per_step * (ppo_options_.n_steps - t) > kInterruptSeconds) return false;
+    }
+    StepOnce(t);
+  }
   const auto t0 = Clock::now();
   normalizer_->NormalizeObs(venv_.observations(), num_envs_, scratch_obs_.data());
   PredictValues(num_envs_, nullptr, last_episode_starts_.data());
@@ -226,6 +233,7 @@ void PpoTrainer::CollectRollout() {
                                      static_cast<float>(ppo_options_.gae_lambda));
   timing_.inference += Seconds(t0, t1);
   timing_.gae += Seconds(t1, Clock::now());
+  return true;
 }
 
 IterationStats PpoTrainer::Update() {
@@ -276,7 +284,17 @@ IterationStats PpoTrainer::Update() {
 }
 
 Result<IterationStats> PpoTrainer::Iterate() {
-  CollectRollout();
+  RLT_CHECK_MSG(!interrupted_, "an interrupted trainer cannot continue (see set_interrupt_flag)");
+  const int64_t steps_before = total_steps_;
+  if (!CollectRollout()) {
+    interrupted_ = true;
+    total_steps_ = steps_before;  // the partial rollout is discarded
+    IterationStats s;
+    s.interrupted = true;
+    s.total_timesteps = total_steps_;
+    s.iterations = iterations_;
+    return s;
+  }
   IterationStats s = Update();
   s.episodes_seen = static_cast<int64_t>(episodes_.size());
   for (const auto& [ret, len] : episodes_) {
@@ -338,6 +356,7 @@ Status PpoTrainer::CheckFiniteNative(const std::string& at, const std::string& a
 }
 
 PpoTrainer::State PpoTrainer::state() const {
+  RLT_CHECK_MSG(!interrupted_, "an interrupted trainer's state is partial and cannot be saved");
   State s;
   s.total_steps = total_steps_;
   s.iterations = iterations_;

@@ -31,6 +31,7 @@
 #include <torch/optim/adam.h>
 #include <torch/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -61,6 +62,9 @@ struct IterationStats {
   double learning_rate = 0, clip_range = 0, ent_coef = 0;
   double fps = 0;
   int64_t total_timesteps = 0, iterations = 0;
+  // The rollout was cut short by the interrupt flag (set_interrupt_flag): no update ran and
+  // every other field is unset.
+  bool interrupted = false;
 
   // ("rollout/ep_rew_mean", v), ("train/value_loss", v), ... in SB3's names; the rollout/*
   // rows only once an episode has finished, train/std only for Box actions.
@@ -94,6 +98,15 @@ class PpoTrainer {
   // Collects one rollout and updates. Fails (without aborting) when a loss, a gradient or a
   // parameter is not finite; the message names the tensor and the update.
   Result<IterationStats> Iterate();
+  // Interrupts (SIGINT/SIGTERM in `rltrade train`): the rollout reads *flag before every
+  // vector step. When it is set and the rest of the rollout would take more than
+  // kInterruptSeconds at the pace so far, the rollout stops there and Iterate() returns
+  // stats with `interrupted` (no update; total_steps() back at the rollout's start). The
+  // trainer's environments have then moved past its last update, so it must not be
+  // checkpointed or iterated again (REQUIRES). A short rest is finished as usual, so a
+  // signal during a short rollout still ends with a normal update. nullptr: never.
+  static constexpr double kInterruptSeconds = 1.0;
+  void set_interrupt_flag(const std::atomic<int>* flag) { interrupt_ = flag; }
 
   int64_t total_steps() const { return total_steps_; }
   int64_t iterations() const { return iterations_; }
@@ -136,7 +149,8 @@ class PpoTrainer {
   void set_state(const State& state);
 
  private:
-  void CollectRollout();
+  // False when the interrupt flag cut the rollout short.
+  bool CollectRollout();
   void StepOnce(int t);
   void BootstrapTruncated(float* rewards);
   void PredictValues(int n, const int* envs, const float* reset);
@@ -167,6 +181,8 @@ class PpoTrainer {
   int64_t steps_at_start_ = 0;
   std::chrono::steady_clock::time_point start_time_;
   TrainerTiming timing_;
+  const std::atomic<int>* interrupt_ = nullptr;
+  bool interrupted_ = false;  // a rollout was cut short: the state is partial
 };
 
 // The one place the learner's thread counts are set; n = the run's resolved [run] threads.

@@ -358,6 +358,9 @@ struct LoopState {
   std::map<std::string, std::string> extra_files;  // written into every checkpoint
   int64_t next_checkpoint = 0, next_eval = 0;
   std::string last_checkpoint;
+  // The checkpoint written before a long rollout (see TrainLoop), "" when none is kept.
+  std::string safety_checkpoint;
+  double last_rollout_seconds = 0;
   CpuMeter cpu;
   bool sys_columns = true;  // false when resuming a run whose metrics.csv predates sys/*
 };
@@ -429,6 +432,7 @@ Status WriteCheckpoint(const fs::path& dir, Setup& s, LoopState& ls) {
 Result<learn::IterationStats> UpdateOnce(Setup& s, LoopState& ls, const fs::path& run_dir,
                                          runlog::MetricsLogger& log, bool force_checkpoint) {
   Result<learn::IterationStats> st = s.trainer->Iterate();
+  if (st.ok() && st->interrupted) return st;  // nothing to log or checkpoint
   if (!st.ok()) {
     return Status::DataError(st.status().message() + " (training stopped; " +
                              (ls.last_checkpoint.empty()
@@ -530,12 +534,43 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
   Status status = status_file.Write(s.trainer->total_steps(), 0, ls.last_checkpoint, "running", "",
                                     /*force=*/true);
   double fps = 0;
+  s.trainer->set_interrupt_flag(&g_signal);
   while (status.ok() && s.trainer->total_steps() < s.run.total_steps) {
+    // A signal stops a long rollout within PpoTrainer::kInterruptSeconds, discarding it
+    // (learn/trainer.h). So that no finished update is lost with it, a rollout expected to
+    // take longer than that (the previous one did) starts from a checkpoint of the state
+    // it starts from; the previous such safety checkpoint is then removed (scheduled ones
+    // are kept).
+    if (ls.last_rollout_seconds > learn::PpoTrainer::kInterruptSeconds &&
+        s.trainer->iterations() > 0) {
+      const fs::path dir =
+          run_dir / "checkpoints" / ("step_" + std::to_string(s.trainer->total_steps()));
+      if (ls.last_checkpoint != dir.string()) {
+        const std::string previous = ls.safety_checkpoint;
+        status = WriteCheckpoint(dir, s, ls);
+        if (!status.ok()) break;
+        ls.safety_checkpoint = dir.string();
+        std::error_code ec;
+        if (!previous.empty()) fs::remove_all(previous, ec);
+      }
+    }
+    const learn::TrainerTiming before = s.trainer->timing();
     const std::string checkpoint_before = ls.last_checkpoint;
     Result<learn::IterationStats> st = UpdateOnce(s, ls, run_dir, log, g_signal.load() != 0);
     if (!st.ok()) {
       status = st.status();
       break;
+    }
+    if (st->interrupted) {  // the partial rollout is gone; the last checkpoint stands
+      out.exit_code = 128 + g_signal.load();
+      break;
+    }
+    ls.last_rollout_seconds = (s.trainer->timing().env_step - before.env_step) +
+                              (s.trainer->timing().inference - before.inference);
+    if (ls.last_checkpoint != checkpoint_before && !ls.safety_checkpoint.empty()) {
+      std::error_code ec;  // a scheduled checkpoint supersedes the safety one
+      fs::remove_all(ls.safety_checkpoint, ec);
+      ls.safety_checkpoint.clear();
     }
     fps = st->fps;
     progress.Update(s.trainer->total_steps(), s.run.total_steps, st->fps,
@@ -558,11 +593,16 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
       break;
     }
   }
+  s.trainer->set_interrupt_flag(nullptr);
   progress.Finish();
   std::signal(SIGINT, old_int);
   std::signal(SIGTERM, old_term);
   if (status.ok() && out.exit_code == 0) {
     status = WriteCheckpoint(run_dir / "final", s, ls);
+    if (status.ok() && !ls.safety_checkpoint.empty()) {
+      std::error_code ec;  // final/ supersedes it
+      fs::remove_all(ls.safety_checkpoint, ec);
+    }
   }
   const std::string state =
       !status.ok() ? "failed" : (out.exit_code != 0 ? "interrupted" : "finished");
