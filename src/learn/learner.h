@@ -61,6 +61,28 @@ class Learner {
   }
 };
 
+// The epoch and minibatch loop of learn::PpoUpdate shared by the native learners. Per
+// epoch, `perm` (items entries) is a fresh Fisher-Yates permutation drawn from rng and cut
+// into groups of per_batch items (the last may be smaller); per group:
+//   forward(first, count): evaluates items perm[first, first + count) and returns the
+//     number of samples b it covers, with the policy's outputs in outputs.values /
+//     log_probs / entropy and the rollout's in outputs.old_* (b each);
+//   the PPO loss and its gradients into outputs.d_* (native::PpoLoss); the loss terms are
+//     logged as SB3 logs them; the target_kl stop ends the update before this group's step;
+//   backward(): gradients of the loss; step(): clipping and Adam.
+// Times forward + loss, backward and step into timing (may be nullptr).
+struct PpoMinibatchBuffers {
+  float *values, *log_probs, *entropy;                             // the policy's
+  const float *old_values, *old_log_probs, *advantages, *returns;  // the rollout's
+  float *d_values, *d_log_probs, *d_entropy;                       // loss gradients
+};
+UpdateStats RunPpoEpochs(const PpoOptions& options, const PpoLossSettings& settings, int64_t items,
+                         int per_batch, Rng& rng, std::vector<int64_t>& perm,
+                         const PpoMinibatchBuffers& buffers,
+                         const std::function<int(int64_t first, int count)>& forward,
+                         const std::function<void()>& backward, const std::function<void()>& step,
+                         UpdateTiming* timing);
+
 // Where one named LibTorch parameter lives in a native learner: its values, its Adam
 // moments (same layout) and its shape. `param` is nullptr when the name is unknown.
 struct NativeParamSlot {

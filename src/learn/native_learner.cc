@@ -100,33 +100,66 @@ UpdateStats NativeLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
                   &entropy_, &d_values_, &d_log_probs_, &d_entropy_}) {
     v->resize(cap);
   }
+  const PpoMinibatchBuffers buffers{values_.data(),     log_probs_.data(),    entropy_.data(),
+                                    mb_values_.data(),  mb_log_probs_.data(), mb_advantages_.data(),
+                                    mb_returns_.data(), d_values_.data(),     d_log_probs_.data(),
+                                    d_entropy_.data()};
+  auto forward = [&](int64_t start, int b) {
+    if (pool_) {
+      ParallelForward(start, b, obs, actions, old_values, old_log_probs, advantages, returns);
+    } else {
+      Gather(start, 0, b, obs, actions, old_values, old_log_probs, advantages, returns);
+      net_.Evaluate(ws_, mb_obs_.data(), mb_actions_.data(), b, values_.data(), log_probs_.data(),
+                    entropy_.data());
+    }
+    last_batch_ = b;
+    return b;
+  };
+  auto backward = [&] {
+    if (pool_) {
+      ParallelBackward(last_batch_);
+    } else {
+      std::fill(grads_.begin(), grads_.end(), 0.0f);
+      net_.Backward(ws_, d_values_.data(), d_log_probs_.data(), d_entropy_.data(), grads_.data());
+    }
+  };
+  auto step = [&] {
+    if (pool_) {
+      ParallelStep(o.max_grad_norm);
+    } else {
+      native::ClipGradNorm(grads_.data(), net_.num_params(), o.max_grad_norm);
+      adam_.Step(net_.params().data(), grads_.data());
+    }
+  };
+  return RunPpoEpochs(o, s, n, o.batch_size, rng_, perm_, buffers, forward, backward, step, timing);
+}
+
+UpdateStats RunPpoEpochs(const PpoOptions& o, const PpoLossSettings& s, int64_t items,
+                         int per_batch, Rng& rng, std::vector<int64_t>& perm,
+                         const PpoMinibatchBuffers& buf,
+                         const std::function<int(int64_t first, int count)>& forward,
+                         const std::function<void()>& backward, const std::function<void()>& step,
+                         UpdateTiming* timing) {
   const native::PpoLossSettings ns{s.clip_range, s.clip_range_vf, s.ent_coef, s.vf_coef,
                                    s.normalize_advantage};
   UpdateLossLog log;
   UpdateStats stats;
-  perm_.resize(n);
+  perm.resize(items);
   for (int epoch = 0; epoch < o.n_epochs && !stats.early_stopped; ++epoch) {
     ++stats.epochs;
     log.StartEpoch();
-    for (int64_t k = 0; k < n; ++k) perm_[k] = k;
-    for (int64_t k = n - 1; k > 0; --k) {  // Fisher-Yates
-      std::swap(perm_[k], perm_[static_cast<int64_t>(rng_.UniformInt(k + 1))]);
+    for (int64_t k = 0; k < items; ++k) perm[k] = k;
+    for (int64_t k = items - 1; k > 0; --k) {  // Fisher-Yates
+      std::swap(perm[k], perm[static_cast<int64_t>(rng.UniformInt(k + 1))]);
     }
-    for (int64_t start = 0; start < n; start += o.batch_size) {
+    for (int64_t first = 0; first < items; first += per_batch) {
       const auto t0 = Clock::now();
-      const int b = static_cast<int>(std::min<int64_t>(o.batch_size, n - start));
-      if (pool_) {
-        ParallelForward(start, b, obs, actions, old_values, old_log_probs, advantages, returns);
-      } else {
-        Gather(start, 0, b, obs, actions, old_values, old_log_probs, advantages, returns);
-        net_.Evaluate(ws_, mb_obs_.data(), mb_actions_.data(), b, values_.data(), log_probs_.data(),
-                      entropy_.data());
-      }
+      const int b = forward(first, static_cast<int>(std::min<int64_t>(per_batch, items - first)));
       const native::PpoLossTerms t =
           native::PpoLoss(b,
-                          {values_.data(), log_probs_.data(), entropy_.data(), mb_values_.data(),
-                           mb_log_probs_.data(), mb_advantages_.data(), mb_returns_.data()},
-                          ns, d_values_.data(), d_log_probs_.data(), d_entropy_.data());
+                          {buf.values, buf.log_probs, buf.entropy, buf.old_values,
+                           buf.old_log_probs, buf.advantages, buf.returns},
+                          ns, buf.d_values, buf.d_log_probs, buf.d_entropy);
       log.Add(t.policy_loss, t.value_loss, t.entropy_loss, t.clip_fraction, t.approx_kl);
       stats.loss = t.loss;
       const auto t1 = Clock::now();
@@ -135,19 +168,9 @@ UpdateStats NativeLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
         stats.early_stopped = true;
         break;
       }
-      if (pool_) {
-        ParallelBackward(b);
-      } else {
-        std::fill(grads_.begin(), grads_.end(), 0.0f);
-        net_.Backward(ws_, d_values_.data(), d_log_probs_.data(), d_entropy_.data(), grads_.data());
-      }
+      backward();
       const auto t2 = Clock::now();
-      if (pool_) {
-        ParallelStep(o.max_grad_norm);
-      } else {
-        native::ClipGradNorm(grads_.data(), net_.num_params(), o.max_grad_norm);
-        adam_.Step(net_.params().data(), grads_.data());
-      }
+      step();
       ++stats.optimizer_steps;
       if (timing) {
         timing->backward += Seconds(t1, t2);

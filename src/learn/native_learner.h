@@ -118,6 +118,7 @@ class NativeLearner : public Learner {
   std::vector<float> mb_obs_, mb_actions_, mb_values_, mb_log_probs_, mb_advantages_, mb_returns_;
   std::vector<float> values_, log_probs_, entropy_, d_values_, d_log_probs_, d_entropy_;
   std::vector<int64_t> perm_;
+  int last_batch_ = 0;  // rows of the minibatch being processed
 };
 
 // The policy's parameters as a native tensor file (names = named_parameters() keys), and

@@ -4,7 +4,6 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 #include "learn/trainer.h"
@@ -12,12 +11,6 @@
 
 namespace rlt::learn {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
 
 // A stream distinct from the environments' and from NativeLearner's.
 uint64_t LearnerSeed(uint64_t seed) { return seed * 0xD1B54A32D192ED03ULL + 0x524E4E4C53ULL; }
@@ -251,53 +244,25 @@ UpdateStats RecurrentLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
     v->resize(rows);
   }
   for (auto* v : {&mb_h_pi_, &mb_c_pi_, &mb_h_vf_, &mb_c_vf_}) v->resize(per_batch * H);
-  const native::PpoLossSettings ns{s.clip_range, s.clip_range_vf, s.ent_coef, s.vf_coef,
-                                   s.normalize_advantage};
-  UpdateLossLog log;
-  UpdateStats stats;
-  perm_.resize(sequences);
-  for (int epoch = 0; epoch < o.n_epochs && !stats.early_stopped; ++epoch) {
-    ++stats.epochs;
-    log.StartEpoch();
-    for (int64_t k = 0; k < sequences; ++k) perm_[k] = k;
-    for (int64_t k = sequences - 1; k > 0; --k) {  // Fisher-Yates
-      std::swap(perm_[k], perm_[static_cast<int64_t>(rng_.UniformInt(k + 1))]);
-    }
-    for (int64_t first = 0; first < sequences; first += per_batch) {
-      const auto t0 = Clock::now();
-      const int m = static_cast<int>(std::min<int64_t>(per_batch, sequences - first));
-      const int b = m * seq_len_;
-      Gather(buffer, first, m);
-      net_.Evaluate(ws_, mb_obs_.data(), mb_starts_.data(), seq_len_, m, mb_h_pi_.data(),
-                    mb_c_pi_.data(), mb_h_vf_.data(), mb_c_vf_.data(), mb_actions_.data(),
-                    values_.data(), log_probs_.data(), entropy_.data(), pool_.get());
-      const native::PpoLossTerms t =
-          native::PpoLoss(b,
-                          {values_.data(), log_probs_.data(), entropy_.data(), mb_values_.data(),
-                           mb_log_probs_.data(), mb_advantages_.data(), mb_returns_.data()},
-                          ns, d_values_.data(), d_log_probs_.data(), d_entropy_.data());
-      log.Add(t.policy_loss, t.value_loss, t.entropy_loss, t.clip_fraction, t.approx_kl);
-      stats.loss = t.loss;
-      const auto t1 = Clock::now();
-      if (timing) timing->forward += Seconds(t0, t1);
-      if (o.target_kl > 0 && t.approx_kl > 1.5 * o.target_kl) {
-        stats.early_stopped = true;
-        break;
-      }
-      for (auto& g : grads_) std::fill(g.begin(), g.end(), 0.0f);
-      net_.Backward(ws_, d_values_.data(), d_log_probs_.data(), d_entropy_.data(), grad_ptrs_,
-                    pool_.get());
-      const auto t2 = Clock::now();
-      ClipAndStep(o.max_grad_norm);
-      ++stats.optimizer_steps;
-      if (timing) {
-        timing->backward += Seconds(t1, t2);
-        timing->optimizer += Seconds(t2, Clock::now());
-      }
-    }
-  }
-  log.WriteMeans(&stats);
-  return stats;
+  const PpoMinibatchBuffers buffers{values_.data(),     log_probs_.data(),    entropy_.data(),
+                                    mb_values_.data(),  mb_log_probs_.data(), mb_advantages_.data(),
+                                    mb_returns_.data(), d_values_.data(),     d_log_probs_.data(),
+                                    d_entropy_.data()};
+  auto forward = [&](int64_t first, int m) {
+    Gather(buffer, first, m);
+    net_.Evaluate(ws_, mb_obs_.data(), mb_starts_.data(), seq_len_, m, mb_h_pi_.data(),
+                  mb_c_pi_.data(), mb_h_vf_.data(), mb_c_vf_.data(), mb_actions_.data(),
+                  values_.data(), log_probs_.data(), entropy_.data(), pool_.get());
+    return m * seq_len_;
+  };
+  auto backward = [&] {
+    for (auto& g : grads_) std::fill(g.begin(), g.end(), 0.0f);
+    net_.Backward(ws_, d_values_.data(), d_log_probs_.data(), d_entropy_.data(), grad_ptrs_,
+                  pool_.get());
+  };
+  auto step = [&] { ClipAndStep(o.max_grad_norm); };
+  return RunPpoEpochs(o, s, sequences, per_batch, rng_, perm_, buffers, forward, backward, step,
+                      timing);
 }
 
 void RecurrentLearner::CopyToTorch(ActorCritic& policy, torch::optim::Adam& optimizer) const {
