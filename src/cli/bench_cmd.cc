@@ -242,6 +242,8 @@ int RunBenchTrain(BenchTrainFlags f) {
                      {"breakdown", breakdown},
                      {"update_gflops", r.update_gflops},
                      {"peak_gflops", r.peak_gflops},
+                     {"end_to_end_gflops", r.end_to_end_gflops},
+                     {"end_to_end_fraction", r.end_to_end_fraction},
                      {"peak_rss_bytes", r.peak_rss_bytes},
                      {"projected_seconds", r.projected_seconds},
                      {"total_steps", r.total_steps}});

@@ -85,9 +85,9 @@ TEST_F(PerfCli, BenchTrainJsonHasTheKeysAndABreakdownThatSumsToOne) {
   ASSERT_EQ(j.size(), 2u);
   for (size_t k = 0; k < j.size(); ++k) {
     const nlohmann::json& o = j[k];
-    for (const char* key :
-         {"env_steps_per_sec", "breakdown", "update_gflops", "peak_gflops", "peak_rss_bytes",
-          "projected_seconds", "device", "threads", "backend"}) {
+    for (const char* key : {"env_steps_per_sec", "breakdown", "update_gflops", "peak_gflops",
+                            "end_to_end_gflops", "end_to_end_fraction", "peak_rss_bytes",
+                            "projected_seconds", "device", "threads", "backend"}) {
       EXPECT_TRUE(o.contains(key)) << key;
     }
     EXPECT_EQ(o["device"], "cpu");

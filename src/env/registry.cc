@@ -9,6 +9,7 @@
 #include "env/envs/example.h"
 #include "env/envs/intraday.h"
 #include "env/envs/memory_cue.h"
+#include "env/envs/options_portfolio.h"
 #include "env/envs/pendulum.h"
 
 namespace rlt::env {
@@ -28,6 +29,9 @@ Result<std::unique_ptr<Env>> MakeMemoryCue(const EnvContext& ctx) {
 }
 Result<std::unique_ptr<Env>> MakeHedging(const EnvContext& ctx) {
   return MakeHedgingEnv(ctx.settings);
+}
+Result<std::unique_ptr<Env>> MakeOptions(const EnvContext& ctx) {
+  return MakeOptionsPortfolioEnv(ctx.settings, ctx.prepared);
 }
 Result<std::unique_ptr<Env>> MakeIntraday(const EnvContext& ctx) {
   return MakeIntradayEnv(ctx.settings, ctx.market);
@@ -73,6 +77,9 @@ const std::vector<EnvEntry>& EnvRegistry() {
        OptionRows<MemoryCueOptions>},
       {"hedging", "delta-hedge a short European option (mean-variance reward)", false, MakeHedging,
        KeysOf<HedgingOptions>, CheckSetting<HedgingOptions>, OptionRows<HedgingOptions>},
+      {"options", "a portfolio of an index and 20 listed option buckets (self-financing)", false,
+       MakeOptions, KeysOf<OptionsPortfolioOptions>, CheckSetting<OptionsPortfolioOptions>,
+       OptionRows<OptionsPortfolioOptions>, PrepareOptionsPortfolio},
   };
   return kEntries;
 }
@@ -87,10 +94,14 @@ Result<std::vector<std::unique_ptr<Env>>> MakeEnvs(const std::string& id, const 
     if (e.needs_market_data && !ctx.market) {
       return Status::InvalidArgument("environment '" + id + "' needs market data ([data] file)");
     }
+    EnvContext local = ctx;
+    if (e.prepare != nullptr && !local.prepared) {
+      RLT_ASSIGN_OR_RETURN(local.prepared, e.prepare(ctx.settings));
+    }
     std::vector<std::unique_ptr<Env>> envs;
     envs.reserve(num_envs);
     for (int i = 0; i < num_envs; ++i) {
-      RLT_ASSIGN_OR_RETURN(auto env, e.make(ctx));
+      RLT_ASSIGN_OR_RETURN(auto env, e.make(local));
       envs.push_back(std::move(env));
     }
     return envs;

@@ -2,7 +2,8 @@
 //
 // Ids (registry.cc): "example" (the annotated template), "intraday" (market data),
 // "cartpole" and "pendulum" (Gymnasium's classic-control tasks, to validate learners),
-// "hedging" (delta-hedging a short option, envs/delta_hedging.h).
+// "hedging" (delta-hedging a short option, envs/delta_hedging.h), "options" (a portfolio
+// of an index and listed options on it, envs/options_portfolio.h).
 // Adding an environment takes, besides its file pair env/envs/<name>.{h,cc}: in
 // registry.cc one include, one Make<Name> wrapper and one EnvRegistry() entry; the .cc
 // and its test in env/CMakeLists.txt; and a case in env_state_test.cc (the test
@@ -28,6 +29,9 @@ namespace rlt::env {
 struct EnvContext {
   std::map<std::string, std::string> settings;
   std::shared_ptr<const MarketDataset> market;
+  // Data an environment prepares once for all its instances (EnvEntry::prepare): MakeEnvs
+  // sets it before calling the factory; empty for environments without a prepare hook.
+  std::shared_ptr<const void> prepared;
 };
 
 using EnvFactory = Result<std::unique_ptr<Env>> (*)(const EnvContext&);
@@ -39,6 +43,10 @@ using EnvSettingCheck = Status (*)(const std::string& key, const std::string& va
 // Every option of the environment as (key, value text) rows in declaration order: the
 // defaults with `settings` applied (DescribeOptions). Errors as SetOptions (unknown key,
 // bad value). The saved config.toml records these (train::ResolveEnvSection).
+// Builds the read-only data every instance of an environment shares (e.g. the options
+// environment's priced chain), once per MakeEnvs call.
+using EnvPrepare =
+    Result<std::shared_ptr<const void>> (*)(const std::map<std::string, std::string>& settings);
 using EnvOptionRows = Result<std::vector<std::pair<std::string, std::string>>> (*)(
     const std::map<std::string, std::string>& settings);
 
@@ -50,6 +58,7 @@ struct EnvEntry {
   EnvKeys keys = nullptr;
   EnvSettingCheck check_setting = nullptr;
   EnvOptionRows option_rows = nullptr;
+  EnvPrepare prepare = nullptr;
 };
 
 // Checks one [env] key of environment `id` before any environment is built, so that a

@@ -62,7 +62,7 @@ TEST(PpoLearning, SolvesCartPoleWithRlZooSettings) {
 // 0.9 - 0.1 = 0.8 per step in expectation; a random policy earns 0.
 TEST(PpoLearning, LearnsTheExampleEnvPersistence) {
   SetComputeThreads(1);
-  auto envs = env::MakeEnvs("example", {{{"persistence", "0.9"}}, nullptr}, 8);
+  auto envs = env::MakeEnvs("example", {{{"persistence", "0.9"}}, nullptr, nullptr}, 8);
   ASSERT_TRUE(envs.ok());
   env::VecEnv venv(std::move(*envs), 1);
   PpoOptions o;

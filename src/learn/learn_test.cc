@@ -28,8 +28,8 @@ namespace rlt::learn {
 namespace {
 
 std::unique_ptr<env::VecEnv> MakeExampleVecEnv(int n, double persistence = 0.7) {
-  auto envs =
-      env::MakeEnvs("example", {{{"persistence", std::to_string(persistence)}}, nullptr}, n);
+  auto envs = env::MakeEnvs("example",
+                            {{{"persistence", std::to_string(persistence)}}, nullptr, nullptr}, n);
   RLT_CHECK(envs.ok());
   return std::make_unique<env::VecEnv>(std::move(*envs), 1);
 }
@@ -536,7 +536,7 @@ TEST(Checkpoint, ResumedTrainerReproducesTheNextIterationBitForBit) {
   // envs' RNGs and episodes included, comes from the checkpoint. Same thread count as a
   // (the native update's summation order depends on it; env results do not,
   // vec_env_test.cc).
-  auto envs_b = env::MakeEnvs("example", {{{"persistence", "0.7"}}, nullptr}, 4);
+  auto envs_b = env::MakeEnvs("example", {{{"persistence", "0.7"}}, nullptr, nullptr}, 4);
   ASSERT_TRUE(envs_b.ok());
   env::VecEnv env_b(std::move(*envs_b), env_a->threads());
   PpoTrainer b(env_b, PolicyOptions{}, o, 999);
@@ -618,7 +618,8 @@ ActorCritic LastMovePolicy(int window, float w) {
 TEST(EvaluatePolicy, FollowingTheLastMoveOnAPersistentWalkEarnsOnePerStep) {
   for (const auto& [max_steps, expected] : {std::pair{100, 20}, std::pair{8, 8}}) {
     auto envs = env::MakeEnvs(
-        "example", {{{"persistence", "1"}, {"max_steps", std::to_string(max_steps)}}, nullptr}, 3);
+        "example",
+        {{{"persistence", "1"}, {"max_steps", std::to_string(max_steps)}}, nullptr, nullptr}, 3);
     ASSERT_TRUE(envs.ok());
     env::VecEnv venv(std::move(*envs), 2);
     ActorCritic policy = LastMovePolicy(/*window=*/4, /*w=*/1.0f);
@@ -646,7 +647,7 @@ TEST(EvaluatePolicy, FollowingTheLastMoveOnAPersistentWalkEarnsOnePerStep) {
 // last-move component's mean shifted to 2 (var 1), moves +1 / -1 normalise to -1 / -3, so
 // the same policy always guesses "down": +bound on walks that go down, -bound on walks up.
 TEST(EvaluatePolicy, NormalisesObservationsWithTheTrainingStatisticsWithoutUpdatingThem) {
-  auto envs = env::MakeEnvs("example", {{{"persistence", "1"}}, nullptr}, 2);
+  auto envs = env::MakeEnvs("example", {{{"persistence", "1"}}, nullptr, nullptr}, 2);
   ASSERT_TRUE(envs.ok());
   env::VecEnv venv(std::move(*envs), 1);
   NormalizeOptions no;
@@ -673,7 +674,7 @@ TEST(EvaluatePolicy, NormalisesObservationsWithTheTrainingStatisticsWithoutUpdat
 }
 
 TEST(EvaluatePolicy, IsRepeatableAndDrawsNothingFromTorchsGenerator) {
-  auto envs = env::MakeEnvs("pendulum", {{}, nullptr}, 2);
+  auto envs = env::MakeEnvs("pendulum", {{}, nullptr, nullptr}, 2);
   ASSERT_TRUE(envs.ok());
   env::VecEnv venv(std::move(*envs), 1);
   torch::manual_seed(0);

@@ -102,6 +102,8 @@ Result<TrainBenchResult> MeasureOne(const TrainBenchOptions& o, const std::strin
                             shape.n_epochs, shape.lstm_hidden, shape.shared_lstm);
   r.update_gflops = update_seconds > 0 ? flops / update_seconds / 1e9 : 0;
   r.peak_gflops = PeakMatmulGflops(2000, shape.threads);
+  r.end_to_end_gflops = r.seconds > 0 ? flops / r.seconds / 1e9 : 0;
+  r.end_to_end_fraction = r.peak_gflops > 0 ? r.end_to_end_gflops / r.peak_gflops : 0;
   r.peak_rss_bytes = train::PeakResidentBytes();
   r.total_steps = shape.total_steps;
   r.projected_seconds = static_cast<double>(shape.total_steps) / r.env_steps_per_sec;

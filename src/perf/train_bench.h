@@ -11,6 +11,8 @@
 //   update_gflops       UpdateFlops() / (update_forward + backward + optimizer seconds);
 //   peak_gflops         perf::PeakMatmulGflops(2000, threads): the machine's float32 matmul
 //                       rate at the same thread count;
+//   end_to_end_gflops   UpdateFlops() / wall seconds (environment, inference and update
+//                       included), and end_to_end_fraction = that / peak_gflops;
 //   peak_rss_bytes      VmHWM of the process after the run (a process-wide high-water mark:
 //                       with several settings in one process it never decreases);
 //   projected_seconds   config total_steps / env_steps_per_sec.
@@ -50,6 +52,7 @@ struct TrainBenchResult {
   // update_forward, backward, optimizer, logging, other.
   std::vector<std::pair<std::string, double>> breakdown;
   double update_gflops = 0, peak_gflops = 0;
+  double end_to_end_gflops = 0, end_to_end_fraction = 0;
   int64_t peak_rss_bytes = 0;
   double projected_seconds = 0;
   int64_t total_steps = 0;  // the config's [run] total_steps

@@ -52,6 +52,10 @@ TEST(MeasureTraining, ReportsEverySettingWithABreakdownSummingToOne) {
   EXPECT_EQ(b.breakdown.size(), 8u);
   EXPECT_GT(b.update_gflops, 0);
   EXPECT_GT(b.peak_gflops, 0);
+  // End to end: the same FLOPs over the whole wall time, so below the update's rate.
+  EXPECT_GT(b.end_to_end_gflops, 0);
+  EXPECT_LT(b.end_to_end_gflops, b.update_gflops);
+  EXPECT_NEAR(b.end_to_end_fraction, b.end_to_end_gflops / b.peak_gflops, 1e-12);
   EXPECT_GT(b.peak_rss_bytes, 0);
   const std::string md = TrainBenchMarkdown(o, *r);
   EXPECT_NE(md.find("## Recommendation"), std::string::npos);

@@ -188,6 +188,15 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverr
   }
   const bool training = overrides.data_file.empty() && overrides.normalizer == nullptr;
   if (entry == nullptr || !entry->needs_market_data) {
+    // A dated environment with data of its own (options: a daily underlying) trains on
+    // [split] train too unless [env] range says otherwise.
+    if (entry != nullptr && entry->keys != nullptr && setup.split.count("train") &&
+        !setup.context.settings.count("range")) {
+      const std::vector<std::string> keys = entry->keys();
+      if (std::find(keys.begin(), keys.end(), "range") != keys.end()) {
+        setup.context.settings["range"] = setup.split["train"].ToString();
+      }
+    }
     if (training) RLT_RETURN_IF_ERROR(ProbeEnv(*env_section, setup));
     return setup;
   }

@@ -35,9 +35,16 @@ Result<int> ObservationLags(const EnvSetup& setup) {
 
 Result<TrainingRanges> TrainingRangesOf(const EnvSetup& setup) {
   TrainingRanges out;
-  if (!setup.context.market) return out;
   const auto it = setup.context.settings.find("range");
   const std::string env_text = it == setup.context.settings.end() ? "" : it->second;
+  if (!setup.context.market) {
+    // A dated environment with data of its own (options): its [env] range is what it saw
+    // (plus the features' look-back before the range's start, which is older data).
+    if (it == setup.context.settings.end()) return out;
+    RLT_ASSIGN_OR_RETURN(const market::DateRange own, ParseRangeText(env_text, "[env] range"));
+    out.ranges.push_back({kEnvSource, own});
+    return out;
+  }
   RLT_ASSIGN_OR_RETURN(const market::DateRange env_range, ParseRangeText(env_text, "[env] range"));
   const market::DateRange fit = setup.context.market->fit_range;
   out.ranges.push_back({kEnvSource, env_range});

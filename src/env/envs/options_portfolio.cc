@@ -1,0 +1,818 @@
+// rltrade env: OptionsPortfolioEnv implementation (see options_portfolio.h).
+#include "env/envs/options_portfolio.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <utility>
+
+#include "core/civil_time.h"
+#include "core/options.h"
+#include "market/csv.h"
+#include "market/date_range.h"
+#include "market/option_chain_pricing.h"
+#include "market/option_chain_synth.h"
+
+namespace rlt::env {
+namespace {
+
+constexpr int kHistoryDays = 50;     // SMA50: the first day with every feature
+constexpr int kRecentReturns = 20;   // the shaped reward's Sharpe window
+constexpr double kRuinFloor = 1e-4;  // log(V'/V) of a ruin counts as log(kRuinFloor)
+constexpr int kMarginHalvings = 12;
+constexpr int kMaxBuckets = 256;
+constexpr int kMaxDays = 200000;
+
+Status Invalid(const std::string& key, const std::string& what) {
+  return Status::InvalidArgument("[env] " + key + ": " + what);
+}
+
+Status Validate(const OptionsPortfolioOptions& o) {
+  auto positive = [](double v) { return std::isfinite(v) && v > 0; };
+  auto nonneg = [](double v) { return std::isfinite(v) && v >= 0; };
+  if (o.tenors.empty() || o.moneyness.empty()) {
+    return Invalid(o.tenors.empty() ? "tenors" : "moneyness", "expected at least one value");
+  }
+  if (o.tenors.size() * o.moneyness.size() * 2 > kMaxBuckets) {
+    return Invalid("tenors", "tenors x moneyness x 2 must be at most " +
+                                 std::to_string(kMaxBuckets) + " buckets");
+  }
+  for (int t : o.tenors) {
+    if (t < 1 || t > 3650) return Invalid("tenors", "each tenor must be 1 to 3650 days");
+  }
+  for (double m : o.moneyness) {
+    if (!(m >= 0.2 && m <= 5)) return Invalid("moneyness", "each value must be in [0.2, 5]");
+  }
+  if (o.synthetic_days < kHistoryDays + 2 || o.synthetic_days > kMaxDays) {
+    return Invalid("synthetic_days", "expected " + std::to_string(kHistoryDays + 2) + " to " +
+                                         std::to_string(kMaxDays) + ", got " +
+                                         std::to_string(o.synthetic_days));
+  }
+  if (!positive(o.synthetic_spot) || o.synthetic_spot > 1e9) {
+    return Invalid("synthetic_spot", "expected a price in (0, 1e9]");
+  }
+  if (!std::isfinite(o.synthetic_drift) || std::fabs(o.synthetic_drift) > 2) {
+    return Invalid("synthetic_drift", "expected a drift in [-2, 2] per year");
+  }
+  if (!positive(o.synthetic_vol) || o.synthetic_vol > 3) {
+    return Invalid("synthetic_vol", "expected a vol in (0, 3]");
+  }
+  if (!nonneg(o.synthetic_alpha) || !nonneg(o.synthetic_beta) ||
+      o.synthetic_alpha + o.synthetic_beta >= 1) {
+    return Invalid("synthetic_alpha", "expected alpha, beta >= 0 with alpha + beta < 1");
+  }
+  if (!std::isfinite(o.rate) || std::fabs(o.rate) > 1) return Invalid("rate", "expected [-1, 1]");
+  if (!std::isfinite(o.dividend) || std::fabs(o.dividend) > 1) {
+    return Invalid("dividend", "expected [-1, 1]");
+  }
+  if (!(o.max_position > 0 && o.max_position <= 10)) {
+    return Invalid("max_position", "expected (0, 10]");
+  }
+  if (!(o.multiplier >= 1 && o.multiplier <= 1e6))
+    return Invalid("multiplier", "expected [1, 1e6]");
+  if (!nonneg(o.fee_per_contract) || o.fee_per_contract > 1e6) {
+    return Invalid("fee_per_contract", "expected [0, 1e6]");
+  }
+  if (!(o.stock_cost >= 0 && o.stock_cost < 0.5)) return Invalid("stock_cost", "expected [0, 0.5)");
+  if (!nonneg(o.min_option_price) || o.min_option_price > 1e6) {
+    return Invalid("min_option_price", "expected [0, 1e6]");
+  }
+  if (!positive(o.initial_cash) || o.initial_cash > 1e15) {
+    return Invalid("initial_cash", "expected (0, 1e15]");
+  }
+  if (!(o.short_margin >= 0 && o.short_margin <= 10) ||
+      !(o.min_margin >= 0 && o.min_margin <= 10) ||
+      !(o.stock_margin >= 0 && o.stock_margin <= 10)) {
+    return Invalid("short_margin", "short_margin, min_margin and stock_margin must be in [0, 10]");
+  }
+  if (o.episode_days < 1 || o.episode_days > kMaxDays) {
+    return Invalid("episode_days", "expected 1 to " + std::to_string(kMaxDays));
+  }
+  if (!nonneg(o.drawdown_penalty) || !nonneg(o.turnover_penalty) || o.drawdown_penalty > 1e6 ||
+      o.turnover_penalty > 1e6) {
+    return Invalid("drawdown_penalty", "penalties must be in [0, 1e6]");
+  }
+  return Status::Ok();
+}
+
+market::ChainSynthOptions ChainOptions(const OptionsPortfolioOptions& o) {
+  market::ChainSynthOptions c;
+  c.moneyness_min = o.chain_moneyness_min;
+  c.moneyness_max = o.chain_moneyness_max;
+  c.moneyness_step = o.chain_moneyness_step;
+  c.monthly_expiries = o.chain_monthly_expiries;
+  c.weekly_horizon_days = o.chain_weekly_horizon_days;
+  c.vol_multiplier = o.chain_vol_multiplier;
+  c.skew = o.chain_skew;
+  c.smile = o.chain_smile;
+  c.term_slope = o.chain_term_slope;
+  c.iv_noise = o.chain_iv_noise;
+  c.spread_fraction = o.chain_spread_fraction;
+  c.min_spread = o.chain_min_spread;
+  c.rate = o.rate;
+  c.dividend = o.dividend;
+  c.seed = o.synthetic_seed;
+  return c;
+}
+
+// Days since 1970-01-01 of a yyyymmdd key.
+int32_t DaysOfKey(int32_t key) {
+  return static_cast<int32_t>(DaysFromCivil(key / 10000, key / 100 % 100, key % 100));
+}
+
+struct Underlying {
+  std::vector<int32_t> dates;  // yyyymmdd
+  std::vector<double> close;
+};
+
+Result<Underlying> SyntheticUnderlying(const OptionsPortfolioOptions& o) {
+  Result<market::DateRange> start = market::DateRange::Parse(o.synthetic_start + ":");
+  if (!start.ok() || start->first == 0) {
+    return Invalid("synthetic_start",
+                   "expected a date YYYY-MM-DD, got '" + o.synthetic_start + "'");
+  }
+  Underlying u;
+  Rng rng(o.synthetic_seed);
+  const double dt = 1.0 / 252;
+  const double long_var = o.synthetic_vol * o.synthetic_vol * dt;
+  const double omega = long_var * (1 - o.synthetic_alpha - o.synthetic_beta);
+  double h = long_var, s = o.synthetic_spot;
+  int64_t day = DaysOfKey(start->first);
+  while (static_cast<int>(u.close.size()) < o.synthetic_days) {
+    if (Weekday(day) != 0 && Weekday(day) != 6) {  // Monday..Friday
+      if (!u.close.empty()) {
+        const double z = rng.Normal();
+        const double shock = std::sqrt(h) * z;
+        s *= std::exp(o.synthetic_drift * dt - h / 2 + shock);
+        h = omega + o.synthetic_alpha * shock * shock + o.synthetic_beta * h;
+      }
+      u.dates.push_back(DateKey(CivilFromDays(day)));
+      u.close.push_back(s);
+    }
+    ++day;
+  }
+  return u;
+}
+
+Result<Underlying> FileUnderlying(const std::string& path) {
+  market::CsvReadOptions ro;
+  RLT_ASSIGN_OR_RETURN(market::MarketData md, market::ReadBarsCsv(path, ro));
+  if (md.symbols.size() != 1) {
+    return Status::InvalidArgument("[env] underlying '" + path + "' holds " +
+                                   std::to_string(md.symbols.size()) +
+                                   " symbols; expected one (a daily close series)");
+  }
+  const market::Bars& bars = md.symbols.front();
+  Underlying u;
+  for (const market::Session& s : bars.sessions) {
+    u.dates.push_back(s.date);
+    u.close.push_back(bars.close[s.end - 1]);  // the day's last close
+  }
+  return u;
+}
+
+// Keeps the days of `range` plus kHistoryDays + 10 days of history before it; returns the
+// index of the range's first day in the result.
+Result<int> Restrict(Underlying* u, const std::string& range_text) {
+  market::DateRange range;  // "" = every day
+  if (!range_text.empty()) {
+    Result<market::DateRange> parsed = market::DateRange::Parse(range_text);
+    if (!parsed.ok()) return Invalid("range", parsed.status().message());
+    range = *parsed;
+  }
+  int first = 0, last = static_cast<int>(u->dates.size());
+  while (first < last && !range.Contains(u->dates[first])) ++first;
+  int end = first;
+  while (end < last && range.Contains(u->dates[end])) ++end;
+  const int keep_from = std::max(0, first - kHistoryDays - 10);
+  u->dates.assign(u->dates.begin() + keep_from, u->dates.begin() + end);
+  u->close.assign(u->close.begin() + keep_from, u->close.begin() + end);
+  return first - keep_from;
+}
+
+void UnderlyingFeatures(OptionsData* d) {
+  const int n = d->num_days();
+  const int f = OptionsData::kUnderlyingFeatures;
+  d->underlying_features.assign(static_cast<size_t>(n) * f, 0.0f);
+  std::vector<double> ret(n, 0.0);
+  for (int t = 1; t < n; ++t) ret[t] = std::log(d->close[t] / d->close[t - 1]);
+  auto vol = [&](int t, int w) {
+    const int k = std::min(w, t);
+    if (k < 2) return 0.0;
+    double m = 0;
+    for (int i = t - k + 1; i <= t; ++i) m += ret[i];
+    m /= k;
+    double ss = 0;
+    for (int i = t - k + 1; i <= t; ++i) ss += (ret[i] - m) * (ret[i] - m);
+    return std::sqrt(ss / (k - 1) * 252);
+  };
+  auto sma_gap = [&](int t, int w) {
+    const int k = std::min(w, t + 1);
+    double sum = 0;
+    for (int i = t - k + 1; i <= t; ++i) sum += d->close[i];
+    return d->close[t] / (sum / k) - 1;
+  };
+  auto momentum = [&](int t, int w) {
+    return std::log(d->close[t] / d->close[std::max(0, t - w)]);
+  };
+  for (int t = 0; t < n; ++t) {
+    float* row = &d->underlying_features[static_cast<size_t>(t) * f];
+    row[0] = static_cast<float>(ret[t] * 100);
+    row[1] = static_cast<float>(vol(t, 10));
+    row[2] = static_cast<float>(vol(t, 20));
+    row[3] = static_cast<float>(sma_gap(t, 20) * 10);
+    row[4] = static_cast<float>(sma_gap(t, 50) * 10);
+    row[5] = static_cast<float>(momentum(t, 5) * 10);
+    row[6] = static_cast<float>(momentum(t, 20) * 10);
+  }
+}
+
+using ContractKey = std::tuple<int32_t, int, double>;  // expiry (days), right, strike
+
+ContractKey KeyOf(const market::OptionChain& chain, size_t i) {
+  return {chain.expiry[i], static_cast<int>(chain.right[i]), chain.strike[i]};
+}
+
+// Bucket b's contract on day `day` of the chain: an index into the chain, or -1.
+int64_t Select(const market::OptionChain& chain, size_t day, int tenor, double target_strike,
+               market::OptionType right) {
+  const int64_t begin = chain.day_begin[day], end = chain.day_begin[day + 1];
+  const int32_t today = chain.dates[day];
+  // The expiry nearest to today + tenor (ties: the later).
+  int32_t best_expiry = -1;
+  int64_t best_gap = 0;
+  for (int64_t i = begin; i < end; ++i) {
+    const int32_t e = chain.expiry[i];
+    if (e <= today || e == best_expiry) continue;
+    const int64_t gap = std::llabs(static_cast<int64_t>(e) - (today + tenor));
+    if (best_expiry < 0 || gap <= best_gap) {
+      best_expiry = e;
+      best_gap = gap;
+    }
+  }
+  if (best_expiry < 0) return -1;
+  int64_t best = -1;
+  double best_dist = 0;
+  for (int64_t i = begin; i < end; ++i) {
+    if (chain.expiry[i] != best_expiry || chain.right[i] != right) continue;
+    const double dist = std::fabs(chain.strike[i] - target_strike);
+    if (best < 0 || dist < best_dist) {
+      best = i;
+      best_dist = dist;
+    }
+  }
+  return best;
+}
+
+// The chain index of `key` on day `day`, or -1.
+int64_t Find(const market::OptionChain& chain, size_t day, const ContractKey& key) {
+  for (int64_t i = chain.day_begin[day]; i < chain.day_begin[day + 1]; ++i) {
+    if (KeyOf(chain, i) == key) return i;
+  }
+  return -1;
+}
+
+Result<std::shared_ptr<const OptionsData>> Build(const OptionsPortfolioOptions& o) {
+  Underlying u;
+  if (o.underlying == "synthetic") {
+    RLT_ASSIGN_OR_RETURN(u, SyntheticUnderlying(o));
+  } else {
+    RLT_ASSIGN_OR_RETURN(u, FileUnderlying(o.underlying));
+  }
+  RLT_ASSIGN_OR_RETURN(const int range_first, Restrict(&u, o.range));
+  auto data = std::make_shared<OptionsData>();
+  OptionsData& d = *data;
+  d.num_buckets = static_cast<int>(o.tenors.size() * o.moneyness.size() * 2);
+  d.dates = std::move(u.dates);
+  d.close = std::move(u.close);
+  d.first_day = std::max(kHistoryDays, range_first);
+  const int n = d.num_days();
+  if (n < d.first_day + 2) {
+    return Status::InvalidArgument(
+        "[env] range '" + o.range + "' of underlying '" + o.underlying + "' leaves " +
+        std::to_string(std::max(0, n - d.first_day)) + " trading days after the " +
+        std::to_string(kHistoryDays) +
+        "-day feature history; expected at least 2 (widen range or add data)");
+  }
+  for (int32_t key : d.dates) d.days.push_back(DaysOfKey(key));
+  UnderlyingFeatures(&d);
+
+  RLT_ASSIGN_OR_RETURN(market::OptionChain chain,
+                       market::GenerateOptionChain(d.days, d.close, ChainOptions(o)));
+  market::ChainPricingOptions po;
+  po.mid_source = market::MidSource::kModel;
+  po.rate = o.rate;
+  po.dividend = o.dividend;
+  RLT_ASSIGN_OR_RETURN(market::ChainPricing priced, market::PriceChain(chain, po));
+
+  // Selection, and the tracked contracts in order of first selection.
+  const int k = d.num_buckets;
+  d.roll.assign(static_cast<size_t>(n) * k, -1);
+  std::map<ContractKey, int32_t> tracked;
+  std::vector<ContractKey> keys;
+  for (int day = d.first_day; day < n; ++day) {
+    int b = 0;
+    for (int tenor : o.tenors) {
+      for (double m : o.moneyness) {
+        for (market::OptionType right : {market::OptionType::kCall, market::OptionType::kPut}) {
+          const int64_t i = Select(chain, day, tenor, m * d.close[day], right);
+          if (i < 0) {
+            return Status::DataError("[env] the synthetic chain lists no contract expiring after " +
+                                     FormatDate(d.dates[day]) +
+                                     " (set chain_monthly_expiries >= 1)");
+          }
+          const ContractKey key = KeyOf(chain, i);
+          auto [it, inserted] = tracked.emplace(key, static_cast<int32_t>(keys.size()));
+          if (inserted) {
+            keys.push_back(key);
+            d.strike.push_back(chain.strike[i]);
+            d.phi.push_back(static_cast<double>(chain.right[i]));
+            d.first_listed.push_back(day);
+            int32_t e = day + 1;
+            while (e < n && d.days[e] < std::get<0>(key)) ++e;
+            d.expiry_day.push_back(e);
+          }
+          d.roll[static_cast<size_t>(day) * k + b] = it->second;
+          ++b;
+        }
+      }
+    }
+  }
+  // Rows: each tracked contract from its first selection to the day before it settles.
+  const size_t contracts = keys.size();
+  int64_t rows = 0;
+  for (size_t c = 0; c < contracts; ++c) {
+    d.first_row.push_back(static_cast<int32_t>(rows));
+    rows += std::min(d.expiry_day[c], n) - d.first_listed[c];
+  }
+  if (rows > (int64_t{1} << 31) - 1) {
+    return Status::InvalidArgument("[env] range: too many option rows; use a shorter range");
+  }
+  const int fb = OptionsData::kBucketFeatures;
+  d.bid.resize(rows);
+  d.ask.resize(rows);
+  d.mid.resize(rows);
+  d.delta.resize(rows);
+  d.gamma.resize(rows);
+  d.vega.resize(rows);
+  d.features.resize(static_cast<size_t>(rows) * fb);
+  for (size_t c = 0; c < contracts; ++c) {
+    const int end = std::min(d.expiry_day[c], n);
+    for (int day = d.first_listed[c]; day < end; ++day) {
+      const int64_t i = Find(chain, day, keys[c]);
+      if (i < 0) {
+        return Status::DataError("[env] internal: a selected contract is not quoted on " +
+                                 FormatDate(d.dates[day]));
+      }
+      const int64_t r = d.Row(static_cast<int32_t>(c), day);
+      const double s = d.close[day];
+      d.bid[r] = chain.bid[i];
+      d.ask[r] = chain.ask[i];
+      d.mid[r] = 0.5 * (chain.bid[i] + chain.ask[i]);
+      d.delta[r] = priced.delta[i];
+      d.gamma[r] = priced.gamma[i];
+      d.vega[r] = priced.vega[i];
+      float* f = &d.features[static_cast<size_t>(r) * fb];
+      f[0] = static_cast<float>(d.mid[r] / s * 10);
+      f[1] = static_cast<float>(d.mid[r] > 0 ? (d.ask[r] - d.bid[r]) / d.mid[r] : 0);
+      f[2] = static_cast<float>(priced.iv[i]);
+      f[3] = static_cast<float>(priced.delta[i]);
+      f[4] = static_cast<float>(priced.gamma[i] * s / 10);
+      f[5] = static_cast<float>(priced.vega[i] / s * 10);
+      f[6] = static_cast<float>(priced.theta[i] / s);
+      f[7] = static_cast<float>(std::log(chain.strike[i] / s) * 10);
+      f[8] = static_cast<float>(priced.time[i] * 4);
+    }
+  }
+  return std::shared_ptr<const OptionsData>(std::move(data));
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const OptionsData>> PrepareOptionsData(
+    const OptionsPortfolioOptions& options) {
+  RLT_RETURN_IF_ERROR(Validate(options));
+  std::string key;
+  for (const auto& row : DescribeOptions(options)) key += row.key + "=" + row.value + "\n";
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<const OptionsData>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = cache.find(key); it != cache.end()) {
+    if (auto hit = it->second.lock()) return hit;
+  }
+  RLT_ASSIGN_OR_RETURN(std::shared_ptr<const OptionsData> data, Build(options));
+  cache[key] = data;
+  return data;
+}
+
+Status CheckSelfFinancing(const StepBooks& b, double tolerance) {
+  const double lhs = b.value_after - b.value_before;
+  const double rhs = b.mark_pnl + b.carry - b.costs;
+  if (std::isfinite(lhs) &&
+      std::fabs(lhs - rhs) <= tolerance * std::max(1.0, std::fabs(b.value_before))) {
+    return Status::Ok();
+  }
+  return Status::DataError("not self-financing: net worth changed by " + std::to_string(lhs) +
+                           " but marks moved it by " + std::to_string(b.mark_pnl) + ", carry " +
+                           std::to_string(b.carry) + " and costs -" + std::to_string(b.costs) +
+                           " (difference " + std::to_string(lhs - rhs) + ")");
+}
+
+Result<std::unique_ptr<OptionsPortfolioEnv>> OptionsPortfolioEnv::Create(
+    const OptionsPortfolioOptions& options, std::shared_ptr<const OptionsData> data) {
+  RLT_RETURN_IF_ERROR(Validate(options));
+  if (!data) {
+    RLT_ASSIGN_OR_RETURN(data, PrepareOptionsData(options));
+  }
+  return std::unique_ptr<OptionsPortfolioEnv>(new OptionsPortfolioEnv(options, std::move(data)));
+}
+
+OptionsPortfolioEnv::OptionsPortfolioEnv(const OptionsPortfolioOptions& options,
+                                         std::shared_ptr<const OptionsData> data)
+    : options_(options), data_(std::move(data)) {
+  const int k = data_->num_buckets;
+  assets_ = k + 1;
+  shaped_ = options_.reward == "shaped";
+  spec_.id = "options";
+  spec_.obs_dim = OptionsData::kUnderlyingFeatures + OptionsData::kBucketFeatures * k + assets_ + 6;
+  spec_.action.dim = assets_;
+  spec_.action.low.assign(assets_, -1.0f);
+  spec_.action.high.assign(assets_, 1.0f);
+  spec_.info_names = {"net_worth",    "cash",         "shares", "costs",     "drawdown",
+                      "margin_ratio", "liquidations", "date",   "underlying"};
+  units_.assign(assets_, 0.0);
+  contract_.assign(k, -1);
+  recent_.assign(kRecentReturns, 0.0);
+  target_.assign(assets_, 0.0);
+  scaled_.assign(assets_, 0.0);
+  unit_value_.assign(assets_, 0.0);
+  unit_cost_.assign(assets_, 0.0);
+  long_margin_.assign(assets_, 0.0);
+  short_margin_.assign(assets_, 0.0);
+}
+
+double OptionsPortfolioEnv::Mark(int asset) const {
+  if (asset == 0) return data_->close[day_];
+  return data_->mid[data_->Row(contract_[asset - 1], day_)] * options_.multiplier;
+}
+
+double OptionsPortfolioEnv::NetWorth() const {
+  double v = cash_;
+  for (int a = 0; a < assets_; ++a) {
+    if (units_[a] != 0) v += units_[a] * Mark(a);
+  }
+  return v;
+}
+
+void OptionsPortfolioEnv::PrepareDay() {
+  const OptionsData& d = *data_;
+  const double s = d.close[day_];
+  const double mult = options_.multiplier;
+  unit_value_[0] = s;
+  unit_cost_[0] = s * options_.stock_cost;
+  long_margin_[0] = short_margin_[0] = options_.stock_margin * s;
+  for (int b = 0; b < d.num_buckets; ++b) {
+    const int32_t c = contract_[b];
+    const int64_t r = d.Row(c, day_);
+    const double otm = std::max(0.0, d.phi[c] * (d.strike[c] - s));
+    unit_value_[b + 1] = d.mid[r] * mult;
+    unit_cost_[b + 1] = 0.5 * (d.ask[r] - d.bid[r]) * mult + options_.fee_per_contract;
+    long_margin_[b + 1] = d.mid[r] * mult;  // paid in full
+    short_margin_[b + 1] =
+        std::max(options_.short_margin * s - otm, options_.min_margin * s) * mult;
+  }
+}
+
+double OptionsPortfolioEnv::Margin(const double* units) const {
+  double m = 0;
+  for (int a = 0; a < assets_; ++a) {
+    const double u = units[a];
+    m += u >= 0 ? u * long_margin_[a] : -u * short_margin_[a];
+  }
+  return m;
+}
+
+double OptionsPortfolioEnv::ScaledNeed(double alpha, double target_margin) const {
+  const double* t = target_.data();
+  const double* u = units_.data();
+  const double* c = unit_cost_.data();
+  double costs = 0;
+#pragma omp simd reduction(+ : costs)
+  for (int a = 0; a < assets_; ++a) costs += std::fabs(alpha * t[a] - u[a]) * c[a];
+  return alpha * target_margin + costs;
+}
+
+double OptionsPortfolioEnv::Trade(const double* target, double* traded) {
+  const OptionsData& d = *data_;
+  const double s = d.close[day_];
+  double costs = 0;
+  const double ds = target[0] - units_[0];
+  if (ds != 0) {
+    const double c = std::fabs(ds) * s * options_.stock_cost;
+    cash_ -= ds * s + c;
+    costs += c;
+    *traded += std::fabs(ds) * s;
+    units_[0] = target[0];
+  }
+  for (int b = 0; b < d.num_buckets; ++b) {
+    const double dn = target[b + 1] - units_[b + 1];
+    if (dn == 0) continue;
+    const int64_t r = d.Row(contract_[b], day_);
+    const double price = dn > 0 ? d.ask[r] : d.bid[r];
+    const double fee = std::fabs(dn) * options_.fee_per_contract;
+    cash_ -= dn * price * options_.multiplier + fee;
+    costs += std::fabs(dn) * std::fabs(price - d.mid[r]) * options_.multiplier + fee;
+    *traded += std::fabs(dn) * d.mid[r] * options_.multiplier;
+    units_[b + 1] = target[b + 1];
+  }
+  return costs;
+}
+
+void OptionsPortfolioEnv::Liquidate(double* costs, double* traded) {
+  std::fill(target_.begin(), target_.end(), 0.0);
+  *costs += Trade(target_.data(), traded);
+  ++liquidations_;
+}
+
+void OptionsPortfolioEnv::Reset(float* obs, double* info) {
+  const OptionsData& d = *data_;
+  const int last_start = std::max(d.first_day, d.num_days() - 1 - options_.episode_days);
+  start_day_ = d.first_day;
+  if (options_.random_start && last_start > d.first_day) {
+    start_day_ +=
+        static_cast<int>(rng_.UniformInt(static_cast<uint64_t>(last_start - d.first_day + 1)));
+  }
+  day_ = start_day_;
+  end_day_ = std::min(start_day_ + options_.episode_days, d.num_days() - 1);
+  cash_ = options_.initial_cash;
+  peak_ = cash_;
+  costs_total_ = 0;
+  liquidations_ = 0;
+  std::fill(units_.begin(), units_.end(), 0.0);
+  for (int b = 0; b < d.num_buckets; ++b)
+    contract_[b] = d.roll[static_cast<size_t>(day_) * d.num_buckets + b];
+  std::fill(recent_.begin(), recent_.end(), 0.0);
+  recent_count_ = recent_next_ = 0;
+  books_ = StepBooks{};
+  PrepareDay();
+  Write(obs, info, cash_, 0.0);
+}
+
+StepResult OptionsPortfolioEnv::Step(const float* action, float* obs, double* info) {
+  const OptionsData& d = *data_;
+  const int k = d.num_buckets;
+  PrepareDay();
+  double v0 = cash_;
+  for (int a = 0; a < assets_; ++a) v0 += units_[a] * unit_value_[a];
+  // Targets (real-valued units) from the weights.
+  for (int a = 0; a < assets_; ++a) {
+    float w = action[a];
+    w = std::isfinite(w) ? std::clamp(w, -1.0f, 1.0f) : 0.0f;
+    const double value = static_cast<double>(w) * options_.max_position * std::max(v0, 0.0);
+    target_[a] = value / unit_value_[a];
+    if (a > 0 && unit_value_[a] < options_.min_option_price * options_.multiplier) {
+      const double cur = units_[a];  // no new or larger position in a contract this cheap
+      target_[a] = (target_[a] * cur > 0)
+                       ? std::copysign(std::min(std::fabs(target_[a]), std::fabs(cur)), cur)
+                       : 0.0;
+    }
+  }
+  // The largest alpha in [0, 1] (toward flat, to 2^-12) for which the unrounded targets'
+  // requirement plus trading costs fit within the equity less one unit's cost per asset
+  // with a nonzero target: rounding toward zero then never needs more (file comment).
+  double target_margin = 0, slack = 0;
+  for (int a = 0; a < assets_; ++a) {
+    const double t = target_[a];
+    target_margin += t >= 0 ? t * long_margin_[a] : -t * short_margin_[a];
+    if (t != 0) slack += unit_cost_[a];  // a zero target rounds to itself
+  }
+  const double budget = v0 - slack;
+  double alpha = 1;
+  if (ScaledNeed(1, target_margin) > budget) {
+    double lo = 0, hi = 1;
+    for (int i = 0; i < kMarginHalvings; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (ScaledNeed(mid, target_margin) <= budget ? lo : hi) = mid;
+    }
+    alpha = lo;
+  }
+  for (int a = 0; a < assets_; ++a) scaled_[a] = std::trunc(alpha * target_[a]);
+  double traded = 0;
+  double costs = Trade(scaled_.data(), &traded);
+
+  // The day's move: marks of the positions held after trading, carry, settlement.
+  const int old_day = day_;
+  const double s0 = d.close[old_day];
+  const double dt = (d.days[old_day + 1] - d.days[old_day]) / 365.0;
+  double mark_pnl = 0;
+  const double carry =
+      cash_ * std::expm1(options_.rate * dt) + units_[0] * s0 * std::expm1(options_.dividend * dt);
+  day_ = old_day + 1;
+  cash_ += carry;
+  const double s1 = d.close[day_];
+  mark_pnl += units_[0] * (s1 - s0);
+  for (int b = 0; b < k; ++b) {
+    const int32_t c = contract_[b];
+    const bool expired = d.expiry_day[c] <= day_;
+    if (units_[b + 1] != 0) {
+      const double n = units_[b + 1];
+      const double new_mark =
+          expired ? std::max(0.0, d.phi[c] * (s1 - d.strike[c])) * options_.multiplier
+                  : d.mid[d.Row(c, day_)] * options_.multiplier;
+      mark_pnl += n * (new_mark - unit_value_[b + 1]);
+      if (expired) {
+        cash_ += n * new_mark;  // cash settlement at intrinsic value
+        units_[b + 1] = 0;
+      }
+    }
+    if (expired) contract_[b] = d.roll[static_cast<size_t>(day_) * k + b];
+  }
+  PrepareDay();
+  double v1 = cash_;
+  for (int a = 0; a < assets_; ++a) v1 += units_[a] * unit_value_[a];
+  double margin = Margin(units_.data());
+  if (margin > v1) {  // margin call: liquidate at today's quotes
+    Liquidate(&costs, &traded);
+    v1 = NetWorth();
+    margin = 0;
+  }
+  books_ = {v0, v1, mark_pnl, carry, costs};
+  RLT_DCHECK(CheckSelfFinancing(books_, 1e-8).ok());
+  costs_total_ += costs;
+  peak_ = std::max(peak_, v1);
+
+  StepResult result;
+  result.terminated = !(v1 > 0);
+  result.truncated = !result.terminated && day_ >= end_day_;
+  const double ratio = v0 > 0 ? v1 / v0 : 0.0;
+  const double drawdown = peak_ > 0 ? 1 - std::max(v1, 0.0) / peak_ : 0.0;
+  double reward;
+  if (!shaped_) {
+    reward = std::log(std::max(ratio, kRuinFloor)) - options_.drawdown_penalty * drawdown -
+             options_.turnover_penalty * (v0 > 0 ? traded / v0 : 0.0);
+  } else {
+    const double r = ratio - 1;
+    recent_[recent_next_] = r;
+    recent_next_ = (recent_next_ + 1) % kRecentReturns;
+    recent_count_ = std::min(recent_count_ + 1, kRecentReturns);
+    double sharpe = 0;
+    if (recent_count_ >= 2) {
+      double m = 0, ss = 0;
+      for (int i = 0; i < recent_count_; ++i) m += recent_[i];
+      m /= recent_count_;
+      for (int i = 0; i < recent_count_; ++i) ss += (recent_[i] - m) * (recent_[i] - m);
+      const double sd = std::sqrt(ss / (recent_count_ - 1));
+      sharpe = sd > 0 ? m / sd : 0.0;
+    }
+    int active = 0;
+    double largest = 0;
+    for (int a = 0; a < assets_; ++a) {
+      if (units_[a] == 0) continue;
+      ++active;
+      if (v1 > 0) largest = std::max(largest, std::fabs(units_[a] * unit_value_[a]) / v1);
+    }
+    reward = 100 * r + 0.3 * (10 * sharpe) + 0.2 * (-50 * drawdown) -
+             100 * (v0 > 0 ? costs / v0 : 0.0) + 0.1 * (5.0 * active / 21) -
+             std::max(0.0, largest - 0.3) * 20;
+    reward = std::clamp(reward, -100.0, 100.0);
+  }
+  result.reward = static_cast<float>(reward);
+  Write(obs, info, v1, margin);
+  return result;
+}
+
+void OptionsPortfolioEnv::Write(float* obs, double* info, double v, double margin) const {
+  const OptionsData& d = *data_;
+  const int k = d.num_buckets;
+  const double s = d.close[day_];
+  const double inv_v = v > 0 ? 1 / v : 0.0;
+  const float* uf =
+      &d.underlying_features[static_cast<size_t>(day_) * OptionsData::kUnderlyingFeatures];
+  for (int j = 0; j < OptionsData::kUnderlyingFeatures; ++j) obs[j] = uf[j];
+  float* o = obs + OptionsData::kUnderlyingFeatures;
+  double net_delta = units_[0] * s, net_gamma = 0, net_vega = 0;
+  for (int b = 0; b < k; ++b) {
+    const int64_t r = d.Row(contract_[b], day_);
+    const float* f = &d.features[static_cast<size_t>(r) * OptionsData::kBucketFeatures];
+    for (int j = 0; j < OptionsData::kBucketFeatures; ++j) o[j] = f[j];  // inline, not memmove
+    o += OptionsData::kBucketFeatures;
+    const double n = units_[b + 1] * options_.multiplier;
+    if (n != 0) {
+      net_delta += n * d.delta[r] * s;
+      net_gamma += n * d.gamma[r] * s * s;
+      net_vega += n * d.vega[r];
+    }
+  }
+  for (int a = 0; a < assets_; ++a) *o++ = static_cast<float>(units_[a] * unit_value_[a] * inv_v);
+  const double drawdown = peak_ > 0 ? 1 - std::max(v, 0.0) / peak_ : 0.0;
+  *o++ = static_cast<float>(cash_ * inv_v);
+  *o++ = static_cast<float>(net_delta * inv_v);
+  *o++ = static_cast<float>(net_gamma * inv_v);
+  *o++ = static_cast<float>(net_vega * inv_v);
+  *o++ = static_cast<float>(drawdown);
+  *o++ = static_cast<float>(
+      end_day_ > start_day_ ? double(day_ - start_day_) / (end_day_ - start_day_) : 0.0);
+  info[0] = v;
+  info[1] = cash_;
+  info[2] = units_[0];
+  info[3] = costs_total_;
+  info[4] = drawdown;
+  info[5] = v > 0 ? margin / v : 0.0;
+  info[6] = static_cast<double>(liquidations_);
+  info[7] = d.dates[day_];
+  info[8] = s;
+}
+
+void OptionsPortfolioEnv::SaveState(StateWriter& out) const {
+  Env::SaveState(out);
+  out.Put<int32_t>(data_->num_buckets);
+  out.Put<int32_t>(day_);
+  out.Put<int32_t>(start_day_);
+  out.Put<int32_t>(end_day_);
+  out.Put(cash_);
+  out.Put(peak_);
+  out.Put(costs_total_);
+  out.Put(liquidations_);
+  out.PutArray(units_.data(), units_.size());
+  out.PutArray(contract_.data(), contract_.size());
+  out.PutArray(recent_.data(), recent_.size());
+  out.Put<int32_t>(recent_count_);
+  out.Put<int32_t>(recent_next_);
+}
+
+Status OptionsPortfolioEnv::LoadState(StateReader& in) {
+  RLT_RETURN_IF_ERROR(Env::LoadState(in));
+  const OptionsData& d = *data_;
+  RLT_RETURN_IF_ERROR(in.Expect<int32_t>(d.num_buckets, "options buckets"));
+  int32_t day = 0, start = 0, end = 0, count = 0, next = 0;
+  double cash = 0, peak = 0, costs = 0;
+  int64_t liquidations = 0;
+  std::vector<double> units(assets_), recent(kRecentReturns);
+  std::vector<int32_t> contract(d.num_buckets);
+  RLT_RETURN_IF_ERROR(in.Get(&day, "options day"));
+  RLT_RETURN_IF_ERROR(in.Get(&start, "options start day"));
+  RLT_RETURN_IF_ERROR(in.Get(&end, "options end day"));
+  RLT_RETURN_IF_ERROR(in.Get(&cash, "options cash"));
+  RLT_RETURN_IF_ERROR(in.Get(&peak, "options peak"));
+  RLT_RETURN_IF_ERROR(in.Get(&costs, "options costs"));
+  RLT_RETURN_IF_ERROR(in.Get(&liquidations, "options liquidations"));
+  RLT_RETURN_IF_ERROR(in.GetArray(units.data(), units.size(), "options units"));
+  RLT_RETURN_IF_ERROR(in.GetArray(contract.data(), contract.size(), "options contracts"));
+  RLT_RETURN_IF_ERROR(in.GetArray(recent.data(), recent.size(), "options recent returns"));
+  RLT_RETURN_IF_ERROR(in.Get(&count, "options recent count"));
+  RLT_RETURN_IF_ERROR(in.Get(&next, "options recent next"));
+  if (!(d.first_day <= start && start <= day && day <= end && end < d.num_days())) {
+    return in.Error("options days out of range for this data");
+  }
+  if (count < 0 || count > kRecentReturns || next < 0 || next >= kRecentReturns) {
+    return in.Error("options recent-return ring out of range");
+  }
+  if (!std::isfinite(cash) || !std::isfinite(peak) || !std::isfinite(costs) || liquidations < 0) {
+    return in.Error("options cash, peak or costs not finite");
+  }
+  for (double u : units) {
+    if (!std::isfinite(u) || u != std::trunc(u) || std::fabs(u) > 1e15) {
+      return in.Error("options units must be whole finite numbers");
+    }
+  }
+  for (int32_t c : contract) {
+    if (c < 0 || c >= static_cast<int32_t>(d.strike.size()) || d.first_listed[c] > day ||
+        d.expiry_day[c] <= day) {
+      return in.Error("options contract not quoted on the saved day");
+    }
+  }
+  day_ = day;
+  start_day_ = start;
+  end_day_ = end;
+  cash_ = cash;
+  peak_ = peak;
+  costs_total_ = costs;
+  liquidations_ = liquidations;
+  units_ = units;
+  contract_ = contract;
+  recent_ = recent;
+  recent_count_ = count;
+  recent_next_ = next;
+  return Status::Ok();
+}
+
+Result<std::shared_ptr<const void>> PrepareOptionsPortfolio(
+    const std::map<std::string, std::string>& settings) {
+  OptionsPortfolioOptions options;
+  RLT_RETURN_IF_ERROR(SetOptions(options, settings, "[env]"));
+  RLT_ASSIGN_OR_RETURN(std::shared_ptr<const OptionsData> data, PrepareOptionsData(options));
+  return std::shared_ptr<const void>(std::move(data));
+}
+
+Result<std::unique_ptr<Env>> MakeOptionsPortfolioEnv(
+    const std::map<std::string, std::string>& settings, std::shared_ptr<const void> prepared) {
+  OptionsPortfolioOptions options;
+  RLT_RETURN_IF_ERROR(SetOptions(options, settings, "[env]"));
+  auto data = std::static_pointer_cast<const OptionsData>(std::move(prepared));
+  RLT_ASSIGN_OR_RETURN(auto env, OptionsPortfolioEnv::Create(options, std::move(data)));
+  return std::unique_ptr<Env>(std::move(env));
+}
+
+}  // namespace rlt::env
