@@ -20,6 +20,7 @@
 #include "core/options.h"
 #include "env/envs/intraday.h"
 #include "env/envs/intraday_rules.h"
+#include "env/envs/options_portfolio.h"
 #include "env/registry.h"
 #include "env/vec_env.h"
 #include "eval/metrics.h"
@@ -446,6 +447,156 @@ Result<EvalOutcome> RunEpisodic(const EvalRequest& request, const LoadedRun& run
   return out;
 }
 
+// One walk of the options environment over the evaluated range: per day (the first is
+// the start) its date, the underlying's close and the env's info.
+struct PortfolioWalk {
+  std::vector<int32_t> dates;
+  std::vector<double> close, net_worth, cash, shares, costs, margin_ratio, liquidations, gross;
+  std::vector<double> returns;  // per day after the first: net worth change
+};
+
+// `act` writes the action for the current observation (or leaves it at 0: flat).
+using PortfolioPolicy = std::function<void(const float* obs, float* action, bool first)>;
+
+PortfolioWalk WalkPortfolio(env::VecEnv& venv, const PortfolioPolicy& act) {
+  PortfolioWalk w;
+  auto record = [&w](const double* info) {
+    w.dates.push_back(static_cast<int32_t>(info[env::kOptInfoDate]));
+    w.close.push_back(info[env::kOptInfoUnderlying]);
+    w.net_worth.push_back(info[env::kOptInfoNetWorth]);
+    w.cash.push_back(info[env::kOptInfoCash]);
+    w.shares.push_back(info[env::kOptInfoShares]);
+    w.costs.push_back(info[env::kOptInfoCosts]);
+    w.margin_ratio.push_back(info[env::kOptInfoMarginRatio]);
+    w.liquidations.push_back(info[env::kOptInfoLiquidations]);
+    w.gross.push_back(info[env::kOptInfoGrossExposure]);
+  };
+  venv.Reset(0);  // random_start = false: the seed draws nothing
+  record(venv.info());
+  std::vector<float> action(venv.act_dim());
+  for (bool first = true;; first = false) {
+    std::fill(action.begin(), action.end(), 0.0f);
+    act(venv.observations(), action.data(), first);
+    venv.Step(action.data());
+    const bool done = venv.done(0);
+    record(done ? venv.terminal_info() : venv.info());
+    const size_t n = w.net_worth.size();
+    w.returns.push_back(w.net_worth[n - 2] > 0 ? w.net_worth[n - 1] / w.net_worth[n - 2] - 1 : -1);
+    if (done) break;
+  }
+  return w;
+}
+
+Json PortfolioMetrics(const PortfolioWalk& w) {
+  return eval::StrategyMetricsJson<Json>(
+      eval::ComputeStrategyMetrics(w.returns, {}, w.gross, w.costs.back()));
+}
+
+// The options environment (env/envs/options_portfolio.h): one deterministic walk over the
+// range's trading days from the initial cash, daily returns of net worth; benchmarks flat
+// (cash at the rate) and buy-and-hold of the underlying (its close-to-close returns, all in,
+// no costs). Writes summary.json, daily_returns.csv and portfolio.csv (per day).
+Result<EvalOutcome> RunOptionsPortfolio(const EvalRequest& request, const LoadedRun& run,
+                                        const std::string& policy_name) {
+  if (policy_name != "trained" && policy_name != "flat") {
+    return Status::InvalidArgument("--policy " + policy_name +
+                                   ": the options environment is evaluated with --policy trained "
+                                   "or flat (buy-and-hold of the underlying is always reported)");
+  }
+  RLT_ASSIGN_OR_RETURN(ResolvedRange range, ResolveRange(request, run.setup.split, run.trained));
+  env::EnvContext context = run.setup.context;
+  context.settings["range"] = range.dates.ToString();
+  context.settings["random_start"] = "false";
+  context.settings["episode_days"] = "200000";  // the whole range in one episode
+  auto make = [&]() -> Result<std::unique_ptr<env::VecEnv>> {
+    RLT_ASSIGN_OR_RETURN(auto envs, env::MakeEnvs(run.setup.id, context, 1));
+    return std::make_unique<env::VecEnv>(std::move(envs), 1);
+  };
+  RLT_ASSIGN_OR_RETURN(std::unique_ptr<env::VecEnv> policy_env, make());
+  RLT_ASSIGN_OR_RETURN(std::unique_ptr<env::VecEnv> flat_env, make());
+  PortfolioPolicy flat = [](const float*, float*, bool) {};
+  PortfolioPolicy policy = flat;
+  if (policy_name == "trained") {
+    RLT_ASSIGN_OR_RETURN(std::unique_ptr<learn::PolicyRunner> runner,
+                         learn::PolicyRunner::Load(CheckpointDir(request), policy_env->obs_dim(),
+                                                   policy_env->spec().action));
+    std::shared_ptr<learn::PolicyRunner> shared(std::move(runner));
+    policy = [shared](const float* obs, float* action, bool first) {
+      if (first) shared->ResetState();  // one episode: the state starts afresh once
+      shared->Act(obs, 1, action, nullptr);
+    };
+  }
+  const PortfolioWalk walk = WalkPortfolio(*policy_env, policy);
+  const PortfolioWalk flat_walk = WalkPortfolio(*flat_env, flat);
+  PortfolioWalk hold;  // buy-and-hold of the underlying
+  hold.costs = {0.0};
+  for (size_t i = 1; i < walk.close.size(); ++i) {
+    hold.returns.push_back(walk.close[i] / walk.close[i - 1] - 1);
+    hold.gross.push_back(1.0);
+  }
+  Json summary;
+  summary["run_dir"] = request.run_dir;
+  Json range_json;
+  range_json["name"] = range.name;
+  range_json["first"] = FormatDate(walk.dates.front());
+  range_json["last"] = FormatDate(walk.dates.back());
+  summary["range"] = range_json;
+  summary["in_sample"] = range.in_sample;
+  summary["policy"] = policy_name;
+  const auto underlying = context.settings.find("underlying");
+  summary["data"] = {{"source", "underlying"},
+                     {"underlying", underlying == context.settings.end() ? std::string("synthetic")
+                                                                         : underlying->second}};
+  if (policy_name == "trained") summary["checkpoint"] = CheckpointDir(request);
+  summary["metrics"] = PortfolioMetrics(walk);
+  summary["benchmarks"]["flat"] = PortfolioMetrics(flat_walk);
+  summary["benchmarks"]["buy_and_hold"] = eval::StrategyMetricsJson<Json>(
+      eval::ComputeStrategyMetrics(hold.returns, {}, hold.gross, 0.0));
+  summary["liquidations"] = walk.liquidations.back();
+  summary["final_net_worth"] = walk.net_worth.back();
+  Json settings;
+  for (const auto& [key, value] : context.settings) settings["env." + key] = value;
+  settings["run.seed"] = run.run.seed;
+  summary["settings"] = settings;
+  eval::NullNonFinite(summary);
+  EvalOutcome out;
+  out.range_name = range.name;
+  out.in_sample = range.in_sample;
+  out.name = EvalOutputName(request, range.name, policy_name);
+  out.out_dir = (fs::path(request.run_dir) / "eval" / out.name).string();
+  out.summary_json = summary.dump(2) + "\n";
+  const std::string title = fmt::format(
+      "{}{}: policy {}{} on the options environment, range {} ({} to {}, {} trading days)",
+      range.in_sample ? "IN-SAMPLE " : "", request.run_dir, policy_name,
+      summary.contains("checkpoint") ? " (checkpoint " + CheckpointDir(request) + ")" : "",
+      range.name, range_json["first"].get<std::string>(), range_json["last"].get<std::string>(),
+      walk.returns.size());
+  const Json no_fills = {{"strategy", 0}, {"flat", 0}, {"buy_and_hold", 0}};
+  out.table = Table(title, summary["metrics"], summary["benchmarks"]["flat"],
+                    summary["benchmarks"]["buy_and_hold"], no_fills, range.in_sample);
+  std::string daily = std::string(eval::kDailyReturnsHeader) + "\n";
+  for (size_t i = 0; i < walk.returns.size(); ++i) {
+    daily += fmt::format("{},{},{},{}\n", FormatDate(walk.dates[i + 1]), Num(walk.returns[i]),
+                         Num(hold.returns[i]), Num(flat_walk.returns[i]));
+  }
+  std::string portfolio =
+      "date,underlying,net_worth,cash,shares,costs,margin_ratio,liquidations,gross_exposure,"
+      "buy_and_hold_net_worth\n";
+  for (size_t i = 0; i < walk.dates.size(); ++i) {
+    const double bh = walk.net_worth.front() * walk.close[i] / walk.close.front();
+    portfolio += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", FormatDate(walk.dates[i]),
+                             Num(walk.close[i]), Num(walk.net_worth[i]), Num(walk.cash[i]),
+                             Num(walk.shares[i]), Num(walk.costs[i]), Num(walk.margin_ratio[i]),
+                             Num(walk.liquidations[i]), Num(walk.gross[i]), Num(bh));
+  }
+  RLT_RETURN_IF_ERROR(WriteEvalDir(out.out_dir,
+                                   {{eval::kSummaryFile, out.summary_json},
+                                    {eval::kDailyReturnsFile, daily},
+                                    {"portfolio.csv", portfolio}},
+                                   /*report=*/false, out));
+  return out;
+}
+
 Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_name,
                         const ActionFn* custom) {
   if (request.episodes < 1) {
@@ -453,6 +604,10 @@ Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_na
                                    std::to_string(request.episodes) + ")");
   }
   RLT_ASSIGN_OR_RETURN(LoadedRun run, LoadRun(request));
+  if (run.setup.id == "options") {
+    if (custom != nullptr) return Status::InvalidArgument("custom policies need the intraday env");
+    return RunOptionsPortfolio(request, run, policy_name);
+  }
   if (!run.setup.context.market) {
     if (custom != nullptr) return Status::InvalidArgument("custom policies need a market env");
     return RunEpisodic(request, run);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/civil_time.h"
 #include "env/envs/intraday.h"
 #include "eval/outputs.h"
 #include "evalrun/test_util.h"
@@ -424,6 +425,74 @@ TEST_F(EvalRun, TheTableLabelsRoundTripsAndFillsApart) {
             (std::vector<std::string>{std::to_string(fills), "0", std::to_string(fills)}));
   EXPECT_EQ(words(trips_line).at(0), std::to_string(s["metrics"]["num_trades"].get<int64_t>()));
   EXPECT_EQ(out->table.find("num_trades"), std::string::npos);
+}
+
+// The options environment (issue 12 §5): a tiny recurrent run evaluated on its test range:
+// one walk over the range's days, buy-and-hold of the underlying from its closes, flat
+// earning the cash rate (an analytic check), daily returns that reproduce net worth, the
+// overlap guard, and a byte-identical summary on a second evaluation.
+TEST(EvalOptions, TestRangeWalkWithBuyAndHoldAndFlatCheckedIndependently) {
+  const fs::path root = rlt::testing::NewScratchDir("rlt_evalrun_options_");
+  std::ofstream(root / "o.toml") << "[run]\ntotal_steps = 256\nthreads = 1\n"
+                                 << "[split]\ntrain = \"2014-01-02:2014-12-31\"\n"
+                                 << "test = \"2015-01-02:2015-06-30\"\n"
+                                 << "[env]\nid = \"options\"\nnum_envs = 2\n"
+                                 << "synthetic_days = 400\nepisode_days = 40\nrate = 0.03\n"
+                                 << "[algo]\nn_steps = 64\nbatch_size = 64\nsequence_length = 8\n"
+                                 << "n_epochs = 1\n"
+                                 << "[policy]\nrecurrent = \"lstm\"\nlstm_hidden_size = 8\n"
+                                 << "pi = [8]\nvf = [8]\n";
+  train::TrainRequest treq;
+  treq.config_path = (root / "o.toml").string();
+  treq.run_dir = (root / "run").string();
+  treq.quiet = true;
+  auto trained = train::RunTraining(treq);
+  ASSERT_TRUE(trained.ok()) << trained.status().ToString();
+  EvalRequest req;
+  req.run_dir = treq.run_dir;
+  req.range = "test";
+  auto out = RunEvaluation(req);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const nlohmann::json s = nlohmann::json::parse(Read(fs::path(out->out_dir) / eval::kSummaryFile));
+  EXPECT_EQ(s["range"]["first"], "2015-01-02");
+  EXPECT_LE(s["range"]["last"].get<std::string>(), "2015-06-30");
+  EXPECT_FALSE(s["in_sample"].get<bool>());
+  // portfolio.csv: date,underlying,net_worth,...; daily_returns.csv: date,return,bh,flat.
+  const auto rows = Lines(Read(fs::path(out->out_dir) / "portfolio.csv"));
+  const auto daily = Lines(Read(fs::path(out->out_dir) / eval::kDailyReturnsFile));
+  ASSERT_GT(rows.size(), 100u);
+  ASSERT_EQ(daily.size(), rows.size() - 1);  // one return per day after the first
+  EXPECT_EQ(daily[0], eval::kDailyReturnsHeader);
+  double growth = 1, bh_growth = 1;
+  for (size_t i = 2; i < rows.size(); ++i) {
+    const auto prev = Cells(rows[i - 1]), cur = Cells(rows[i]), d = Cells(daily[i - 1]);
+    EXPECT_EQ(d[0], cur[0]);
+    const double ret = std::stod(d[1]), bh = std::stod(d[2]), flat = std::stod(d[3]);
+    EXPECT_NEAR(ret, std::stod(cur[2]) / std::stod(prev[2]) - 1, 1e-9);
+    EXPECT_NEAR(bh, std::stod(cur[1]) / std::stod(prev[1]) - 1, 1e-9);
+    // Flat holds cash at the rate: e^{r days / 365} - 1 over the calendar days elapsed.
+    auto days = [](const std::string& date) {
+      return DaysFromCivil(std::stoi(date.substr(0, 4)), std::stoi(date.substr(5, 2)),
+                           std::stoi(date.substr(8, 2)));
+    };
+    EXPECT_NEAR(flat, std::expm1(0.03 * static_cast<double>(days(cur[0]) - days(prev[0])) / 365),
+                1e-12);
+    growth *= 1 + ret;
+    bh_growth *= 1 + bh;
+  }
+  EXPECT_NEAR(s["metrics"]["cum_returns_final"].get<double>(), growth - 1, 1e-9);
+  EXPECT_NEAR(s["benchmarks"]["buy_and_hold"]["cum_returns_final"].get<double>(), bh_growth - 1,
+              1e-9);
+  // Reproducible; and a range inside training is refused.
+  const std::string first = Read(fs::path(out->out_dir) / eval::kSummaryFile);
+  ASSERT_TRUE(RunEvaluation(req).ok());
+  EXPECT_EQ(Read(fs::path(out->out_dir) / eval::kSummaryFile), first);
+  req.range = "2014-06-02:2014-08-29";
+  auto refused = RunEvaluation(req);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("2014-01-02:2014-12-31"), std::string::npos)
+      << refused.status().ToString();
+  fs::remove_all(root);
 }
 
 }  // namespace

@@ -440,8 +440,8 @@ OptionsPortfolioEnv::OptionsPortfolioEnv(const OptionsPortfolioOptions& options,
   spec_.action.dim = assets_;
   spec_.action.low.assign(assets_, -1.0f);
   spec_.action.high.assign(assets_, 1.0f);
-  spec_.info_names = {"net_worth",    "cash",         "shares", "costs",     "drawdown",
-                      "margin_ratio", "liquidations", "date",   "underlying"};
+  spec_.info_names = {"net_worth",    "cash",         "shares", "costs",      "drawdown",
+                      "margin_ratio", "liquidations", "date",   "underlying", "gross_exposure"};
   units_.assign(assets_, 0.0);
   contract_.assign(k, -1);
   recent_.assign(kRecentReturns, 0.0);
@@ -705,7 +705,12 @@ void OptionsPortfolioEnv::Write(float* obs, double* info, double v, double margi
       net_vega += n * d.vega[r];
     }
   }
-  for (int a = 0; a < assets_; ++a) *o++ = static_cast<float>(units_[a] * unit_value_[a] * inv_v);
+  double gross = 0;
+  for (int a = 0; a < assets_; ++a) {
+    const double w = units_[a] * unit_value_[a] * inv_v;
+    gross += std::fabs(w);
+    *o++ = static_cast<float>(w);
+  }
   const double drawdown = peak_ > 0 ? 1 - std::max(v, 0.0) / peak_ : 0.0;
   *o++ = static_cast<float>(cash_ * inv_v);
   *o++ = static_cast<float>(net_delta * inv_v);
@@ -723,6 +728,7 @@ void OptionsPortfolioEnv::Write(float* obs, double* info, double v, double margi
   info[6] = static_cast<double>(liquidations_);
   info[7] = d.dates[day_];
   info[8] = s;
+  info[9] = gross;
 }
 
 void OptionsPortfolioEnv::SaveState(StateWriter& out) const {

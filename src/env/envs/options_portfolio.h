@@ -68,8 +68,9 @@
 //  portfolio: weights (position value / V, underlying first), cash / V, net delta
 //    (dollar delta / V), net gamma (dollar gamma of a 1% move / V x 100), net vega (per
 //    vol point / V x 100), drawdown from the episode's peak, fraction of the episode done.
-// Info: net_worth, cash, shares, costs (cumulative), drawdown, margin_ratio (M / V),
-// liquidations, date (yyyymmdd), underlying (S).
+// Info (kInfo* indices): net_worth, cash, shares, costs (cumulative), drawdown,
+// margin_ratio (M / V), liquidations, date (yyyymmdd), underlying (S), gross_exposure
+// (sum of |position value| / V).
 #ifndef RLT_ENV_ENVS_OPTIONS_PORTFOLIO_H_
 #define RLT_ENV_ENVS_OPTIONS_PORTFOLIO_H_
 
@@ -83,6 +84,20 @@
 #include "env/env.h"
 
 namespace rlt::env {
+
+// Info indices (see the file comment).
+enum OptionsInfo : int {
+  kOptInfoNetWorth = 0,
+  kOptInfoCash,
+  kOptInfoShares,
+  kOptInfoCosts,
+  kOptInfoDrawdown,
+  kOptInfoMarginRatio,
+  kOptInfoLiquidations,
+  kOptInfoDate,
+  kOptInfoUnderlying,
+  kOptInfoGrossExposure,
+};
 
 struct OptionsPortfolioOptions {
   // Data.
