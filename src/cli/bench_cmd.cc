@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "core/json_text.h"
 #include "core/options.h"
 #include "core/rng.h"
 #include "core/thread_pool.h"
@@ -108,7 +109,7 @@ int RunBenchEnv(const BenchEnvFlags& f) {
                         {"steps", steps},
                         {"seconds", elapsed},
                         {"steps_per_sec", rate}};
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", JsonText(j, 2));
   } else {
     fmt::print("env {}  envs {}  threads {}  obs_dim {}\n", f.env, vec.num_envs(), vec.threads(),
                vec.obs_dim());
@@ -137,7 +138,7 @@ int RunBenchMachine(bool json) {
       }
       j["devices"].push_back(dj);
     }
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", JsonText(j, 2));
     return 0;
   }
   fmt::print("cpu        {} ({} hardware threads)\n", r.cpu_model, r.cores);
@@ -248,7 +249,7 @@ int RunBenchTrain(BenchTrainFlags f) {
                      {"projected_seconds", r.projected_seconds},
                      {"total_steps", r.total_steps}});
     }
-    fmt::print("{}\n", (all.size() == 1 ? all.front() : all).dump(2));
+    fmt::print("{}\n", JsonText((all.size() == 1 ? all.front() : all), 2));
   } else {
     fmt::print("{}", perf::TrainBenchTable(*results, /*markdown=*/false));
   }

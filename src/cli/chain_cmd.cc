@@ -23,6 +23,7 @@
 #include "cli/commands.h"
 #include "cli/problems_output.h"
 #include "core/civil_time.h"
+#include "core/json_text.h"
 #include "core/options.h"
 #include "market/csv.h"
 #include "market/option_chain_csv.h"
@@ -106,7 +107,7 @@ int RunCheck(const CheckFlags& f) {
     }
     AddProblemsJson(j, report, f.max_problems);
     j["ok"] = report.problems.empty() || f.on_bad_rows == "drop";
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", JsonText(j, 2));
   } else {
     fmt::print("{}: underlying {}, {} rows read, {} contracts\n", f.file, c.underlying,
                report.rows_read, c.size());

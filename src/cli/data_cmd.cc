@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/problems_output.h"
 #include "core/civil_time.h"
+#include "core/json_text.h"
 #include "market/market.h"
 
 namespace rlt::cli {
@@ -170,7 +171,7 @@ void PrintJson(const CheckFlags& f, const market::DataReport& report,
   }
   AddProblemsJson(j, report, f.max_problems);
   j["ok"] = report.problems.empty() || f.on_bad_rows == "drop";
-  fmt::print("{}\n", j.dump(2));
+  fmt::print("{}\n", JsonText(j, 2));
 }
 
 int RunCheck(const CheckFlags& f) {

@@ -29,6 +29,7 @@
 
 #include "cli/commands.h"
 #include "core/civil_time.h"
+#include "core/json_text.h"
 #include "features/presets.h"
 #include "features/registry.h"
 #include "market/csv.h"
@@ -121,7 +122,7 @@ std::string IndicatorJson(const features::IndicatorResult& r) {
     for (double v : r.outputs[k]) values.push_back(std::isfinite(v) ? nlohmann::json(v) : nullptr);
     j["outputs"][r.output_names[k]] = std::move(values);
   }
-  return j.dump() + "\n";
+  return JsonText(j) + "\n";
 }
 
 int RunIndicator(const IndicatorArgs& args) {

@@ -23,6 +23,7 @@
 
 #include "cli/commands.h"
 #include "config/config.h"
+#include "core/json_text.h"
 #include "env/envs/delta_hedging.h"
 #include "learn/inference.h"
 #include "pricing/pricing.h"
@@ -167,7 +168,7 @@ int RunHedge(const HedgeFlags& f) {
                               {"mean_cost", sim->mean_cost},
                               {"sd_cost", sim->sd_cost},
                               {"sd_over_price", sim->sd_over_price}};
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", JsonText(j, 2));
     return 0;
   }
   fmt::print(

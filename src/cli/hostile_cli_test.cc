@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -539,6 +540,80 @@ TEST_F(HostileCli, MetricsRejectsImpossibleReturnsAndANanRiskFreeRate) {
   r = RunCli("train " + Write("bom.toml", "\xEF\xBB\xBF" + IntradayConfig()) + " --run-dir " +
              Path("run") + " --quiet");
   EXPECT_EQ(r.exit_code, 0) << r.out;
+}
+
+// Issue 9 §3 and §5: never abort, never echo garbage. A network too large for memory is
+// refused before LibTorch allocates it; bytes that are not UTF-8 (a run directory named
+// with 0xFF, a Latin-1 symbol, garbage in metrics.csv) never make a JSON writer throw; a
+// status.json of nulls and wrong types is read; binary bytes and a 10 MB line in an error
+// are escaped and cut; a config path that is a directory says so.
+TEST_F(HostileCli, NeverAbortsOnHugeNetworksOrBadBytesAndNeverEchoesGarbage) {
+  const std::string config = Write("c.toml", IntradayConfig());
+  CmdResult r = RunCli("train " + config + " --set policy.pi=[100000,100000] --run-dir " +
+                       Path("huge") + " --quiet");
+  EXPECT_EQ(r.exit_code, 1) << r.out.substr(0, 2000);
+  EXPECT_TRUE(Has(r.out, "lower the layer widths (policy.pi, policy.vf")) << r.out;
+  EXPECT_FALSE(Has(r.out, "terminate called")) << r.out;
+  EXPECT_FALSE(fs::exists(Path("huge")));
+  for (const char* lr : {"nan", "-1", "'linear(nan, 0)'"}) {
+    r = RunCli("train " + config + " --set algo.learning_rate=" + lr + " --run-dir " + Path("lr") +
+               " --quiet");
+    EXPECT_EQ(r.exit_code, 1) << lr << "\n" << r.out;
+    EXPECT_TRUE(Has(r.out, "learning_rate")) << r.out;
+    EXPECT_FALSE(fs::exists(Path("lr")));
+  }
+
+  // A run directory whose name holds byte 0xFF (made by printf: sh has no $'\xff'): trains,
+  // finishes, and status --json is JSON.
+  const std::string odd = "\"$(printf '" + Path("run") + "\\377')\"";
+  r = RunCli("train " + config + " --run-dir " + odd + " --quiet");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(Path("run\xff")));
+  r = RunCli("status " + odd + " --json", "", "/dev/null");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json st = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(st.is_discarded()) << r.out;
+  EXPECT_EQ(st["state"], "finished") << r.out;
+
+  // Garbage in metrics.csv and a status.json of nulls and wrong types.
+  const std::string run = TrainIntraday("run");
+  { std::ofstream(Path("run/metrics.csv"), std::ios::app) << "garbage\x01\xff\xfe,\xe9\n"; }
+  r = RunCli("status " + run + " --json", "", "/dev/null");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_FALSE(nlohmann::json::parse(r.out, nullptr, false).is_discarded()) << r.out;
+  Write("run/status.json",
+        R"({"state": null, "step": "x", "metrics": {"a": null, "b": "\u0001"}, "pid": "abc",
+            "fps": [1], "total_steps": {}})");
+  for (const char* flags : {"", " --json"}) {
+    r = RunCli("status " + run + flags);
+    EXPECT_EQ(r.exit_code, 0) << flags << "\n" << r.out;
+    EXPECT_FALSE(Has(r.out, "terminate called")) << r.out;
+    EXPECT_FALSE(Has(r.out, "\x01")) << r.out;  // the control character is not echoed raw
+  }
+
+  // A Latin-1 symbol in a bar file, reported as JSON.
+  r = RunCli(
+      "data check " +
+          Write("latin1.csv", "date,symbol,close\n2024-01-02,CAF\xc9,10\n2024-01-03,CAF\xc9,11\n") +
+          " --json",
+      "", "/dev/null");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_FALSE(nlohmann::json::parse(r.out, nullptr, false).is_discarded()) << r.out;
+
+  // Binary bytes in a value are escaped; a 10 MB line is cut; a directory is named as one.
+  r = RunCli("metrics --returns " + Write("bin.csv", "return\n0.01\n\xe9\xff\x01x\n"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "found '\\xE9\\xFF\\x01x'")) << r.out;
+  EXPECT_FALSE(Has(r.out, "\xff")) << r.out;
+  r = RunCli("metrics --returns " + Write("long.csv", "return\n" + std::string(10 << 20, '1')));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_LT(r.out.size(), 5000u);
+  EXPECT_TRUE(Has(r.out, "more bytes not shown")) << r.out.substr(0, 300);
+  fs::create_directories(Path("cfgdir"));
+  r = RunCli("train " + Path("cfgdir") + " --run-dir " + Path("x"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "is a directory, expected a regular file")) << r.out;
+  EXPECT_FALSE(fs::exists(Path("x")));
 }
 
 }  // namespace

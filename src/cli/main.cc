@@ -4,15 +4,19 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <iostream>
+#include <new>
 #include <system_error>
 
 #include "cli/commands.h"
+#include "core/printable.h"
 #include "core/process_env.h"
 
 namespace rlt::cli {
 int ReportError(const Status& status) {
-  std::fprintf(stderr, "error: %s\n", status.message().c_str());
+  // Messages quote input: never echo binary bytes or a megabyte line (core/printable.h).
+  std::fprintf(stderr, "error: %s\n", PrintableText(status.message()).c_str());
   return status.code() == Status::Code::kRefused ? 2 : 1;
 }
 
@@ -70,6 +74,17 @@ int main(int argc, char** argv) {
     code = action ? action() : 0;
   } catch (const std::system_error& e) {  // fmt::print reports a failed fwrite by throwing
     std::fprintf(stderr, "error: writing output failed: %s\n", e.what());
+    code = 1;
+  } catch (const std::bad_alloc&) {
+    // The last resort (issue 9 §3): inputs are validated and memory is estimated first,
+    // so reaching this is a gap in those checks.
+    std::fprintf(stderr,
+                 "error: out of memory; lower the sizes in the config (env.num_envs, "
+                 "algo.n_steps, policy.pi/vf) or the input's size\n");
+    code = 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: internal error (please report it with the command): %s\n",
+                 rlt::PrintableText(e.what(), 500).c_str());
     code = 1;
   }
   return rlt::cli::FinishStdout(code);

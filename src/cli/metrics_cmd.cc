@@ -13,6 +13,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "core/json_text.h"
 #include "eval/eval.h"
 #include "eval/metrics_json.h"
 #include "eval/metrics_table.h"
@@ -66,7 +67,7 @@ int RunMetrics(const MetricsFlags& f) {
   j["periods_per_year"] = f.periods;
   j["risk_free"] = f.risk_free;
   eval::NullNonFinite(j);
-  fmt::print("{}\n", j.dump(2));
+  fmt::print("{}\n", JsonText(j, 2));
   return 0;
 }
 

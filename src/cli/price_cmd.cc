@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "core/json_text.h"
 #include "core/rng.h"
 #include "core/thread_pool.h"
 #include "pricing/pricing.h"
@@ -93,7 +94,7 @@ int RunPrice(PriceFlags f) {
       j["dividend_rho"] = g.dividend_rho;
       j["elasticity"] = g.elasticity;
     }
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", JsonText(j, 2));
     return 0;
   }
   fmt::print("{} {}  S={} K={} r={} q={} vol={} T={}\n", f.model, f.type, f.in.spot, f.in.strike,
@@ -122,7 +123,7 @@ int RunImpliedVol(PriceFlags f) {
   if (f.json) {
     nlohmann::json j = {
         {"model", f.model}, {"type", f.type}, {"price", f.price}, {"implied_vol", *iv}};
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", JsonText(j, 2));
   } else {
     fmt::print("implied vol    {:.10g}   ({} {}, price {})\n", *iv, f.model, f.type, f.price);
   }
@@ -320,7 +321,7 @@ int RunBenchPricing(const BenchPricingFlags& f) {
         j[key] = results[0][key];
       }
     }
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", JsonText(j, 2));
   } else {
     fmt::print("BSM price + 7 Greeks, {} options per batch, {:g} s per setting\n", f.n, f.seconds);
     fmt::print("{:>9} {:>8} {:>14} {:>18} {:>12} {:>10}\n", "precision", "threads", "Mopt/s",

@@ -21,6 +21,8 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "core/json_text.h"
+#include "core/printable.h"
 #include "runlog/manifest.h"
 #include "train/proc_stats.h"
 #include "train/seeds.h"
@@ -151,13 +153,15 @@ void PrintOne(const std::string& run_dir, const nlohmann::json& st) {
              total > 0 ? 100.0 * steps / total : 0.0);
   fmt::print("fps          {:.0f}\n", Number(st, "fps"));
   fmt::print("ETA          {}\n", FormatDuration(Number(st, "eta_seconds")));
-  fmt::print("checkpoint   {}\n", Text(st, "last_checkpoint", "(none)"));
+  // Text from files is printed through PrintableText (binary bytes escaped, long text cut).
+  fmt::print("checkpoint   {}\n", PrintableText(Text(st, "last_checkpoint", "(none)"), 300));
   const std::string message = Text(st, "message", "");
-  if (!message.empty()) fmt::print("message      {}\n", message);
+  if (!message.empty()) fmt::print("message      {}\n", PrintableText(message, 1000));
   const nlohmann::json& metrics = st["metrics"];
   if (!metrics.empty()) fmt::print("latest metrics:\n");
   for (const auto& [k, v] : metrics.items()) {
-    fmt::print("  {:<28} {}\n", k, v.is_string() ? v.get<std::string>() : v.dump());
+    fmt::print("  {:<28} {}\n", PrintableText(k, 100),
+               PrintableText(v.is_string() ? v.get<std::string>() : JsonText(v), 100));
   }
 }
 
@@ -181,7 +185,7 @@ int RunSeedsStatus(const std::string& run_dir, const train::SeedsIndex& index, b
     out["run_dir"] = run_dir;
     out["seeds"] = index.seeds.size();
     out["runs"] = runs;
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", JsonText(out, 2));
     return 0;
   }
   fmt::print("run          {} ({} seeds)\n", run_dir, index.seeds.size());
@@ -213,7 +217,7 @@ int RunStatus(const std::string& run_dir, bool json) {
   Result<nlohmann::json> st = StatusJson(run_dir);
   if (!st.ok()) return ReportError(st.status());
   if (json) {
-    fmt::print("{}\n", st->dump(2));
+    fmt::print("{}\n", JsonText(*st, 2));
   } else {
     PrintOne(run_dir, *st);
   }

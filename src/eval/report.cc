@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/json_text.h"
 #include "eval/eval_files.h"
 #include "eval/metrics_table.h"
 #include "eval/outputs.h"
@@ -330,7 +331,7 @@ std::string SettingsSection(const nlohmann::json& summary) {
         continue;
       }
       s += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", Esc(key),
-                       Esc(value.is_string() ? value.get<std::string>() : value.dump()));
+                       Esc(value.is_string() ? value.get<std::string>() : JsonText(value)));
     }
   }
   return s + "</table>\n";
@@ -343,7 +344,7 @@ std::string RenderPage(const EvalData& d) {
       j.is_object() && j.contains("range") ? j["range"] : nlohmann::json::object();
   auto text = [](const nlohmann::json& obj, const char* key) {
     if (!obj.is_object() || !obj.contains(key)) return std::string("?");
-    return obj[key].is_string() ? obj[key].get<std::string>() : obj[key].dump();
+    return obj[key].is_string() ? obj[key].get<std::string>() : JsonText(obj[key]);
   };
   std::string title = fmt::format("{} \u00b7 {} ({} to {})", text(j, "run_dir"),
                                   text(range, "name"), text(range, "first"), text(range, "last"));
@@ -420,7 +421,7 @@ Status WriteReport(const std::string& eval_dir) {
   // The IN-SAMPLE banner must not vanish because the flag has the wrong type.
   if (data->summary.contains("in_sample") && !data->summary["in_sample"].is_boolean()) {
     return Status::DataError(eval_dir + "/" + kSummaryFile + ": \"in_sample\" must be true or " +
-                             "false, found " + data->summary["in_sample"].dump().substr(0, 80) +
+                             "false, found " + JsonText(data->summary["in_sample"]).substr(0, 80) +
                              " (run `rltrade eval` again)");
   }
   return WriteFileAtomic(eval_dir + "/" + kReportFile, RenderPage(*data));

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/json_text.h"
 #include "eval/metrics_table.h"
 #include "eval/report.h"
 
@@ -66,7 +67,7 @@ inline Kind ToKind(MetricKind kind) {
 
 inline std::string FormatValue(const nlohmann::json& v, Kind kind) {
   if (v.is_null()) return "n/a";
-  if (!v.is_number()) return Esc(v.is_string() ? v.get<std::string>() : v.dump());
+  if (!v.is_number()) return Esc(v.is_string() ? v.get<std::string>() : JsonText(v));
   const double x = v.get<double>();
   switch (kind) {
     case Kind::kPercent:
@@ -78,7 +79,7 @@ inline std::string FormatValue(const nlohmann::json& v, Kind kind) {
     case Kind::kRatio:
       return Grouped(x, std::fabs(x) < 10 ? 3 : 2);
     case Kind::kPlain:
-      return Esc(v.dump());
+      return Esc(JsonText(v));
   }
   return "";
 }

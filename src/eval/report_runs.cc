@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/file_io.h"
+#include "core/json_text.h"
 #include "eval/eval_files.h"
 #include "eval/metrics_table.h"
 #include "eval/outputs.h"
@@ -111,9 +112,9 @@ std::string SeedsTableSection(const nlohmann::json& summary,
         "Sharpe ratio of {}.</p>\n",
         summary.contains("metrics") ? num(summary["metrics"], "sharpe_ratio") : "n/a",
         num(summary, "psr"),
-        d.contains("best_seed") ? Esc(d["best_seed"].dump()) : std::string("n/a"),
+        d.contains("best_seed") ? Esc(JsonText(d["best_seed"])) : std::string("n/a"),
         num(d, "sharpe_ratio"), num(summary, "deflated_sharpe"),
-        d.contains("trials") ? Esc(d["trials"].dump()) : std::string("?"),
+        d.contains("trials") ? Esc(JsonText(d["trials"])) : std::string("?"),
         num(d, "sr0_annualised"));
   }
   return s;
@@ -319,7 +320,7 @@ std::string WalkforwardFoldsSection(const nlohmann::json& summary) {
   const nlohmann::json empty = nlohmann::json::object();
   auto text = [](const nlohmann::json& o, const char* key) {
     if (!o.is_object() || !o.contains(key)) return std::string("?");
-    return Esc(o[key].is_string() ? o[key].get<std::string>() : o[key].dump());
+    return Esc(o[key].is_string() ? o[key].get<std::string>() : JsonText(o[key]));
   };
   auto metric = [](const nlohmann::json& o, const char* key, Kind kind) {
     return o.is_object() && o.contains(key) ? FormatValue(o[key], kind) : std::string("n/a");
@@ -376,7 +377,7 @@ Status WriteWalkforwardReport(const std::string& dir) {
   if (j.contains("notes") && j["notes"].is_array() && !j["notes"].empty()) {
     s += "<ul class=\"note\">";
     for (const nlohmann::json& n : j["notes"]) {
-      s += "<li>" + Esc(n.is_string() ? n.get<std::string>() : n.dump()) + "</li>";
+      s += "<li>" + Esc(n.is_string() ? n.get<std::string>() : JsonText(n)) + "</li>";
     }
     s += "</ul>\n";
   }

@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "core/civil_time.h"
 #include "core/file_io.h"
+#include "core/json_text.h"
 #include "core/options.h"
 #include "env/envs/intraday.h"
 #include "env/envs/intraday_rules.h"
@@ -437,7 +438,7 @@ Result<EvalOutcome> RunEpisodic(const EvalRequest& request, const LoadedRun& run
   out.range_name = "episodes";
   out.name = EvalOutputName(request, "episodes", "trained");
   out.out_dir = (fs::path(request.run_dir) / "eval" / out.name).string();
-  out.summary_json = j.dump(2) + "\n";
+  out.summary_json = JsonText(j, 2) + "\n";
   out.table = fmt::format(
       "{} on {} (checkpoint {}): {} deterministic episodes, mean return {:.6g}, std {:.6g}\n",
       request.run_dir, run.setup.id, CheckpointDir(request), returns.size(), mean,
@@ -564,7 +565,7 @@ Result<EvalOutcome> RunOptionsPortfolio(const EvalRequest& request, const Loaded
   out.in_sample = range.in_sample;
   out.name = EvalOutputName(request, range.name, policy_name);
   out.out_dir = (fs::path(request.run_dir) / "eval" / out.name).string();
-  out.summary_json = summary.dump(2) + "\n";
+  out.summary_json = JsonText(summary, 2) + "\n";
   const std::string title = fmt::format(
       "{}{}: policy {}{} on the options environment, range {} ({} to {}, {} trading days)",
       range.in_sample ? "IN-SAMPLE " : "", request.run_dir, policy_name,
@@ -665,7 +666,7 @@ Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_na
   out.in_sample = range.in_sample;
   out.name = EvalOutputName(request, range.name, policy_name);
   out.out_dir = (fs::path(request.run_dir) / "eval" / out.name).string();
-  out.summary_json = summary.dump(2) + "\n";
+  out.summary_json = JsonText(summary, 2) + "\n";
   const std::string title = fmt::format(
       "{}{}: policy {}{} on {}, range {} ({} to {}, {} sessions)",
       range.in_sample ? "IN-SAMPLE " : "", request.run_dir, policy_name,

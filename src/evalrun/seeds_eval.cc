@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/file_io.h"
+#include "core/json_text.h"
 #include "eval/eval_files.h"
 #include "eval/metrics.h"
 #include "eval/metrics_json.h"
@@ -148,7 +149,7 @@ Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
     Json r;
     r["seed"] = request.seeds[i];
     r["eval_dir"] = fs::relative(outcomes[i].out_dir, run_dir).string();
-    r["metrics"] = summaries[i].contains("metrics") ? Json::parse(summaries[i]["metrics"].dump())
+    r["metrics"] = summaries[i].contains("metrics") ? Json::parse(JsonText(summaries[i]["metrics"]))
                                                     : Json::object();
     runs.push_back(std::move(r));
   }
@@ -263,7 +264,7 @@ Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
     }
     summary["deflated_sharpe_detail"] = detail;
     if (summaries[0].contains("benchmarks")) {
-      summary["benchmarks"] = Json::parse(summaries[0]["benchmarks"].dump());
+      summary["benchmarks"] = Json::parse(JsonText(summaries[0]["benchmarks"]));
     }
   }
   eval::NullNonFinite(summary);
@@ -272,7 +273,7 @@ Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
   outcome.in_sample = in_sample;
   outcome.range_name = first.range_name;
   outcome.name = name;
-  outcome.summary_json = summary.dump(2) + "\n";
+  outcome.summary_json = JsonText(summary, 2) + "\n";
   outcome.table = Table(summary);
   const fs::path eval_root = fs::path(run_dir) / "eval";
   std::error_code ec;

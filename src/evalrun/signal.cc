@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "core/civil_time.h"
+#include "core/json_text.h"
 #include "core/options.h"
 #include "env/envs/intraday.h"
 #include "features/presets.h"
@@ -298,7 +299,7 @@ void DescribeDecision(const SignalRequest& request, const env::IntradayOptions& 
   j["position_assumed"] = request.position;
   j["session_closing"] = s->session_closing;
   if (!s->mismatches.empty()) j["mismatches"] = s->mismatches;
-  s->json = j.dump(2) + "\n";
+  s->json = JsonText(j, 2) + "\n";
   const std::string what =
       s->session_closing
           ? (s->action == "HOLD" ? std::string("HOLD (flat at the close)")

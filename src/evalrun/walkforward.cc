@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "core/civil_time.h"
+#include "core/json_text.h"
 #include "env/market_dataset.h"
 #include "eval/eval_files.h"
 #include "eval/metrics.h"
@@ -349,7 +350,7 @@ Status WriteConcatenated(const WalkforwardRequest& request, const WalkforwardPla
       eval::ReturnMetricsJson<Json>(eval::ComputeReturnMetrics(series[1]));
   summary["folds"] = std::move(folds_json);
   eval::NullNonFinite(summary);
-  outcome->summary_json = summary.dump(2) + "\n";
+  outcome->summary_json = JsonText(summary, 2) + "\n";
   outcome->table = Table(summary);
 
   const fs::path summary_dir = plan.out_dir / "walkforward";

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/file_io.h"
+#include "core/json_text.h"
 
 namespace rlt::features {
 namespace {
@@ -62,7 +63,8 @@ Status ReadInteger(const nlohmann::json& json, const char* key, Int* out) {
   }
   if (!fits) {
     return Status::DataError("malformed normalizer JSON: \"" + std::string(key) +
-                             "\" must be an integer within range, found " + v.dump().substr(0, 40));
+                             "\" must be an integer within range, found " +
+                             JsonText(v).substr(0, 40));
   }
   *out = v.get<Int>();
   return Status::Ok();

@@ -12,6 +12,7 @@
 
 #include "core/file_io.h"
 #include "core/options.h"
+#include "learn/torch_error.h"
 #include "runlog/atomic_dir.h"
 #include "runlog/manifest.h"
 
@@ -182,7 +183,7 @@ Status SaveCheckpoint(const fs::path& dir, PpoTrainer& trainer,
     torch::save(trainer.optimizer(), optimizer);
     WriteState(trainer, state);
   } catch (const std::exception& e) {
-    return Status::IoError("serialising checkpoint " + tmp.string() + ": " + e.what());
+    return Status::IoError("serialising checkpoint " + tmp.string() + ": " + TorchErrorMessage(e));
   }
   RLT_RETURN_IF_ERROR(WriteFile(tmp / "policy.pt", policy.str()));
   // The same parameters in the LibTorch-free tensor format (native/tensor_file.h).
@@ -247,7 +248,7 @@ Status LoadCheckpoint(const fs::path& dir, PpoTrainer& trainer) {
     trainer.SyncFromTorch();  // native backend: parameters and Adam state from the files
     return Status::Ok();
   } catch (const std::exception& e) {
-    return Status::DataError("reading checkpoint " + dir.string() + ": " + e.what());
+    return Status::DataError("reading checkpoint " + dir.string() + ": " + TorchErrorMessage(e));
   }
 }
 

@@ -16,6 +16,7 @@
 #include "learn/checkpoint.h"
 #include "learn/evaluate.h"
 #include "learn/ppo.h"
+#include "learn/torch_error.h"
 
 namespace rlt::learn {
 namespace fs = std::filesystem;
@@ -117,7 +118,7 @@ Result<std::unique_ptr<PolicyRunner>> PolicyRunner::Load(const std::string& chec
     torch::load(impl->policy, (dir / "policy.pt").string());
     torch::load(impl->normalizer, (dir / "normalizer.pt").string());
   } catch (const std::exception& e) {
-    return Status::DataError("reading checkpoint " + checkpoint_dir + ": " + e.what());
+    return Status::DataError("reading checkpoint " + checkpoint_dir + ": " + TorchErrorMessage(e));
   }
   RLT_RETURN_IF_ERROR(CheckFiniteModule(*impl->policy, (dir / "policy.pt").string()));
   RLT_RETURN_IF_ERROR(CheckFiniteModule(*impl->normalizer, (dir / "normalizer.pt").string()));

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/file_io.h"
+#include "core/json_text.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 
@@ -265,7 +266,7 @@ Status MetricsLogger::Log(int64_t step, const std::vector<std::pair<std::string,
   RLT_RETURN_IF_ERROR(posix_io::WriteAll(csv_.get(), csv_text, csv_path()));
   header_written_ = true;
   last_step_ = step;
-  RLT_RETURN_IF_ERROR(posix_io::WriteAll(jsonl_.get(), json.dump() + "\n", jsonl_path()));
+  RLT_RETURN_IF_ERROR(posix_io::WriteAll(jsonl_.get(), JsonText(json) + "\n", jsonl_path()));
   if (tensorboard_) {
     const double now = WallTimeNow();
     for (const auto& [key, value] : values) {

@@ -20,6 +20,7 @@
 #include "env/envs/example.h"
 #include "env/envs/intraday.h"
 #include "env/envs/memory_cue.h"
+#include "env/envs/options_portfolio.h"
 #include "env/envs/pendulum.h"
 #include "env/registry.h"
 #include "learn/policy.h"
@@ -54,9 +55,13 @@ std::vector<std::string> FieldsOf() {
 // registry without a line here fails EveryRegisteredEnvironmentHasItsOptionsListedHere.
 const std::map<std::string, std::function<std::vector<std::string>()>>& EnvFields() {
   static const std::map<std::string, std::function<std::vector<std::string>()>> kFields = {
-      {"intraday", FieldsOf<env::IntradayOptions>},    {"cartpole", FieldsOf<env::CartPoleOptions>},
-      {"pendulum", FieldsOf<env::PendulumOptions>},    {"example", FieldsOf<env::ExampleOptions>},
-      {"memory_cue", FieldsOf<env::MemoryCueOptions>}, {"hedging", FieldsOf<env::HedgingOptions>},
+      {"intraday", FieldsOf<env::IntradayOptions>},
+      {"cartpole", FieldsOf<env::CartPoleOptions>},
+      {"pendulum", FieldsOf<env::PendulumOptions>},
+      {"example", FieldsOf<env::ExampleOptions>},
+      {"memory_cue", FieldsOf<env::MemoryCueOptions>},
+      {"hedging", FieldsOf<env::HedgingOptions>},
+      {"options", FieldsOf<env::OptionsPortfolioOptions>},
   };
   return kFields;
 }

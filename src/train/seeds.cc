@@ -21,6 +21,7 @@
 
 #include "config/config.h"
 #include "core/file_io.h"
+#include "core/json_text.h"
 #include "core/thread_pool.h"
 #include "runlog/manifest.h"
 #include "train/train_options.h"
@@ -45,7 +46,7 @@ std::string SeedsJson(const SeedsIndex& index) {
   j["runs"] = runs;
   j["config"] = index.config_path;
   j["overrides"] = index.overrides;
-  return j.dump(2) + "\n";
+  return JsonText(j, 2) + "\n";
 }
 
 // One seed's training process.

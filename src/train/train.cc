@@ -23,6 +23,7 @@
 #include "config/config.h"
 #include "core/civil_time.h"
 #include "core/file_io.h"
+#include "core/json_text.h"
 #include "core/options.h"
 #include "core/thread_pool.h"
 #include "env/registry.h"
@@ -83,12 +84,44 @@ void WarnIfOversubscribed(int threads) {
 //    (2 x info_dim doubles), rewards and flags;
 //  - the rollout buffer: per sample (n_steps x num_envs) obs_dim + act_dim + 6 floats
 //    (reward, value, log-prob, episode start, advantage, return); the update gathers
-//    shuffled minibatches of the same data (counted once more).
+//    shuffled minibatches of the same data (counted once more);
+//  - the network (NetworkParameters, kParameterCopies below), before LibTorch allocates it
+//    (policy.pi = [100000, 100000] would otherwise abort inside the allocator).
 // Refused above 80% of MemAvailable, naming the keys to lower.
 constexpr double kEnvObjectBytes = 4096;
 
-Status CheckMemory(const learn::PpoOptions& ppo, int64_t num_envs, const env::EnvSpec& spec,
-                   int64_t available) {
+// Parameters of the policy's network: the LSTMs (4H (in + H) weights + 8H biases each,
+// one when shared) and the two MLP towers with their heads (the action outputs, log std
+// included, and the value).
+double NetworkParameters(const learn::PolicyOptions& policy, const env::EnvSpec& spec) {
+  const double obs = spec.obs_dim;
+  const double actions = spec.action.discrete ? spec.action.n : 2.0 * spec.action.dim;
+  double params = 0, tower_in = obs;
+  if (policy.is_recurrent()) {
+    const double h = policy.lstm_hidden_size;
+    params += (policy.shared_lstm ? 1 : 2) * (4 * h * (obs + h) + 8 * h);
+    tower_in = h;
+  }
+  auto tower = [&](const std::vector<int>& widths, double out) {
+    double in = tower_in;
+    for (int w : widths) {
+      params += (in + 1) * w;
+      in = w;
+    }
+    params += (in + 1) * out;
+  };
+  tower(policy.pi, actions);
+  tower(policy.vf, 1);
+  return params;
+}
+
+// The network: every parameter held ~8 times (the LibTorch module and its gradients, the
+// native engine's copy, gradients and Adam's two moments, the checkpoint staging copy), plus
+// the activations of a minibatch (forward and backward of every hidden unit, 4 floats each).
+constexpr double kParameterCopies = 8;
+
+Status CheckMemory(const learn::PpoOptions& ppo, const learn::PolicyOptions& policy,
+                   int64_t num_envs, const env::EnvSpec& spec, int64_t available) {
   const double obs = spec.obs_dim, act = spec.action.dim;
   const double info = static_cast<double>(spec.info_names.size());
   const double envs = static_cast<double>(num_envs);
@@ -96,17 +129,31 @@ Status CheckMemory(const learn::PpoOptions& ppo, int64_t num_envs, const env::En
       envs * (kEnvObjectBytes + (2 * obs + act + 2) * sizeof(float) + 2 * info * sizeof(double));
   const double samples = static_cast<double>(ppo.n_steps) * envs;
   const double rollout_bytes = 2.0 * samples * (obs + act + 6) * sizeof(float);
-  const double bytes = env_bytes + rollout_bytes;
+  double units = 0;
+  for (int w : policy.pi) units += w;
+  for (int w : policy.vf) units += w;
+  if (policy.is_recurrent()) units += (policy.shared_lstm ? 1 : 2) * 6.0 * policy.lstm_hidden_size;
+  const double params = NetworkParameters(policy, spec);
+  const double network_bytes = kParameterCopies * params * sizeof(float) +
+                               4.0 * static_cast<double>(ppo.batch_size) * units * sizeof(float);
+  const double bytes = env_bytes + rollout_bytes + network_bytes;
   if (available <= 0 || bytes <= 0.8 * static_cast<double>(available)) return Status::Ok();
-  char text[600];
+  char text[900];
   std::snprintf(text, sizeof text,
                 "training would need about %.2f GB (environments: env.num_envs %lld x ~%.0f "
                 "bytes = %.2f GB; rollout: algo.n_steps %d x env.num_envs %lld = %.0f samples "
-                "of %.0f observation + %.0f action floats, x2 for the update = %.2f GB) but only "
-                "%.2f GB is available (MemAvailable); lower env.num_envs or algo.n_steps",
+                "of %.0f observation + %.0f action floats, x2 for the update = %.2f GB; "
+                "network: %.3g parameters from policy.pi, policy.vf%s, held ~%.0f times, and "
+                "algo.batch_size %d activations = %.2f GB) but only %.2f GB is available "
+                "(MemAvailable); lower %s",
                 bytes / 1e9, static_cast<long long>(num_envs), env_bytes / envs, env_bytes / 1e9,
                 ppo.n_steps, static_cast<long long>(num_envs), samples, obs, act,
-                rollout_bytes / 1e9, static_cast<double>(available) / 1e9);
+                rollout_bytes / 1e9, params,
+                policy.is_recurrent() ? " and policy.lstm_hidden_size" : "", kParameterCopies,
+                ppo.batch_size, network_bytes / 1e9, static_cast<double>(available) / 1e9,
+                network_bytes > env_bytes + rollout_bytes
+                    ? "the layer widths (policy.pi, policy.vf, policy.lstm_hidden_size)"
+                    : "env.num_envs or algo.n_steps");
   return Status::InvalidArgument(text);
 }
 
@@ -264,8 +311,8 @@ Result<Setup> BuildSetup(config::Config config) {
   {
     // One probe env gives the spec the memory estimate needs, before num_envs are built.
     RLT_ASSIGN_OR_RETURN(auto probe, env::MakeEnvs(env_setup.id, env_setup.context, 1));
-    RLT_RETURN_IF_ERROR(
-        CheckMemory(s.ppo, env_setup.num_envs, probe.front()->spec(), AvailableMemoryBytes()));
+    RLT_RETURN_IF_ERROR(CheckMemory(s.ppo, s.policy, env_setup.num_envs, probe.front()->spec(),
+                                    AvailableMemoryBytes()));
   }
   RLT_ASSIGN_OR_RETURN(auto envs,
                        env::MakeEnvs(env_setup.id, env_setup.context, env_setup.num_envs));
@@ -291,7 +338,7 @@ Result<Setup> BuildSetup(config::Config config) {
   config.SetSection("policy", s.policy);
   ResolveEnvSection(config, env_setup);
   if (env_setup.context.market) {
-    s.normalizer_json = env_setup.context.market->normalizer.ToJson().dump(2) + "\n";
+    s.normalizer_json = JsonText(env_setup.context.market->normalizer.ToJson(), 2) + "\n";
   }
   s.config = std::move(config);
   return s;
@@ -497,7 +544,7 @@ class StatusFile {
                         {"last_checkpoint", last_checkpoint},
                         {"state", state},
                         {"message", message}};
-    return WriteFileAtomic(path_, j.dump(2) + "\n");
+    return WriteFileAtomic(path_, JsonText(j, 2) + "\n");
   }
 
  private:
@@ -858,7 +905,7 @@ Status AppendHistory(const fs::path& run_dir, const std::vector<ConfigChange>& c
   }
   const std::string path = (run_dir / "history.jsonl").string();
   std::ofstream out(path, std::ios::binary | std::ios::app);
-  out << j.dump() << "\n";
+  out << JsonText(j) << "\n";
   out.close();
   if (!out) return Status::IoError("cannot append to " + path + " (disk full?)");
   return Status::Ok();

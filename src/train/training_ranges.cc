@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/civil_time.h"
+#include "core/json_text.h"
 #include "core/options.h"
 #include "env/envs/intraday.h"
 #include "market/date_range.h"
@@ -110,7 +111,7 @@ std::string TrainingRangesJson(const TrainingRanges& ranges) {
   }
   j["sessions"] = nlohmann::ordered_json::array();
   for (int32_t d : ranges.sessions) j["sessions"].push_back(FormatDate(d));
-  return j.dump(2) + "\n";
+  return JsonText(j, 2) + "\n";
 }
 
 Result<TrainingRanges> ParseTrainingRanges(const std::string& text, const std::string& path) {

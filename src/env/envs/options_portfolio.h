@@ -16,7 +16,7 @@
 //    expiry nearest to d + tau days (ties: the later), then the strike nearest to m S_d
 //    (ties: the lower). Only the contracts some bucket can select are kept, each with its
 //    quotes from the first day it can be selected to its expiry; the rest of the chain is
-//    dropped after preparation (~1 MB per 250 days instead of the whole chain).
+//    dropped after preparation.
 //
 // Episode: `episode_days` trading days from a start day drawn uniformly from the days
 // with a full feature history (random_start) or from the first such day. Truncated at
