@@ -350,14 +350,7 @@ Result<std::shared_ptr<const OptionsData>> Build(const OptionsPortfolioOptions& 
   if (rows > (int64_t{1} << 31) - 1) {
     return Status::InvalidArgument("[env] range: too many option rows; use a shorter range");
   }
-  const int fb = OptionsData::kBucketFeatures;
-  d.bid.resize(rows);
-  d.ask.resize(rows);
-  d.mid.resize(rows);
-  d.delta.resize(rows);
-  d.gamma.resize(rows);
-  d.vega.resize(rows);
-  d.features.resize(static_cast<size_t>(rows) * fb);
+  d.rows.resize(rows);
   for (size_t c = 0; c < contracts; ++c) {
     const int end = std::min(d.expiry_day[c], n);
     for (int day = d.first_listed[c]; day < end; ++day) {
@@ -366,17 +359,14 @@ Result<std::shared_ptr<const OptionsData>> Build(const OptionsPortfolioOptions& 
         return Status::DataError("[env] internal: a selected contract is not quoted on " +
                                  FormatDate(d.dates[day]));
       }
-      const int64_t r = d.Row(static_cast<int32_t>(c), day);
+      OptionsData::Row& row = d.rows[d.RowOf(static_cast<int32_t>(c), day)];
       const double s = d.close[day];
-      d.bid[r] = chain.bid[i];
-      d.ask[r] = chain.ask[i];
-      d.mid[r] = 0.5 * (chain.bid[i] + chain.ask[i]);
-      d.delta[r] = priced.delta[i];
-      d.gamma[r] = priced.gamma[i];
-      d.vega[r] = priced.vega[i];
-      float* f = &d.features[static_cast<size_t>(r) * fb];
-      f[0] = static_cast<float>(d.mid[r] / s * 10);
-      f[1] = static_cast<float>(d.mid[r] > 0 ? (d.ask[r] - d.bid[r]) / d.mid[r] : 0);
+      row.bid = chain.bid[i];
+      row.ask = chain.ask[i];
+      row.mid = 0.5 * (chain.bid[i] + chain.ask[i]);
+      float* f = row.features;
+      f[0] = static_cast<float>(row.mid / s * 10);
+      f[1] = static_cast<float>(row.mid > 0 ? (row.ask - row.bid) / row.mid : 0);
       f[2] = static_cast<float>(priced.iv[i]);
       f[3] = static_cast<float>(priced.delta[i]);
       f[4] = static_cast<float>(priced.gamma[i] * s / 10);
@@ -455,7 +445,7 @@ OptionsPortfolioEnv::OptionsPortfolioEnv(const OptionsPortfolioOptions& options,
 
 double OptionsPortfolioEnv::Mark(int asset) const {
   if (asset == 0) return data_->close[day_];
-  return data_->mid[data_->Row(contract_[asset - 1], day_)] * options_.multiplier;
+  return data_->rows[data_->RowOf(contract_[asset - 1], day_)].mid * options_.multiplier;
 }
 
 double OptionsPortfolioEnv::NetWorth() const {
@@ -468,6 +458,7 @@ double OptionsPortfolioEnv::NetWorth() const {
 
 void OptionsPortfolioEnv::PrepareDay() {
   const OptionsData& d = *data_;
+  prepared_day_ = day_;
   const double s = d.close[day_];
   const double mult = options_.multiplier;
   unit_value_[0] = s;
@@ -475,11 +466,11 @@ void OptionsPortfolioEnv::PrepareDay() {
   long_margin_[0] = short_margin_[0] = options_.stock_margin * s;
   for (int b = 0; b < d.num_buckets; ++b) {
     const int32_t c = contract_[b];
-    const int64_t r = d.Row(c, day_);
+    const OptionsData::Row& row = d.rows[d.RowOf(c, day_)];
     const double otm = std::max(0.0, d.phi[c] * (d.strike[c] - s));
-    unit_value_[b + 1] = d.mid[r] * mult;
-    unit_cost_[b + 1] = 0.5 * (d.ask[r] - d.bid[r]) * mult + options_.fee_per_contract;
-    long_margin_[b + 1] = d.mid[r] * mult;  // paid in full
+    unit_value_[b + 1] = row.mid * mult;
+    unit_cost_[b + 1] = 0.5 * (row.ask - row.bid) * mult + options_.fee_per_contract;
+    long_margin_[b + 1] = row.mid * mult;  // paid in full
     short_margin_[b + 1] =
         std::max(options_.short_margin * s - otm, options_.min_margin * s) * mult;
   }
@@ -519,12 +510,12 @@ double OptionsPortfolioEnv::Trade(const double* target, double* traded) {
   for (int b = 0; b < d.num_buckets; ++b) {
     const double dn = target[b + 1] - units_[b + 1];
     if (dn == 0) continue;
-    const int64_t r = d.Row(contract_[b], day_);
-    const double price = dn > 0 ? d.ask[r] : d.bid[r];
+    const OptionsData::Row& row = d.rows[d.RowOf(contract_[b], day_)];
+    const double price = dn > 0 ? row.ask : row.bid;
     const double fee = std::fabs(dn) * options_.fee_per_contract;
     cash_ -= dn * price * options_.multiplier + fee;
-    costs += std::fabs(dn) * std::fabs(price - d.mid[r]) * options_.multiplier + fee;
-    *traded += std::fabs(dn) * d.mid[r] * options_.multiplier;
+    costs += std::fabs(dn) * std::fabs(price - row.mid) * options_.multiplier + fee;
+    *traded += std::fabs(dn) * row.mid * options_.multiplier;
     units_[b + 1] = target[b + 1];
   }
   return costs;
@@ -563,7 +554,7 @@ void OptionsPortfolioEnv::Reset(float* obs, double* info) {
 StepResult OptionsPortfolioEnv::Step(const float* action, float* obs, double* info) {
   const OptionsData& d = *data_;
   const int k = d.num_buckets;
-  PrepareDay();
+  if (prepared_day_ != day_) PrepareDay();  // the previous step prepared today already
   double v0 = cash_;
   for (int a = 0; a < assets_; ++a) v0 += units_[a] * unit_value_[a];
   // Targets (real-valued units) from the weights.
@@ -620,7 +611,7 @@ StepResult OptionsPortfolioEnv::Step(const float* action, float* obs, double* in
       const double n = units_[b + 1];
       const double new_mark =
           expired ? std::max(0.0, d.phi[c] * (s1 - d.strike[c])) * options_.multiplier
-                  : d.mid[d.Row(c, day_)] * options_.multiplier;
+                  : d.rows[d.RowOf(c, day_)].mid * options_.multiplier;
       mark_pnl += n * (new_mark - unit_value_[b + 1]);
       if (expired) {
         cash_ += n * new_mark;  // cash settlement at intrinsic value
@@ -694,15 +685,14 @@ void OptionsPortfolioEnv::Write(float* obs, double* info, double v, double margi
   float* o = obs + OptionsData::kUnderlyingFeatures;
   double net_delta = units_[0] * s, net_gamma = 0, net_vega = 0;
   for (int b = 0; b < k; ++b) {
-    const int64_t r = d.Row(contract_[b], day_);
-    const float* f = &d.features[static_cast<size_t>(r) * OptionsData::kBucketFeatures];
+    const float* f = d.rows[d.RowOf(contract_[b], day_)].features;
     for (int j = 0; j < OptionsData::kBucketFeatures; ++j) o[j] = f[j];  // inline, not memmove
     o += OptionsData::kBucketFeatures;
     const double n = units_[b + 1] * options_.multiplier;
-    if (n != 0) {
-      net_delta += n * d.delta[r] * s;
-      net_gamma += n * d.gamma[r] * s * s;
-      net_vega += n * d.vega[r];
+    if (n != 0) {  // the Greeks from the features: delta, gamma S / 10, vega / S x 10
+      net_delta += n * f[3] * s;
+      net_gamma += n * f[4] * 10 * s;
+      net_vega += n * f[5] * s / 10;
     }
   }
   double gross = 0;
@@ -801,6 +791,7 @@ Status OptionsPortfolioEnv::LoadState(StateReader& in) {
   recent_ = recent;
   recent_count_ = count;
   recent_next_ = next;
+  prepared_day_ = -1;
   return Status::Ok();
 }
 

@@ -205,16 +205,20 @@ struct OptionsData {
   std::vector<int32_t> expiry_day;    // first day index on or after the expiry date
   std::vector<int32_t> first_row;     // row of the contract's first tracked day
   std::vector<int32_t> first_listed;  // that day's index
-  // Rows (contract, day): quotes and the bucket features (kBucketFeatures floats).
+  // Rows (contract, day): quotes and the bucket features, one cache line each (a step
+  // reads one row per bucket; the same contract's next day is the next line).
   static constexpr int kBucketFeatures = 9;
-  std::vector<double> bid, ask, mid;
-  std::vector<float> features;  // (rows, kBucketFeatures)
-  std::vector<double> delta, gamma, vega;
+  struct alignas(64) Row {
+    double bid = 0, ask = 0, mid = 0;
+    float features[kBucketFeatures] = {};  // the observation's per-bucket block
+    float unused = 0;
+  };
+  std::vector<Row> rows;
   // Selection: roll[d * num_buckets + b] = the tracked contract bucket b selects on day d.
   std::vector<int32_t> roll;
 
   int num_days() const { return static_cast<int>(dates.size()); }
-  int64_t Row(int32_t contract, int day) const {
+  int64_t RowOf(int32_t contract, int day) const {
     return first_row[contract] + day - first_listed[contract];
   }
 };
@@ -296,6 +300,7 @@ class OptionsPortfolioEnv : public Env {
   // Per unit of each asset on the prepared day: value at mid, trading cost (half spread
   // and fee, or stock cost), margin held long and short.
   std::vector<double> unit_value_, unit_cost_, long_margin_, short_margin_;
+  int prepared_day_ = -1;  // the day (and contracts) the arrays above hold
   StepBooks books_;
 };
 

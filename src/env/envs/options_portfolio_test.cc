@@ -80,8 +80,7 @@ TEST(OptionsPortfolio, BucketsSelectTheNearestTenorAndStrike) {
         EXPECT_LT(std::fabs(d.strike[call] / d.close[day] - moneyness[m]), 0.02) << day;
         // Near 30 days weeklies (every other Friday) are 14 days apart; beyond the 35-day
         // weekly horizon only monthlies (28 or 35 days apart) are listed.
-        const double days_left =
-            d.features[d.Row(call, day) * OptionsData::kBucketFeatures + 8] / 4 * 365;
+        const double days_left = d.rows[d.RowOf(call, day)].features[8] / 4 * 365;
         EXPECT_LE(std::fabs(days_left - tenors[t]), t == 0 ? 7.01 : 17.51) << day;
         EXPECT_GT(d.expiry_day[call], day);
       }
@@ -105,19 +104,19 @@ TEST(OptionsPortfolio, HeldToExpiryTheBooksAreCashMinusPremiumPlusPayoff) {
   const int32_t c = r.env->contract(b);
   const int day0 = r.env->day();
   const double s0 = d.close[day0];
-  const double ask = d.ask[d.Row(c, day0)];
+  const double ask = d.rows[d.RowOf(c, day0)].ask;
   std::vector<float> buy(21, 0.0f), hold(21, 0.0f);
   buy[1 + b] = 1.0f;
   r.Step(buy);
   const double n = r.env->units(1 + b);
-  EXPECT_EQ(n, std::trunc(0.2 * 1e6 / (d.mid[d.Row(c, day0)] * 100)));
+  EXPECT_EQ(n, std::trunc(0.2 * 1e6 / (d.rows[d.RowOf(c, day0)].mid * 100)));
   ASSERT_GT(n, 0);
   // Hold: the target stays at the held contracts, so no trade happens.
   while (r.env->day() < d.expiry_day[c]) {
     ASSERT_EQ(r.env->contract(b), c);
     // The weight of n + 0.5 contracts: truncation (toward zero) keeps exactly n.
-    hold[1 + b] =
-        static_cast<float>((n + 0.5) * d.mid[d.Row(c, r.env->day())] * 100 / r.NetWorth() / 0.2);
+    hold[1 + b] = static_cast<float>((n + 0.5) * d.rows[d.RowOf(c, r.env->day())].mid * 100 /
+                                     r.NetWorth() / 0.2);
     const double before = r.env->units(1 + b);
     r.Step(hold);
     if (r.env->day() < d.expiry_day[c]) {
@@ -202,7 +201,7 @@ TEST(OptionsPortfolio, ShortOptionsAreLimitedByTheMarginFormula) {
   const double n = r.env->units(1 + b);
   ASSERT_LT(n, 0);
   // Unconstrained, -10 V of premium: far more than the margin allows.
-  EXPECT_GT(-std::trunc(-10 * v0 / (d.mid[d.Row(c, day0)] * 100)), -n * 1.5);
+  EXPECT_GT(-std::trunc(-10 * v0 / (d.rows[d.RowOf(c, day0)].mid * 100)), -n * 1.5);
   const double s0 = d.close[day0];
   const double per_contract = std::max(0.2 * s0 - std::max(0.0, s0 - d.strike[c]), 0.1 * s0) * 100;
   // At the trade: requirement <= equity after costs, and one more contract would not fit.
