@@ -19,7 +19,7 @@ TEST(JsonText, ReplacesInvalidUtf8InsteadOfThrowing) {
   EXPECT_THROW((void)j.dump(), nlohmann::json::type_error);
   const std::string text = JsonText(j);
   EXPECT_EQ(text, "{\"run_dir\":\"r\xEF\xBF\xBD\",\"symbol\":\"CAF\xEF\xBF\xBD\"}");
-  EXPECT_NO_THROW((void)nlohmann::json::parse(text));  // valid JSON again
+  EXPECT_FALSE(nlohmann::json::parse(text, nullptr, false).is_discarded());  // valid JSON again
 }
 
 }  // namespace
