@@ -48,6 +48,14 @@ void BuildEnv(const Config& config) {
     }
   }
   if (id->text == "intraday") ctx.market = rlt::fuzz::SmallDataset();
+  if (id->text == "options") {
+    // Keep each input fast: at most 99 synthetic days for the chain it prepares (the
+    // env's own limits are tested in options_portfolio_test.cc).
+    const auto days = ctx.settings.find("synthetic_days");
+    if (days == ctx.settings.end() || days->second.size() > 2)
+      ctx.settings["synthetic_days"] = "60";
+    ctx.settings.erase("underlying");  // no file reads from the harness
+  }
   auto envs = rlt::env::MakeEnvs(id->text, ctx, 2);
   if (!envs.ok()) return;
   rlt::env::VecEnv vec(std::move(*envs), 1);

@@ -24,6 +24,7 @@ constexpr double kRuinFloor = 1e-4;  // log(V'/V) of a ruin counts as log(kRuinF
 constexpr int kMarginHalvings = 12;
 constexpr int kMaxBuckets = 256;
 constexpr int kMaxDays = 200000;
+constexpr double kMaxChainContracts = 1e7;  // ~2 GB of chain while preparing
 
 Status Invalid(const std::string& key, const std::string& what) {
   return Status::InvalidArgument("[env] " + key + ": " + what);
@@ -95,6 +96,26 @@ Status Validate(const OptionsPortfolioOptions& o) {
     return Invalid("drawdown_penalty", "penalties must be in [0, 1e6]");
   }
   return Status::Ok();
+}
+
+// The chain's size before it is built, for `days` days: listed strikes per expiry x
+// expiries x 2 rights per day (a lower bound: strikes listed earlier stay listed), ~200
+// bytes per contract while preparing.
+Status CheckChainSize(const OptionsPortfolioOptions& o, int days) {
+  const double grid = (o.chain_moneyness_max - o.chain_moneyness_min) / o.chain_moneyness_step + 1;
+  const double per_day =
+      grid * (o.chain_monthly_expiries + o.chain_weekly_horizon_days / 7.0 + 1) * 2;
+  if (!(std::isfinite(grid) && grid > 0) || per_day * days <= kMaxChainContracts) {
+    return Status::Ok();  // a bad grid is the chain options' own error
+  }
+  return Invalid("chain_moneyness_step",
+                 "the chain would list at least " + std::to_string(static_cast<int64_t>(per_day)) +
+                     " contracts a day over " + std::to_string(days) +
+                     " days, above the limit of " +
+                     std::to_string(static_cast<int64_t>(kMaxChainContracts)) +
+                     " contracts; widen chain_moneyness_step, list fewer expiries "
+                     "(chain_monthly_expiries, chain_weekly_horizon_days) or use fewer days "
+                     "(range, synthetic_days)");
 }
 
 market::ChainSynthOptions ChainOptions(const OptionsPortfolioOptions& o) {
@@ -296,6 +317,7 @@ Result<std::shared_ptr<const OptionsData>> Build(const OptionsPortfolioOptions& 
         std::to_string(kHistoryDays) +
         "-day feature history; expected at least 2 (widen range or add data)");
   }
+  RLT_RETURN_IF_ERROR(CheckChainSize(o, n));
   for (int32_t key : d.dates) d.days.push_back(DaysOfKey(key));
   UnderlyingFeatures(&d);
 

@@ -294,6 +294,8 @@ TEST(OptionsPortfolio, BadSettingsNameTheKey) {
       {{{"initial_cash", "-1"}}, "initial_cash"},
       {{{"range", "2030-01-01:2031-01-01"}}, "range"},
       {{{"underlying", "/nonexistent/gspc.csv"}}, "/nonexistent/gspc.csv"},
+      {{{"chain_moneyness_step", "0.0004"}, {"chain_monthly_expiries", "60"}},
+       "chain_moneyness_step"},
   };
   for (const auto& [settings, key] : cases) {
     OptionsPortfolioOptions options;
