@@ -25,6 +25,11 @@ void Adam::StepRange(float* params, const float* grads, int64_t begin, int64_t e
   const float sqrt_bc2 = static_cast<float>(std::sqrt(bc2));
   const float eps = static_cast<float>(options_.eps);
   const float step_size = static_cast<float>(options_.lr / bc1);
+  if (options_.weight_decay != 0.0) {
+    const float keep = static_cast<float>(1.0 - options_.lr * options_.weight_decay);
+#pragma omp simd
+    for (int64_t k = begin; k < end; ++k) params[k] *= keep;
+  }
   float* __restrict m = m_.data();
   float* __restrict v = v_.data();
 #pragma omp simd
@@ -42,6 +47,7 @@ void AdamStepReference(const AdamOptions& o, int64_t step, double* params, const
   const double bc1 = 1.0 - std::pow(o.beta1, static_cast<double>(step));
   const double bc2 = 1.0 - std::pow(o.beta2, static_cast<double>(step));
   for (int64_t k = 0; k < n; ++k) {
+    params[k] *= 1.0 - o.lr * o.weight_decay;
     m[k] = o.beta1 * m[k] + (1.0 - o.beta1) * grads[k];
     v[k] = o.beta2 * v[k] + (1.0 - o.beta2) * grads[k] * grads[k];
     const double m_hat = m[k] / bc1, v_hat = v[k] / bc2;

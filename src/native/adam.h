@@ -3,7 +3,8 @@
 //   step += 1;  bc1 = 1 - beta1^step;  bc2 = 1 - beta2^step
 //   m = m beta1 + g (1 - beta1);  v = v beta2 + g g (1 - beta2)
 //   p -= (lr / bc1) m / (sqrt(v) / sqrt(bc2) + eps)
-// (no weight decay, no amsgrad), and
+// (no amsgrad), with optional decoupled weight decay as torch::optim::AdamW applies it
+// before that update: p *= 1 - lr * weight_decay (0, the default, is plain Adam), and
 //   norm = ||all gradients||_2;  g *= min(1, max_norm / (norm + 1e-6))
 // Not thread-safe, except StepRange() on disjoint ranges.
 #ifndef RLT_NATIVE_ADAM_H_
@@ -18,7 +19,8 @@ struct AdamOptions {
   double lr = 3e-4;
   double beta1 = 0.9;
   double beta2 = 0.999;
-  double eps = 1e-5;  // the learner's setting (SB3 PPO); torch's default is 1e-8
+  double eps = 1e-5;          // the learner's setting (SB3 PPO); torch's default is 1e-8
+  double weight_decay = 0.0;  // decoupled (AdamW); 0 = Adam
 };
 
 class Adam {

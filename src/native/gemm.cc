@@ -2,6 +2,7 @@
 #include "native/gemm.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -11,6 +12,14 @@
 #include "core/status.h"
 
 namespace rlt::native {
+
+void SetBlasThreads(int n) {
+  RLT_CHECK(n >= 1);
+  using SetFn = void (*)(int);
+  static const auto set_fn =
+      reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  if (set_fn != nullptr) set_fn(n);
+}
 namespace {
 
 void ScaleC(int m, int n, float beta, float* c, int ldc) {

@@ -45,6 +45,11 @@ void PackPanels(bool trans_b, int k, int n, const float* b, int ldb, float* pack
 void GemmSmallM(int m, int n, int k, const float* a, int lda, const float* packed, float beta,
                 float* c, int ldc);
 
+// Sets OpenBLAS's thread count for later products (openblas_set_num_threads, found at run
+// time; a no-op with another BLAS). Process-wide: callers that run products on several
+// threads at once set 1 first and restore afterwards. REQUIRES: n >= 1.
+void SetBlasThreads(int n);
+
 // Plain reference: each C element is one double-precision dot product.
 void GemmReference(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                    int lda, const float* b, int ldb, float beta, float* c, int ldc);

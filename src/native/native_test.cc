@@ -580,6 +580,38 @@ TEST(Adam, FollowsThePaperFormulaInDouble) {
   }
 }
 
+TEST(Adam, DecoupledWeightDecayShrinksParametersBeforeTheUpdate) {
+  // AdamW (Loshchilov & Hutter, decoupled): with zero gradients the moments stay zero and
+  // each step only multiplies the parameters by 1 - lr * weight_decay.
+  AdamOptions o;
+  o.lr = 0.1;
+  o.weight_decay = 0.5;
+  std::vector<float> p = {2.0f, -4.0f}, zero = {0.0f, 0.0f};
+  Adam adam(2, o);
+  adam.Step(p.data(), zero.data());
+  adam.Step(p.data(), zero.data());
+  EXPECT_FLOAT_EQ(p[0], 2.0f * 0.95f * 0.95f);
+  EXPECT_FLOAT_EQ(p[1], -4.0f * 0.95f * 0.95f);
+  // With gradients: the double reference, which applies the same decay.
+  Rng rng(11);
+  const int64_t n = 200;
+  o.lr = 1e-2;
+  o.weight_decay = 0.01;
+  o.eps = 1e-8;
+  auto params = RandomVector(n, rng);
+  std::vector<double> ref_p = ToDouble(params), m(n, 0.0), v(n, 0.0);
+  Adam adamw(n, o);
+  for (int step = 1; step <= 5; ++step) {
+    auto grads = RandomVector(n, rng);
+    adamw.Step(params.data(), grads.data());
+    const auto g = ToDouble(grads);
+    AdamStepReference(o, step, ref_p.data(), g.data(), m.data(), v.data(), n);
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    ASSERT_NEAR(params[k], ref_p[k], 1e-5 * std::fabs(ref_p[k]) + 1e-7) << k;
+  }
+}
+
 TEST(ClipGradNorm, ScalesToTheMaximumNormOnlyWhenAbove) {
   std::vector<float> g = {3.0f, 4.0f, 0.0f};
   EXPECT_DOUBLE_EQ(ClipGradNorm(g.data(), 3, 10.0), 5.0);

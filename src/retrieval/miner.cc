@@ -1,0 +1,192 @@
+// rltrade retrieval: hard-negative mining (see miner.h).
+#include "retrieval/miner.h"
+
+#include <faiss/IndexFlat.h>
+#include <faiss/IndexHNSW.h>
+#include <faiss/IndexIVFFlat.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/rng.h"
+
+namespace rlt::retrieval {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// An IVF index owning its coarse quantizer.
+struct OwnedIvf {
+  std::unique_ptr<faiss::IndexFlatIP> quantizer;
+  std::unique_ptr<faiss::IndexIVFFlat> index;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<HardNegativeMiner>> HardNegativeMiner::Create(const float* bank, int64_t n,
+                                                                     int d, int64_t examples,
+                                                                     int max_negatives,
+                                                                     const MinerOptions& o) {
+  if (o.queue < 1) return Status::InvalidArgument("[mining] queue must be at least 1");
+  std::unique_ptr<HardNegativeMiner> m(new HardNegativeMiner());
+  m->bank_rows_ = n;
+  m->examples_ = examples;
+  m->d_ = d;
+  m->width_ = std::max(max_negatives, 0);
+  m->options_ = o;
+  m->current_.assign(examples * m->width_, -1);
+  m->next_.assign(examples * m->width_, -1);
+  if (m->width_ == 0) return m;  // no mining ever: no index, no thread
+  try {
+    if (o.index == "flat") {
+      auto index = std::make_unique<faiss::IndexFlatIP>(d);
+      index->add(n, bank);
+      m->index_ = std::move(index);
+    } else if (o.index == "ivf") {
+      if (o.nlist < 1 || o.nprobe < 1) {
+        return Status::InvalidArgument("[mining] nlist and nprobe must be at least 1");
+      }
+      const int nlist = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(o.nlist, n / 39)));
+      auto* quantizer = new faiss::IndexFlatIP(d);
+      auto index =
+          std::make_unique<faiss::IndexIVFFlat>(quantizer, d, nlist, faiss::METRIC_INNER_PRODUCT);
+      index->own_fields = true;
+      index->train(n, bank);
+      index->add(n, bank);
+      index->nprobe = std::min(o.nprobe, nlist);
+      m->index_ = std::move(index);
+    } else if (o.index == "hnsw") {
+      if (o.hnsw_m < 2) return Status::InvalidArgument("[mining] hnsw_m must be at least 2");
+      auto index = std::make_unique<faiss::IndexHNSWFlat>(d, o.hnsw_m, faiss::METRIC_INNER_PRODUCT);
+      index->add(n, bank);
+      m->index_ = std::move(index);
+    } else {
+      return Status::InvalidArgument("[mining] index '" + o.index +
+                                     "': expected flat, ivf or hnsw");
+    }
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(std::string("building the FAISS index over the bank: ") +
+                                   e.what());
+  }
+  m->thread_ = std::thread([raw = m.get()] { raw->Loop(); });
+  return m;
+}
+
+HardNegativeMiner::~HardNegativeMiner() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void HardNegativeMiner::Submit(int epoch, const MiningPhase& phase, const int64_t* examples,
+                               const int64_t* target_rows, const float* q, int b) {
+  if (phase.negatives <= 0 || width_ == 0) return;
+  RLT_CHECK(phase.negatives <= width_);
+  RLT_CHECK(phase.rank_max < bank_rows_);
+  Job job{epoch, phase, std::vector<int64_t>(examples, examples + b),
+          std::vector<int64_t>(target_rows, target_rows + b),
+          std::vector<float>(q, q + static_cast<int64_t>(b) * d_)};
+  const auto start = Clock::now();
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return static_cast<int>(queue_.size()) < options_.queue; });
+  wait_seconds_ += Since(start);
+  queue_.push_back(std::move(job));
+  cv_.notify_all();
+}
+
+void HardNegativeMiner::EndEpoch() {
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto start = Clock::now();
+  cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
+  wait_seconds_ += Since(start);
+  current_.swap(next_);
+  std::fill(next_.begin(), next_.end(), -1);
+}
+
+void HardNegativeMiner::Lookup(const int64_t* examples, int b, int64_t* out) const {
+  for (int i = 0; i < b; ++i) {
+    RLT_CHECK(examples[i] >= 0 && examples[i] < examples_);
+    std::copy_n(&current_[examples[i] * width_], width_, out + static_cast<int64_t>(i) * width_);
+  }
+}
+
+double HardNegativeMiner::busy_seconds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return busy_seconds_;
+}
+
+double HardNegativeMiner::wait_seconds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return wait_seconds_;
+}
+
+void HardNegativeMiner::Loop() {
+  omp_set_num_threads(1);  // FAISS's loops stay on this thread: training has the cores
+  while (true) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+    }
+    cv_.notify_all();  // a Submit() may wait for room
+    const auto start = Clock::now();
+    Mine(job);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      busy_ = false;
+      busy_seconds_ += Since(start);
+    }
+    cv_.notify_all();
+  }
+}
+
+void HardNegativeMiner::Mine(const Job& job) {
+  const int b = static_cast<int>(job.examples.size());
+  const int64_t k = job.phase.rank_max + 1;  // the target may be among them
+  std::vector<float> distances(b * k);
+  std::vector<faiss::Index::idx_t> labels(b * k);
+  if (auto* hnsw = dynamic_cast<faiss::IndexHNSWFlat*>(index_.get())) {
+    hnsw->hnsw.efSearch = std::max<int>(options_.ef_search, static_cast<int>(k));
+  }
+  index_->search(b, job.q.data(), k, distances.data(), labels.data());
+  std::vector<int64_t> candidates;
+  for (int i = 0; i < b; ++i) {
+    // Neighbours in rank order without the example's own target: rank r is at r - 1.
+    std::vector<int64_t> ranked;
+    ranked.reserve(k);
+    for (int64_t r = 0; r < k; ++r) {
+      const int64_t row = labels[i * k + r];
+      if (row >= 0 && row != job.targets[i]) ranked.push_back(row);
+    }
+    candidates.clear();
+    for (int64_t r = job.phase.rank_min; r <= job.phase.rank_max; ++r) {
+      if (r - 1 < static_cast<int64_t>(ranked.size())) candidates.push_back(ranked[r - 1]);
+    }
+    const uint64_t key = options_.seed * 0x9E3779B97F4A7C15ULL +
+                         static_cast<uint64_t>(job.epoch) * 0xBF58476D1CE4E5B9ULL +
+                         static_cast<uint64_t>(job.examples[i]) * 0x94D049BB133111EBULL;
+    Rng rng(key ^ (key >> 29));
+    int64_t* row = &next_[job.examples[i] * width_];
+    std::fill(row, row + width_, -1);
+    const int take = std::min<int>(job.phase.negatives, static_cast<int>(candidates.size()));
+    for (int j = 0; j < take; ++j) {
+      const size_t pick = j + rng.NextU64() % (candidates.size() - j);
+      std::swap(candidates[j], candidates[pick]);
+      row[j] = candidates[j];
+    }
+  }
+}
+
+}  // namespace rlt::retrieval
