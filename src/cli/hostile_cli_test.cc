@@ -431,6 +431,7 @@ TEST_F(HostileCli, BadConfigValuesAreRefusedWithFileLineAndRangeLeavingNoRunDir)
       {"[run]\nthreads = -1", "[run] threads = -1: must be in [0, "},
       {"[run]\nthreads = 1000000", "[run] threads = 1000000: must be in [0, "},
       {"[run]\ncheckpoint_every = -1", "[run] checkpoint_every = -1: must be >= 0"},
+      {"[run]\ntotal_steps = -5", "[run] total_steps = -5: must be >= 1"},
       {"[env]\ncost_rate = 2", "[env] cost_rate must be in [0, 1)"},
   };
   for (const Case& c : cases) {

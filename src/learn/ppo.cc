@@ -41,18 +41,18 @@ void UpdateLossLog::WriteMeans(UpdateStats* stats) const {
 }
 
 Status ValidatePpoOptions(const PpoOptions& o) {
-  if (o.n_steps < 1) return Status::InvalidArgument("[ppo] n_steps must be >= 1");
-  if (o.batch_size < 1) return Status::InvalidArgument("[ppo] batch_size must be >= 1");
-  if (o.n_epochs < 1) return Status::InvalidArgument("[ppo] n_epochs must be >= 1");
+  if (o.n_steps < 1) return Status::InvalidArgument("[algo] n_steps must be >= 1");
+  if (o.batch_size < 1) return Status::InvalidArgument("[algo] batch_size must be >= 1");
+  if (o.n_epochs < 1) return Status::InvalidArgument("[algo] n_epochs must be >= 1");
   if (!(o.gamma >= 0 && o.gamma <= 1))
-    return Status::InvalidArgument("[ppo] gamma must be in [0, 1]");
+    return Status::InvalidArgument("[algo] gamma must be in [0, 1]");
   if (!(o.gae_lambda >= 0 && o.gae_lambda <= 1)) {
-    return Status::InvalidArgument("[ppo] gae_lambda must be in [0, 1]");
+    return Status::InvalidArgument("[algo] gae_lambda must be in [0, 1]");
   }
-  if (!(o.max_grad_norm > 0)) return Status::InvalidArgument("[ppo] max_grad_norm must be > 0");
-  if (o.total_timesteps < 1) return Status::InvalidArgument("[ppo] total_timesteps must be >= 1");
+  if (!(o.max_grad_norm > 0)) return Status::InvalidArgument("[algo] max_grad_norm must be > 0");
+  if (o.total_timesteps < 1) return Status::InvalidArgument("[run] total_steps must be >= 1");
   if (o.clip_obs <= 0 || o.clip_reward <= 0) {
-    return Status::InvalidArgument("[ppo] clip_obs and clip_reward must be > 0");
+    return Status::InvalidArgument("[algo] clip_obs and clip_reward must be > 0");
   }
   return Status::Ok();
 }

@@ -200,6 +200,10 @@ Status CheckRanges(const config::Config& config, const RunOptions& run,
                      "machine's {} hardware threads)",
                      max_threads, HardwareThreads()));
   }
+  if (run.total_steps < 1) {
+    fail("run", "total_steps", std::to_string(run.total_steps),
+         "must be >= 1 (env steps to train for)");
+  }
   if (run.checkpoint_every < 0) {
     fail("run", "checkpoint_every", std::to_string(run.checkpoint_every),
          "must be >= 0 (env steps between checkpoints; 0 = final only)");
