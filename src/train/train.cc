@@ -284,7 +284,7 @@ Result<Setup> BuildSetup(config::Config config) {
     return Status::InvalidArgument(
         "[run] seeds = " + std::to_string(s.run.seeds) +
         ": one training run trains one seed; several seeds are trained by `rltrade train` "
-        "(train::RunTrainCommand), each into RUN/seed_<seed>/");
+        "(each into RUN/seed_<seed>/)");
   }
   if (s.run.eval_every < 0) {
     return Status::InvalidArgument("[run] eval_every must be >= 0 (0 = no evaluation)");
