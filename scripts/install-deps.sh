@@ -14,6 +14,8 @@ PACKAGES=(
   # learning and retrieval: LibTorch (CPU) needs OpenBLAS behind libblas.so.3, or matrix
   # work falls back to the reference BLAS (~10x slower)
   libtorch-dev libopenblas0-pthread libfaiss-dev
+  # .npz archives (deflated members, CRC-32)
+  zlib1g-dev
   # the native learner (src/native/) calls cblas_sgemm: cblas.h and libblas.so
   libblas-dev
   # Python bindings and distributed runs

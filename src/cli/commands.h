@@ -34,6 +34,8 @@ void RegisterSignalCommand(CLI::App& app, Action* action);       // signal
 void RegisterPricingCommands(CLI::App& app, Action* action);
 void RegisterChainCommands(CLI::App& app, Action* action);  // chain check, chain synth
 void RegisterHedgeCommand(CLI::App& app, Action* action);   // hedge
+// retrieval synth, retrieval train, retrieval eval
+void RegisterRetrievalCommands(CLI::App& app, Action* action);
 
 // Prints "error: <message>" to stderr and returns exit code 1 (2 for Status::Refused).
 int ReportError(const Status& status);

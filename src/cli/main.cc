@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   rlt::cli::RegisterPricingCommands(app, &action);  // after bench: adds `bench pricing`
   rlt::cli::RegisterChainCommands(app, &action);
   rlt::cli::RegisterHedgeCommand(app, &action);
+  rlt::cli::RegisterRetrievalCommands(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

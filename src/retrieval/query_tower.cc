@@ -1,0 +1,173 @@
+// rltrade retrieval: the query tower (see query_tower.h).
+#include "retrieval/query_tower.h"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "core/rng.h"
+#include "core/status.h"
+#include "native/gemm.h"
+
+namespace rlt::retrieval {
+
+QueryTower::QueryTower(int d, int hidden, uint64_t seed)
+    : d_(d),
+      hidden_(hidden),
+      fwd_(d, hidden, seed, false),
+      bwd_(d, hidden, seed + 1, true),
+      grad_fwd_(fwd_.num_params(), 0.0f),
+      grad_bwd_(bwd_.num_params(), 0.0f),
+      head_w_(static_cast<size_t>(d) * 2 * hidden),
+      head_b_(d),
+      grad_w_(head_w_.size(), 0.0f),
+      grad_b_(d, 0.0f) {
+  RLT_CHECK(d >= 1 && hidden >= 1);
+  Rng rng(seed + 2);
+  const double bound = 1.0 / std::sqrt(2.0 * hidden);
+  for (float& w : head_w_) w = static_cast<float>(rng.Uniform(-bound, bound));
+  for (float& b : head_b_) b = static_cast<float>(rng.Uniform(-bound, bound));
+}
+
+std::vector<TowerParam> QueryTower::Params() {
+  std::vector<TowerParam> out;
+  for (auto* dir : {&fwd_, &bwd_}) {
+    float* grads = dir == &fwd_ ? grad_fwd_.data() : grad_bwd_.data();
+    for (const auto& p : dir->param_info()) {
+      out.push_back(
+          {"gru." + p.name, p.shape, dir->params().data() + p.offset, grads + p.offset, p.size});
+    }
+  }
+  out.push_back({"head.weight",
+                 {d_, 2LL * hidden_},
+                 head_w_.data(),
+                 grad_w_.data(),
+                 static_cast<int64_t>(head_w_.size())});
+  out.push_back({"head.bias", {d_}, head_b_.data(), grad_b_.data(), d_});
+  return out;
+}
+
+int64_t QueryTower::num_params() const {
+  return fwd_.num_params() + bwd_.num_params() + static_cast<int64_t>(head_w_.size()) + d_;
+}
+
+void QueryTower::ZeroGrads() {
+  for (auto* g : {&grad_fwd_, &grad_bwd_, &grad_w_, &grad_b_})
+    std::fill(g->begin(), g->end(), 0.0f);
+}
+
+void QueryTower::Forward(const float* x, int batch, int steps, float* q, int threads) {
+  const int D = d_, H = hidden_, H2 = 2 * hidden_;
+  batch_ = batch;
+  steps_ = steps;
+  const int64_t rows = static_cast<int64_t>(steps) * batch;
+  x_tbd_.resize(rows * D);
+  out_.resize(rows * H2);
+  mean_.resize(static_cast<size_t>(batch) * H2);
+  p_.resize(static_cast<size_t>(batch) * D);
+  norm_.resize(batch);
+  q_.resize(static_cast<size_t>(batch) * D);
+  // (B, T, D) -> (T, B, D): each step's rows contiguous for the recurrent products.
+  for (int b = 0; b < batch; ++b) {
+    for (int t = 0; t < steps; ++t) {
+      std::copy_n(x + (static_cast<int64_t>(b) * steps + t) * D, D,
+                  &x_tbd_[(static_cast<int64_t>(t) * batch + b) * D]);
+    }
+  }
+  auto run_fwd = [&] {
+    fwd_.Forward(ws_fwd_, x_tbd_.data(), steps, batch, nullptr, out_.data(), H2, nullptr);
+  };
+  auto run_bwd = [&] {
+    bwd_.Forward(ws_bwd_, x_tbd_.data(), steps, batch, nullptr, out_.data() + H, H2, nullptr);
+  };
+  if (threads >= 2) {
+    native::SetBlasThreads(1);  // each direction's products on its own core
+    std::thread other(run_bwd);
+    run_fwd();
+    other.join();
+    native::SetBlasThreads(threads);
+  } else {
+    run_fwd();
+    run_bwd();
+  }
+  // Mean over time.
+  std::fill(mean_.begin(), mean_.end(), 0.0f);
+  const float inv_t = 1.0f / static_cast<float>(steps);
+  for (int t = 0; t < steps; ++t) {
+    const float* o = &out_[static_cast<int64_t>(t) * batch * H2];
+    float* m = mean_.data();
+#pragma omp simd
+    for (int64_t k = 0; k < static_cast<int64_t>(batch) * H2; ++k) m[k] += o[k];
+  }
+  for (float& m : mean_) m *= inv_t;
+  // p = mean W^T + b; q = p / ||p||.
+  for (int b = 0; b < batch; ++b) std::copy_n(head_b_.data(), D, &p_[static_cast<size_t>(b) * D]);
+  native::Gemm(false, true, batch, D, H2, 1.0f, mean_.data(), H2, head_w_.data(), H2, 1.0f,
+               p_.data(), D);
+  for (int b = 0; b < batch; ++b) {
+    const float* p = &p_[static_cast<size_t>(b) * D];
+    double ss = 0.0;
+    for (int e = 0; e < D; ++e) ss += static_cast<double>(p[e]) * p[e];
+    // torch's F.normalize: divide by max(||p||, 1e-12).
+    norm_[b] = static_cast<float>(std::max(std::sqrt(ss), 1e-12));
+    for (int e = 0; e < D; ++e) q_[static_cast<size_t>(b) * D + e] = p[e] / norm_[b];
+  }
+  std::copy(q_.begin(), q_.end(), q);
+}
+
+void QueryTower::Backward(const float* d_q, int threads) {
+  const int D = d_, H = hidden_, H2 = 2 * hidden_, batch = batch_, steps = steps_;
+  d_p_.resize(static_cast<size_t>(batch) * D);
+  // d p = (d q - q (q . d q)) / ||p||.
+  for (int b = 0; b < batch; ++b) {
+    const float* q = &q_[static_cast<size_t>(b) * D];
+    const float* g = d_q + static_cast<size_t>(b) * D;
+    double dot = 0.0;
+    for (int e = 0; e < D; ++e) dot += static_cast<double>(q[e]) * g[e];
+    for (int e = 0; e < D; ++e) {
+      d_p_[static_cast<size_t>(b) * D + e] = static_cast<float>((g[e] - q[e] * dot) / norm_[b]);
+    }
+  }
+  // Head: d W += d p^T mean, d b += sum d p, d mean = d p W.
+  native::Gemm(true, false, D, H2, batch, 1.0f, d_p_.data(), D, mean_.data(), H2, 1.0f,
+               grad_w_.data(), H2);
+  for (int b = 0; b < batch; ++b) {
+    for (int e = 0; e < D; ++e) grad_b_[e] += d_p_[static_cast<size_t>(b) * D + e];
+  }
+  d_mean_.resize(static_cast<size_t>(batch) * H2);
+  native::Gemm(false, false, batch, H2, D, 1.0f, d_p_.data(), D, head_w_.data(), H2, 0.0f,
+               d_mean_.data(), H2);
+  // The mean spreads d mean / T over every step.
+  const int64_t rows = static_cast<int64_t>(steps) * batch;
+  d_out_.resize(rows * H2);
+  const float inv_t = 1.0f / static_cast<float>(steps);
+  for (int t = 0; t < steps; ++t) {
+    float* o = &d_out_[static_cast<int64_t>(t) * batch * H2];
+    for (int64_t k = 0; k < static_cast<int64_t>(batch) * H2; ++k) o[k] = d_mean_[k] * inv_t;
+  }
+  auto run_fwd = [&] {
+    fwd_.Backward(ws_fwd_, d_out_.data(), H2, nullptr, nullptr, false, nullptr, grad_fwd_.data());
+  };
+  auto run_bwd = [&] {
+    bwd_.Backward(ws_bwd_, d_out_.data() + H, H2, nullptr, nullptr, false, nullptr,
+                  grad_bwd_.data());
+  };
+  if (threads >= 2) {
+    native::SetBlasThreads(1);  // each direction's products on its own core
+    std::thread other(run_bwd);
+    run_fwd();
+    other.join();
+    native::SetBlasThreads(threads);
+  } else {
+    run_fwd();
+    run_bwd();
+  }
+}
+
+double QueryTower::FlopsPerIteration(int batch, int steps) const {
+  const double gru = 2.0 * 2.0 * steps * batch * 3.0 * hidden_ * (d_ + hidden_);  // 2 dirs
+  const double head = 2.0 * batch * 2.0 * hidden_ * d_;
+  return 3.0 * (gru + head);
+}
+
+}  // namespace rlt::retrieval

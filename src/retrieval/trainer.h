@@ -1,0 +1,199 @@
+// rltrade retrieval: the two-tower trainer (`rltrade retrieval train`).
+//
+// One epoch: the training pairs in a seeded shuffled order, in micro-batches of
+// batch_size; each micro-batch runs the query tower forward, InfoNCE over [targets |
+// in-batch | memory bank | hard negatives] and the tower backward, adds its targets to
+// the memory bank (a FIFO of the last memory_bank targets) and, when the next epoch
+// mines, hands its embeddings to the miner thread. Every `accumulation` micro-batches the
+// summed gradients are clipped (global norm) and AdamW steps with the learning rate of a
+// linear warm-up then a cosine decay to lr_min over all optimizer steps. After each epoch
+// the validation queries are ranked against the whole bank (Recall@k, MRR), a line goes
+// to history.jsonl, checkpoints are written, and the gate (if any) is checked.
+//
+// Deterministic given the seed and thread count: shuffles come from (seed, epoch), the
+// miner's output from the embeddings only, and a checkpoint holds everything the next
+// epoch reads (parameters, AdamW moments, the memory bank, the mined negatives), so a
+// resumed run continues exactly.
+#ifndef RLT_RETRIEVAL_TRAINER_H_
+#define RLT_RETRIEVAL_TRAINER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "retrieval/data.h"
+#include "retrieval/miner.h"
+#include "retrieval/mining_schedule.h"
+#include "retrieval/recall.h"
+
+namespace rlt::retrieval {
+
+struct ModelOptions {
+  std::string cell = "gru";  // the query tower's recurrent cell
+  int hidden = 512;          // H per direction
+
+  template <typename V>
+  void VisitFields(V& v) {
+    v("cell", &cell, "recurrent cell of the query tower", {"gru"});
+    v("hidden", &hidden, "hidden units per direction");
+  }
+};
+
+struct TrainOptions {
+  int epochs = 30;
+  int batch_size = 32;
+  int accumulation = 1;  // micro-batches per optimizer step
+  double lr = 5e-5;
+  double lr_min = 1e-6;
+  int64_t warmup_steps = 0;    // optimizer steps of linear warm-up
+  double weight_decay = 0.01;  // AdamW, decoupled
+  double tau = 0.05;
+  double margin = 0.0;
+  double margin_weight = 1.0;
+  int64_t memory_bank = 0;  // recent targets kept as negatives
+  double grad_clip = 1.0;   // global norm; 0 = none
+  int64_t max_batches = 0;  // stop an epoch after this many micro-batches (0 = all)
+
+  template <typename V>
+  void VisitFields(V& v) {
+    v("epochs", &epochs, "passes over the training pairs");
+    v("batch_size", &batch_size, "pairs per micro-batch");
+    v("accumulation", &accumulation, "micro-batches per optimizer step");
+    v("lr", &lr, "peak learning rate");
+    v("lr_min", &lr_min, "learning rate at the end of the cosine decay");
+    v("warmup_steps", &warmup_steps, "optimizer steps of linear warm-up");
+    v("weight_decay", &weight_decay, "AdamW decoupled weight decay");
+    v("tau", &tau, "InfoNCE temperature");
+    v("margin", &margin, "margin of the extra hinge term (0: none)");
+    v("margin_weight", &margin_weight, "weight of the hinge term");
+    v("memory_bank", &memory_bank, "recent targets kept as negatives (0: none)");
+    v("grad_clip", &grad_clip, "global gradient norm clip (0: none)");
+    v("max_batches", &max_batches, "micro-batches per epoch at most (0: all)");
+  }
+};
+
+struct MiningOptions {
+  std::string schedule;  // mining_schedule.h; "" = none
+  MinerOptions miner;
+
+  template <typename V>
+  void VisitFields(V& v) {
+    v("schedule", &schedule, "hard-negative schedule, e.g. 0-2:none,3-30:8@20-200");
+    miner.VisitFields(v);
+  }
+};
+
+struct EvalOptions {
+  std::vector<int> ks = {10, 100, 500, 1000};
+  std::string best_metric = "recall@100";  // checkpoint kept in best/
+  int every = 1;                           // epochs between evaluations
+  std::string gate_metric;                 // "" = no gate
+  double gate_threshold = 0.0;
+  int gate_epoch = 0;  // from this epoch on, metric < threshold stops the run
+
+  template <typename V>
+  void VisitFields(V& v) {
+    v("ks", &ks, "k of Recall@k");
+    v("best_metric", &best_metric, "metric that picks best/ (recall@K or mrr)");
+    v("every", &every, "epochs between evaluations");
+    v("gate_metric", &gate_metric, "stop when this metric stays below gate_threshold");
+    v("gate_threshold", &gate_threshold, "the gate's threshold");
+    v("gate_epoch", &gate_epoch, "first epoch (0-based) the gate applies to");
+  }
+};
+
+struct RetrievalRunOptions {
+  uint64_t seed = 1;
+  int threads = 0;           // 0 = the cores this process may use (at most 2 are used)
+  int checkpoint_every = 1;  // epochs between checkpoints (the last one always)
+
+  template <typename V>
+  void VisitFields(V& v) {
+    v("seed", &seed, "random seed");
+    v("threads", &threads, "threads (0: the cores this process may use)");
+    v("checkpoint_every", &checkpoint_every, "epochs between kept checkpoints");
+  }
+};
+
+struct TrainerSettings {
+  RetrievalRunOptions run;
+  ModelOptions model;
+  TrainOptions train;
+  MiningOptions mining;
+  EvalOptions eval;
+};
+
+// Checks the settings against each other and against the data's shape (bank size,
+// mining ranks); returns the parsed schedule.
+Result<MiningSchedule> CheckSettings(const TrainerSettings& s, int64_t bank_rows,
+                                     const std::string& bank_name);
+
+struct EpochRecord {
+  int epoch = 0;
+  double loss = 0.0, margin_loss = 0.0, accuracy = 0.0;
+  double lr = 0.0;
+  int64_t micro_batches = 0, optimizer_steps = 0;
+  double train_seconds = 0.0, eval_seconds = 0.0, mining_busy_seconds = 0.0,
+         mining_wait_seconds = 0.0;
+  double it_per_sec = 0.0;  // micro-batches per second of training
+  bool evaluated = false;
+  std::map<int, double> recall;
+  double mrr = 0.0;
+};
+
+class QueryTower;
+
+class Trainer {
+ public:
+  static Result<std::unique_ptr<Trainer>> Create(const TrainerSettings& settings,
+                                                 RetrievalData* data);
+  ~Trainer();
+
+  // Trains one epoch (the next one), evaluates when due. progress(done, total) is called
+  // after every micro-batch (may be empty).
+  EpochRecord RunEpoch(const std::function<void(int64_t, int64_t)>& progress);
+  // Ranks of every validation target (exact, against the whole bank) for the current
+  // parameters, and the metrics.
+  RetrievalMetrics Evaluate();
+
+  // Fills the memory bank with random bank rows (benchmarks: the cost of a full bank from
+  // the first micro-batch on).
+  void PrefillMemoryBank(uint64_t seed);
+
+  int next_epoch() const { return epoch_; }
+  int64_t optimizer_steps() const { return step_; }
+  double Flops(int batch) const;
+
+  // Everything a resume needs: parameters, AdamW state, memory bank, mined negatives.
+  Status Save(const std::string& path) const;
+  Status Load(const std::string& path);
+  // Parameters only (eval, export).
+  Status SaveParameters(const std::string& path) const;
+  Status LoadParameters(const std::string& path);
+
+ private:
+  Trainer() = default;
+  double LearningRate(int64_t step) const;
+
+  TrainerSettings s_;
+  RetrievalData* data_ = nullptr;
+  MiningSchedule schedule_;
+  int threads_ = 1;
+  std::unique_ptr<QueryTower> tower_;
+  std::unique_ptr<HardNegativeMiner> miner_;
+  std::vector<std::unique_ptr<class AdamBlock>> adam_;
+  int epoch_ = 0;
+  int64_t step_ = 0, total_steps_ = 0;
+  // Memory bank: a ring of recent targets (bank rows and their vectors).
+  std::vector<int64_t> memory_rows_;
+  std::vector<float> memory_vectors_;
+  int64_t memory_head_ = 0, memory_size_ = 0;
+};
+
+}  // namespace rlt::retrieval
+
+#endif  // RLT_RETRIEVAL_TRAINER_H_
