@@ -10,7 +10,7 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 SANITIZE_DIR ?= build-sanitize
 SANITIZE ?= address,undefined
 
-.PHONY: all deps configure build demo test test-sanitize format-check bench clean
+.PHONY: all deps configure build demo demo-retrieval test test-sanitize format-check bench clean
 
 all: build
 
@@ -31,6 +31,17 @@ demo: build
 	rm -rf $(BUILD_DIR)/demo/run
 	$(BUILD_DIR)/rltrade train configs/intraday_ppo.toml --seeds 3 --run-dir $(BUILD_DIR)/demo/run
 	$(BUILD_DIR)/rltrade eval $(BUILD_DIR)/demo/run --range test
+
+# The two-tower retrieval trainer on its synthetic task (about a minute).
+demo-retrieval: build
+	mkdir -p $(BUILD_DIR)/demo-retrieval
+	$(BUILD_DIR)/rltrade retrieval synth --pairs $(BUILD_DIR)/demo-retrieval/pairs.npz \
+	  --bank $(BUILD_DIR)/demo-retrieval/bank.npz
+	rm -rf $(BUILD_DIR)/demo-retrieval/run
+	$(BUILD_DIR)/rltrade retrieval train configs/twotower_synth.toml \
+	  --set data.pairs=$(BUILD_DIR)/demo-retrieval/pairs.npz \
+	  --set data.bank=$(BUILD_DIR)/demo-retrieval/bank.npz --run-dir $(BUILD_DIR)/demo-retrieval/run
+	$(BUILD_DIR)/rltrade retrieval eval $(BUILD_DIR)/demo-retrieval/run --json
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE slow
@@ -62,7 +73,7 @@ FUZZ_RUNS ?= 50000
 FUZZ_NO_ASLR := $(shell setarch -R true >/dev/null 2>&1 && echo setarch -R)
 FUZZ_TARGETS = bars_csv_fuzz config_fuzz returns_csv_fuzz state_reader_fuzz \
   vec_env_state_fuzz tensor_file_fuzz normalizer_json_fuzz eval_dir_fuzz \
-  mining_schedule_fuzz
+  mining_schedule_fuzz npz_fuzz
 FUZZ_FLAGS = -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1
 
 .PHONY: fuzz-build fuzz fuzz-ci

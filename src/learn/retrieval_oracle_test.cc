@@ -1,6 +1,6 @@
 // LibTorch as the oracle of the retrieval trainer's native parts: the GRU (both
-// directions of torch::nn::GRU(bidirectional)), the whole query tower (GRU, mean over
-// time, Linear, F.normalize) with every parameter gradient, and one AdamW step against
+// directions of torch::nn::GRU(bidirectional)), the whole query tower (GRU or LSTM, mean
+// over time, Linear, F.normalize) with every parameter gradient, and one AdamW step against
 // torch::optim::AdamW. Parameters are copied from ours into torch's modules.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -73,60 +73,66 @@ TEST(RetrievalOracle, BidirectionalGruOutputsAndGradientsMatchLibTorch) {
 }
 
 TEST(RetrievalOracle, QueryTowerAndAdamWMatchLibTorch) {
-  torch::manual_seed(0);
-  const int D = 9, H = 5, T = 4, B = 3;
-  retrieval::QueryTower tower(D, H, 11);
-  torch::nn::GRU gru(torch::nn::GRUOptions(D, H).bidirectional(true).batch_first(true));
-  torch::nn::Linear head(2 * H, D);
-  auto torch_param = [&](const std::string& name) -> torch::Tensor {
-    if (name.rfind("gru.", 0) == 0) return gru->named_parameters()[name.substr(4)];
-    return head->named_parameters()[name.substr(5)];
-  };
-  {
-    torch::NoGradGuard no_grad;
-    for (const retrieval::TowerParam& p : tower.Params()) {
-      torch_param(p.name).copy_(torch::from_blob(p.value, p.shape, torch::kFloat32));
-    }
-  }
-  Rng rng(4);
-  std::vector<float> x(static_cast<size_t>(B) * T * D), w(static_cast<size_t>(B) * D);
-  for (float& v : x) v = static_cast<float>(rng.Normal());
-  for (float& v : w) v = static_cast<float>(rng.Normal());
-  std::vector<float> q(w.size());
-  tower.ZeroGrads();
-  tower.Forward(x.data(), B, T, q.data(), 2);
-  tower.Backward(w.data(), 2);
-  torch::Tensor xt = FromVector(x, {B, T, D});
-  auto [seq, hn] = gru->forward(xt);
-  torch::Tensor qt = torch::nn::functional::normalize(
-      head->forward(seq.mean(1)), torch::nn::functional::NormalizeFuncOptions().dim(1));
-  (qt * FromVector(w, {B, D})).sum().backward();
-  ExpectClose(q.data(), qt, "q");
-  for (const retrieval::TowerParam& p : tower.Params()) {
-    ExpectClose(p.grad, torch_param(p.name).grad(), "grad " + p.name);
-  }
-  // One AdamW step on our gradients (lr 1e-2, weight decay 0.1, eps 1e-8): torch's
-  // gradients differ in the last bits, which a first Adam step (about lr * sign(g)) would
-  // magnify for gradients near zero.
-  std::vector<torch::Tensor> params;
-  for (const retrieval::TowerParam& p : tower.Params()) {
-    torch::Tensor t = torch_param(p.name);
+  for (const std::string cell : {"gru", "lstm"}) {
+    torch::manual_seed(0);
+    const int D = 9, H = 5, T = 4, B = 3;
+    retrieval::QueryTower tower(D, H, 11, cell);
+    torch::nn::GRU gru(torch::nn::GRUOptions(D, H).bidirectional(true).batch_first(true));
+    torch::nn::LSTM lstm(torch::nn::LSTMOptions(D, H).bidirectional(true).batch_first(true));
+    torch::nn::Linear head(2 * H, D);
+    auto torch_param = [&](const std::string& name) -> torch::Tensor {
+      if (name.rfind("gru.", 0) == 0) return gru->named_parameters()[name.substr(4)];
+      if (name.rfind("lstm.", 0) == 0) return lstm->named_parameters()[name.substr(5)];
+      return head->named_parameters()[name.substr(5)];
+    };
     {
       torch::NoGradGuard no_grad;
-      t.grad().copy_(torch::from_blob(p.grad, p.shape, torch::kFloat32));
+      for (const retrieval::TowerParam& p : tower.Params()) {
+        torch_param(p.name).copy_(torch::from_blob(p.value, p.shape, torch::kFloat32));
+      }
     }
-    params.push_back(t);
-  }
-  torch::optim::AdamW opt(params, torch::optim::AdamWOptions(1e-2).weight_decay(0.1).eps(1e-8));
-  opt.step();
-  native::AdamOptions o;
-  o.lr = 1e-2;
-  o.weight_decay = 0.1;
-  o.eps = 1e-8;
-  for (const retrieval::TowerParam& p : tower.Params()) {
-    native::Adam adam(p.size, o);
-    adam.Step(p.value, p.grad);
-    ExpectClose(p.value, torch_param(p.name), "after AdamW " + p.name, 1e-6);
+    Rng rng(4);
+    std::vector<float> x(static_cast<size_t>(B) * T * D), w(static_cast<size_t>(B) * D);
+    for (float& v : x) v = static_cast<float>(rng.Normal());
+    for (float& v : w) v = static_cast<float>(rng.Normal());
+    std::vector<float> q(w.size());
+    tower.ZeroGrads();
+    tower.Forward(x.data(), B, T, q.data(), 2);
+    tower.Backward(w.data(), 2);
+    torch::Tensor xt = FromVector(x, {B, T, D});
+    torch::Tensor seq =
+        cell == "gru" ? std::get<0>(gru->forward(xt)) : std::get<0>(lstm->forward(xt));
+    torch::Tensor qt = torch::nn::functional::normalize(
+        head->forward(seq.mean(1)), torch::nn::functional::NormalizeFuncOptions().dim(1));
+    (qt * FromVector(w, {B, D})).sum().backward();
+    ExpectClose(q.data(), qt, cell + " q");
+    for (const retrieval::TowerParam& p : tower.Params()) {
+      ExpectClose(p.grad, torch_param(p.name).grad(), cell + " grad " + p.name);
+    }
+    if (cell != "gru") continue;
+    // One AdamW step on our gradients (lr 1e-2, weight decay 0.1, eps 1e-8): torch's
+    // gradients differ in the last bits, which a first Adam step (about lr * sign(g))
+    // would magnify for gradients near zero.
+    std::vector<torch::Tensor> params;
+    for (const retrieval::TowerParam& p : tower.Params()) {
+      torch::Tensor t = torch_param(p.name);
+      {
+        torch::NoGradGuard no_grad;
+        t.grad().copy_(torch::from_blob(p.grad, p.shape, torch::kFloat32));
+      }
+      params.push_back(t);
+    }
+    torch::optim::AdamW opt(params, torch::optim::AdamWOptions(1e-2).weight_decay(0.1).eps(1e-8));
+    opt.step();
+    native::AdamOptions o;
+    o.lr = 1e-2;
+    o.weight_decay = 0.1;
+    o.eps = 1e-8;
+    for (const retrieval::TowerParam& p : tower.Params()) {
+      native::Adam adam(p.size, o);
+      adam.Step(p.value, p.grad);
+      ExpectClose(p.value, torch_param(p.name), "after AdamW " + p.name, 1e-6);
+    }
   }
 }
 

@@ -26,8 +26,21 @@ uint64_t HashRow(const float* v, int64_t n) {
   return h;
 }
 
-// Every element finite; returns the first bad row or -1.
+// The error for a non-finite element (row-major index `elem`).
+Status NonFinite(const RowSource& src, int64_t elem, float value) {
+  const int64_t row = elem / src.row_elems();
+  return Status::DataError(src.Name() + ": row " + std::to_string(row) + " holds " +
+                           (std::isnan(value) ? "NaN" : "an infinite value") + " (element " +
+                           std::to_string(elem % src.row_elems()) +
+                           "): every value must be finite; fix or drop that row");
+}
+
 Status CheckFinite(const RowSource& src) {
+  int64_t known = -1;
+  float value = 0.0f;
+  if (src.FiniteChecked(&known, &value)) {
+    return known < 0 ? Status::Ok() : NonFinite(src, known, value);
+  }
   const int64_t per =
       std::max<int64_t>(1, kCheckBlockBytes / 4 / std::max<int64_t>(1, src.row_elems()));
   std::vector<float> block;
@@ -37,13 +50,7 @@ Status CheckFinite(const RowSource& src) {
     src.Read(first, n, block.data());
     if ((first / per) % 16 == 15) src.Release();  // bounded memory for files larger than RAM
     for (int64_t k = 0; k < static_cast<int64_t>(block.size()); ++k) {
-      if (!std::isfinite(block[k])) {
-        const int64_t row = first + k / src.row_elems();
-        return Status::DataError(src.Name() + ": row " + std::to_string(row) + " holds " +
-                                 (std::isnan(block[k]) ? "NaN" : "an infinite value") +
-                                 " (element " + std::to_string(k % src.row_elems()) +
-                                 "): every value must be finite; fix or drop that row");
-      }
+      if (!std::isfinite(block[k])) return NonFinite(src, first * src.row_elems() + k, block[k]);
     }
   }
   src.Release();

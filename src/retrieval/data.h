@@ -35,6 +35,9 @@ class RowSource {
   // Drops the pages read so far from this process's resident memory (a memory-mapped
   // file's pages stay in the page cache); no-op for data in memory.
   virtual void Release() const {}
+  // When the source already scanned its values: true, with the first non-finite element
+  // (row * row_elems + column; -1 = none) and its value.
+  virtual bool FiniteChecked(int64_t* /*first_bad*/, float* /*value*/) const { return false; }
 };
 
 // A RowSource over a float vector it owns (tests, synthetic data in memory).

@@ -360,7 +360,22 @@ Result<NpzArray> NpzFile::Get(const std::string& name, const std::vector<NpyDTyp
   const unsigned char* bytes = map_->data() + m.data_offset;
   uint64_t length = m.size;
   if (m.deflated) {
-    if (m.size > (uint64_t{1} << 40)) return Status::DataError(where + ": absurd size");
+    // Deflate expands at most ~1032:1; a larger claim is a corrupt header, and the
+    // inflated bytes must fit in memory.
+    if (m.size / 1032 > m.compressed_size + 1024) {
+      return Status::DataError(where + ": the archive claims " + std::to_string(m.size) +
+                               " bytes from " + std::to_string(m.compressed_size) +
+                               " deflated ones, more than deflate can produce: the file is "
+                               "corrupt");
+    }
+    const uint64_t avail = static_cast<uint64_t>(sysconf(_SC_AVPHYS_PAGES)) *
+                           static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    if (m.size > avail) {
+      return Status::DataError(where + ": deflated, " + std::to_string(m.size >> 20) +
+                               " MiB once inflated, more than the " + std::to_string(avail >> 20) +
+                               " MiB of free memory; save it uncompressed (numpy.savez), "
+                               "which is read in place");
+    }
     auto own = std::make_shared<std::vector<char>>(m.size);
     z_stream z{};
     if (inflateInit2(&z, -15) != Z_OK) return Status::IoError(where + ": zlib init failed");
@@ -397,17 +412,6 @@ Result<NpzArray> NpzFile::Get(const std::string& name, const std::vector<NpyDTyp
     a.own_ = own;
     bytes = reinterpret_cast<const unsigned char*>(own->data());
   } else {
-    uLong crc = crc32(0L, Z_NULL, 0);
-    for (uint64_t at = 0; at < length;) {
-      const uint64_t n = std::min<uint64_t>(1 << 30, length - at);
-      crc = crc32(crc, bytes + at, static_cast<uInt>(n));
-      at += n;
-    }
-    if (crc != m.crc) {
-      return Status::DataError(where + ": CRC-32 mismatch (the archive says " +
-                               std::to_string(m.crc) + ", the data has " + std::to_string(crc) +
-                               "): the file is corrupt");
-    }
     a.map_ = map_;
   }
   // The .npy header.
@@ -474,6 +478,50 @@ Result<NpzArray> NpzFile::Get(const std::string& name, const std::vector<NpyDTyp
   a.rows_ = m.shape.empty() ? 1 : m.shape[0];
   a.row_elems_ = 1;
   for (size_t i = 1; i < m.shape.size(); ++i) a.row_elems_ *= m.shape[i];
+  // One pass over the bytes: the CRC-32 of a stored member (an inflated one was checked
+  // while inflating) and the first non-finite value of a float array. The pages read are
+  // released as the pass goes, so a member larger than memory is checked in bounded
+  // resident memory (they stay in the page cache).
+  const bool stored = !m.deflated;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const int esize = ElemSize(m.dtype);
+  uLong crc = crc32(0L, Z_NULL, 0);
+  if (stored) crc = crc32(crc, bytes, static_cast<uInt>(m.npy_header_bytes));
+  const unsigned char* data = bytes + m.npy_header_bytes;
+  const uint64_t chunk = uint64_t{256} << 20;  // a multiple of every element size
+  for (uint64_t at = 0; at < need; at += chunk) {
+    const uint64_t n = std::min<uint64_t>(chunk, need - at);
+    if (stored) crc = crc32(crc, data + at, static_cast<uInt>(n));
+    if (a.first_nonfinite_ < 0 && m.dtype != NpyDType::kInt64) {
+      for (uint64_t k = 0; k < n; k += esize) {
+        bool bad;
+        if (esize == 4) {
+          uint32_t b;
+          std::memcpy(&b, data + at + k, 4);
+          bad = (b & 0x7F800000u) == 0x7F800000u;
+        } else {
+          uint16_t b;
+          std::memcpy(&b, data + at + k, 2);
+          bad = (b & 0x7C00u) == 0x7C00u;
+        }
+        if (bad) {
+          a.first_nonfinite_ = static_cast<int64_t>((at + k) / esize);
+          break;
+        }
+      }
+    }
+    if (stored) {
+      const uintptr_t begin = reinterpret_cast<uintptr_t>(data + at) / page * page;
+      madvise(reinterpret_cast<void*>(begin), reinterpret_cast<uintptr_t>(data + at + n) - begin,
+              MADV_DONTNEED);
+    }
+  }
+  if (stored && crc != m.crc) {
+    return Status::DataError(where + ": CRC-32 mismatch (the archive says " +
+                             std::to_string(m.crc) + ", the data has " + std::to_string(crc) +
+                             "): the file is corrupt");
+  }
+  a.finite_checked_ = m.dtype != NpyDType::kInt64;
   return a;
 }
 
@@ -495,6 +543,18 @@ void NpzArray::Read(int64_t first, int64_t n, float* out) const {
 
 void NpzArray::Gather(const int64_t* idx, int64_t n, float* out) const {
   for (int64_t i = 0; i < n; ++i) Read(idx[i], 1, out + i * row_elems_);
+}
+
+bool NpzArray::FiniteChecked(int64_t* first_bad, float* value) const {
+  if (!finite_checked_) return false;
+  *first_bad = first_nonfinite_;
+  if (first_nonfinite_ >= 0) {
+    const int64_t row = first_nonfinite_ / row_elems_;
+    std::vector<float> r(static_cast<size_t>(row_elems_));
+    Read(row, 1, r.data());
+    *value = r[static_cast<size_t>(first_nonfinite_ % row_elems_)];
+  }
+  return true;
 }
 
 void NpzArray::Release() const {

@@ -65,6 +65,8 @@ class NpzArray : public RowSource {
   // madvise(MADV_DONTNEED) over a stored member's mapped bytes (an inflated member is
   // owned memory and stays).
   void Release() const override;
+  // Get() found the first non-finite element while checking the CRC (one pass).
+  bool FiniteChecked(int64_t* first_bad, float* value) const override;
   // int64 arrays only.
   std::vector<int64_t> ReadInt64() const;
 
@@ -74,6 +76,8 @@ class NpzArray : public RowSource {
   std::shared_ptr<std::vector<char>> own_;  // an inflated member's bytes
   const char* data_ = nullptr;              // the array's first element
   int64_t bytes_ = 0;                       // the array's bytes
+  bool finite_checked_ = false;
+  int64_t first_nonfinite_ = -1;  // element index, -1 = all finite
   NpyDType dtype_ = NpyDType::kFloat32;
   std::vector<int64_t> shape_;
   int64_t rows_ = 0, row_elems_ = 1;

@@ -221,5 +221,24 @@ TEST(Npz, TruncatedOrFlippedArchivesGiveErrorsNeverWrongData) {
   }
 }
 
+TEST(Npz, ADeflatedMemberClaimingMoreThanDeflateCanProduceIsRefused) {
+  // Regression (npz_fuzz): a central directory claiming a huge inflated size made the
+  // reader allocate it. The claim is now checked against deflate's ~1032:1 limit.
+  std::string bytes = ReadBytes(kFixtures + "numpy_deflated.npz");
+  const size_t cd = bytes.find(std::string("PK\x01\x02", 4));
+  ASSERT_NE(cd, std::string::npos);
+  ASSERT_EQ(bytes.substr(cd + 46, 5), "a.npy");
+  const uint32_t huge = 0xF0000000u;
+  for (int i = 0; i < 4; ++i) bytes[cd + 24 + i] = static_cast<char>((huge >> (8 * i)) & 0xFF);
+  const std::string path = ::testing::TempDir() + "/claim.npz";
+  WriteBytes(path, bytes);
+  auto f = NpzFile::Open(path);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  auto a = f->Get("a", {NpyDType::kFloat32}, {3, 4, 5});
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.status().message().find("more than deflate can produce"), std::string::npos)
+      << a.status().message();
+}
+
 }  // namespace
 }  // namespace rlt::retrieval

@@ -8,16 +8,119 @@
 #include "core/rng.h"
 #include "core/status.h"
 #include "native/gemm.h"
+#include "native/gru.h"
+#include "native/lstm.h"
 
 namespace rlt::retrieval {
 
-QueryTower::QueryTower(int d, int hidden, uint64_t seed)
+// One direction of the bidirectional layer: reads x (T, B, D), writes out[t] at row
+// stride `stride`; Backward accumulates its parameter gradients (no d_x: x is data).
+class TowerDirection {
+ public:
+  virtual ~TowerDirection() = default;
+  virtual const std::vector<native::ParamInfo>& param_info() const = 0;
+  virtual float* params() = 0;
+  virtual int64_t num_params() const = 0;
+  virtual void Forward(const float* x, int steps, int batch, float* out, int stride) = 0;
+  virtual void Backward(const float* d_out, int stride, float* grads) = 0;
+};
+
+namespace {
+
+class GruDirection : public TowerDirection {
+ public:
+  GruDirection(int d, int hidden, uint64_t seed, bool reverse) : gru_(d, hidden, seed, reverse) {}
+  const std::vector<native::ParamInfo>& param_info() const override { return gru_.param_info(); }
+  float* params() override { return gru_.params().data(); }
+  int64_t num_params() const override { return gru_.num_params(); }
+  void Forward(const float* x, int steps, int batch, float* out, int stride) override {
+    gru_.Forward(ws_, x, steps, batch, nullptr, out, stride, nullptr);
+  }
+  void Backward(const float* d_out, int stride, float* grads) override {
+    gru_.Backward(ws_, d_out, stride, nullptr, nullptr, false, nullptr, grads);
+  }
+
+ private:
+  native::Gru gru_;
+  native::GruWorkspace ws_;
+};
+
+// The native LSTM runs forward in time; the reverse direction runs it on the time-
+// reversed sequence and reverses its outputs back (torch's bidirectional semantics).
+class LstmDirection : public TowerDirection {
+ public:
+  LstmDirection(int d, int hidden, uint64_t seed, bool reverse)
+      : lstm_(d, hidden, seed), reverse_(reverse), info_(lstm_.param_info()) {
+    if (reverse) {
+      for (auto& p : info_) p.name += "_reverse";
+    }
+  }
+  const std::vector<native::ParamInfo>& param_info() const override { return info_; }
+  float* params() override { return lstm_.params().data(); }
+  int64_t num_params() const override { return lstm_.num_params(); }
+  void Forward(const float* x, int steps, int batch, float* out, int stride) override {
+    const int D = lstm_.input_size(), H = lstm_.hidden_size();
+    const int64_t rows = static_cast<int64_t>(steps) * batch;
+    const float* in = x;
+    if (reverse_) {
+      x_rev_.resize(rows * D);
+      for (int t = 0; t < steps; ++t) {
+        std::copy_n(x + static_cast<int64_t>(steps - 1 - t) * batch * D,
+                    static_cast<int64_t>(batch) * D, &x_rev_[static_cast<int64_t>(t) * batch * D]);
+      }
+      in = x_rev_.data();
+    }
+    dense_.resize(rows * H);
+    zeros_.assign(static_cast<size_t>(batch) * H, 0.0f);
+    lstm_.Forward(ws_, in, steps, batch, zeros_.data(), zeros_.data(), nullptr, dense_.data(),
+                  nullptr, nullptr);
+    for (int t = 0; t < steps; ++t) {
+      const int src = reverse_ ? steps - 1 - t : t;
+      for (int b = 0; b < batch; ++b) {
+        std::copy_n(&dense_[(static_cast<int64_t>(src) * batch + b) * H], H,
+                    out + (static_cast<int64_t>(t) * batch + b) * stride);
+      }
+    }
+  }
+  void Backward(const float* d_out, int stride, float* grads) override {
+    const int H = lstm_.hidden_size(), steps = ws_.steps, batch = ws_.batch;
+    for (int t = 0; t < steps; ++t) {
+      const int dst = reverse_ ? steps - 1 - t : t;
+      for (int b = 0; b < batch; ++b) {
+        std::copy_n(d_out + (static_cast<int64_t>(t) * batch + b) * stride, H,
+                    &dense_[(static_cast<int64_t>(dst) * batch + b) * H]);
+      }
+    }
+    lstm_.Backward(ws_, dense_.data(), nullptr, nullptr, nullptr, nullptr, nullptr, grads);
+  }
+
+ private:
+  native::Lstm lstm_;
+  bool reverse_;
+  std::vector<native::ParamInfo> info_;
+  native::LstmWorkspace ws_;
+  std::vector<float> x_rev_, dense_, zeros_;
+};
+
+std::unique_ptr<TowerDirection> MakeDirection(const std::string& cell, int d, int hidden,
+                                              uint64_t seed, bool reverse) {
+  if (cell == "lstm") return std::make_unique<LstmDirection>(d, hidden, seed, reverse);
+  RLT_CHECK_MSG(cell == "gru", "query tower cell must be gru or lstm");
+  return std::make_unique<GruDirection>(d, hidden, seed, reverse);
+}
+
+}  // namespace
+
+QueryTower::~QueryTower() = default;
+
+QueryTower::QueryTower(int d, int hidden, uint64_t seed, const std::string& cell)
     : d_(d),
       hidden_(hidden),
-      fwd_(d, hidden, seed, false),
-      bwd_(d, hidden, seed + 1, true),
-      grad_fwd_(fwd_.num_params(), 0.0f),
-      grad_bwd_(bwd_.num_params(), 0.0f),
+      cell_(cell),
+      fwd_(MakeDirection(cell, d, hidden, seed, false)),
+      bwd_(MakeDirection(cell, d, hidden, seed + 1, true)),
+      grad_fwd_(fwd_->num_params(), 0.0f),
+      grad_bwd_(bwd_->num_params(), 0.0f),
       head_w_(static_cast<size_t>(d) * 2 * hidden),
       head_b_(d),
       grad_w_(head_w_.size(), 0.0f),
@@ -31,11 +134,11 @@ QueryTower::QueryTower(int d, int hidden, uint64_t seed)
 
 std::vector<TowerParam> QueryTower::Params() {
   std::vector<TowerParam> out;
-  for (auto* dir : {&fwd_, &bwd_}) {
-    float* grads = dir == &fwd_ ? grad_fwd_.data() : grad_bwd_.data();
+  for (TowerDirection* dir : {fwd_.get(), bwd_.get()}) {
+    float* grads = dir == fwd_.get() ? grad_fwd_.data() : grad_bwd_.data();
     for (const auto& p : dir->param_info()) {
       out.push_back(
-          {"gru." + p.name, p.shape, dir->params().data() + p.offset, grads + p.offset, p.size});
+          {cell_ + "." + p.name, p.shape, dir->params() + p.offset, grads + p.offset, p.size});
     }
   }
   out.push_back({"head.weight",
@@ -48,7 +151,7 @@ std::vector<TowerParam> QueryTower::Params() {
 }
 
 int64_t QueryTower::num_params() const {
-  return fwd_.num_params() + bwd_.num_params() + static_cast<int64_t>(head_w_.size()) + d_;
+  return fwd_->num_params() + bwd_->num_params() + static_cast<int64_t>(head_w_.size()) + d_;
 }
 
 void QueryTower::ZeroGrads() {
@@ -74,12 +177,8 @@ void QueryTower::Forward(const float* x, int batch, int steps, float* q, int thr
                   &x_tbd_[(static_cast<int64_t>(t) * batch + b) * D]);
     }
   }
-  auto run_fwd = [&] {
-    fwd_.Forward(ws_fwd_, x_tbd_.data(), steps, batch, nullptr, out_.data(), H2, nullptr);
-  };
-  auto run_bwd = [&] {
-    bwd_.Forward(ws_bwd_, x_tbd_.data(), steps, batch, nullptr, out_.data() + H, H2, nullptr);
-  };
+  auto run_fwd = [&] { fwd_->Forward(x_tbd_.data(), steps, batch, out_.data(), H2); };
+  auto run_bwd = [&] { bwd_->Forward(x_tbd_.data(), steps, batch, out_.data() + H, H2); };
   if (threads >= 2) {
     native::SetBlasThreads(1);  // each direction's products on its own core
     std::thread other(run_bwd);
@@ -145,13 +244,8 @@ void QueryTower::Backward(const float* d_q, int threads) {
     float* o = &d_out_[static_cast<int64_t>(t) * batch * H2];
     for (int64_t k = 0; k < static_cast<int64_t>(batch) * H2; ++k) o[k] = d_mean_[k] * inv_t;
   }
-  auto run_fwd = [&] {
-    fwd_.Backward(ws_fwd_, d_out_.data(), H2, nullptr, nullptr, false, nullptr, grad_fwd_.data());
-  };
-  auto run_bwd = [&] {
-    bwd_.Backward(ws_bwd_, d_out_.data() + H, H2, nullptr, nullptr, false, nullptr,
-                  grad_bwd_.data());
-  };
+  auto run_fwd = [&] { fwd_->Backward(d_out_.data(), H2, grad_fwd_.data()); };
+  auto run_bwd = [&] { bwd_->Backward(d_out_.data() + H, H2, grad_bwd_.data()); };
   if (threads >= 2) {
     native::SetBlasThreads(1);  // each direction's products on its own core
     std::thread other(run_bwd);

@@ -1,9 +1,11 @@
 // rltrade retrieval: the query tower of the two-tower model, forward and backward on the
 // native engine (no LibTorch):
-//   x (B, T, D) --bidirectional GRU (D -> H each way)--> (T, B, 2H) --mean over T--> (B, 2H)
+//   x (B, T, D) --bidirectional GRU or LSTM (D -> H each way)--> (T, B, 2H) --mean over T-->
+//   (B, 2H)
 //   --linear 2H -> D--> p (B, D) --L2 normalisation--> q = p / ||p||
-// Parameters, named as torch::nn::GRU(D, H, bidirectional) and torch::nn::Linear(2H, D)
-// would name them: gru.weight_ih_l0 ... gru.bias_hh_l0_reverse, head.weight (D, 2H),
+// Parameters, named as torch::nn::GRU / LSTM(D, H, bidirectional) and torch::nn::Linear(2H, D)
+// would name them: gru.weight_ih_l0 ... gru.bias_hh_l0_reverse (lstm.* for the LSTM),
+// head.weight (D, 2H),
 // head.bias (D); the linear layer is initialised as torch's (U(+-1/sqrt(2H))).
 // The two GRU directions are independent until the mean: with two threads they run at
 // once, each on its own core (OpenBLAS limited to one thread meanwhile).
@@ -16,8 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "native/gru.h"
-
 namespace rlt::retrieval {
 
 struct TowerParam {
@@ -28,9 +28,13 @@ struct TowerParam {
   int64_t size;
 };
 
+class TowerDirection;  // one direction of the recurrent layer (query_tower.cc)
+
 class QueryTower {
  public:
-  QueryTower(int d, int hidden, uint64_t seed);
+  // cell: "gru" or "lstm".
+  QueryTower(int d, int hidden, uint64_t seed, const std::string& cell = "gru");
+  ~QueryTower();
 
   int d() const { return d_; }
   int hidden() const { return hidden_; }
@@ -50,8 +54,8 @@ class QueryTower {
 
  private:
   int d_, hidden_;
-  native::Gru fwd_, bwd_;
-  native::GruWorkspace ws_fwd_, ws_bwd_;
+  std::string cell_;
+  std::unique_ptr<TowerDirection> fwd_, bwd_;
   std::vector<float> grad_fwd_, grad_bwd_;
   std::vector<float> head_w_, head_b_, grad_w_, grad_b_;
   // Activations of the last Forward().

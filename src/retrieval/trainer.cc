@@ -118,7 +118,8 @@ Result<std::unique_ptr<Trainer>> Trainer::Create(const TrainerSettings& settings
   t->schedule_ = std::move(schedule);
   t->threads_ = std::min(ResolveThreads(settings.run.threads), 2);
   native::SetBlasThreads(t->threads_);
-  t->tower_ = std::make_unique<QueryTower>(data->dim, settings.model.hidden, settings.run.seed);
+  t->tower_ = std::make_unique<QueryTower>(data->dim, settings.model.hidden, settings.run.seed,
+                                           settings.model.cell);
   native::AdamOptions ao;
   ao.lr = settings.train.lr;
   ao.eps = 1e-8;  // torch's AdamW default

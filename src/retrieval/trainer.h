@@ -38,7 +38,7 @@ struct ModelOptions {
 
   template <typename V>
   void VisitFields(V& v) {
-    v("cell", &cell, "recurrent cell of the query tower", {"gru"});
+    v("cell", &cell, "recurrent cell of the query tower", {"gru", "lstm"});
     v("hidden", &hidden, "hidden units per direction");
   }
 };

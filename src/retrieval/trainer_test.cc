@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -75,6 +76,17 @@ TEST(Trainer, LearnsTheSyntheticTaskAndNothingFromShuffledTargets) {
       EXPECT_LT(last.recall.at(10), 0.08);
     }
   }
+}
+
+TEST(Trainer, TheLstmCellLearnsTheTaskToo) {
+  auto data = Data(SmallSynth());
+  TrainerSettings s = SmallSettings();
+  s.model.cell = "lstm";
+  auto trainer = Trainer::Create(s, data.get());
+  ASSERT_TRUE(trainer.ok()) << trainer.status().message();
+  EpochRecord last;
+  for (int e = 0; e < s.train.epochs; ++e) last = (*trainer)->RunEpoch({});
+  EXPECT_GT(last.recall.at(10), 0.8);
 }
 
 TEST(Trainer, ResumingFromACheckpointContinuesExactly) {
