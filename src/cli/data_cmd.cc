@@ -21,6 +21,7 @@
 #include "cli/problems_output.h"
 #include "core/civil_time.h"
 #include "core/json_text.h"
+#include "core/printable.h"
 #include "market/market.h"
 
 namespace rlt::cli {
@@ -88,15 +89,15 @@ std::string Examples(const std::vector<int32_t>& dates) {
 
 void PrintText(const CheckFlags& f, const market::DataReport& report,
                const std::vector<SymbolSummary>& summaries) {
-  fmt::print("{}: {} data rows, {} symbol(s), timezone {}\n", f.file, report.rows_read,
-             summaries.size(), f.timezone);
+  fmt::print("{}: {} data rows, {} symbol(s), timezone {}\n", PrintableText(f.file),
+             report.rows_read, summaries.size(), f.timezone);
   if (!f.session.empty()) {
     fmt::print("session {}: {} row(s) outside it skipped\n", f.session,
                report.rows_outside_session);
   }
-  for (const auto& note : report.notes) fmt::print("note: {}\n", note);
+  for (const auto& note : report.notes) fmt::print("note: {}\n", PrintableText(note));
   size_t width = 6;
-  for (const auto& s : summaries) width = std::max(width, s.symbol.size());
+  for (const auto& s : summaries) width = std::max(width, PrintableText(s.symbol).size());
   fmt::print("{:<{}} {:>8} {:>10} {:>10} {:>8}  {:>14}  {}\n", "symbol", width, "rows", "first",
              "last", "sessions", "bars/session", "gaps");
   bool any_weekday_gap = false;
@@ -111,8 +112,8 @@ void PrintText(const CheckFlags& f, const market::DataReport& report,
       gaps += fmt::format("{} sessions other symbols have ({})", s.missing_vs_others.size(),
                           Examples(s.missing_vs_others));
     }
-    fmt::print("{:<{}} {:>8} {:>10} {:>10} {:>8}  {:>14}  {}\n", s.symbol, width, s.rows,
-               FormatDate(s.first), FormatDate(s.last), s.sessions,
+    fmt::print("{:<{}} {:>8} {:>10} {:>10} {:>8}  {:>14}  {}\n", PrintableText(s.symbol), width,
+               s.rows, FormatDate(s.first), FormatDate(s.last), s.sessions,
                fmt::format("{}/{}/{}", s.min_bars, s.median_bars, s.max_bars),
                gaps.empty() ? "none" : gaps);
   }
@@ -201,7 +202,7 @@ int RunCheck(const CheckFlags& f) {
   }
   if (!data.ok()) return ReportError(data.status());
   if (report.naive_times && !f.timezone_given) {
-    fmt::print(stderr, "{}\n", market::NaiveTimesNote(f.file, f.timezone));
+    fmt::print(stderr, "{}\n", PrintableText(market::NaiveTimesNote(f.file, f.timezone)));
   }
   std::set<int32_t> all_dates;
   for (const Bars& b : data->symbols) {

@@ -19,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "core/civil_time.h"
+#include "core/printable.h"
 #include "env/envs/intraday.h"
 #include "env/envs/intraday_rules.h"
 #include "env/registry.h"
@@ -134,7 +135,7 @@ int RunDemo(const DemoFlags& f) {
   auto md = market::ReadBarsCsv(csv, ro, &report);
   if (!md.ok()) return ReportError(md.status());
   if (report.naive_times && !f.timezone_given) {
-    fmt::print(stderr, "{}\n", market::NaiveTimesNote(csv, ro.timezone));
+    fmt::print(stderr, "{}\n", PrintableText(market::NaiveTimesNote(csv, ro.timezone)));
   }
   if (md->symbols.size() > 1) {
     return ReportError(Status::InvalidArgument(

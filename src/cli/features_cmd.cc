@@ -30,6 +30,7 @@
 #include "cli/commands.h"
 #include "core/civil_time.h"
 #include "core/json_text.h"
+#include "core/printable.h"
 #include "features/presets.h"
 #include "features/registry.h"
 #include "market/csv.h"
@@ -66,7 +67,7 @@ Result<market::MarketData> ReadInput(const std::string& path, const std::string&
   market::DataReport report;
   RLT_ASSIGN_OR_RETURN(market::MarketData data, market::ReadBarsCsv(path, options, &report));
   if (report.naive_times && !timezone_given) {
-    fmt::print(stderr, "{}\n", market::NaiveTimesNote(path, timezone));
+    fmt::print(stderr, "{}\n", PrintableText(market::NaiveTimesNote(path, timezone)));
   }
   if (report.rows_dropped > 0) {
     fmt::print(stderr, "dropped {} of {} rows of {} with problems:\n", report.rows_dropped,

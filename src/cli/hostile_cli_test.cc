@@ -600,6 +600,11 @@ TEST_F(HostileCli, NeverAbortsOnHugeNetworksOrBadBytesAndNeverEchoesGarbage) {
       "", "/dev/null");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_FALSE(nlohmann::json::parse(r.out, nullptr, false).is_discarded()) << r.out;
+  // ... and as text: the byte is shown escaped, never raw.
+  r = RunCli("data check " + Path("latin1.csv"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "CAF\\xC9")) << r.out;
+  EXPECT_FALSE(Has(r.out, "\xc9")) << r.out;
 
   // Binary bytes in a value are escaped; a 10 MB line is cut; a directory is named as one.
   r = RunCli("metrics --returns " + Write("bin.csv", "return\n0.01\n\xe9\xff\x01x\n"));

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "core/printable.h"
 #include "evalrun/signal.h"
 #include "train/seeds.h"
 
@@ -26,7 +27,7 @@ int RunSignal(const SignalFlags& f) {
   request.run_dir = *run;
   Result<evalrun::Signal> out = evalrun::ComputeSignal(request);
   if (!out.ok()) return ReportError(out.status());
-  fmt::print("{}", f.json ? out->json : out->text);
+  fmt::print("{}", f.json ? out->json : PrintableText(out->text, size_t{1} << 20));
   return 0;
 }
 

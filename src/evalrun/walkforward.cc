@@ -16,6 +16,7 @@
 #include "config/config.h"
 #include "core/civil_time.h"
 #include "core/json_text.h"
+#include "core/printable.h"
 #include "env/market_dataset.h"
 #include "eval/eval_files.h"
 #include "eval/metrics.h"
@@ -259,7 +260,7 @@ Result<std::optional<Json>> RunFold(const WalkforwardRequest& request, const Wal
         fmt::format("fold {}: [split] validation {} overlaps its windows and is removed ({})",
                     number, plan.validation->ToString(), fold_config.string());
     outcome->notes.push_back(note);
-    fmt::print(stderr, "note: {}\n", note);
+    fmt::print(stderr, "note: {}\n", PrintableText(note));
   }
   treq.overrides.push_back("split.train=" + train_range.ToString());
   treq.overrides.push_back("split.test=" + test_range.ToString());
@@ -371,7 +372,9 @@ Status WriteConcatenated(const WalkforwardRequest& request, const WalkforwardPla
 Result<WalkforwardOutcome> RunWalkforward(const WalkforwardRequest& request) {
   WalkforwardOutcome outcome;
   RLT_ASSIGN_OR_RETURN(const WalkforwardPlan plan, PlanWalkforward(request, &outcome));
-  for (const std::string& note : outcome.notes) fmt::print(stderr, "note: {}\n", note);
+  for (const std::string& note : outcome.notes) {
+    fmt::print(stderr, "note: {}\n", PrintableText(note));
+  }
   std::vector<DailyRow> rows;
   Json folds_json = Json::array();
   for (int k = 0; k < static_cast<int>(outcome.windows.size()); ++k) {

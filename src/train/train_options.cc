@@ -11,6 +11,7 @@
 
 #include "core/civil_time.h"
 #include "core/options.h"
+#include "core/printable.h"
 #include "env/envs/intraday.h"
 #include "features/normalizer.h"
 #include "market/date_range.h"
@@ -62,7 +63,7 @@ void NoteOnce(const std::string& note) {
   static std::mutex mu;
   static std::set<std::string> seen;
   std::lock_guard<std::mutex> lock(mu);
-  if (seen.insert(note).second) std::fprintf(stderr, "%s\n", note.c_str());
+  if (seen.insert(note).second) std::fprintf(stderr, "%s\n", PrintableText(note).c_str());
 }
 
 // The regular session of [data] session, its error naming the config's file:line.
