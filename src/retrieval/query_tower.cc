@@ -102,6 +102,22 @@ class LstmDirection : public TowerDirection {
   std::vector<float> x_rev_, dense_, zeros_;
 };
 
+// The two directions at once, one per core (each with single-threaded products), or one
+// after the other on one thread.
+template <typename F, typename B>
+void RunBothDirections(int threads, const F& forward_direction, const B& reverse_direction) {
+  if (threads >= 2) {
+    native::SetBlasThreads(1);
+    std::thread other(reverse_direction);
+    forward_direction();
+    other.join();
+    native::SetBlasThreads(threads);
+  } else {
+    forward_direction();
+    reverse_direction();
+  }
+}
+
 std::unique_ptr<TowerDirection> MakeDirection(const std::string& cell, int d, int hidden,
                                               uint64_t seed, bool reverse) {
   if (cell == "lstm") return std::make_unique<LstmDirection>(d, hidden, seed, reverse);
@@ -179,16 +195,7 @@ void QueryTower::Forward(const float* x, int batch, int steps, float* q, int thr
   }
   auto run_fwd = [&] { fwd_->Forward(x_tbd_.data(), steps, batch, out_.data(), H2); };
   auto run_bwd = [&] { bwd_->Forward(x_tbd_.data(), steps, batch, out_.data() + H, H2); };
-  if (threads >= 2) {
-    native::SetBlasThreads(1);  // each direction's products on its own core
-    std::thread other(run_bwd);
-    run_fwd();
-    other.join();
-    native::SetBlasThreads(threads);
-  } else {
-    run_fwd();
-    run_bwd();
-  }
+  RunBothDirections(threads, run_fwd, run_bwd);
   // Mean over time.
   std::fill(mean_.begin(), mean_.end(), 0.0f);
   const float inv_t = 1.0f / static_cast<float>(steps);
@@ -246,16 +253,7 @@ void QueryTower::Backward(const float* d_q, int threads) {
   }
   auto run_fwd = [&] { fwd_->Backward(d_out_.data(), H2, grad_fwd_.data()); };
   auto run_bwd = [&] { bwd_->Backward(d_out_.data() + H, H2, grad_bwd_.data()); };
-  if (threads >= 2) {
-    native::SetBlasThreads(1);  // each direction's products on its own core
-    std::thread other(run_bwd);
-    run_fwd();
-    other.join();
-    native::SetBlasThreads(threads);
-  } else {
-    run_fwd();
-    run_bwd();
-  }
+  RunBothDirections(threads, run_fwd, run_bwd);
 }
 
 double QueryTower::FlopsPerIteration(int batch, int steps) const {
