@@ -30,8 +30,8 @@ logits of query i, all divided by tau, are
   [ q_i.y_i | q_i.y_j, j != i | q_i.m_k, memory-bank entries | q_i.h_il, l < n_hard ]
   - in-batch entry j is masked (-inf) when j == i or r_j == r_i;
   - the memory bank is a FIFO queue of the last --memory-bank normalised targets (with
-    their bank rows), empty at the start, appended after each optimiser step with the
-    targets of that step's micro-batches; an entry is masked when its row == r_i;
+    their bank rows), empty at the start, appended with each micro-batch's targets
+    after that micro-batch's loss; an entry is masked when its row == r_i;
   - h_il are query i's hard negatives, given as bank rows (a slot of -1 or of row r_i is
     masked). rltrade mines them with FAISS on a background thread; here, when
     --hard-negatives > 0, they are uniformly random bank rows (the mining itself is not
@@ -48,8 +48,8 @@ Optimiser: torch.optim.AdamW(lr, betas (0.9, 0.999), eps 1e-8, weight_decay 0.01
     u <= W: lr * u / W;   else lr_min + (lr - lr_min) * (1 + cos(pi * (u - W) / max(1, U - W))) / 2
   with W = --warmup.
 
-Timing: one iteration = one micro-batch (gather, forward, loss, backward, and the
-  clip + AdamW step + bank append when the accumulation completes). --warmup-iters
+Timing: one iteration = one micro-batch (gather, forward, loss, backward, bank append,
+  and the clip + AdamW step when the accumulation completes). --warmup-iters
   iterations run first untimed, then --iters timed ones. With --prefill-bank (default)
   the memory bank starts full of random normalised vectors (bank row -1, never masked),
   so every timed iteration pays the full bank cost (b x memory_bank x D products forward
@@ -308,7 +308,6 @@ def main(a):
     total_iters = a.warmup_iters + a.iters
     total_updates = -(-total_iters // a.accum)
     order, cursor = rng.permutation(n), 0
-    pending_y, pending_ids = [], []
     update = 0
     last_loss = float("nan")
 
@@ -332,8 +331,7 @@ def main(a):
         loss = infonce(q, y, tid, mem, mem_ids, hard_v, hard_ids, a.tau, a.margin,
                        a.margin_weight if a.margin > 0 else 0.0)
         (loss / a.accum).backward()
-        pending_y.append(y)
-        pending_ids.append(tid)
+        memory.push(y, tid)  # after this micro-batch's loss, as rltrade does
         if (it + 1) % a.accum == 0 or it + 1 == total_iters:
             update += 1
             for g in opt.param_groups:
@@ -341,9 +339,6 @@ def main(a):
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             opt.zero_grad(set_to_none=True)
-            memory.push(torch.cat(pending_y), torch.cat(pending_ids))
-            pending_y.clear()
-            pending_ids.clear()
         last_loss = loss.item()
 
     for it in range(a.warmup_iters):
