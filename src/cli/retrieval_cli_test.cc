@@ -198,6 +198,7 @@ TEST_F(RetrievalCli, BadInputIsAClearErrorAndLeavesNoRunDirectory) {
       {"--set mining.schedule=0-2:8@20-4000", "reads neighbour rank 4000, but the bank holds 2048"},
       {"--set mining.schedule=0-2:8@20", "at character 9"},
       {"--set train.tau=0", "[train] tau"},
+      {"--set eval.ks=[]", "[eval] ks must list at least one k"},  // was a crash
       {"--set data.pairs=" + P("absent.npz"), "absent.npz"},
   };
   for (const Case& c : cases) {

@@ -71,7 +71,10 @@ Result<Bound> BindConfig(config::Config config) {
   return b;
 }
 
-int LargestK(const EvalOptions& e) { return *std::max_element(e.ks.begin(), e.ks.end()); }
+// The largest k of [eval] ks (1 when empty: CheckSettings then refuses the empty list).
+int LargestK(const EvalOptions& e) {
+  return e.ks.empty() ? 1 : *std::max_element(e.ks.begin(), e.ks.end());
+}
 
 double MetricValue(const std::string& name, const EpochRecord& r) {
   if (name == "mrr") return r.mrr;
