@@ -23,8 +23,8 @@
 #include "cli/commands.h"
 #include "core/json_text.h"
 #include "core/printable.h"
+#include "core/proc_stats.h"
 #include "runlog/manifest.h"
-#include "train/proc_stats.h"
 #include "train/seeds.h"
 
 namespace rlt::cli {
@@ -108,7 +108,7 @@ Result<nlohmann::json> StatusJson(const std::string& run_dir) {
   const int64_t pid = std::isfinite(pid_number) && pid_number > 0 && pid_number < 4194305
                           ? static_cast<int64_t>(pid_number)
                           : 0;
-  const bool alive = pid > 0 && train::IsRltradeProcessAlive(pid);
+  const bool alive = pid > 0 && IsRltradeProcessAlive(pid);
   std::string state = Text(st, "state", "unknown");
   if (state == "running" && !alive) state = "died";
   const double steps = Number(st, "steps"), total = Number(st, "total_steps");

@@ -1,7 +1,8 @@
 // LibTorch as the oracle of the retrieval trainer's native parts: the GRU (both
 // directions of torch::nn::GRU(bidirectional)), the whole query tower (GRU or LSTM, mean
-// over time, Linear, F.normalize) with every parameter gradient, and one AdamW step against
-// torch::optim::AdamW. Parameters are copied from ours into torch's modules.
+// over time, Linear, F.normalize) with every parameter gradient, the MLP document tower,
+// and one AdamW step against torch::optim::AdamW. Parameters are copied from ours into torch's
+// modules.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -12,6 +13,7 @@
 #include "core/rng.h"
 #include "native/adam.h"
 #include "native/gru.h"
+#include "retrieval/doc_tower.h"
 #include "retrieval/query_tower.h"
 
 namespace rlt {
@@ -133,6 +135,43 @@ TEST(RetrievalOracle, QueryTowerAndAdamWMatchLibTorch) {
       adam.Step(p.value, p.grad);
       ExpectClose(p.value, torch_param(p.name), "after AdamW " + p.name, 1e-6);
     }
+  }
+}
+
+TEST(RetrievalOracle, MlpDocumentTowerMatchesLibTorch) {
+  const int D = 8, Hd = 5, N = 6;
+  retrieval::DocTower tower(D, Hd, 2);
+  Rng rng(6);
+  std::vector<retrieval::TowerParam> params = tower.Params();
+  // Off the zero start of W2 and b2, so every path carries a gradient.
+  for (int j : {2, 3}) {
+    for (int64_t k = 0; k < params[j].size; ++k) params[j].value[k] = 0.3f * rng.Normal();
+  }
+  torch::nn::Linear fc1(D, Hd), fc2(Hd, D);
+  auto torch_param = [&](const std::string& name) -> torch::Tensor {
+    torch::nn::Linear& layer = name.rfind("doc.fc1.", 0) == 0 ? fc1 : fc2;
+    return layer->named_parameters()[name.substr(8)];
+  };
+  {
+    torch::NoGradGuard no_grad;
+    for (const retrieval::TowerParam& p : params) {
+      torch_param(p.name).copy_(torch::from_blob(p.value, p.shape, torch::kFloat32));
+    }
+  }
+  std::vector<float> v(static_cast<size_t>(N) * D), w(v.size()), e(v.size());
+  for (float& x : v) x = static_cast<float>(rng.Normal());
+  for (float& x : w) x = static_cast<float>(rng.Normal());
+  tower.ZeroGrads();
+  tower.Forward(v.data(), N, e.data());
+  tower.Backward(w.data());
+  torch::Tensor vt = FromVector(v, {N, D});
+  torch::Tensor et =
+      torch::nn::functional::normalize(vt + fc2->forward(torch::relu(fc1->forward(vt))),
+                                       torch::nn::functional::NormalizeFuncOptions().dim(1));
+  (et * FromVector(w, {N, D})).sum().backward();
+  ExpectClose(e.data(), et, "e");
+  for (const retrieval::TowerParam& p : params) {
+    ExpectClose(p.grad, torch_param(p.name).grad(), "grad " + p.name);
   }
 }
 

@@ -11,8 +11,8 @@
 #include <memory>
 #include <sstream>
 
+#include "core/proc_stats.h"
 #include "perf/machine.h"
-#include "train/proc_stats.h"
 #include "train/train.h"
 
 namespace rlt::perf {
@@ -104,7 +104,7 @@ Result<TrainBenchResult> MeasureOne(const TrainBenchOptions& o, const std::strin
   r.peak_gflops = PeakMatmulGflops(2000, shape.threads);
   r.end_to_end_gflops = r.seconds > 0 ? flops / r.seconds / 1e9 : 0;
   r.end_to_end_fraction = r.peak_gflops > 0 ? r.end_to_end_gflops / r.peak_gflops : 0;
-  r.peak_rss_bytes = train::PeakResidentBytes();
+  r.peak_rss_bytes = PeakResidentBytes();
   r.total_steps = shape.total_steps;
   r.projected_seconds = static_cast<double>(shape.total_steps) / r.env_steps_per_sec;
   return r;

@@ -26,7 +26,8 @@ struct Masks {
 
 }  // namespace
 
-InfoNceStats InfoNce::Compute(const InfoNceBatch& bt, double scale, float* d_q) {
+InfoNceStats InfoNce::Compute(const InfoNceBatch& bt, double scale, float* d_q, float* d_y,
+                              float* d_hard_out) {
   const int b = bt.b, d = bt.d, m = bt.m, nh = bt.hard;
   RLT_CHECK(b >= 1 && d >= 1 && m >= 0 && nh >= 0);
   const Masks mask{bt};
@@ -122,13 +123,23 @@ InfoNceStats InfoNce::Compute(const InfoNceBatch& bt, double scale, float* d_q) 
     // Hard negatives' share of d_q now; the products below add the rest.
     float* dq = d_q + static_cast<int64_t>(i) * d;
     std::fill(dq, dq + d, 0.0f);
+    const float* qi = bt.q + static_cast<int64_t>(i) * d;
     for (int l = 0; l < nh; ++l) {
-      if (d_hard[l] == 0.0) continue;
       const float w = static_cast<float>(d_hard[l]);
+      if (d_hard_out != nullptr) {
+        float* dh = d_hard_out + (static_cast<int64_t>(i) * nh + l) * d;
+#pragma omp simd
+        for (int e = 0; e < d; ++e) dh[e] = w * qi[e];
+      }
+      if (d_hard[l] == 0.0) continue;
       const float* h = bt.hard_vectors + (static_cast<int64_t>(i) * nh + l) * d;
 #pragma omp simd
       for (int e = 0; e < d; ++e) dq[e] += w * h[e];
     }
+  }
+  // d y_j = sum_i d s_ij q_i.
+  if (d_y != nullptr) {
+    native::Gemm(true, false, b, d, b, 1.0f, d_in_.data(), b, bt.q, d, 0.0f, d_y, d);
   }
   native::Gemm(false, false, b, d, b, 1.0f, d_in_.data(), b, bt.y, d, 1.0f, d_q, d);
   if (m > 0) {
@@ -140,7 +151,8 @@ InfoNceStats InfoNce::Compute(const InfoNceBatch& bt, double scale, float* d_q) 
   return stats;
 }
 
-double InfoNceReference(const InfoNceOptions& options, const InfoNceBatch& bt, double* d_q) {
+double InfoNceReference(const InfoNceOptions& options, const InfoNceBatch& bt, double* d_q,
+                        double* d_y, double* d_hard) {
   const int b = bt.b, d = bt.d;
   const Masks mask{bt};
   auto dot = [d](const float* a, const float* c) {
@@ -150,19 +162,31 @@ double InfoNceReference(const InfoNceOptions& options, const InfoNceBatch& bt, d
   };
   double total = 0.0;
   std::fill(d_q, d_q + static_cast<int64_t>(b) * d, 0.0);
+  if (d_y != nullptr) std::fill(d_y, d_y + static_cast<int64_t>(b) * d, 0.0);
+  if (d_hard != nullptr) std::fill(d_hard, d_hard + static_cast<int64_t>(b) * bt.hard * d, 0.0);
   for (int i = 0; i < b; ++i) {
     const float* q = bt.q + static_cast<int64_t>(i) * d;
-    // Every candidate: its vector and its similarity; the positive first.
+    // Every candidate: its vector, where its gradient goes (null: a constant) and its
+    // similarity; the positive first.
     std::vector<const float*> vec{bt.y + static_cast<int64_t>(i) * d};
+    std::vector<double*> grad{d_y ? d_y + static_cast<int64_t>(i) * d : nullptr};
     for (int j = 0; j < b; ++j) {
-      if (mask.InBatch(i, j)) vec.push_back(bt.y + static_cast<int64_t>(j) * d);
+      if (mask.InBatch(i, j)) {
+        vec.push_back(bt.y + static_cast<int64_t>(j) * d);
+        grad.push_back(d_y ? d_y + static_cast<int64_t>(j) * d : nullptr);
+      }
     }
     for (int k = 0; k < bt.m; ++k) {
-      if (mask.Memory(i, k)) vec.push_back(bt.memory + static_cast<int64_t>(k) * d);
+      if (mask.Memory(i, k)) {
+        vec.push_back(bt.memory + static_cast<int64_t>(k) * d);
+        grad.push_back(nullptr);
+      }
     }
     for (int l = 0; l < bt.hard; ++l) {
       if (mask.Hard(i, l)) {
-        vec.push_back(bt.hard_vectors + (static_cast<int64_t>(i) * bt.hard + l) * d);
+        const int64_t at = (static_cast<int64_t>(i) * bt.hard + l) * d;
+        vec.push_back(bt.hard_vectors + at);
+        grad.push_back(d_hard ? d_hard + at : nullptr);
       }
     }
     std::vector<double> s(vec.size());
@@ -192,7 +216,10 @@ double InfoNceReference(const InfoNceOptions& options, const InfoNceBatch& bt, d
       }
     }
     for (size_t c = 0; c < vec.size(); ++c) {
-      for (int e = 0; e < d; ++e) d_q[static_cast<int64_t>(i) * d + e] += ds[c] * vec[c][e] / b;
+      for (int e = 0; e < d; ++e) {
+        d_q[static_cast<int64_t>(i) * d + e] += ds[c] * vec[c][e] / b;
+        if (grad[c] != nullptr) grad[c][e] += ds[c] * q[e] / b;
+      }
     }
   }
   return total / b;

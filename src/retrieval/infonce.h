@@ -9,7 +9,9 @@
 // with the positive as the class); with margin > 0 it adds
 //   margin_weight * max(0, margin - (q_i.y_i - max over unmasked negatives of q_i.n))
 // on the unscaled similarities. The loss is the mean over the batch times `scale` (1 /
-// accumulation steps). The document tower is the identity, so only queries get gradients.
+// accumulation steps). Gradients go to the queries and, when asked for (a document tower
+// with parameters, doc_tower.h), to the targets y and the hard negatives; memory-bank
+// entries are constants (embeddings kept from earlier steps, as in MoCo).
 // Sums run in double; logits in float from OpenBLAS products.
 #ifndef RLT_RETRIEVAL_INFONCE_H_
 #define RLT_RETRIEVAL_INFONCE_H_
@@ -47,8 +49,10 @@ struct InfoNceStats {
 class InfoNce {
  public:
   explicit InfoNce(const InfoNceOptions& options) : options_(options) {}
-  // Writes d_q (b, d) = scale * d(mean loss)/dq; returns the statistics.
-  InfoNceStats Compute(const InfoNceBatch& batch, double scale, float* d_q);
+  // Writes d_q (b, d) = scale * d(mean loss)/dq and, when not null, d_y (b, d) and d_hard
+  // (b, hard, d) likewise; returns the statistics.
+  InfoNceStats Compute(const InfoNceBatch& batch, double scale, float* d_q, float* d_y = nullptr,
+                       float* d_hard = nullptr);
 
  private:
   InfoNceOptions options_;
@@ -56,8 +60,10 @@ class InfoNce {
   std::vector<float> d_in_, d_mem_;
 };
 
-// The same loss and gradient in double precision, one dot product at a time.
-double InfoNceReference(const InfoNceOptions& options, const InfoNceBatch& batch, double* d_q);
+// The same loss and gradients in double precision, one dot product at a time (d_y and
+// d_hard may be null).
+double InfoNceReference(const InfoNceOptions& options, const InfoNceBatch& batch, double* d_q,
+                        double* d_y = nullptr, double* d_hard = nullptr);
 
 }  // namespace rlt::retrieval
 

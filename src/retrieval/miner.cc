@@ -46,39 +46,54 @@ Result<std::unique_ptr<HardNegativeMiner>> HardNegativeMiner::Create(const float
   m->current_.assign(examples * m->width_, -1);
   m->next_.assign(examples * m->width_, -1);
   if (m->width_ == 0) return m;  // no mining ever: no index, no thread
+  RLT_RETURN_IF_ERROR(m->BuildIndex(bank));
+  m->thread_ = std::thread([raw = m.get()] { raw->Loop(); });
+  return m;
+}
+
+Status HardNegativeMiner::BuildIndex(const float* bank) {
   try {
-    if (o.index == "flat") {
-      auto index = std::make_unique<faiss::IndexFlatIP>(d);
-      index->add(n, bank);
-      m->index_ = std::move(index);
-    } else if (o.index == "ivf") {
-      if (o.nlist < 1 || o.nprobe < 1) {
+    if (options_.index == "flat") {
+      auto index = std::make_unique<faiss::IndexFlatIP>(d_);
+      index->add(bank_rows_, bank);
+      index_ = std::move(index);
+    } else if (options_.index == "ivf") {
+      if (options_.nlist < 1 || options_.nprobe < 1) {
         return Status::InvalidArgument("[mining] nlist and nprobe must be at least 1");
       }
-      const int nlist = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(o.nlist, n / 39)));
-      auto* quantizer = new faiss::IndexFlatIP(d);
+      const int nlist = static_cast<int>(
+          std::max<int64_t>(1, std::min<int64_t>(options_.nlist, bank_rows_ / 39)));
+      auto* quantizer = new faiss::IndexFlatIP(d_);
       auto index =
-          std::make_unique<faiss::IndexIVFFlat>(quantizer, d, nlist, faiss::METRIC_INNER_PRODUCT);
+          std::make_unique<faiss::IndexIVFFlat>(quantizer, d_, nlist, faiss::METRIC_INNER_PRODUCT);
       index->own_fields = true;
-      index->train(n, bank);
-      index->add(n, bank);
-      index->nprobe = std::min(o.nprobe, nlist);
-      m->index_ = std::move(index);
-    } else if (o.index == "hnsw") {
-      if (o.hnsw_m < 2) return Status::InvalidArgument("[mining] hnsw_m must be at least 2");
-      auto index = std::make_unique<faiss::IndexHNSWFlat>(d, o.hnsw_m, faiss::METRIC_INNER_PRODUCT);
-      index->add(n, bank);
-      m->index_ = std::move(index);
+      index->train(bank_rows_, bank);
+      index->add(bank_rows_, bank);
+      index->nprobe = std::min(options_.nprobe, nlist);
+      index_ = std::move(index);
+    } else if (options_.index == "hnsw") {
+      if (options_.hnsw_m < 2) return Status::InvalidArgument("[mining] hnsw_m must be at least 2");
+      auto index =
+          std::make_unique<faiss::IndexHNSWFlat>(d_, options_.hnsw_m, faiss::METRIC_INNER_PRODUCT);
+      index->add(bank_rows_, bank);
+      index_ = std::move(index);
     } else {
-      return Status::InvalidArgument("[mining] index '" + o.index +
+      return Status::InvalidArgument("[mining] index '" + options_.index +
                                      "': expected flat, ivf or hnsw");
     }
   } catch (const std::exception& e) {
     return Status::InvalidArgument(std::string("building the FAISS index over the bank: ") +
                                    e.what());
   }
-  m->thread_ = std::thread([raw = m.get()] { raw->Loop(); });
-  return m;
+  return Status::Ok();
+}
+
+Status HardNegativeMiner::Rebuild(const float* bank) {
+  if (width_ == 0) return Status::Ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  RLT_CHECK_MSG(queue_.empty() && !busy_, "the miner is rebuilt between epochs only");
+  index_.reset();
+  return BuildIndex(bank);
 }
 
 HardNegativeMiner::~HardNegativeMiner() {

@@ -77,6 +77,9 @@ class HardNegativeMiner {
   // target_rows (b), to mine `phase` for epoch `epoch` + 1. phase.negatives = 0: nothing.
   void Submit(int epoch, const MiningPhase& phase, const int64_t* examples,
               const int64_t* target_rows, const float* q, int b);
+  // Replaces the bank the index holds by `bank` (n, d) (a document tower's embeddings,
+  // once per epoch). Only between epochs: after EndEpoch(), before the next Submit().
+  Status Rebuild(const float* bank);
   // Waits until every submitted batch is mined, then makes them the current negatives
   // (and clears the table that will be filled next).
   void EndEpoch();
@@ -101,6 +104,7 @@ class HardNegativeMiner {
     std::vector<float> q;
   };
   HardNegativeMiner() = default;
+  Status BuildIndex(const float* bank);
   void Loop();
   void Mine(const std::vector<Job>& jobs);
 

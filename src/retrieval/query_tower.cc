@@ -10,6 +10,7 @@
 #include "native/gemm.h"
 #include "native/gru.h"
 #include "native/lstm.h"
+#include "retrieval/l2_rows.h"
 
 namespace rlt::retrieval {
 
@@ -210,30 +211,14 @@ void QueryTower::Forward(const float* x, int batch, int steps, float* q, int thr
   for (int b = 0; b < batch; ++b) std::copy_n(head_b_.data(), D, &p_[static_cast<size_t>(b) * D]);
   native::Gemm(false, true, batch, D, H2, 1.0f, mean_.data(), H2, head_w_.data(), H2, 1.0f,
                p_.data(), D);
-  for (int b = 0; b < batch; ++b) {
-    const float* p = &p_[static_cast<size_t>(b) * D];
-    double ss = 0.0;
-    for (int e = 0; e < D; ++e) ss += static_cast<double>(p[e]) * p[e];
-    // torch's F.normalize: divide by max(||p||, 1e-12).
-    norm_[b] = static_cast<float>(std::max(std::sqrt(ss), 1e-12));
-    for (int e = 0; e < D; ++e) q_[static_cast<size_t>(b) * D + e] = p[e] / norm_[b];
-  }
+  L2NormalizeRows(p_.data(), batch, D, norm_.data(), q_.data());
   std::copy(q_.begin(), q_.end(), q);
 }
 
 void QueryTower::Backward(const float* d_q, int threads) {
   const int D = d_, H = hidden_, H2 = 2 * hidden_, batch = batch_, steps = steps_;
   d_p_.resize(static_cast<size_t>(batch) * D);
-  // d p = (d q - q (q . d q)) / ||p||.
-  for (int b = 0; b < batch; ++b) {
-    const float* q = &q_[static_cast<size_t>(b) * D];
-    const float* g = d_q + static_cast<size_t>(b) * D;
-    double dot = 0.0;
-    for (int e = 0; e < D; ++e) dot += static_cast<double>(q[e]) * g[e];
-    for (int e = 0; e < D; ++e) {
-      d_p_[static_cast<size_t>(b) * D + e] = static_cast<float>((g[e] - q[e] * dot) / norm_[b]);
-    }
-  }
+  L2NormalizeRowsBackward(q_.data(), norm_.data(), d_q, batch, D, d_p_.data());
   // Head: d W += d p^T mean, d b += sum d p, d mean = d p W.
   native::Gemm(true, false, D, H2, batch, 1.0f, d_p_.data(), D, mean_.data(), H2, 1.0f,
                grad_w_.data(), H2);

@@ -1,13 +1,16 @@
 // Tests of the retrieval trainer's parts that need no LibTorch: the mining schedule, the
-// InfoNCE loss (against a double-precision reference and closed forms) and the synthetic
+// InfoNCE loss (against a double-precision reference and closed forms), the MLP document
+// tower (against central differences of a double-precision forward) and the synthetic
 // dataset's structure.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 
 #include "core/rng.h"
+#include "retrieval/doc_tower.h"
 #include "retrieval/infonce.h"
 #include "retrieval/mining_schedule.h"
 #include "retrieval/recall.h"
@@ -132,29 +135,46 @@ TEST(InfoNce, MatchesTheReferenceWithMasksMemoryHardNegativesAndMargin) {
                     nh,         hard.data(), hard_ids.data()};
     InfoNceOptions options{0.1, margin, 0.7};
     InfoNce loss(options);
-    std::vector<float> dq(b * d);
-    const InfoNceStats s = loss.Compute(bt, 0.25, dq.data());
-    std::vector<double> ref(b * d);
-    const double expected = InfoNceReference(options, bt, ref.data());
+    std::vector<float> dq(b * d), dy(b * d), dh(b * nh * d);
+    const InfoNceStats s = loss.Compute(bt, 0.25, dq.data(), dy.data(), dh.data());
+    std::vector<double> ref(b * d), ref_y(b * d), ref_h(b * nh * d);
+    const double expected = InfoNceReference(options, bt, ref.data(), ref_y.data(), ref_h.data());
     EXPECT_NEAR(s.loss, expected, 1e-5 * std::abs(expected)) << "margin " << margin;
-    for (int i = 0; i < b * d; ++i) {
-      EXPECT_NEAR(dq[i], 0.25 * ref[i], 1e-5 + 1e-4 * std::abs(ref[i])) << i;
-    }
-    // The reference's gradient against central differences of its own loss (margin 0:
-    // smooth).
+    auto expect_grad = [](const std::vector<float>& ours, const std::vector<double>& reference,
+                          const char* what) {
+      for (size_t i = 0; i < ours.size(); ++i) {
+        EXPECT_NEAR(ours[i], 0.25 * reference[i], 1e-5 + 1e-4 * std::abs(reference[i]))
+            << what << "[" << i << "]";
+      }
+    };
+    expect_grad(dq, ref, "d_q");
+    expect_grad(dy, ref_y, "d_y");
+    expect_grad(dh, ref_h, "d_hard");
+    // Without d_y and d_hard, d_q is the same.
+    std::vector<float> dq_only(b * d);
+    loss.Compute(bt, 0.25, dq_only.data());
+    EXPECT_EQ(dq_only, dq);
+    // The reference's gradients against central differences of its own loss (margin 0:
+    // smooth), for queries, targets and hard negatives (masked slots: zero gradient).
     if (margin == 0.0) {
       std::vector<double> unused(b * d);
-      for (int idx : {0, 17, 50, 95}) {
-        const float keep = q[idx];
+      auto check = [&](std::vector<float>& v, const std::vector<double>& grad, int idx,
+                       const char* what) {
+        const float keep = v[idx];
         const float h = 1e-3f;
-        q[idx] = keep + h;
+        v[idx] = keep + h;
         const double up = InfoNceReference(options, bt, unused.data());
-        q[idx] = keep - h;
+        v[idx] = keep - h;
         const double down = InfoNceReference(options, bt, unused.data());
-        q[idx] = keep;
+        v[idx] = keep;
         const double fd = (up - down) / (static_cast<double>(keep + h) - (keep - h));
-        EXPECT_NEAR(ref[idx], fd, 1e-3 * std::max(1.0, std::abs(fd))) << idx;
-      }
+        EXPECT_NEAR(grad[idx], fd, 1e-3 * std::max(1.0, std::abs(fd))) << what << idx;
+      };
+      for (int idx : {0, 17, 50, 95}) check(q, ref, idx, "d_q ");
+      for (int idx : {0, 17, 50, 95}) check(y, ref_y, idx, "d_y ");
+      for (int idx : {1, 2 * d + 3, 4 * d + 5, 17 * d + 15}) check(hard, ref_h, idx, "d_hard ");
+      EXPECT_EQ(ref_h[2 * d + 3], 0.0);  // slot 2 is unused
+      EXPECT_EQ(ref_h[4 * d + 5], 0.0);  // slot 4 holds query 1's own target
     }
   }
 }
@@ -239,6 +259,67 @@ TEST(SynthDataset, RefusesMorePairsThanDistinctSequences) {
   ASSERT_FALSE(ds.ok());
   EXPECT_NE(ds.status().message().find("raise --bank-size"), std::string::npos)
       << ds.status().message();
+}
+
+// sum(w . e) of the MLP document tower in double, for rows v (n, d), parameters p in
+// Params() order.
+double DocTowerLossInDouble(const std::vector<std::vector<double>>& p, const std::vector<float>& v,
+                            const std::vector<float>& w, int n, int d, int hd) {
+  double total = 0.0;
+  for (int i = 0; i < n; ++i) {
+    std::vector<double> h(hd), out(d);
+    for (int k = 0; k < hd; ++k) {
+      double a = p[1][k];
+      for (int e = 0; e < d; ++e) a += p[0][k * d + e] * v[i * d + e];
+      h[k] = std::max(a, 0.0);
+    }
+    double ss = 0.0;
+    for (int e = 0; e < d; ++e) {
+      out[e] = v[i * d + e] + p[3][e];
+      for (int k = 0; k < hd; ++k) out[e] += p[2][e * hd + k] * h[k];
+      ss += out[e] * out[e];
+    }
+    for (int e = 0; e < d; ++e) total += w[i * d + e] * out[e] / std::sqrt(ss);
+  }
+  return total;
+}
+
+TEST(DocTower, StartsAsTheIdentityAndItsGradientsMatchCentralDifferences) {
+  const int n = 5, d = 6, hd = 4;
+  Rng rng(8);
+  const std::vector<float> v = RandomUnitRows(rng, n, d);
+  std::vector<float> w(n * d), e(n * d), embedded(n * d);
+  for (float& x : w) x = static_cast<float>(rng.Normal());
+  DocTower tower(d, hd, 3);
+  tower.Forward(v.data(), n, e.data());
+  for (int k = 0; k < n * d; ++k) EXPECT_NEAR(e[k], v[k], 1e-6) << k;
+  // Move W2 and b2 off zero, then compare every gradient with central differences of the
+  // double-precision forward.
+  std::vector<TowerParam> params = tower.Params();
+  ASSERT_EQ(params.size(), 4u);
+  for (int j : {2, 3}) {
+    for (int64_t k = 0; k < params[j].size; ++k) params[j].value[k] = 0.5f * rng.Normal();
+  }
+  tower.ZeroGrads();
+  tower.Forward(v.data(), n, e.data());
+  tower.Embed(v.data(), n, embedded.data());
+  EXPECT_EQ(e, embedded);
+  tower.Backward(w.data());
+  std::vector<std::vector<double>> p;
+  for (const TowerParam& tp : params) p.emplace_back(tp.value, tp.value + tp.size);
+  for (size_t j = 0; j < params.size(); ++j) {
+    for (int64_t k = 0; k < params[j].size; ++k) {
+      const double keep = p[j][k], h = 1e-6;
+      p[j][k] = keep + h;
+      const double up = DocTowerLossInDouble(p, v, w, n, d, hd);
+      p[j][k] = keep - h;
+      const double down = DocTowerLossInDouble(p, v, w, n, d, hd);
+      p[j][k] = keep;
+      const double fd = (up - down) / (2 * h);
+      EXPECT_NEAR(params[j].grad[k], fd, 1e-4 * std::max(1.0, std::abs(fd)))
+          << params[j].name << "[" << k << "]";
+    }
+  }
 }
 
 TEST(Recall, RanksEqualABruteForceCountInDoubleAndMetricsFollow) {

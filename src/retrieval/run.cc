@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "core/file_io.h"
 #include "core/json_text.h"
+#include "core/proc_stats.h"
 #include "retrieval/npz_data.h"
 #include "retrieval/trainer.h"
 #include "runlog/atomic_dir.h"
@@ -245,6 +246,7 @@ Result<RetrievalTrainResult> RunRetrievalTrain(const RetrievalTrainRequest& req)
       std::unique_ptr<RetrievalData> data,
       LoadRetrievalData(bound.data.pairs, bound.data.bank, LargestK(bound.settings.eval)));
   if (bound.data.shuffle_targets) ShuffleTrainingTargets(*data, bound.settings.run.seed);
+  RLT_RETURN_IF_ERROR(CheckMemory(bound.settings, *data, AvailableMemoryBytes()));
   RLT_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
                        Trainer::Create(bound.settings, data.get()));
   if (!resuming) {
@@ -280,6 +282,16 @@ Result<RetrievalTrainResult> RunRetrievalTrain(const RetrievalTrainRequest& req)
   RetrievalTrainResult result;
   result.run_dir = run_dir;
   Progress progress(req.quiet);
+  {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "training %lld pairs against a bank of %lld x %d; memory beyond the data: "
+                  "about %.2f GB (estimate)",
+                  static_cast<long long>(data->train.x->rows()),
+                  static_cast<long long>(data->bank_rows), data->dim,
+                  EstimateTrainingBytes(bound.settings, *data) / 1e9);
+    progress.Line(text);
+  }
   const int epochs = bound.settings.train.epochs;
   std::vector<double> speeds;
   EpochRecord last_rec;

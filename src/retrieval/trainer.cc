@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <numbers>
 #include <numeric>
 
@@ -12,6 +13,7 @@
 #include "native/adam.h"
 #include "native/gemm.h"
 #include "native/tensor_file.h"
+#include "retrieval/doc_tower.h"
 #include "retrieval/infonce.h"
 #include "retrieval/query_tower.h"
 
@@ -76,6 +78,10 @@ Result<MiningSchedule> CheckSettings(const TrainerSettings& s, int64_t bank_rows
   need(t.grad_clip >= 0, "[train] grad_clip must be >= 0 (0 = none)");
   need(t.max_batches >= 0, "[train] max_batches must be >= 0 (0 = all)");
   need(s.model.hidden >= 1 && s.model.hidden <= 8192, "[model] hidden must be in [1, 8192]");
+  need(s.model.doc_tower == "identity" || s.model.doc_tower == "mlp",
+       "[model] doc_tower '" + s.model.doc_tower + "': expected identity or mlp");
+  need(s.model.doc_hidden >= 0 && s.model.doc_hidden <= 65536,
+       "[model] doc_hidden must be in [0, 65536] (0 = the vectors' dimension)");
   need(s.run.threads >= 0 && s.run.threads <= 4 * HardwareThreads() + 16,
        "[run] threads must be >= 0 (0 = the cores this process may use)");
   need(s.run.checkpoint_every >= 1, "[run] checkpoint_every must be >= 1 (epochs)");
@@ -106,6 +112,92 @@ Result<MiningSchedule> CheckSettings(const TrainerSettings& s, int64_t bank_rows
   return std::move(schedule).value();
 }
 
+namespace {
+
+struct MemoryParts {
+  double index = 0, doc_bank = 0, params = 0, activations = 0, memory_bank = 0, miner = 0, eval = 0;
+  double Total() const {
+    return index + doc_bank + params + activations + memory_bank + miner + eval;
+  }
+};
+
+MemoryParts EstimateParts(const TrainerSettings& s, const RetrievalData& data) {
+  constexpr double kFloat = sizeof(float), kId = sizeof(int64_t);
+  const double B = static_cast<double>(data.bank_rows), D = data.dim, T = data.steps;
+  const double H = s.model.hidden, b = s.train.batch_size;
+  const double n_train = data.train.x ? static_cast<double>(data.train.x->rows()) : 0.0;
+  const double n_val = data.val.x ? static_cast<double>(data.val.x->rows()) : 0.0;
+  MemoryParts m;
+  int negatives = 0;
+  if (auto schedule = MiningSchedule::Parse(s.mining.schedule); schedule.ok()) {
+    negatives = schedule->max_negatives();
+  }
+  if (negatives > 0) {
+    // A flat or IVF index holds a copy of the bank; HNSW adds its links (2M per node,
+    // about 1.5 levels on average).
+    m.index = B * D * kFloat;
+    if (s.mining.miner.index == "ivf") m.index += B * kId;
+    if (s.mining.miner.index == "hnsw") m.index += B * 3.0 * s.mining.miner.hnsw_m * sizeof(int);
+    m.miner = 2.0 * n_train * negatives * kId +
+              std::max(s.mining.miner.queue, 2 * s.mining.miner.group) * b * (D + 2) * kFloat;
+  }
+  const double gates = s.model.cell == "lstm" ? 4.0 : 3.0;
+  double params = 2.0 * (gates * H * (D + H) + 2.0 * gates * H) + 2.0 * H * D + D;
+  const double hd = s.model.doc_hidden > 0 ? s.model.doc_hidden : D;
+  const double doc_rows = b * (1.0 + negatives);
+  if (s.model.doc_tower == "mlp") {
+    params += 2.0 * hd * D + hd + D;
+    m.doc_bank = B * D * kFloat;
+    m.activations += doc_rows * (5.0 * D + 3.0 * hd) * kFloat;
+  }
+  // Value, gradient, two AdamW moments, and a checkpoint's copy of three of them.
+  m.params = 7.0 * params * kFloat;
+  // The batch's contexts twice (as read and time-major), both directions' outputs and
+  // their gradients, each direction's recurrent workspace (gates, states and their
+  // gradients, about 12H per step and row), the hard negatives' vectors.
+  m.activations +=
+      b * T * (2.0 * D + 4.0 * H + 2.0 * 12.0 * H) * kFloat + b * (negatives + 4.0) * D * kFloat;
+  const double mem = static_cast<double>(s.train.memory_bank);
+  m.memory_bank = mem * (D * kFloat + kId) + 2.0 * b * mem * kFloat;
+  m.eval = n_val * (D * kFloat + kId) + 256.0 * 4096.0 * kFloat;
+  return m;
+}
+
+}  // namespace
+
+double EstimateTrainingBytes(const TrainerSettings& s, const RetrievalData& data) {
+  return EstimateParts(s, data).Total();
+}
+
+Status CheckMemory(const TrainerSettings& s, const RetrievalData& data, int64_t available) {
+  const MemoryParts m = EstimateParts(s, data);
+  const double bytes = m.Total();
+  if (available <= 0 || bytes <= 0.8 * static_cast<double>(available)) return Status::Ok();
+  // The largest part names what to lower.
+  const std::pair<double, const char*> parts[] = {
+      {m.activations, "train.batch_size or model.hidden (one micro-batch's activations)"},
+      {m.params, "model.hidden or model.doc_hidden (parameters)"},
+      {m.index + m.miner, "the bank or [mining] (the FAISS index and mined tables)"},
+      {m.doc_bank, "the bank, or model.doc_tower = \"identity\" (the embedded bank)"},
+      {m.memory_bank, "train.memory_bank (the memory bank)"},
+      {m.eval, "the validation pairs (evaluation buffers)"}};
+  const auto* top = &parts[0];
+  for (const auto& p : parts) {
+    if (p.first > top->first) top = &p;
+  }
+  char text[700];
+  std::snprintf(text, sizeof text,
+                "training would need about %.2f GB beyond the data (micro-batch activations "
+                "%.2f GB from train.batch_size %d x T %d and model.hidden %d; parameters "
+                "with gradients and AdamW %.2f GB; FAISS index and miner %.2f GB; embedded "
+                "bank %.2f GB; memory bank %.2f GB; evaluation %.2f GB) but only %.2f GB is "
+                "available (MemAvailable); lower %s",
+                bytes / 1e9, m.activations / 1e9, s.train.batch_size, data.steps, s.model.hidden,
+                m.params / 1e9, (m.index + m.miner) / 1e9, m.doc_bank / 1e9, m.memory_bank / 1e9,
+                m.eval / 1e9, static_cast<double>(available) / 1e9, top->second);
+  return Status::InvalidArgument(text);
+}
+
 Trainer::~Trainer() = default;
 
 Result<std::unique_ptr<Trainer>> Trainer::Create(const TrainerSettings& settings,
@@ -120,12 +212,20 @@ Result<std::unique_ptr<Trainer>> Trainer::Create(const TrainerSettings& settings
   native::SetBlasThreads(t->threads_);
   t->tower_ = std::make_unique<QueryTower>(data->dim, settings.model.hidden, settings.run.seed,
                                            settings.model.cell);
+  if (settings.model.doc_tower == "mlp") {
+    const int hd = settings.model.doc_hidden > 0 ? settings.model.doc_hidden : data->dim;
+    t->doc_ = std::make_unique<DocTower>(data->dim, hd, settings.run.seed);
+  }
   native::AdamOptions ao;
   ao.lr = settings.train.lr;
   ao.eps = 1e-8;  // torch's AdamW default
   ao.weight_decay = settings.train.weight_decay;
   for (const TowerParam& p : t->tower_->Params())
     t->adam_.push_back(std::make_unique<AdamBlock>(p, ao));
+  if (t->doc_) {
+    for (const TowerParam& p : t->doc_->Params())
+      t->adam_.push_back(std::make_unique<AdamBlock>(p, ao));
+  }
   const int64_t batches = BatchesPerEpoch(settings.train, data->train.x->rows());
   t->total_steps_ = settings.train.epochs *
                     ((batches + settings.train.accumulation - 1) / settings.train.accumulation);
@@ -151,16 +251,36 @@ double Trainer::LearningRate(int64_t step) const {
 void Trainer::PrefillMemoryBank(uint64_t seed) {
   Rng rng(seed);
   const int D = data_->dim;
+  const float* bank = DocumentBank();
   const int64_t m = s_.train.memory_bank;
   for (int64_t k = 0; k < m; ++k) {
     memory_rows_[k] = static_cast<int64_t>(rng.NextU64() % data_->bank_rows);
-    std::copy_n(&data_->bank[memory_rows_[k] * D], D, &memory_vectors_[k * D]);
+    std::copy_n(&bank[memory_rows_[k] * D], D, &memory_vectors_[k * D]);
   }
   memory_size_ = m;
   memory_head_ = 0;
 }
 
-double Trainer::Flops(int batch) const { return tower_->FlopsPerIteration(batch, data_->steps); }
+double Trainer::Flops(int batch) const {
+  double flops = tower_->FlopsPerIteration(batch, data_->steps);
+  if (doc_) {
+    const int hard = schedule_.max_negatives();
+    flops += 3.0 * doc_->FlopsPerRow() * batch * (1.0 + hard);
+  }
+  return flops;
+}
+
+const float* Trainer::DocumentBank() {
+  if (!doc_) return data_->bank.data();
+  // The parameters change only at optimizer steps: an embedding made since the last one
+  // (the evaluation that ended the previous epoch) serves the next epoch's index too.
+  if (doc_bank_step_ != step_) {
+    doc_bank_.resize(static_cast<size_t>(data_->bank_rows) * data_->dim);
+    doc_->Embed(data_->bank.data(), data_->bank_rows, doc_bank_.data());
+    doc_bank_step_ = step_;
+  }
+  return doc_bank_.data();
+}
 
 EpochRecord Trainer::RunEpoch(const std::function<void(int64_t, int64_t)>& progress) {
   const TrainOptions& t = s_.train;
@@ -178,11 +298,18 @@ EpochRecord Trainer::RunEpoch(const std::function<void(int64_t, int64_t)>& progr
   const int width = miner_->width();
   const int64_t batches = BatchesPerEpoch(t, N);
   const double busy0 = miner_->busy_seconds(), wait0 = miner_->wait_seconds();
-  InfoNce loss(InfoNceOptions{t.tau, t.margin, t.margin_weight});
-  std::vector<float> x, q, y, dq, hard_vectors;
-  std::vector<int64_t> targets, hard_ids, table;
   const auto start = Clock::now();
+  // A learned document tower moves the documents: this epoch's searches (the next
+  // epoch's negatives) run over the bank embedded with the parameters of its start.
+  if (doc_ && next.negatives > 0) {
+    const Status rebuilt = miner_->Rebuild(DocumentBank());
+    RLT_CHECK_MSG(rebuilt.ok(), rebuilt.message().c_str());
+  }
+  InfoNce loss(InfoNceOptions{t.tau, t.margin, t.margin_weight});
+  std::vector<float> x, q, y, dq, hard_vectors, docs, doc_emb, d_docs;
+  std::vector<int64_t> targets, hard_ids, table;
   tower_->ZeroGrads();
+  if (doc_) doc_->ZeroGrads();
   int pending = 0;
   for (int64_t bi = 0; bi < batches; ++bi) {
     const int64_t first = bi * t.batch_size;
@@ -227,11 +354,28 @@ EpochRecord Trainer::RunEpoch(const std::function<void(int64_t, int64_t)>& progr
       bt.hard_vectors = hard_vectors.data();
       bt.hard_ids = hard_ids.data();
     }
-    const InfoNceStats st = loss.Compute(bt, 1.0 / t.accumulation, dq.data());
+    // The document tower: targets and hard negatives through it in one pass (with
+    // gradients); the memory bank holds embeddings from earlier steps (constants).
+    const int64_t doc_rows = static_cast<int64_t>(b) * (1 + bt.hard);
+    if (doc_) {
+      docs.resize(doc_rows * D);
+      std::copy(y.begin(), y.end(), docs.begin());
+      if (bt.hard > 0) std::copy(hard_vectors.begin(), hard_vectors.end(), docs.begin() + b * D);
+      doc_emb.resize(docs.size());
+      d_docs.resize(docs.size());
+      doc_->Forward(docs.data(), doc_rows, doc_emb.data());
+      std::copy_n(doc_emb.begin(), static_cast<int64_t>(b) * D, y.begin());
+      bt.y = y.data();
+      if (bt.hard > 0) bt.hard_vectors = doc_emb.data() + static_cast<int64_t>(b) * D;
+    }
+    const InfoNceStats st =
+        loss.Compute(bt, 1.0 / t.accumulation, dq.data(), doc_ ? d_docs.data() : nullptr,
+                     doc_ && bt.hard > 0 ? d_docs.data() + static_cast<int64_t>(b) * D : nullptr);
     rec.loss += st.loss;
     rec.margin_loss += st.margin_loss;
     rec.accuracy += st.accuracy;
     tower_->Backward(dq.data(), threads_);
+    if (doc_) doc_->Backward(d_docs.data());
     if (next.negatives > 0) {
       miner_->Submit(epoch_ + 1, next, examples, targets.data(), q.data(), b);
     }
@@ -259,6 +403,7 @@ EpochRecord Trainer::RunEpoch(const std::function<void(int64_t, int64_t)>& progr
         a->adam.Step(a->param.value, a->param.grad);
       }
       tower_->ZeroGrads();
+      if (doc_) doc_->ZeroGrads();
       pending = 0;
       ++step_;
       ++rec.optimizer_steps;
@@ -305,24 +450,27 @@ RetrievalMetrics Trainer::Evaluate() {
   }
   data_->val.x->Release();
   std::vector<int64_t> ranks(M);
-  TargetRanks(queries.data(), M, data_->bank.data(), data_->bank_rows, D,
-              data_->val.target_row.data(), ranks.data());
+  TargetRanks(queries.data(), M, DocumentBank(), data_->bank_rows, D, data_->val.target_row.data(),
+              ranks.data());
   return MetricsFromRanks(ranks, s_.eval.ks);
 }
 
 Status Trainer::SaveParameters(const std::string& path) const {
   native::TensorFile f;
-  for (const TowerParam& p : tower_->Params()) f.AddFloat32("param/" + p.name, p.shape, p.value);
+  for (const auto& a : adam_)
+    f.AddFloat32("param/" + a->param.name, a->param.shape, a->param.value);
   return f.Write(path);
 }
 
 Status Trainer::LoadParameters(const std::string& path) {
   RLT_ASSIGN_OR_RETURN(native::TensorFile f, native::TensorFile::Read(path));
-  for (const TowerParam& p : tower_->Params()) {
+  for (const auto& a : adam_) {
+    const TowerParam& p = a->param;
     RLT_ASSIGN_OR_RETURN(const native::NamedTensor* tensor,
                          f.Get("param/" + p.name, native::DType::kFloat32, p.shape, path));
     std::copy(tensor->f32.begin(), tensor->f32.end(), p.value);
   }
+  doc_bank_step_ = -1;
   return Status::Ok();
 }
 
@@ -340,6 +488,12 @@ Status Trainer::Save(const std::string& path) const {
   f.AddInt64("state/memory_rows", {static_cast<int64_t>(memory_rows_.size())}, memory_rows_.data());
   f.AddInt64("state/mined", {static_cast<int64_t>(miner_->current().size())},
              miner_->current().data());
+  // A learned document tower's memory-bank embeddings date from the steps that added
+  // them: kept, so a resumed run continues exactly.
+  if (doc_) {
+    f.AddFloat32("state/memory_vectors", {s_.train.memory_bank, data_->dim},
+                 memory_vectors_.data());
+  }
   return f.Write(path);
 }
 
@@ -387,12 +541,20 @@ Status Trainer::Load(const std::string& path) {
   memory_size_ = c[4];
   memory_rows_ = memory->i64;
   const int D = data_->dim;
-  for (size_t k = 0; k < memory_rows_.size(); ++k) {
-    if (memory_rows_[k] >= 0) {
-      std::copy_n(&data_->bank[memory_rows_[k] * D], D, &memory_vectors_[k * D]);
+  if (doc_) {
+    RLT_ASSIGN_OR_RETURN(
+        const native::NamedTensor* vectors,
+        f.Get("state/memory_vectors", native::DType::kFloat32, {s_.train.memory_bank, D}, path));
+    std::copy(vectors->f32.begin(), vectors->f32.end(), memory_vectors_.begin());
+  } else {
+    for (size_t k = 0; k < memory_rows_.size(); ++k) {
+      if (memory_rows_[k] >= 0) {
+        std::copy_n(&data_->bank[memory_rows_[k] * D], D, &memory_vectors_[k * D]);
+      }
     }
   }
   miner_->SetCurrent(mined->i64);
+  doc_bank_step_ = -1;
   return Status::Ok();
 }
 

@@ -33,13 +33,17 @@
 namespace rlt::retrieval {
 
 struct ModelOptions {
-  std::string cell = "gru";  // the query tower's recurrent cell
-  int hidden = 512;          // H per direction
+  std::string cell = "gru";            // the query tower's recurrent cell
+  int hidden = 512;                    // H per direction
+  std::string doc_tower = "identity";  // identity | mlp (doc_tower.h)
+  int doc_hidden = 0;                  // hidden units of the MLP (0: D)
 
   template <typename V>
   void VisitFields(V& v) {
     v("cell", &cell, "recurrent cell of the query tower", {"gru", "lstm"});
     v("hidden", &hidden, "hidden units per direction");
+    v("doc_tower", &doc_tower, "document tower", {"identity", "mlp"});
+    v("doc_hidden", &doc_hidden, "hidden units of the document MLP (0: the vectors' D)");
   }
 };
 
@@ -132,6 +136,14 @@ struct TrainerSettings {
 Result<MiningSchedule> CheckSettings(const TrainerSettings& s, int64_t bank_rows,
                                      const std::string& bank_name);
 
+// The memory training will allocate beyond the data already loaded (the FAISS index, a
+// document tower's embedded bank, parameters with their gradients and AdamW moments, one
+// micro-batch's activations, the memory bank, the miner's tables, evaluation buffers), in
+// bytes, approximately; CheckMemory refuses more than 80% of `available` (MemAvailable;
+// <= 0: unknown, not checked), naming the keys that drive it.
+double EstimateTrainingBytes(const TrainerSettings& s, const RetrievalData& data);
+Status CheckMemory(const TrainerSettings& s, const RetrievalData& data, int64_t available);
+
 struct EpochRecord {
   int epoch = 0;
   double loss = 0.0, margin_loss = 0.0, accuracy = 0.0;
@@ -146,6 +158,7 @@ struct EpochRecord {
 };
 
 class QueryTower;
+class DocTower;
 
 class Trainer {
  public:
@@ -178,17 +191,24 @@ class Trainer {
  private:
   Trainer() = default;
   double LearningRate(int64_t step) const;
+  // The bank as the document tower sees it: the normalised rows (identity), or their MLP
+  // embeddings under the current parameters (computed into doc_bank_).
+  const float* DocumentBank();
 
   TrainerSettings s_;
   RetrievalData* data_ = nullptr;
   MiningSchedule schedule_;
   int threads_ = 1;
   std::unique_ptr<QueryTower> tower_;
+  std::unique_ptr<DocTower> doc_;  // null: the identity
+  std::vector<float> doc_bank_;    // (bank_rows, dim) with doc_
+  int64_t doc_bank_step_ = -1;     // the optimizer step doc_bank_ was embedded at
   std::unique_ptr<HardNegativeMiner> miner_;
   std::vector<std::unique_ptr<class AdamBlock>> adam_;
   int epoch_ = 0;
   int64_t step_ = 0, total_steps_ = 0;
-  // Memory bank: a ring of recent targets (bank rows and their vectors).
+  // Memory bank: a ring of recent targets (bank rows and their document embeddings at
+  // the step they were added).
   std::vector<int64_t> memory_rows_;
   std::vector<float> memory_vectors_;
   int64_t memory_head_ = 0, memory_size_ = 0;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <functional>
 #include <iterator>
 
+#include "native/tensor_file.h"
 #include "retrieval/data.h"
 #include "retrieval/synth.h"
 
@@ -89,13 +91,41 @@ TEST(Trainer, TheLstmCellLearnsTheTaskToo) {
   EXPECT_GT(last.recall.at(10), 0.8);
 }
 
+TEST(Trainer, TheMlpDocumentTowerStartsAsTheIdentityAndLearnsTheTask) {
+  auto data = Data(SmallSynth());
+  TrainerSettings s = SmallSettings();
+  auto identity = Trainer::Create(s, data.get());
+  s.model.doc_tower = "mlp";
+  s.model.doc_hidden = 24;
+  auto mlp = Trainer::Create(s, data.get());
+  ASSERT_TRUE(identity.ok() && mlp.ok());
+  // W2 and b2 start at zero: the same ranks as the identity tower before training.
+  const RetrievalMetrics a = (*identity)->Evaluate(), b = (*mlp)->Evaluate();
+  EXPECT_NEAR(a.mrr, b.mrr, 1e-6);
+  EpochRecord last;
+  for (int e = 0; e < s.train.epochs; ++e) last = (*mlp)->RunEpoch({});
+  EXPECT_GT(last.recall.at(10), 0.8);
+  // The document tower moved from its zero start (its gradients reached it).
+  const std::string path = ::testing::TempDir() + "/doc_mlp.rtt";
+  ASSERT_TRUE((*mlp)->SaveParameters(path).ok());
+  auto f = native::TensorFile::Read(path);
+  ASSERT_TRUE(f.ok());
+  auto w2 = f->Get("param/doc.fc2.weight", native::DType::kFloat32, {16, 24}, path);
+  ASSERT_TRUE(w2.ok()) << w2.status().message();
+  double ss = 0.0;
+  for (float v : (*w2)->f32) ss += static_cast<double>(v) * v;
+  EXPECT_GT(ss, 1e-4);
+}
+
 TEST(Trainer, ResumingFromACheckpointContinuesExactly) {
   TrainerSettings s = SmallSettings();
   s.train.epochs = 4;
   s.mining.schedule = "1-3:3@1-10";
   s.train.accumulation = 2;
-  for (int threads : {1, 2}) {
-    s.run.threads = threads;
+  for (int threads : {1, 2, 3}) {
+    // threads 3 stands for: two threads with the MLP document tower.
+    s.run.threads = std::min(threads, 2);
+    s.model.doc_tower = threads == 3 ? "mlp" : "identity";
     auto data = Data(SmallSynth());
     auto straight = Trainer::Create(s, data.get());
     ASSERT_TRUE(straight.ok());
@@ -138,6 +168,8 @@ TEST(Trainer, RefusesBadSettingsBeforeTraining) {
        "reads neighbour rank 1100, but the bank holds 1024"},
       {[](TrainerSettings& s) { s.eval.best_metric = "recall@7"; }, "[eval] best_metric"},
       {[](TrainerSettings& s) { s.mining.miner.index = "lsh"; }, "expected flat, ivf or hnsw"},
+      {[](TrainerSettings& s) { s.model.doc_tower = "cnn"; }, "expected identity or mlp"},
+      {[](TrainerSettings& s) { s.model.doc_hidden = -1; }, "[model] doc_hidden"},
   };
   for (const Case& c : cases) {
     TrainerSettings s = SmallSettings();
@@ -146,6 +178,29 @@ TEST(Trainer, RefusesBadSettingsBeforeTraining) {
     ASSERT_FALSE(t.ok()) << c.fragment;
     EXPECT_NE(t.status().message().find(c.fragment), std::string::npos) << t.status().message();
   }
+}
+
+TEST(Trainer, AMemoryEstimateAboveWhatIsAvailableIsRefusedNamingTheKeys) {
+  auto data = Data(SmallSynth());
+  TrainerSettings s = SmallSettings();
+  const double bytes = EstimateTrainingBytes(s, *data);
+  EXPECT_TRUE(CheckMemory(s, *data, static_cast<int64_t>(bytes * 2)).ok());
+  EXPECT_TRUE(CheckMemory(s, *data, 0).ok());  // unknown: not checked
+  // The activations grow with batch x T x hidden: a wide model names those keys.
+  s.model.hidden = 4096;
+  s.train.batch_size = 4096;
+  const Status st = CheckMemory(s, *data, static_cast<int64_t>(1e9));
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("lower train.batch_size or model.hidden"), std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("MemAvailable"), std::string::npos);
+  // One micro-batch: 4096 x 8 steps x (2 x 16 + 4 x 4096 + 24 x 4096) floats at least.
+  EXPECT_GT(EstimateTrainingBytes(s, *data), 4096.0 * 8 * 28 * 4096 * 4);
+  // The MLP document tower adds an embedded copy of the bank (1024 x 16 floats) and more.
+  TrainerSettings with_mlp = SmallSettings();
+  with_mlp.model.doc_tower = "mlp";
+  EXPECT_GT(EstimateTrainingBytes(with_mlp, *data) - EstimateTrainingBytes(SmallSettings(), *data),
+            1024.0 * 16 * 4);
 }
 
 TEST(RetrievalData, RejectsNaNZeroVectorsTargetsOutsideTheBankAndASmallBank) {

@@ -25,6 +25,7 @@
 #include "core/file_io.h"
 #include "core/json_text.h"
 #include "core/options.h"
+#include "core/proc_stats.h"
 #include "core/thread_pool.h"
 #include "env/registry.h"
 #include "env/vec_env.h"
@@ -35,7 +36,6 @@
 #include "market/market.h"
 #include "runlog/manifest.h"
 #include "runlog/runlog.h"
-#include "train/proc_stats.h"
 #include "train/train_options.h"
 #include "train/training_ranges.h"
 

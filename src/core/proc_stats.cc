@@ -1,5 +1,5 @@
-// rltrade train: /proc readers (see proc_stats.h).
-#include "train/proc_stats.h"
+// rltrade core: /proc readers (see proc_stats.h).
+#include "core/proc_stats.h"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-namespace rlt::train {
+namespace rlt {
 namespace {
 
 // The value in kB of a "Key:   123 kB" line of a /proc file, in bytes; 0 if absent.
@@ -78,4 +78,4 @@ double CpuMeter::PercentSinceLast() {
   return percent;
 }
 
-}  // namespace rlt::train
+}  // namespace rlt

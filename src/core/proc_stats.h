@@ -1,13 +1,13 @@
-// rltrade train: what the kernel says about a process — CPU time, resident memory, whether
+// rltrade core: what the kernel says about a process — CPU time, resident memory, whether
 // a pid is alive — and the memory available to a new allocation. Linux /proc only;
 // LibTorch-free (used by the training loop, `rltrade status` and `rltrade bench train`).
 // Every function returns 0 / false when /proc cannot be read (never fails hard).
-#ifndef RLT_TRAIN_PROC_STATS_H_
-#define RLT_TRAIN_PROC_STATS_H_
+#ifndef RLT_CORE_PROC_STATS_H_
+#define RLT_CORE_PROC_STATS_H_
 
 #include <cstdint>
 
-namespace rlt::train {
+namespace rlt {
 
 // user + system CPU seconds of this process (/proc/self/stat utime + stime, all threads).
 double ProcessCpuSeconds();
@@ -32,6 +32,6 @@ class CpuMeter {
   double last_cpu_, last_wall_;
 };
 
-}  // namespace rlt::train
+}  // namespace rlt
 
-#endif  // RLT_TRAIN_PROC_STATS_H_
+#endif  // RLT_CORE_PROC_STATS_H_
