@@ -19,7 +19,7 @@ PACKAGES=(
   # the native learner (src/native/) calls cblas_sgemm: cblas.h and libblas.so
   libblas-dev
   # Python bindings and distributed runs
-  pybind11-dev python3-dev python3-numpy libopenmpi-dev openmpi-bin
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas libopenmpi-dev openmpi-bin
   # the report test renders report.html headless (eval/report_test.cc)
   chromium
 )

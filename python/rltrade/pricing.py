@@ -1,0 +1,90 @@
+"""Option pricing on NumPy arrays (broadcast like NumPy's arithmetic).
+
+Conventions as ``rltrade price`` (README, "Option pricing"): rates and dividend yields
+continuously compounded per year, volatility per sqrt(year), time in years; vega and rho
+per 1.00 change, theta per year (``theta_per_day`` = theta / 365). ``option_type`` is
+"call"/"put" (or +1/-1), scalar or array. Models: "bsm" (Black-Scholes-Merton, European),
+"binomial" (Cox-Ross-Rubinstein tree, American, ``steps``), "baw" (Barone-Adesi-Whaley),
+"bjerksund" (Bjerksund-Stensland 2002). Invalid inputs raise ValueError naming the element.
+"""
+
+import numpy as np
+
+from . import _core
+
+_MODELS = {"bsm": "bsm", "binomial": "binomial", "baw": "baw", "bjerksund": "bjerksund"}
+
+
+def _types(option_type):
+    t = np.asarray(option_type)
+    if t.dtype.kind in "US":
+        lower = np.char.lower(t.astype(str))
+        bad = ~np.isin(lower, ["call", "put", "c", "p"])
+        if bad.any():
+            raise ValueError(f"option_type {t[bad].flat[0]!r}: expected 'call' or 'put'")
+        return np.where(np.isin(lower, ["call", "c"]), 1, -1).astype(np.int8)
+    return t.astype(np.int8)
+
+
+def _broadcast(option_type, *arrays):
+    parts = np.broadcast_arrays(_types(option_type), *[np.asarray(a, dtype=np.float64)
+                                                       for a in arrays])
+    shape = parts[0].shape
+    flat = [np.ascontiguousarray(p).reshape(-1) for p in parts]
+    return shape, flat
+
+
+def _model(model):
+    if model not in _MODELS:
+        raise ValueError(f"model {model!r}: expected one of {sorted(_MODELS)}")
+    return _MODELS[model]
+
+
+def _shaped(values, shape):
+    return values.reshape(shape) if shape else values[0]
+
+
+def price(option_type, spot, strike, rate, dividend, vol, time, *, model="bsm", steps=1000):
+    """Option prices (array, or a float for scalar inputs)."""
+    shape, (t, s, k, r, q, v, tt) = _broadcast(option_type, spot, strike, rate, dividend, vol,
+                                               time)
+    return _shaped(_core.price(_model(model), t, s, k, r, q, v, tt, int(steps)), shape)
+
+
+def greeks(option_type, spot, strike, rate, dividend, vol, time, *, model="bsm", steps=1000):
+    """{"price", "delta", "gamma", "vega", "theta", "theta_per_day", "rho",
+    "dividend_rho", "elasticity"} -> arrays (closed forms for bsm, finite differences of
+    the price for the American models)."""
+    shape, (t, s, k, r, q, v, tt) = _broadcast(option_type, spot, strike, rate, dividend, vol,
+                                               time)
+    out = _core.greeks(_model(model), t, s, k, r, q, v, tt, int(steps))
+    return {name: _shaped(values, shape) for name, values in out.items()}
+
+
+def implied_vol(option_price, option_type, spot, strike, rate, dividend, time, *, model="bsm",
+                steps=1000):
+    """The volatility at which ``model`` gives ``option_price`` (bracketed solver)."""
+    shape, (t, p, s, k, r, q, tt) = _broadcast(option_type, option_price, spot, strike, rate,
+                                               dividend, time)
+    return _shaped(_core.implied_vol(_model(model), p, t, s, k, r, q, tt, int(steps)), shape)
+
+
+def bsm_price(option_type, spot, strike, rate, dividend, vol, time):
+    """Black-Scholes-Merton prices."""
+    return price(option_type, spot, strike, rate, dividend, vol, time, model="bsm")
+
+
+def bsm_greeks(option_type, spot, strike, rate, dividend, vol, time):
+    """Black-Scholes-Merton price and Greeks (closed forms)."""
+    return greeks(option_type, spot, strike, rate, dividend, vol, time, model="bsm")
+
+
+def binomial_price(option_type, spot, strike, rate, dividend, vol, time, *, steps=1000):
+    """American prices on a Cox-Ross-Rubinstein tree of ``steps`` steps."""
+    return price(option_type, spot, strike, rate, dividend, vol, time, model="binomial",
+                 steps=steps)
+
+
+def baw_price(option_type, spot, strike, rate, dividend, vol, time):
+    """American prices by Barone-Adesi and Whaley's quadratic approximation (1987)."""
+    return price(option_type, spot, strike, rate, dividend, vol, time, model="baw")

@@ -1,0 +1,63 @@
+"""Training and evaluation runs from Python, through the command line's own code.
+
+``train`` is ``rltrade train CONFIG``; ``evaluate`` is ``rltrade eval RUN_DIR``: the same
+checks, the same run directories and files, and the same refusals (an evaluation range
+that overlaps the training data is refused unless ``allow_in_sample=True``, which labels
+the result in-sample). These load rltrade's learner (LibTorch) on first use; the rest of
+the package does not need it.
+"""
+
+import json
+import pathlib
+
+
+def _runs():
+    from . import _train  # noqa: PLC0415 (LibTorch is loaded only when runs are used)
+
+    return _train
+
+
+def _last_metrics(run_dir):
+    path = pathlib.Path(run_dir) / "metrics.jsonl"
+    if not path.exists():
+        return {}
+    last = None
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                last = line
+    return json.loads(last) if last else {}
+
+
+def train(config_path, run_dir=None, overrides=None, *, resume=None, quiet=True):
+    """Trains as ``rltrade train CONFIG [--set k=v ...] [--run-dir DIR]``.
+
+    ``overrides``: {"section.key": value} (``--set``). ``resume``: a run directory to
+    continue (``--resume``). Returns {"run_dir", "total_steps", "metrics"}, the metrics
+    being the run's last row of metrics.jsonl. Ctrl-C saves a checkpoint and raises
+    KeyboardInterrupt (resume with ``resume=run_dir``). Multi-seed configs
+    (``[run] seeds > 1``) run from the command line (``rltrade train --seeds N``).
+    """
+    sets = []
+    for key, value in (overrides or {}).items():
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        elif isinstance(value, (list, tuple)):
+            value = "[" + ",".join(str(v) for v in value) + "]"
+        sets.append(f"{key}={value}")
+    out_dir, total_steps, _ = _runs().train(str(config_path or ""), str(run_dir or ""), sets,
+                                            str(resume or ""), bool(quiet))
+    return {"run_dir": out_dir, "total_steps": total_steps, "metrics": _last_metrics(out_dir)}
+
+
+def evaluate(run_dir, range="test", *, policy="trained", allow_in_sample=False, episodes=10,
+             checkpoint=None, data_file=None):
+    """Evaluates as ``rltrade eval RUN_DIR --range RANGE``; returns summary.json as a dict.
+
+    ``range``: a [split] name (test, validation, train) or "YYYY-MM-DD:YYYY-MM-DD".
+    ``policy``: trained, flat, buy-and-hold or rule:NAME. The outputs are written under
+    RUN_DIR/eval/ as the command writes them.
+    """
+    text = _runs().evaluate(str(run_dir), str(range), str(policy), bool(allow_in_sample),
+                            int(episodes), str(checkpoint or ""), str(data_file or ""))
+    return json.loads(text)

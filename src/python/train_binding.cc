@@ -1,0 +1,76 @@
+// rltrade python: `rltrade._train`, the runs behind rltrade.train and rltrade.evaluate.
+// It links LibTorch (the learner), so the package imports it only when one of them is
+// called; the environments, pricing, indicators and metrics never load it. The work is
+// the CLI's own: train::RunTraining and evalrun::RunEvaluation, with the same checks and
+// refusals.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <csignal>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evalrun/evalrun.h"
+#include "python/bindings.h"
+#include "train/train.h"
+
+namespace py = pybind11;
+
+namespace {
+
+py::tuple Train(const std::string& config, const std::string& run_dir,
+                const std::vector<std::string>& overrides, const std::string& resume, bool quiet) {
+  rlt::train::TrainRequest r;
+  r.config_path = config;
+  r.run_dir = run_dir;
+  r.overrides = overrides;
+  r.resume_dir = resume;
+  r.quiet = quiet;
+  std::optional<rlt::Result<rlt::train::TrainOutcome>> result;
+  {
+    // Training installs its own SIGINT/SIGTERM handlers (a checkpoint, then return) and
+    // restores Python's afterwards.
+    py::gil_scoped_release release;
+    result.emplace(rlt::train::RunTraining(r));
+  }
+  const rlt::Result<rlt::train::TrainOutcome>& out = *result;
+  if (!out.ok()) rlt::python::Raise(out.status(), "train");
+  if (out->exit_code == 130) {
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
+  return py::make_tuple(out->run_dir, out->total_steps, out->exit_code);
+}
+
+std::string Evaluate(const std::string& run_dir, const std::string& range,
+                     const std::string& policy, bool allow_in_sample, int episodes,
+                     const std::string& checkpoint, const std::string& data_file) {
+  rlt::evalrun::EvalRequest r;
+  r.run_dir = run_dir;
+  r.range = range;
+  r.policy = policy;
+  r.allow_in_sample = allow_in_sample;
+  r.episodes = episodes;
+  r.checkpoint = checkpoint;
+  r.data_file = data_file;
+  std::optional<rlt::Result<rlt::evalrun::EvalOutcome>> result;
+  {
+    py::gil_scoped_release release;
+    result.emplace(rlt::evalrun::RunEvaluation(r));
+  }
+  const rlt::Result<rlt::evalrun::EvalOutcome>& out = *result;
+  if (!out.ok()) rlt::python::Raise(out.status(), "evaluate");
+  return out->summary_json;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_train, m) {
+  m.doc() = "rltrade's training and evaluation runs (links LibTorch)";
+  m.def("train", &Train, py::arg("config"), py::arg("run_dir"), py::arg("overrides"),
+        py::arg("resume"), py::arg("quiet"));
+  m.def("evaluate", &Evaluate, py::arg("run_dir"), py::arg("range"), py::arg("policy"),
+        py::arg("allow_in_sample"), py::arg("episodes"), py::arg("checkpoint"),
+        py::arg("data_file"));
+}
