@@ -160,12 +160,18 @@ def test_bad_input_raises_a_python_exception_naming_the_problem():
         rltrade.make_vec("intraday", 2, lot_siz=5)
     with pytest.raises(ValueError, match="lot_size"):
         rltrade.make_vec("intraday", 2, lot_size=-1)
+    with pytest.raises(ValueError, match="lower num_envs"):
+        rltrade.make_vec("intraday", 2_000_000_000)
     with pytest.raises(ValueError, match="num_envs must be >= 1"):
         rltrade.make_vec("cartpole", 0)
     with pytest.raises(TypeError, match="data= expects a dict"):
         rltrade.make_vec("intraday", 2, data=5)
     with pytest.raises(OSError, match="no_such_file.csv"):
         rltrade.make_vec("intraday", 2, data="no_such_file.csv")
+    with pytest.raises(ValueError, match=r"expected shape \(2, 2\), got \(2, 2, 1\)"):
+        env.step(np.zeros((2, 2, 1), dtype=np.float32))
+    with pytest.raises(ValueError, match="expected shape"):
+        env.step(np.float32(0.0))
     env_box.close()
     with pytest.raises(RuntimeError, match="closed"):
         env_box.reset()

@@ -5,12 +5,17 @@
 #include <cstdio>
 
 #include "config/config.h"
+#include "core/proc_stats.h"
 #include "core/thread_pool.h"
 #include "env/registry.h"
 #include "train/train_options.h"
 
 namespace rlt::python {
 namespace {
+
+// An environment object with its state, beside its rows of the VecEnv buffers (the same
+// allowance `rltrade train` makes when it checks memory).
+constexpr double kEnvObjectBytes = 4096;
 
 std::string DateText(int32_t yyyymmdd) {
   char text[16];
@@ -74,6 +79,23 @@ Result<std::unique_ptr<env::VecEnv>> MakeVecEnv(const std::string& env_id, int n
   if (NeedsMarketData(env_id) && !has_split) RLT_RETURN_IF_ERROR(AddDefaultSplit(cfg));
   RLT_ASSIGN_OR_RETURN(train::EnvSetup setup, train::BuildEnvSetup(cfg));
   RLT_RETURN_IF_ERROR(train::CheckCapitalBuysOneLot(setup));
+  // One environment first: its spec sizes the rest, which must fit in memory (a huge
+  // num_envs is refused here instead of failing inside the allocator).
+  RLT_ASSIGN_OR_RETURN(auto probe, env::MakeEnvs(setup.id, setup.context, 1));
+  const env::EnvSpec& spec = probe.front()->spec();
+  const double per_env = kEnvObjectBytes + (2.0 * spec.obs_dim + spec.action.dim + 2) * 4 +
+                         2.0 * static_cast<double>(spec.info_names.size()) * 8;
+  const double bytes = per_env * num_envs;
+  const int64_t available = AvailableMemoryBytes();
+  if (available > 0 && bytes > 0.8 * static_cast<double>(available)) {
+    char text[300];
+    std::snprintf(text, sizeof text,
+                  "num_envs = %d environments of '%s' would need about %.2f GB (~%.0f bytes "
+                  "each) but only %.2f GB is available (MemAvailable); lower num_envs",
+                  num_envs, env_id.c_str(), bytes / 1e9, per_env,
+                  static_cast<double>(available) / 1e9);
+    return Status::InvalidArgument(text);
+  }
   RLT_ASSIGN_OR_RETURN(auto envs, env::MakeEnvs(setup.id, setup.context, num_envs));
   const int threads = std::min(ResolveThreads(num_threads), num_envs);
   return std::make_unique<env::VecEnv>(std::move(envs), threads);
