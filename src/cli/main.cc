@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
   rlt::cli::RegisterChainCommands(app, &action);
   rlt::cli::RegisterHedgeCommand(app, &action);
   rlt::cli::RegisterRetrievalCommands(app, &action);
+  rlt::cli::RegisterTuneCommand(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

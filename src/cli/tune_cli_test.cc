@@ -1,0 +1,188 @@
+// End-to-end tests of `rltrade tune` (evalrun/tune_run.h): the analytic mode's outputs and
+// JSON keys, a space key checked against the config before anything runs, training
+// trials whose sampled values reach their config.toml, a rejected combination recorded
+// with its reason, and no leakage: no trial touches the test range, and perturbing the
+// test range's bars changes no trial's objective.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/cli_test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using rlt::cli::testing_util::CmdResult;
+using rlt::cli::testing_util::RunCli;
+
+class TuneCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/tune_cli_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  std::string P(const std::string& name) const { return dir_ + "/" + name; }
+  std::string Write(const std::string& name, const std::string& text) const {
+    std::ofstream(P(name)) << text;
+    return P(name);
+  }
+  static std::vector<nlohmann::json> Journal(const std::string& path) {
+    std::vector<nlohmann::json> out;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line));
+    return out;
+  }
+  std::string dir_;
+};
+
+TEST_F(TuneCli, TheAnalyticModeWritesTheStudyAndPrintsTheContractKeys) {
+  const std::string space = Write("branin.toml",
+                                  "x1 = { uniform = [-5, 10] }\n"
+                                  "x2 = { uniform = [0, 15] }\n");
+  const CmdResult r =
+      RunCli("tune --objective-fn branin --space " + space +
+                 " --method sobol --trials 64 --seed 2 --json --quiet --out " + P("study"),
+             "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  for (const char* key : {"best_objective", "best_params", "trials", "method"}) {
+    EXPECT_TRUE(j.contains(key)) << key << " in " << r.out;
+  }
+  EXPECT_EQ(j["trials"], 64);
+  EXPECT_EQ(j["method"], "sobol");
+  EXPECT_LT(j["best_objective"].get<double>(), 5.0);
+  EXPECT_EQ(Journal(P("study/trials.jsonl")).size(), 64u);
+  for (const char* f : {"study.json", "results.csv", "best.json"}) {
+    EXPECT_TRUE(fs::exists(P("study/") + f)) << f;
+  }
+  // The best trial's objective is the smallest in the journal.
+  double smallest = 1e300;
+  for (const auto& line : Journal(P("study/trials.jsonl"))) {
+    smallest = std::min(smallest, line["objective"].get<double>());
+  }
+  EXPECT_EQ(smallest, j["best_objective"].get<double>());
+}
+
+TEST_F(TuneCli, BadSpacesAndArgumentsAreRefusedBeforeAnythingIsWritten) {
+  const std::string typo =
+      Write("typo.toml", "\"algo.learnin_rate\" = { uniform = [1e-4, 1e-3] }\n");
+  const std::string config = std::string(RLT_SOURCE_DIR) + "/configs/cartpole_ppo.toml";
+  CmdResult r = RunCli("tune " + config + " --space " + typo + " --out " + P("a"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("did you mean 'learning_rate'"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(P("a")));
+  const std::string bad = Write("bad.toml", "x1 = { uniform = [3, 1] }\n");
+  r = RunCli("tune --objective-fn branin --space " + bad + " --out " + P("b"));
+  EXPECT_NE(r.out.find("bad.toml:1: 'x1': uniform needs finite low < high"), std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(P("b")));
+  // A market config without [split] validation: trials would have nothing to be scored on.
+  const std::string space =
+      Write("lr.toml", "\"algo.learning_rate\" = { uniform = [1e-4, 1e-3] }\n");
+  r = RunCli("tune " + std::string(RLT_SOURCE_DIR) + "/configs/intraday_ppo.toml --space " + space +
+             " --out " + P("c"));
+  EXPECT_NE(r.out.find("[split] validation is missing"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(P("c")));
+}
+
+TEST_F(TuneCli, TrainingTrialsCarryTheirValuesAndRejectImpossibleBatches) {
+  const std::string space = Write("cp.toml",
+                                  "\"algo.learning_rate\" = { log_uniform = [1e-4, 1e-2] }\n"
+                                  "\"algo.batch_size\" = { choice = [64, 1000] }\n");
+  const std::string config = std::string(RLT_SOURCE_DIR) + "/configs/cartpole_ppo.toml";
+  const CmdResult r = RunCli("tune " + config + " --space " + space +
+                                 " --trials 4 --seed 1 --quiet --json --set run.total_steps=1024 "
+                                 "--out " +
+                                 P("study"),
+                             "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  int rejected = 0, ok = 0;
+  for (const auto& line : Journal(P("study/trials.jsonl"))) {
+    const std::string batch = line["params"]["algo.batch_size"];
+    if (batch == "1000") {
+      EXPECT_EQ(line["status"], "rejected");
+      EXPECT_NE(line["reason"].get<std::string>().find("does not divide"), std::string::npos);
+      ++rejected;
+      continue;
+    }
+    ASSERT_EQ(line["status"], "ok") << line.dump();
+    ++ok;
+    // Every proposal takes effect: the trial's resolved config holds the sampled values.
+    std::ifstream in(line["run_dir"].get<std::string>() + "/config.toml");
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_NE(
+        text.find("learning_rate = " + line["params"]["algo.learning_rate"].get<std::string>()),
+        std::string::npos);
+    EXPECT_NE(text.find("batch_size = 64"), std::string::npos);
+  }
+  EXPECT_EQ(rejected + ok, 4);
+  EXPECT_GT(ok, 0);
+  EXPECT_TRUE(fs::exists(P("study/best.toml")));
+}
+
+TEST_F(TuneCli, NoTrialReadsTheTestRange) {
+  // 60 sessions: train to 2023-02-17, validation to 2023-03-03, test after.
+  ASSERT_EQ(RunCli("data synth --days 60 --out " + P("bars.csv")).exit_code, 0);
+  // The same bars with every test-range close changed.
+  {
+    std::ifstream in(P("bars.csv"));
+    std::ofstream out(P("perturbed.csv"));
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("2023-03-1", 0) == 0 || line.rfind("2023-03-2", 0) == 0) {
+        // timestamp,symbol,open,high,low,close,volume: scale every price by 1.1.
+        std::stringstream fields(line);
+        std::vector<std::string> f;
+        std::string x;
+        while (std::getline(fields, x, ',')) f.push_back(x);
+        for (int k = 2; k <= 5; ++k) f[k] = std::to_string(std::stod(f[k]) * 1.1);
+        line.clear();
+        for (size_t k = 0; k < f.size(); ++k) line += (k ? "," : "") + f[k];
+      }
+      out << line << "\n";
+    }
+  }
+  const std::string space =
+      Write("lr.toml", "\"algo.learning_rate\" = { log_uniform = [1e-4, 1e-2] }\n");
+  auto study = [&](const std::string& bars, const std::string& out) {
+    return RunCli(
+        "tune " + std::string(RLT_SOURCE_DIR) + "/configs/intraday_ppo.toml --space " + space +
+            " --trials 2 --seed 3 --quiet --json --out " + out +
+            " --set data.source=file --set data.file=" + bars +
+            " --set split.train=start:2023-02-17 --set split.validation=2023-02-20:2023-03-03"
+            " --set split.test=2023-03-06:end --set run.total_steps=8192 --set run.threads=1"
+            " --set env.num_envs=16 --set algo.n_steps=64 --set algo.batch_size=256",
+        "", "/dev/null");
+  };
+  const CmdResult a = study(P("bars.csv"), P("a"));
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  const CmdResult b = study(P("perturbed.csv"), P("b"));
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  const auto ja = Journal(P("a/trials.jsonl")), jb = Journal(P("b/trials.jsonl"));
+  ASSERT_EQ(ja.size(), 2u);
+  for (size_t i = 0; i < ja.size(); ++i) {
+    ASSERT_EQ(ja[i]["status"], "ok") << ja[i].dump();
+    EXPECT_EQ(ja[i]["objective"], jb[i]["objective"]) << "trial " << i;
+    // The trial evaluated the validation range and nothing else.
+    const fs::path eval = fs::path(ja[i]["run_dir"].get<std::string>()) / "eval";
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(eval)) names.push_back(e.path().filename());
+    EXPECT_EQ(names, std::vector<std::string>{"validation"}) << eval;
+  }
+  // The test range is read once, after the search, by the copy in best_run/; the
+  // perturbation shows there.
+  const auto out_a = nlohmann::json::parse(a.out), out_b = nlohmann::json::parse(b.out);
+  ASSERT_TRUE(out_a.contains("test_objective")) << a.out;
+  EXPECT_NE(out_a["test_objective"], out_b["test_objective"]);
+  EXPECT_TRUE(fs::exists(P("a/test_evaluation.json")));
+}
+
+}  // namespace

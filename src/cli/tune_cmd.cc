@@ -1,0 +1,64 @@
+// rltrade cli: `rltrade tune [CONFIG] --space SPACE.toml [--method random|sobol|anneal|asha]
+// [--trials N] [--objective METRIC] [--objective-fn branin|rosenbrock] [--out DIR]
+// [--resume DIR] [--seed S] [--set section.key=value ...] [--json] [--quiet]`. Flag
+// parsing only; the work is in evalrun/tune_run.h.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "cli/commands.h"
+#include "evalrun/tune_run.h"
+
+namespace rlt::cli {
+namespace {
+
+struct TuneFlags {
+  evalrun::TuneRequest request;
+  bool json = false;
+};
+
+int RunTune(const TuneFlags& f) {
+  Result<evalrun::TuneOutcome> out = evalrun::RunTune(f.request);
+  if (!out.ok()) return ReportError(out.status());
+  if (f.json) {
+    fmt::print("{}\n", out->json);
+  } else {
+    fmt::print("{}\n", out->json);
+    fmt::print(stderr, "wrote {} (trials.jsonl, results.csv, best.json)\n", out->out_dir);
+  }
+  if (!out->test_report.empty()) fmt::print(stderr, "{}\n", out->test_report);
+  return 0;
+}
+
+}  // namespace
+
+void RegisterTuneCommand(CLI::App& app, Action* action) {
+  auto f = std::make_shared<TuneFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "tune", "Search hyperparameters, scoring trials on the validation range only");
+  cmd->add_option("config", f->request.config_path, "CONFIG.toml (not with --objective-fn)");
+  cmd->add_option("--space", f->request.space_path, "SPACE.toml: the search space")->required();
+  cmd->add_option("--method", f->request.method, "random, sobol, anneal (asha: not yet)")
+      ->check(CLI::IsMember({"random", "sobol", "anneal", "asha"}));
+  cmd->add_option("--trials", f->request.trials, "number of trials")->check(CLI::Range(1, 100000));
+  cmd->add_option("--objective", f->request.objective,
+                  "metric of the validation evaluation (default sharpe_ratio; mean_return for "
+                  "episodic environments)");
+  cmd->add_option("--objective-fn", f->request.objective_fn,
+                  "an analytic function to minimise instead of training (keys x1, x2, ...)")
+      ->check(CLI::IsMember({"branin", "rosenbrock"}));
+  cmd->add_option("--out", f->request.out_dir, "output directory (default runs/tune-<time>)");
+  cmd->add_option("--resume", f->request.resume_dir,
+                  "continue a study from its journal (same arguments)");
+  cmd->add_option("--seed", f->request.seed, "the search's seed");
+  cmd->add_option("--set", f->request.overrides,
+                  "override a config value for every trial: section.key=value (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_flag("--json", f->json, "print only the result JSON");
+  cmd->add_flag("--quiet", f->request.quiet, "no per-trial lines");
+  cmd->callback([f, action] { *action = [f] { return RunTune(*f); }; });
+}
+
+}  // namespace rlt::cli

@@ -1,0 +1,224 @@
+// rltrade evalrun: `rltrade tune` (see tune_run.h).
+#include "evalrun/tune_run.h"
+
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "config/config.h"
+#include "core/file_io.h"
+#include "core/json_text.h"
+#include "env/registry.h"
+#include "evalrun/evalrun.h"
+#include "train/train.h"
+#include "tune/objectives.h"
+#include "tune/space.h"
+#include "tune/study.h"
+
+namespace rlt::evalrun {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::string DefaultOutDir() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  return std::string("runs/tune-") + stamp;
+}
+
+bool IsMarketEnv(const config::Config& cfg) {
+  const config::ConfigValue* id = cfg.Get("env", "id");
+  if (id == nullptr) return false;
+  for (const env::EnvEntry& e : env::EnvRegistry()) {
+    if (id->text == e.id) return e.needs_market_data;
+  }
+  return false;
+}
+
+// The metric's value in a summary.json: metrics.<m>, or <m> at the top (mean_return).
+Result<double> MetricOf(const std::string& summary, const std::string& metric) {
+  const json j = json::parse(summary, nullptr, false);
+  if (j.is_discarded()) return Status::DataError("summary.json does not parse");
+  if (j.contains("metrics") && j["metrics"].contains(metric) && j["metrics"][metric].is_number()) {
+    return j["metrics"][metric].get<double>();
+  }
+  if (j.contains(metric) && j[metric].is_number()) return j[metric].get<double>();
+  std::string known;
+  if (j.contains("metrics")) {
+    for (const auto& [k, v] : j["metrics"].items()) known += (known.empty() ? "" : ", ") + k;
+  }
+  return Status::InvalidArgument("--objective " + metric + ": not a metric of the evaluation (" +
+                                 (known.empty() ? std::string("mean_return") : known) + ")");
+}
+
+std::vector<std::string> TrialOverrides(const TuneRequest& r,
+                                        const std::vector<std::pair<std::string, std::string>>& p) {
+  std::vector<std::string> sets = r.overrides;
+  for (const auto& [k, v] : p) sets.push_back(k + "=" + v);
+  sets.push_back("run.seeds=1");
+  return sets;
+}
+
+// The minibatch rule PPO needs: batch_size divides n_steps * num_envs (and so is not
+// larger); "" when it holds or the config does not set the three keys.
+std::string MinibatchProblem(const config::Config& cfg) {
+  const config::ConfigValue* b = cfg.Get("algo", "batch_size");
+  const config::ConfigValue* n = cfg.Get("algo", "n_steps");
+  const config::ConfigValue* e = cfg.Get("env", "num_envs");
+  if (b == nullptr || n == nullptr || e == nullptr) return "";
+  const long long batch = std::atoll(b->text.c_str()), steps = std::atoll(n->text.c_str()),
+                  envs = std::atoll(e->text.c_str());
+  const long long rollout = steps * envs;
+  if (batch <= 0 || rollout <= 0 || rollout % batch == 0) return "";
+  return "algo.batch_size = " + b->text +
+         " does not divide algo.n_steps x env.num_envs = " + std::to_string(steps) + " x " +
+         std::to_string(envs) + " = " + std::to_string(rollout);
+}
+
+}  // namespace
+
+Result<TuneOutcome> RunTune(const TuneRequest& r) {
+  const bool resume = !r.resume_dir.empty();
+  TuneOutcome out;
+  out.out_dir = resume ? r.resume_dir : (r.out_dir.empty() ? DefaultOutDir() : r.out_dir);
+  RLT_ASSIGN_OR_RETURN(tune::Space space, tune::LoadSpace(r.space_path));
+  RLT_ASSIGN_OR_RETURN(std::string space_text, ReadFile(r.space_path));
+  tune::StudyOptions o;
+  o.out_dir = out.out_dir;
+  o.method = r.method;
+  o.trials = r.trials;
+  o.seed = r.seed;
+  o.resume = resume;
+  o.space_text = space_text;
+  o.quiet = r.quiet;
+  if (r.method == "asha") {
+    return Status::InvalidArgument(
+        "--method asha is not available yet: use random, sobol or anneal");
+  }
+  if (!r.objective_fn.empty()) {
+    if (!r.config_path.empty()) {
+      return Status::InvalidArgument("--objective-fn replaces training: give no CONFIG");
+    }
+    RLT_RETURN_IF_ERROR(tune::CheckObjectiveSpace(r.objective_fn, space));
+    o.objective = r.objective_fn;
+    o.minimize = true;
+    RLT_ASSIGN_OR_RETURN(
+        tune::StudyResult s, tune::RunStudy(space, o, [&](int, const auto& params) {
+          tune::TrialResult t;
+          std::vector<double> x;
+          for (const auto& [k, v] : params) x.push_back(std::stod(v));
+          t.objective = r.objective_fn == "branin" ? tune::Branin(x[0], x[1]) : tune::Rosenbrock(x);
+          return t;
+        }));
+    out.json = tune::StudyJson(s, r.method);
+    return out;
+  }
+  if (r.config_path.empty())
+    return Status::InvalidArgument("tune needs CONFIG (or --objective-fn)");
+  RLT_ASSIGN_OR_RETURN(config::Config cfg, config::Config::LoadFile(r.config_path));
+  for (const std::string& s : r.overrides) RLT_RETURN_IF_ERROR(cfg.ApplyOverride(s));
+  const bool market = IsMarketEnv(cfg);
+  if (market && cfg.Get("split", "validation") == nullptr) {
+    return Status::InvalidArgument(
+        r.config_path +
+        ": [split] validation is missing: trials are scored on it, never on "
+        "the test range; add validation = \"YYYY-MM-DD:YYYY-MM-DD\" between "
+        "train and test");
+  }
+  o.objective = !r.objective.empty() ? r.objective : (market ? "sharpe_ratio" : "mean_return");
+  o.minimize = o.objective == "max_drawdown_duration" || o.objective == "downside_risk" ||
+               o.objective == "annual_volatility" || o.objective == "turnover";
+  // Every key against the config's schema, with the space's low values, before any run.
+  {
+    train::TrainRequest probe;
+    probe.config_path = r.config_path;
+    std::vector<std::pair<std::string, std::string>> low;
+    for (const tune::Param& p : space.params) low.emplace_back(p.key, tune::ValueText(p, 0.0));
+    probe.overrides = TrialOverrides(r, low);
+    const Status st = train::ValidateTraining(probe);
+    if (!st.ok() && st.message().find("unknown key") != std::string::npos) {
+      return Status::InvalidArgument(r.space_path + ": " + st.message());
+    }
+  }
+  RLT_ASSIGN_OR_RETURN(
+      tune::StudyResult s, tune::RunStudy(space, o, [&](int i, const auto& params) {
+        tune::TrialResult t;
+        train::TrainRequest tr;
+        tr.config_path = r.config_path;
+        tr.overrides = TrialOverrides(r, params);
+        tr.run_dir = (fs::path(out.out_dir) / "trials" / ("trial_" + std::to_string(i))).string();
+        tr.quiet = true;
+        t.run_dir = tr.run_dir;
+        if (fs::exists(tr.run_dir)) fs::remove_all(tr.run_dir);  // a trial cut by a kill
+        config::Config trial_cfg = cfg;
+        for (const auto& [k, v] : params) (void)trial_cfg.ApplyOverride(k + "=" + v);
+        if (std::string problem = MinibatchProblem(trial_cfg); !problem.empty()) {
+          t.status = "rejected";
+          t.reason = problem;
+          return t;
+        }
+        if (Status v = train::ValidateTraining(tr); !v.ok()) {
+          t.status = "rejected";
+          t.reason = v.message();
+          return t;
+        }
+        Result<train::TrainOutcome> trained = train::RunTraining(tr);
+        if (!trained.ok() || trained->exit_code != 0) {
+          t.status = "failed";
+          t.reason = trained.ok() ? "training interrupted" : trained.status().message();
+          return t;
+        }
+        EvalRequest er;
+        er.run_dir = tr.run_dir;
+        er.range = "validation";
+        Result<EvalOutcome> ev = RunEvaluation(er);
+        Result<double> metric =
+            ev.ok() ? MetricOf(ev->summary_json, o.objective) : Result<double>(ev.status());
+        if (!metric.ok()) {
+          t.status = "failed";
+          t.reason = metric.status().message();
+          return t;
+        }
+        t.objective = *metric;
+        return t;
+      }));
+  json j = json::parse(tune::StudyJson(s, r.method));
+  if (s.best_trial >= 0) {
+    const fs::path best_dir =
+        fs::path(out.out_dir) / "trials" / ("trial_" + std::to_string(s.best_trial));
+    RLT_ASSIGN_OR_RETURN(std::string best_config, ReadFile((best_dir / "config.toml").string()));
+    RLT_RETURN_IF_ERROR(
+        WriteFileAtomic((fs::path(out.out_dir) / "best.toml").string(), best_config));
+    if (market && cfg.Get("split", "test") != nullptr) {
+      // A copy of the best trial (OUT/best_run/) is what sees the test range: no trial's
+      // own directory ever holds a test evaluation.
+      const fs::path best_run = fs::path(out.out_dir) / "best_run";
+      std::error_code ec;
+      fs::remove_all(best_run, ec);
+      fs::copy(best_dir, best_run, fs::copy_options::recursive, ec);
+      if (ec) return Status::IoError(best_run.string() + ": " + ec.message());
+      fs::remove_all(best_run / "eval", ec);
+      EvalRequest er;
+      er.run_dir = best_run.string();
+      er.range = "test";
+      RLT_ASSIGN_OR_RETURN(EvalOutcome ev, RunEvaluation(er));
+      RLT_RETURN_IF_ERROR(WriteFileAtomic((fs::path(out.out_dir) / "test_evaluation.json").string(),
+                                          ev.summary_json));
+      RLT_ASSIGN_OR_RETURN(double test_value, MetricOf(ev.summary_json, o.objective));
+      j["test_objective"] = test_value;
+      out.test_report =
+          "out-of-sample ([split] test, evaluated once, after the search): " + o.objective + " " +
+          std::to_string(test_value) + " (trial " + std::to_string(s.best_trial) + ")";
+    }
+  }
+  j["objective"] = o.objective;
+  out.json = JsonText(j, 2);
+  return out;
+}
+
+}  // namespace rlt::evalrun

@@ -1,0 +1,52 @@
+// rltrade evalrun: `rltrade tune` as a library call (issue 16): a study over a config's
+// hyperparameters, each trial a training run scored on the [split] validation range, or
+// over an analytic function (--objective-fn) that replaces training.
+//
+// Training trials (sequential in this version): trial i trains into OUT/trials/trial_<i>/
+// with the config, the study's --set overrides and the trial's sampled values as --set
+// overrides (its config.toml shows them), then is evaluated on [split] validation (market
+// environments) or on deterministic episodes with seeds no training env used (episodic
+// ones); the objective is a metric of that summary.json (default sharpe_ratio, or
+// mean_return for episodic environments). A trial whose settings training refuses
+// (e.g. batch_size not dividing n_steps * num_envs) is recorded as rejected with the
+// reason. No trial reads the test range: after the study a copy of the best trial
+// (OUT/best_run/) is evaluated once on [split] test, written to OUT/test_evaluation.json
+// and reported apart, the only out-of-sample figure. OUT/best.toml is the best trial's complete
+// config. Before anything runs, every space key is checked against the config's schema (an unknown
+// key names the nearest valid one).
+#ifndef RLT_EVALRUN_TUNE_RUN_H_
+#define RLT_EVALRUN_TUNE_RUN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace rlt::evalrun {
+
+struct TuneRequest {
+  std::string config_path;  // "" with objective_fn
+  std::string space_path;
+  std::string method = "random";
+  int trials = 16;
+  std::string objective;     // metric name ("" = the default)
+  std::string objective_fn;  // branin | rosenbrock: no training
+  std::string out_dir;       // "" = runs/tune-<time>
+  std::string resume_dir;
+  std::vector<std::string> overrides;
+  uint64_t seed = 0;
+  bool quiet = false;
+};
+
+struct TuneOutcome {
+  std::string out_dir;
+  std::string json;         // {"best_objective", "best_params", "trials", "method", ...}
+  std::string test_report;  // the out-of-sample line ("" when not evaluated)
+};
+
+Result<TuneOutcome> RunTune(const TuneRequest& request);
+
+}  // namespace rlt::evalrun
+
+#endif  // RLT_EVALRUN_TUNE_RUN_H_

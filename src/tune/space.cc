@@ -1,0 +1,166 @@
+// rltrade tune: search spaces (see space.h).
+#include "tune/space.h"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "core/file_io.h"
+
+namespace rlt::tune {
+namespace {
+
+std::string Shortest(double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+std::string Place(const std::string& name, const toml::source_region& src) {
+  return name + ":" + std::to_string(src.begin.line);
+}
+
+// The text of one scalar TOML value as --set takes it, or "" if it is not a scalar.
+std::string ScalarText(const toml::node& n) {
+  if (auto v = n.as_integer()) return std::to_string(v->get());
+  if (auto v = n.as_floating_point()) return Shortest(v->get());
+  if (auto v = n.as_boolean()) return v->get() ? "true" : "false";
+  if (auto v = n.as_string()) return v->get();
+  return "";
+}
+
+}  // namespace
+
+Result<Space> ParseSpace(const std::string& text, const std::string& name) {
+  toml::table root;
+  try {
+    root = toml::parse(text, name);
+  } catch (const toml::parse_error& e) {
+    return Status::InvalidArgument(name + ":" + std::to_string(e.source().begin.line) + ":" +
+                                   std::to_string(e.source().begin.column) + ": " +
+                                   std::string(e.description()));
+  }
+  Space space;
+  std::vector<std::string> errors;
+  for (const auto& [key_node, node] : root) {
+    const std::string key(key_node.str());
+    const std::string place = Place(name, node.source());
+    const toml::table* spec = node.as_table();
+    if (spec == nullptr || spec->size() != 1) {
+      errors.push_back(place + ": '" + key +
+                       "': expected one of { uniform = [a, b] }, { log_uniform = [a, b] }, "
+                       "{ int = [a, b] }, { choice = [v1, v2, ...] }");
+      continue;
+    }
+    Param p;
+    p.key = key;
+    p.place = place;
+    p.line = static_cast<int>(node.source().begin.line);
+    const auto entry = spec->begin();  // its proxy refers into the iterator: keep it alive
+    const std::string kind(entry->first.str());
+    const toml::array* list = entry->second.as_array();
+    if (list == nullptr) {
+      errors.push_back(place + ": '" + key + "': " + kind + " takes an array");
+      continue;
+    }
+    if (kind == "choice") {
+      p.kind = Param::Kind::kChoice;
+      for (const toml::node& c : *list) {
+        const std::string t = ScalarText(c);
+        if (t.empty()) {
+          errors.push_back(place + ": '" + key +
+                           "': choice values must be numbers, strings or "
+                           "booleans");
+          break;
+        }
+        p.choices.push_back(t);
+      }
+      if (p.choices.empty()) errors.push_back(place + ": '" + key + "': choice lists no value");
+      space.params.push_back(p);
+      continue;
+    }
+    if (kind != "uniform" && kind != "log_uniform" && kind != "int") {
+      errors.push_back(place + ": '" + key + "': unknown distribution '" + kind +
+                       "'; expected uniform, log_uniform, int or choice");
+      continue;
+    }
+    if (list->size() != 2 || !(*list)[0].is_number() || !(*list)[1].is_number()) {
+      errors.push_back(place + ": '" + key + "': " + kind + " takes [low, high] (two numbers)");
+      continue;
+    }
+    p.low = (*list)[0].value<double>().value_or(NAN);
+    p.high = (*list)[1].value<double>().value_or(NAN);
+    p.kind = kind == "uniform"       ? Param::Kind::kUniform
+             : kind == "log_uniform" ? Param::Kind::kLogUniform
+                                     : Param::Kind::kInt;
+    if (!(std::isfinite(p.low) && std::isfinite(p.high) && p.low < p.high)) {
+      errors.push_back(place + ": '" + key + "': " + kind + " needs finite low < high");
+      continue;
+    }
+    if (p.kind == Param::Kind::kLogUniform && p.low <= 0) {
+      errors.push_back(place + ": '" + key + "': log_uniform needs low > 0");
+      continue;
+    }
+    if (p.kind == Param::Kind::kInt &&
+        (p.low != std::floor(p.low) || p.high != std::floor(p.high))) {
+      errors.push_back(place + ": '" + key + "': int takes whole-number bounds");
+      continue;
+    }
+    space.params.push_back(p);
+  }
+  // toml++ iterates keys sorted; the file's order is the order users think in.
+  std::stable_sort(space.params.begin(), space.params.end(),
+                   [](const Param& a, const Param& b) { return a.line < b.line; });
+  if (space.params.empty() && errors.empty()) {
+    errors.push_back(name + ": the space names no parameter");
+  }
+  if (!errors.empty()) {
+    std::string msg;
+    for (const std::string& e : errors) msg += (msg.empty() ? "" : "\n") + e;
+    return Status::InvalidArgument(msg);
+  }
+  return space;
+}
+
+Result<Space> LoadSpace(const std::string& path) {
+  RLT_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseSpace(text, path);
+}
+
+double ValueNumber(const Param& p, double u) {
+  u = std::min(std::max(u, 0.0), std::nextafter(1.0, 0.0));
+  switch (p.kind) {
+    case Param::Kind::kUniform:
+      return p.low + u * (p.high - p.low);
+    case Param::Kind::kLogUniform:  // exp(log(x)) may round just outside [low, high]
+      if (u == 0) return p.low;
+      return std::clamp(std::exp(std::log(p.low) + u * (std::log(p.high) - std::log(p.low))), p.low,
+                        p.high);
+    case Param::Kind::kInt:
+      return std::min(p.high, p.low + std::floor(u * (p.high - p.low + 1)));
+    case Param::Kind::kChoice: {
+      const size_t i = std::min(p.choices.size() - 1,
+                                static_cast<size_t>(u * static_cast<double>(p.choices.size())));
+      double v = 0;
+      const std::string& t = p.choices[i];
+      const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+      return r.ec == std::errc() && r.ptr == t.data() + t.size() ? v : static_cast<double>(i);
+    }
+  }
+  return 0;
+}
+
+std::string ValueText(const Param& p, double u) {
+  if (p.kind == Param::Kind::kChoice) {
+    u = std::min(std::max(u, 0.0), std::nextafter(1.0, 0.0));
+    return p.choices[std::min(p.choices.size() - 1,
+                              static_cast<size_t>(u * static_cast<double>(p.choices.size())))];
+  }
+  const double v = ValueNumber(p, u);
+  if (p.kind == Param::Kind::kInt) return std::to_string(static_cast<long long>(v));
+  return Shortest(v);
+}
+
+}  // namespace rlt::tune

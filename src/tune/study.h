@@ -1,0 +1,66 @@
+// rltrade tune: a study — trials proposed by a search method, evaluated one after the
+// other, journaled, resumable.
+//
+// OUT holds: study.json (method, seed, trials, objective, direction, the space's text:
+// what a resume must match), trials.jsonl (append-only, one line per finished trial:
+// trial, params {key: value text}, objective, status ok|rejected|failed, reason,
+// seconds, run_dir), results.csv (one row per trial), best.json ({"best_objective",
+// "best_params", "trials", "method"}, as `--json` prints). A resumed study replays the
+// journal through the search (its state is a function of the scores told), checks that
+// the replayed proposals equal the journaled parameters, and continues with the next
+// trial: no finished trial runs twice.
+#ifndef RLT_TUNE_STUDY_H_
+#define RLT_TUNE_STUDY_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "tune/space.h"
+
+namespace rlt::tune {
+
+struct TrialResult {
+  std::string status = "ok";  // ok | rejected (impossible settings) | failed
+  std::string reason;         // for rejected / failed
+  double objective = 0;       // valid when ok
+  std::string run_dir;        // the trial's run directory, if any
+};
+
+// Evaluates trial `index` with parameters {key: value text}.
+using TrialFn =
+    std::function<TrialResult(int index, const std::vector<std::pair<std::string, std::string>>&)>;
+
+struct StudyOptions {
+  std::string out_dir;
+  std::string method = "random";
+  int trials = 32;
+  uint64_t seed = 0;
+  std::string objective;  // the objective's name (a metric, or f for --objective-fn)
+  bool minimize = false;
+  bool resume = false;
+  std::string space_text;  // recorded in study.json
+  bool quiet = false;
+};
+
+struct StudyResult {
+  int trials = 0;  // finished trials (ok, rejected or failed)
+  int ok = 0;
+  double best_objective = 0;  // NaN when no trial succeeded
+  int best_trial = -1;
+  std::vector<std::pair<std::string, std::string>> best_params;
+};
+
+// Runs (or resumes) the study. Errors: OUT exists without resume, a journal that does not
+// match the study, I/O.
+Result<StudyResult> RunStudy(const Space& space, const StudyOptions& options, const TrialFn& fn);
+
+// {"best_objective", "best_params", "trials", "method"} (--json, best.json).
+std::string StudyJson(const StudyResult& r, const std::string& method);
+
+}  // namespace rlt::tune
+
+#endif  // RLT_TUNE_STUDY_H_
