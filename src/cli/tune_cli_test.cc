@@ -4,7 +4,10 @@
 // with its reason, and no leakage: no trial touches the test range, and perturbing the
 // test range's bars changes no trial's objective.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -183,6 +186,55 @@ TEST_F(TuneCli, NoTrialReadsTheTestRange) {
   ASSERT_TRUE(out_a.contains("test_objective")) << a.out;
   EXPECT_NE(out_a["test_objective"], out_b["test_objective"]);
   EXPECT_TRUE(fs::exists(P("a/test_evaluation.json")));
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(TuneCli, AStudyKilledWithSigkillResumesWithoutRepeatingATrial) {
+  const std::string space =
+      Write("lr.toml", "\"algo.learning_rate\" = { log_uniform = [1e-4, 1e-2] }\n");
+  const std::string args = "tune " + std::string(RLT_SOURCE_DIR) +
+                           "/configs/cartpole_ppo.toml --space " + space +
+                           " --trials 6 --seed 5 --quiet --json --set run.total_steps=1024"
+                           " --set run.threads=1 --out ";
+  ASSERT_EQ(RunCli(args + P("straight"), "", "/dev/null").exit_code, 0);
+  const std::string cmd =
+      rlt::testing::RltradeBinary() + " " + args + P("killed") + " > /dev/null 2>&1 & echo $!";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  long pid = 0;
+  ASSERT_EQ(fscanf(p, "%ld", &pid), 1);
+  pclose(p);
+  bool killed = false;
+  for (int wait = 0; wait < 6000 && !killed; ++wait) {
+    if (Journal(P("killed/trials.jsonl")).size() >= 2) {
+      killed = kill(static_cast<pid_t>(pid), SIGKILL) == 0;
+      break;
+    }
+    usleep(5000);
+  }
+  ASSERT_TRUE(killed) << "the study finished before two trials were journaled";
+  usleep(100000);
+  const size_t before = Journal(P("killed/trials.jsonl")).size();
+  ASSERT_LT(before, 6u);
+  // --resume alone: the arguments come from study.json.
+  const CmdResult resumed =
+      RunCli("tune --resume " + P("killed") + " --quiet --json", "", "/dev/null");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  const auto straight = Journal(P("straight/trials.jsonl")),
+             again = Journal(P("killed/trials.jsonl"));
+  ASSERT_EQ(again.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(again[i]["trial"], static_cast<int>(i));  // each trial once, in order
+    EXPECT_EQ(again[i]["params"], straight[i]["params"]);
+    EXPECT_EQ(again[i]["objective"], straight[i]["objective"]) << "trial " << i;
+  }
+  EXPECT_EQ(nlohmann::json::parse(resumed.out)["best_objective"],
+            nlohmann::json::parse(
+                RunCli("tune --resume " + P("straight") + " --quiet --json", "", "/dev/null")
+                    .out)["best_objective"]);
 }
 
 }  // namespace

@@ -38,7 +38,8 @@ void RegisterTuneCommand(CLI::App& app, Action* action) {
   CLI::App* cmd = app.add_subcommand(
       "tune", "Search hyperparameters, scoring trials on the validation range only");
   cmd->add_option("config", f->request.config_path, "CONFIG.toml (not with --objective-fn)");
-  cmd->add_option("--space", f->request.space_path, "SPACE.toml: the search space")->required();
+  cmd->add_option("--space", f->request.space_path,
+                  "SPACE.toml: the search space (required unless --resume)");
   cmd->add_option("--method", f->request.method, "random, sobol, anneal (asha: not yet)")
       ->check(CLI::IsMember({"random", "sobol", "anneal", "asha"}));
   cmd->add_option("--trials", f->request.trials, "number of trials")->check(CLI::Range(1, 100000));
@@ -50,7 +51,8 @@ void RegisterTuneCommand(CLI::App& app, Action* action) {
       ->check(CLI::IsMember({"branin", "rosenbrock"}));
   cmd->add_option("--out", f->request.out_dir, "output directory (default runs/tune-<time>)");
   cmd->add_option("--resume", f->request.resume_dir,
-                  "continue a study from its journal (same arguments)");
+                  "continue a killed or finished-early study from its journal; its arguments "
+                  "come from DIR/study.json");
   cmd->add_option("--seed", f->request.seed, "the search's seed");
   cmd->add_option("--set", f->request.overrides,
                   "override a config value for every trial: section.key=value (repeatable)")

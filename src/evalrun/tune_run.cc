@@ -80,14 +80,48 @@ std::string MinibatchProblem(const config::Config& cfg) {
          std::to_string(envs) + " = " + std::to_string(rollout);
 }
 
+// A resumed study's request: its arguments as study.json recorded them.
+Result<TuneRequest> ResumedRequest(const TuneRequest& given) {
+  RLT_ASSIGN_OR_RETURN(std::string text, tune::ReadStudyHeader(given.resume_dir));
+  const json h = json::parse(text, nullptr, false);
+  const std::string path = given.resume_dir + "/study.json";
+  if (h.is_discarded() || !h.contains("command") || !h["command"].is_object() ||
+      !h.contains("space") || !h.contains("method") || !h.contains("trials") ||
+      !h.contains("seed")) {
+    return Status::DataError(path + ": not a study header this version wrote");
+  }
+  TuneRequest r = given;
+  const json& c = h["command"];
+  r.method = h["method"].get<std::string>();
+  r.trials = h["trials"].get<int>();
+  r.seed = h["seed"].get<uint64_t>();
+  r.config_path = c.value("config", "");
+  r.objective_fn = c.value("objective_fn", "");
+  r.objective = c.value("objective", "");
+  r.overrides = c.value("overrides", std::vector<std::string>{});
+  r.space_text = h["space"].get<std::string>();
+  r.space_path = path + " (space)";
+  return r;
+}
+
 }  // namespace
 
-Result<TuneOutcome> RunTune(const TuneRequest& r) {
-  const bool resume = !r.resume_dir.empty();
+Result<TuneOutcome> RunTune(const TuneRequest& given) {
+  const bool resume = !given.resume_dir.empty();
+  TuneRequest r = given;
+  if (resume) {
+    RLT_ASSIGN_OR_RETURN(r, ResumedRequest(given));
+  }
+  if (!resume && r.space_path.empty()) {
+    return Status::InvalidArgument("--space SPACE.toml is required (or --resume DIR)");
+  }
   TuneOutcome out;
   out.out_dir = resume ? r.resume_dir : (r.out_dir.empty() ? DefaultOutDir() : r.out_dir);
-  RLT_ASSIGN_OR_RETURN(tune::Space space, tune::LoadSpace(r.space_path));
-  RLT_ASSIGN_OR_RETURN(std::string space_text, ReadFile(r.space_path));
+  std::string space_text = r.space_text;
+  if (!resume) {
+    RLT_ASSIGN_OR_RETURN(space_text, ReadFile(r.space_path));
+  }
+  RLT_ASSIGN_OR_RETURN(tune::Space space, tune::ParseSpace(space_text, r.space_path));
   tune::StudyOptions o;
   o.out_dir = out.out_dir;
   o.method = r.method;
@@ -96,6 +130,11 @@ Result<TuneOutcome> RunTune(const TuneRequest& r) {
   o.resume = resume;
   o.space_text = space_text;
   o.quiet = r.quiet;
+  o.command = json{{"config", r.config_path},
+                   {"objective_fn", r.objective_fn},
+                   {"objective", r.objective},
+                   {"overrides", r.overrides}}
+                  .dump();
   if (r.method == "asha") {
     return Status::InvalidArgument(
         "--method asha is not available yet: use random, sobol or anneal");

@@ -37,6 +37,7 @@ struct TuneRequest {
   std::vector<std::string> overrides;
   uint64_t seed = 0;
   bool quiet = false;
+  std::string space_text;  // set from study.json on resume
 };
 
 struct TuneOutcome {

@@ -24,6 +24,11 @@ json StudyHeader(const StudyOptions& o) {
           {"objective", o.objective}, {"minimize", o.minimize}, {"space", o.space_text}};
 }
 
+json WithCommand(json header, const StudyOptions& o) {
+  header["command"] = o.command.empty() ? json::object() : json::parse(o.command, nullptr, false);
+  return header;
+}
+
 Status AppendLine(const std::string& path, const std::string& line) {
   std::ofstream out(path, std::ios::app);
   out << line << "\n";
@@ -40,6 +45,14 @@ std::string CsvField(const std::string& s) {
 }
 
 }  // namespace
+
+Result<std::string> ReadStudyHeader(const std::string& out_dir) {
+  const std::string path = (fs::path(out_dir) / "study.json").string();
+  if (!fs::exists(path)) {
+    return Status::NotFound(out_dir + " is not a tune study (no study.json)");
+  }
+  return ReadFile(path);
+}
 
 std::string StudyJson(const StudyResult& r, const std::string& method) {
   json params = json::object();
@@ -61,7 +74,8 @@ Result<StudyResult> RunStudy(const Space& space, const StudyOptions& o, const Tr
   std::vector<json> done;
   if (o.resume) {
     RLT_ASSIGN_OR_RETURN(std::string text, ReadFile(header_path));
-    const json header = json::parse(text, nullptr, false);
+    json header = json::parse(text, nullptr, false);
+    if (!header.is_discarded()) header.erase("command");
     if (header.is_discarded() || header != StudyHeader(o)) {
       return Status::Refused(header_path +
                              " describes another study (method, seed, trials, objective or "
@@ -84,7 +98,7 @@ Result<StudyResult> RunStudy(const Space& space, const StudyOptions& o, const Tr
     std::error_code ec;
     fs::create_directories(out, ec);
     if (ec) return Status::IoError(o.out_dir + ": " + ec.message());
-    RLT_RETURN_IF_ERROR(WriteFileAtomic(header_path, JsonText(StudyHeader(o), 2)));
+    RLT_RETURN_IF_ERROR(WriteFileAtomic(header_path, JsonText(WithCommand(StudyHeader(o), o), 2)));
   }
   RLT_ASSIGN_OR_RETURN(std::unique_ptr<Search> search,
                        MakeSearch(o.method, space, o.trials, o.seed));

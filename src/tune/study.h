@@ -43,8 +43,13 @@ struct StudyOptions {
   bool minimize = false;
   bool resume = false;
   std::string space_text;  // recorded in study.json
+  std::string command;     // {"config", "overrides", "objective_fn"}: JSON the caller needs
+                           // to resume with `--resume OUT` alone (recorded, not compared)
   bool quiet = false;
 };
+
+// OUT/study.json of an existing study (what RunStudy wrote), as JSON text.
+Result<std::string> ReadStudyHeader(const std::string& out_dir);
 
 struct StudyResult {
   int trials = 0;  // finished trials (ok, rejected or failed)
