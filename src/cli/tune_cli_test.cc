@@ -238,3 +238,32 @@ TEST_F(TuneCli, AStudyKilledWithSigkillResumesWithoutRepeatingATrial) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(TuneCli, ParallelTrialsInChildProcessesGiveTheSequentialStudy) {
+  const std::string space =
+      Write("lr.toml", "\"algo.learning_rate\" = { log_uniform = [1e-4, 1e-2] }\n");
+  auto study = [&](int parallel, const std::string& out) {
+    return RunCli("tune " + std::string(RLT_SOURCE_DIR) + "/configs/cartpole_ppo.toml --space " +
+                      space + " --method sobol --trials 4 --seed 2 --quiet --json" +
+                      " --set run.total_steps=1024 --set run.threads=1 --parallel " +
+                      std::to_string(parallel) + " --out " + out,
+                  "", "/dev/null");
+  };
+  ASSERT_EQ(study(1, P("one")).exit_code, 0);
+  const CmdResult two = study(2, P("two"));
+  ASSERT_EQ(two.exit_code, 0) << two.out;
+  const auto a = Journal(P("one/trials.jsonl")), b = Journal(P("two/trials.jsonl"));
+  ASSERT_EQ(a.size(), 4u);
+  ASSERT_EQ(b.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(b[i]["trial"], static_cast<int>(i));
+    EXPECT_EQ(b[i]["status"], "ok") << b[i].dump();
+    EXPECT_EQ(a[i]["params"], b[i]["params"]);
+    EXPECT_EQ(a[i]["objective"], b[i]["objective"]) << "trial " << i;
+  }
+  EXPECT_TRUE(fs::exists(P("two/trials/trial_0.log")));
+}
+
+}  // namespace

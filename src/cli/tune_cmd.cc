@@ -54,6 +54,9 @@ void RegisterTuneCommand(CLI::App& app, Action* action) {
                   "continue a killed or finished-early study from its journal; its arguments "
                   "come from DIR/study.json");
   cmd->add_option("--seed", f->request.seed, "the search's seed");
+  cmd->add_option("--parallel", f->request.parallel,
+                  "trials at once (0: cores / [run] threads; anneal: always 1)")
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("--set", f->request.overrides,
                   "override a config value for every trial: section.key=value (repeatable)")
       ->expected(1)

@@ -4,11 +4,14 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
 #include "core/file_io.h"
 #include "core/json_text.h"
+#include "core/spawn.h"
+#include "core/thread_pool.h"
 #include "env/registry.h"
 #include "evalrun/evalrun.h"
 #include "train/train.h"
@@ -78,6 +81,57 @@ std::string MinibatchProblem(const config::Config& cfg) {
   return "algo.batch_size = " + b->text +
          " does not divide algo.n_steps x env.num_envs = " + std::to_string(steps) + " x " +
          std::to_string(envs) + " = " + std::to_string(rollout);
+}
+
+// The trial scored by its evaluation's metric, or failed with the reason.
+tune::TrialResult Scored(tune::TrialResult t, const Result<double>& metric) {
+  if (!metric.ok()) {
+    t.status = "failed";
+    t.reason = metric.status().message();
+    return t;
+  }
+  t.objective = *metric;
+  return t;
+}
+
+// One trial in child processes: `rltrade train` into the trial's directory, then
+// `rltrade eval --range validation`; their output goes to trial_<i>.log beside it.
+tune::TrialResult ChildTrial(const std::string& executable, const train::TrainRequest& tr,
+                             const std::string& objective) {
+  tune::TrialResult t;
+  t.run_dir = tr.run_dir;
+  const std::string log = tr.run_dir + ".log";
+  std::error_code made;
+  fs::create_directories(fs::path(tr.run_dir).parent_path(), made);
+  fs::remove(log, made);  // a trial cut by a kill starts its log again
+  std::vector<std::string> train_args = {"train", tr.config_path, "--run-dir", tr.run_dir,
+                                         "--quiet"};
+  for (const std::string& s : tr.overrides) {
+    train_args.push_back("--set");
+    train_args.push_back(s);
+  }
+  std::vector<std::string> eval_args = {"eval", tr.run_dir, "--range", "validation"};
+  for (const std::vector<std::string>* args : {&train_args, &eval_args}) {
+    Result<pid_t> pid = SpawnLogged(executable, *args, log);
+    const int code = pid.ok() ? WaitExitCode(*pid) : 127;
+    if (code != 0) {
+      t.status = "failed";
+      t.reason = "rltrade " + args->front() + " exited with " + std::to_string(code) + ":\n" +
+                 TailLines(log, 5);
+      return t;
+    }
+  }
+  // The trial's one evaluation: eval/<name>/summary.json.
+  std::string summary;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(tr.run_dir) / "eval", ec)) {
+    if (fs::exists(e.path() / "summary.json")) summary = (e.path() / "summary.json").string();
+  }
+  Result<std::string> text = summary.empty()
+                                 ? Result<std::string>(Status::NotFound("no summary.json"))
+                                 : ReadFile(summary);
+  return Scored(std::move(t),
+                text.ok() ? MetricOf(*text, objective) : Result<double>(text.status()));
 }
 
 // A resumed study's request: its arguments as study.json recorded them.
@@ -184,12 +238,32 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
       return Status::InvalidArgument(r.space_path + ": " + st.message());
     }
   }
+  // Parallel trials: P child processes of this program at once (train, then eval), each
+  // with its own thread budget; the annealing search is sequential.
+  const int cores = HardwareThreads();
+  int per_trial = 0;
+  if (const config::ConfigValue* th = cfg.Get("run", "threads"))
+    per_trial = std::atoi(th->text.c_str());
+  if (r.parallel > 0) {
+    o.parallel = r.parallel;
+  } else {
+    o.parallel = std::max(1, cores / std::max(1, per_trial));
+  }
+  if (r.method == "anneal") o.parallel = 1;
+  const int trial_threads =
+      per_trial > 0 ? per_trial : (o.parallel > 1 ? std::max(1, cores / o.parallel) : 0);
+  std::vector<std::string> base_sets = r.overrides;
+  if (o.parallel > 1) base_sets.push_back("run.threads=" + std::to_string(trial_threads));
+  TuneRequest trial_request = r;
+  trial_request.overrides = base_sets;
+  const std::string executable = SelfExecutable();
+  std::mutex validate_mu;  // the checks build environments: one at a time
   RLT_ASSIGN_OR_RETURN(
       tune::StudyResult s, tune::RunStudy(space, o, [&](int i, const auto& params) {
         tune::TrialResult t;
         train::TrainRequest tr;
         tr.config_path = r.config_path;
-        tr.overrides = TrialOverrides(r, params);
+        tr.overrides = TrialOverrides(trial_request, params);
         tr.run_dir = (fs::path(out.out_dir) / "trials" / ("trial_" + std::to_string(i))).string();
         tr.quiet = true;
         t.run_dir = tr.run_dir;
@@ -201,11 +275,15 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
           t.reason = problem;
           return t;
         }
-        if (Status v = train::ValidateTraining(tr); !v.ok()) {
-          t.status = "rejected";
-          t.reason = v.message();
-          return t;
+        {
+          std::lock_guard<std::mutex> lock(validate_mu);
+          if (Status v = train::ValidateTraining(tr); !v.ok()) {
+            t.status = "rejected";
+            t.reason = v.message();
+            return t;
+          }
         }
+        if (o.parallel > 1) return ChildTrial(executable, tr, o.objective);
         Result<train::TrainOutcome> trained = train::RunTraining(tr);
         if (!trained.ok() || trained->exit_code != 0) {
           t.status = "failed";
@@ -216,15 +294,8 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
         er.run_dir = tr.run_dir;
         er.range = "validation";
         Result<EvalOutcome> ev = RunEvaluation(er);
-        Result<double> metric =
-            ev.ok() ? MetricOf(ev->summary_json, o.objective) : Result<double>(ev.status());
-        if (!metric.ok()) {
-          t.status = "failed";
-          t.reason = metric.status().message();
-          return t;
-        }
-        t.objective = *metric;
-        return t;
+        return Scored(std::move(t), ev.ok() ? MetricOf(ev->summary_json, o.objective)
+                                            : Result<double>(ev.status()));
       }));
   json j = json::parse(tune::StudyJson(s, r.method));
   if (s.best_trial >= 0) {

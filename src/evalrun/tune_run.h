@@ -2,7 +2,7 @@
 // hyperparameters, each trial a training run scored on the [split] validation range, or
 // over an analytic function (--objective-fn) that replaces training.
 //
-// Training trials (sequential in this version): trial i trains into OUT/trials/trial_<i>/
+// Training trials: trial i trains into OUT/trials/trial_<i>/
 // with the config, the study's --set overrides and the trial's sampled values as --set
 // overrides (its config.toml shows them), then is evaluated on [split] validation (market
 // environments) or on deterministic episodes with seeds no training env used (episodic
@@ -38,6 +38,7 @@ struct TuneRequest {
   uint64_t seed = 0;
   bool quiet = false;
   std::string space_text;  // set from study.json on resume
+  int parallel = 0;        // trials at once (0 = cores / [run] threads, threads 0 -> 1)
 };
 
 struct TuneOutcome {

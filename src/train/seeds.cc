@@ -1,10 +1,8 @@
 // rltrade train: runs of several seeds (see seeds.h).
 #include "train/seeds.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,11 +20,10 @@
 #include "config/config.h"
 #include "core/file_io.h"
 #include "core/json_text.h"
+#include "core/spawn.h"
 #include "core/thread_pool.h"
 #include "runlog/manifest.h"
 #include "train/train_options.h"
-
-extern char** environ;
 
 namespace rlt::train {
 namespace {
@@ -60,40 +57,6 @@ struct Job {
   std::chrono::steady_clock::time_point start;
   double seconds = 0;
 };
-
-Result<pid_t> Spawn(const std::string& executable, const std::vector<std::string>& args,
-                    const std::string& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(executable.c_str()));
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int err = posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (err != 0) {
-    return Status::IoError("cannot start " + executable + ": " + std::strerror(err));
-  }
-  return pid;
-}
-
-// The last `lines` lines of a text file ("" when unreadable).
-std::string Tail(const std::string& path, int lines) {
-  std::ifstream in(path);
-  std::vector<std::string> all;
-  std::string line;
-  while (std::getline(in, line)) all.push_back(line);
-  std::string out;
-  for (size_t i = all.size() > static_cast<size_t>(lines) ? all.size() - lines : 0; i < all.size();
-       ++i) {
-    out += "    " + all[i] + "\n";
-  }
-  return out;
-}
 
 // steps, total_steps and fps from a run's status.json (zeros when absent).
 struct Progress {
@@ -156,7 +119,7 @@ Result<TrainOutcome> RunJobs(std::vector<Job>& jobs, int parallel, const std::st
     for (Job& j : jobs) {
       if (sig != 0 || !spawn_error.ok() || running >= parallel) break;
       if (j.state != Job::kQueued) continue;
-      Result<pid_t> pid = Spawn(executable, j.args, j.log);
+      Result<pid_t> pid = SpawnLogged(executable, j.args, j.log);
       if (!pid.ok()) {
         spawn_error = pid.status();
         break;
@@ -198,7 +161,7 @@ Result<TrainOutcome> RunJobs(std::vector<Job>& jobs, int parallel, const std::st
                    tty ? "\r\033[K" : "", j.seed, p.steps);
       } else {
         fmt::print(stderr, "{}seed {}: FAILED (exit code {}); last lines of {}:\n{}",
-                   tty ? "\r\033[K" : "", j.seed, j.exit_code, j.log, Tail(j.log, 15));
+                   tty ? "\r\033[K" : "", j.seed, j.exit_code, j.log, TailLines(j.log, 15));
       }
     }
     bool all_done = true;

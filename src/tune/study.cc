@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "core/file_io.h"
 #include "core/json_text.h"
@@ -124,38 +125,66 @@ Result<StudyResult> RunStudy(const Space& space, const StudyOptions& o, const Tr
     ++r.trials;
     rows.push_back(line);
   };
-  for (int i = 0; i < o.trials; ++i) {
+  auto propose = [&](int i, json* pj) {
     const std::vector<double> u = search->Propose();
     std::vector<std::pair<std::string, std::string>> params;
-    json pj = json::object();
+    *pj = json::object();
     for (int j = 0; j < space.dims(); ++j) {
       params.emplace_back(space.params[j].key, ValueText(space.params[j], u[j]));
-      pj[space.params[j].key] = params.back().second;
+      (*pj)[space.params[j].key] = params.back().second;
     }
+    (void)i;
+    return params;
+  };
+  const int parallel = o.method == "anneal" ? 1 : std::max(1, o.parallel);
+  int i = 0;
+  while (i < o.trials) {
     if (i < static_cast<int>(done.size())) {
+      json pj;
+      const auto params = propose(i, &pj);
       if (done[i].value("trial", -1) != i || done[i]["params"] != pj) {
         return Status::DataError(journal + ": trial " + std::to_string(i) +
                                  " does not match the study's proposal; the journal belongs "
                                  "to another study or was edited");
       }
       record(i, params, done[i]);
+      ++i;
       continue;
     }
-    const auto start = std::chrono::steady_clock::now();
-    const TrialResult t = fn(i, params);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    json line = {{"trial", i},         {"params", pj},       {"status", t.status},
-                 {"reason", t.reason}, {"seconds", seconds}, {"run_dir", t.run_dir}};
-    line["objective"] = t.status == "ok" ? json(t.objective) : json(nullptr);
-    RLT_RETURN_IF_ERROR(AppendLine(journal, line.dump()));
-    record(i, params, line);
-    if (!o.quiet) {
-      std::fprintf(stderr, "trial %d/%d: %s%s\n", i + 1, o.trials,
-                   t.status == "ok" ? ("objective " + std::to_string(t.objective)).c_str()
-                                    : (t.status + ": " + t.reason).c_str(),
-                   r.best_trial == i ? " (best so far)" : "");
+    // The next batch: proposed in order, evaluated at once, journaled in order.
+    const int n = std::min(parallel, o.trials - i);
+    std::vector<std::vector<std::pair<std::string, std::string>>> batch(n);
+    std::vector<json> batch_json(n);
+    for (int k = 0; k < n; ++k) batch[k] = propose(i + k, &batch_json[k]);
+    std::vector<TrialResult> results(n);
+    std::vector<double> seconds(n);
+    auto run = [&](int k) {
+      const auto start = std::chrono::steady_clock::now();
+      results[k] = fn(i + k, batch[k]);
+      seconds[k] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    if (n == 1) {
+      run(0);
+    } else {
+      std::vector<std::thread> workers;
+      for (int k = 0; k < n; ++k) workers.emplace_back(run, k);
+      for (std::thread& w : workers) w.join();
     }
+    for (int k = 0; k < n; ++k) {
+      const TrialResult& t = results[k];
+      json line = {{"trial", i + k},     {"params", batch_json[k]}, {"status", t.status},
+                   {"reason", t.reason}, {"seconds", seconds[k]},   {"run_dir", t.run_dir}};
+      line["objective"] = t.status == "ok" ? json(t.objective) : json(nullptr);
+      RLT_RETURN_IF_ERROR(AppendLine(journal, line.dump()));
+      record(i + k, batch[k], line);
+      if (!o.quiet) {
+        std::fprintf(stderr, "trial %d/%d: %s%s\n", i + k + 1, o.trials,
+                     t.status == "ok" ? ("objective " + std::to_string(t.objective)).c_str()
+                                      : (t.status + ": " + t.reason).c_str(),
+                     r.best_trial == i + k ? " (best so far)" : "");
+      }
+    }
+    i += n;
   }
   // results.csv and best.json, rewritten whole at the end.
   std::string csv = "trial,status,objective,seconds";

@@ -8,7 +8,9 @@
 // "best_params", "trials", "method"}, as `--json` prints). A resumed study replays the
 // journal through the search (its state is a function of the scores told), checks that
 // the replayed proposals equal the journaled parameters, and continues with the next
-// trial: no finished trial runs twice.
+// trial: no finished trial runs twice. With parallel = P > 1 (random, sobol) trials run P
+// at a time; the journal still lists them in trial order, so a study's files do not
+// depend on P.
 #ifndef RLT_TUNE_STUDY_H_
 #define RLT_TUNE_STUDY_H_
 
@@ -46,6 +48,9 @@ struct StudyOptions {
   std::string command;     // {"config", "overrides", "objective_fn"}: JSON the caller needs
                            // to resume with `--resume OUT` alone (recorded, not compared)
   bool quiet = false;
+  // Trials evaluated at once (TrialFn called from that many threads; it must be
+  // thread-safe then). The annealing search is sequential: it always runs 1.
+  int parallel = 1;
 };
 
 // OUT/study.json of an existing study (what RunStudy wrote), as JSON text.

@@ -1,0 +1,32 @@
+// rltrade core: child processes of the same program (multi-seed runs, parallel tuning
+// trials): start one with its output appended to a log file, wait for it, read the log's
+// tail for a failure message.
+#ifndef RLT_CORE_SPAWN_H_
+#define RLT_CORE_SPAWN_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace rlt {
+
+// Starts `executable args...` with stdin from /dev/null and stdout + stderr appended to
+// `log`. IoError when it cannot start.
+Result<pid_t> SpawnLogged(const std::string& executable, const std::vector<std::string>& args,
+                          const std::string& log);
+
+// Waits for `pid`: its exit code, or 128 + the signal that ended it.
+int WaitExitCode(pid_t pid);
+
+// The last `lines` lines of a text file, each indented by four spaces ("" when unreadable).
+std::string TailLines(const std::string& path, int lines);
+
+// This program's executable (/proc/self/exe resolved; the link itself when unreadable).
+std::string SelfExecutable();
+
+}  // namespace rlt
+
+#endif  // RLT_CORE_SPAWN_H_
