@@ -267,3 +267,30 @@ TEST_F(TuneCli, ParallelTrialsInChildProcessesGiveTheSequentialStudy) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(TuneCli, SettingsTrainingRefusesMakeTheTrialRejectedInBothModes) {
+  const std::string space = Write("ne.toml", "\"algo.n_epochs\" = { choice = [0, 20] }\n");
+  for (int parallel : {1, 2}) {
+    const std::string out = P("p" + std::to_string(parallel));
+    const CmdResult r =
+        RunCli("tune " + std::string(RLT_SOURCE_DIR) + "/configs/cartpole_ppo.toml --space " +
+                   space + " --method sobol --trials 2 --quiet --json --set run.total_steps=1024" +
+                   " --set run.threads=1 --parallel " + std::to_string(parallel) + " --out " + out,
+               "", "/dev/null");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    int rejected = 0;
+    for (const auto& line : Journal(out + "/trials.jsonl")) {
+      if (line["params"]["algo.n_epochs"] != "0") continue;
+      EXPECT_EQ(line["status"], "rejected") << line.dump();
+      EXPECT_NE(line["reason"].get<std::string>().find("n_epochs must be >= 1"), std::string::npos)
+          << line.dump();
+      EXPECT_FALSE(fs::exists(line["run_dir"].get<std::string>()));
+      ++rejected;
+    }
+    EXPECT_EQ(rejected, 1) << "parallel " << parallel;
+  }
+}
+
+}  // namespace

@@ -275,18 +275,22 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
           t.reason = problem;
           return t;
         }
-        {
-          std::lock_guard<std::mutex> lock(validate_mu);
-          if (Status v = train::ValidateTraining(tr); !v.ok()) {
-            t.status = "rejected";
-            t.reason = v.message();
-            return t;
+        if (o.parallel > 1) {
+          {
+            std::lock_guard<std::mutex> lock(validate_mu);
+            if (Status v = train::ValidateTraining(tr); !v.ok()) {
+              t.status = "rejected";
+              t.reason = v.message();
+              return t;
+            }
           }
+          return ChildTrial(executable, tr, o.objective);
         }
-        if (o.parallel > 1) return ChildTrial(executable, tr, o.objective);
+        // In this process: training checks everything before it writes anything, so a
+        // failure that left no run directory is a refusal of the trial's settings.
         Result<train::TrainOutcome> trained = train::RunTraining(tr);
         if (!trained.ok() || trained->exit_code != 0) {
-          t.status = "failed";
+          t.status = !trained.ok() && !fs::exists(tr.run_dir) ? "rejected" : "failed";
           t.reason = trained.ok() ? "training interrupted" : trained.status().message();
           return t;
         }
