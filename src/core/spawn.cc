@@ -2,7 +2,8 @@
 #include "core/spawn.h"
 
 #include <fcntl.h>
-#include <spawn.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,20 +18,33 @@ namespace rlt {
 
 Result<pid_t> SpawnLogged(const std::string& executable, const std::vector<std::string>& args,
                           const std::string& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  // Everything the child uses is prepared before fork(): after it, only async-signal-safe
+  // calls (prctl, dup2, execve, _exit) until the exec.
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(executable.c_str()));
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int err = posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (err != 0) {
-    return Status::IoError("cannot start " + executable + ": " + std::strerror(err));
+  const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) return Status::IoError(log + ": cannot open: " + std::strerror(errno));
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // The child dies with the thread that started it (a parent killed with SIGKILL
+    // leaves no orphan training into a directory a resumed parent will reuse).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the parent is already gone
+    if (null_fd >= 0) ::dup2(null_fd, 0);
+    ::dup2(log_fd, 1);
+    ::dup2(log_fd, 2);
+    ::execve(executable.c_str(), argv.data(), environ);
+    ::_exit(127);
+  }
+  const int fork_errno = errno;
+  ::close(log_fd);
+  if (null_fd >= 0) ::close(null_fd);
+  if (pid < 0) {
+    return Status::IoError("cannot start " + executable + ": " + std::strerror(fork_errno));
   }
   return pid;
 }

@@ -14,7 +14,10 @@
 namespace rlt {
 
 // Starts `executable args...` with stdin from /dev/null and stdout + stderr appended to
-// `log`. IoError when it cannot start.
+// `log`. The child gets SIGKILL when the thread that started it ends (PR_SET_PDEATHSIG),
+// so killing the parent, even with SIGKILL, kills its children too: call it from a
+// thread that waits for the child. IoError when it cannot start (an exec failure shows as
+// exit code 127).
 Result<pid_t> SpawnLogged(const std::string& executable, const std::vector<std::string>& args,
                           const std::string& log);
 
