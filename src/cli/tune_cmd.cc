@@ -21,10 +21,8 @@ struct TuneFlags {
 int RunTune(const TuneFlags& f) {
   Result<evalrun::TuneOutcome> out = evalrun::RunTune(f.request);
   if (!out.ok()) return ReportError(out.status());
-  if (f.json) {
-    fmt::print("{}\n", out->json);
-  } else {
-    fmt::print("{}\n", out->json);
+  fmt::print("{}\n", out->json);
+  if (!f.json) {
     fmt::print(stderr, "wrote {} (trials.jsonl, results.csv, best.json)\n", out->out_dir);
   }
   if (!out->test_report.empty()) fmt::print(stderr, "{}\n", out->test_report);

@@ -125,7 +125,7 @@ Result<StudyResult> RunStudy(const Space& space, const StudyOptions& o, const Tr
     ++r.trials;
     rows.push_back(line);
   };
-  auto propose = [&](int i, json* pj) {
+  auto propose = [&](json* pj) {
     const std::vector<double> u = search->Propose();
     std::vector<std::pair<std::string, std::string>> params;
     *pj = json::object();
@@ -133,7 +133,6 @@ Result<StudyResult> RunStudy(const Space& space, const StudyOptions& o, const Tr
       params.emplace_back(space.params[j].key, ValueText(space.params[j], u[j]));
       (*pj)[space.params[j].key] = params.back().second;
     }
-    (void)i;
     return params;
   };
   const int parallel = o.method == "anneal" ? 1 : std::max(1, o.parallel);
@@ -141,7 +140,7 @@ Result<StudyResult> RunStudy(const Space& space, const StudyOptions& o, const Tr
   while (i < o.trials) {
     if (i < static_cast<int>(done.size())) {
       json pj;
-      const auto params = propose(i, &pj);
+      const auto params = propose(&pj);
       if (done[i].value("trial", -1) != i || done[i]["params"] != pj) {
         return Status::DataError(journal + ": trial " + std::to_string(i) +
                                  " does not match the study's proposal; the journal belongs "
@@ -155,7 +154,7 @@ Result<StudyResult> RunStudy(const Space& space, const StudyOptions& o, const Tr
     const int n = std::min(parallel, o.trials - i);
     std::vector<std::vector<std::pair<std::string, std::string>>> batch(n);
     std::vector<json> batch_json(n);
-    for (int k = 0; k < n; ++k) batch[k] = propose(i + k, &batch_json[k]);
+    for (int k = 0; k < n; ++k) batch[k] = propose(&batch_json[k]);
     std::vector<TrialResult> results(n);
     std::vector<double> seconds(n);
     auto run = [&](int k) {
