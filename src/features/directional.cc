@@ -46,26 +46,16 @@ DmSums WilderDmSums(std::span<const double> high, std::span<const double> low,
 
 }  // namespace internal
 
+using internal::DxOf;
 using internal::NaNs;
 
 namespace {
-
-// DX from Wilder sums; false when it is undefined (a denominator in the zero band).
-bool DxOf(double plus_dm, double minus_dm, double tr, double* dx) {
-  if (internal::IsTaZero(tr)) return false;
-  const double minus_di = 100.0 * (minus_dm / tr);
-  const double plus_di = 100.0 * (plus_dm / tr);
-  const double sum = minus_di + plus_di;
-  if (internal::IsTaZero(sum)) return false;
-  *dx = 100.0 * (std::fabs(minus_di - plus_di) / sum);
-  return true;
-}
 
 std::vector<double> Di(const std::vector<double>& dm, const std::vector<double>& tr) {
   std::vector<double> out = NaNs(dm.size());
   for (size_t t = 0; t < dm.size(); ++t) {
     if (std::isnan(tr[t])) continue;
-    out[t] = internal::IsTaZero(tr[t]) ? 0.0 : 100.0 * (dm[t] / tr[t]);
+    out[t] = internal::DiOf(dm[t], tr[t]);
   }
   return out;
 }

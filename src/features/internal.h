@@ -45,6 +45,48 @@ inline void DirectionalMovement(double high, double prev_high, double low, doubl
   }
 }
 
+// Formulas shared by the batch kernels and the streaming ones (incremental.h), so that
+// both evaluate exactly the same expression.
+
+// Wilder RSI from average gain and loss; 0 when their sum is in the zero band (TA-Lib).
+inline double RsiOf(double gain, double loss) {
+  return IsTaZero(gain + loss) ? 0.0 : 100.0 * gain / (gain + loss);
+}
+
+// TA-Lib: a variance below its zero band (TA_IS_ZERO_OR_NEG) gives a stddev of 0.
+inline double TaStddev(double variance) { return variance < kTaZero ? 0.0 : std::sqrt(variance); }
+
+// DI from a Wilder DM sum and TR sum; 0 when the TR sum is in the zero band.
+inline double DiOf(double dm, double tr) { return IsTaZero(tr) ? 0.0 : 100.0 * (dm / tr); }
+
+// DX from Wilder sums; false when it is undefined (a denominator in the zero band).
+inline bool DxOf(double plus_dm, double minus_dm, double tr, double* dx) {
+  if (IsTaZero(tr)) return false;
+  const double minus_di = 100.0 * (minus_dm / tr);
+  const double plus_di = 100.0 * (plus_dm / tr);
+  const double sum = minus_di + plus_di;
+  if (IsTaZero(sum)) return false;
+  *dx = 100.0 * (std::fabs(minus_di - plus_di) / sum);
+  return true;
+}
+
+// Price relative to its SMA (PriceVsSma); 0 when the SMA is 0.
+inline double PriceVsSmaOf(double x, double sma) { return sma == 0.0 ? 0.0 : x / sma - 1.0; }
+// Volume relative to its SMA (VolumeRatio); 1 when the SMA is 0.
+inline double VolumeRatioOf(double volume, double sma) { return sma == 0.0 ? 1.0 : volume / sma; }
+
+// Bollinger bands of x from the window's mean and population variance (Bbands).
+struct Bands {
+  double upper, middle, lower, width, percent_b;
+};
+inline Bands BandsOf(double mean, double var, double x, double nbdevup, double nbdevdn) {
+  const double sd = TaStddev(var);
+  const double upper = mean + nbdevup * sd;
+  const double lower = mean - nbdevdn * sd;
+  return {upper, mean, lower, mean == 0.0 ? 0.0 : (upper - lower) / mean,
+          upper == lower ? 0.5 : (x - lower) / (upper - lower)};
+}
+
 // EMA with smoothing k, seeded at index `seed_end` with the mean of
 // x[seed_end - period + 1 .. seed_end], then e_t = e_{t-1} + k (x_t - e_{t-1}) to the end.
 // Writes out[seed_end..]; leaves other entries untouched. REQUIRES: seed_end + 1 >= period.

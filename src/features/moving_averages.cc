@@ -104,7 +104,7 @@ std::vector<double> PriceVsSma(std::span<const double> x, const RatioParams& p) 
   std::vector<double> out = internal::SmaFromFirstFinite(x, p.period);
   for (size_t t = 0; t < x.size(); ++t) {
     if (std::isnan(out[t])) continue;
-    out[t] = out[t] == 0.0 ? 0.0 : x[t] / out[t] - 1.0;
+    out[t] = internal::PriceVsSmaOf(x[t], out[t]);
   }
   return out;
 }
@@ -113,7 +113,7 @@ std::vector<double> VolumeRatio(std::span<const double> volume, const RatioParam
   std::vector<double> out = internal::SmaFromFirstFinite(volume, p.period);
   for (size_t t = 0; t < volume.size(); ++t) {
     if (std::isnan(out[t])) continue;
-    out[t] = out[t] == 0.0 ? 1.0 : volume[t] / out[t];
+    out[t] = internal::VolumeRatioOf(volume[t], out[t]);
   }
   return out;
 }

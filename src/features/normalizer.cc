@@ -176,6 +176,14 @@ Status Normalizer::CheckCompatible(const std::vector<std::string>& names) const 
   return Status::Ok();
 }
 
+double Normalizer::MapValue(size_t col, double v) const {
+  if (std::isnan(v)) return v;
+  if (options_.kind == NormalizerKind::kZScore) return Clip((v - mean_[col]) / std_[col]);
+  if (options_.kind == NormalizerKind::kQuantile) return QuantileMap(edges_[col], v);
+  RLT_CHECK(options_.kind == NormalizerKind::kNone);
+  return Clip(v);
+}
+
 void Normalizer::Apply(FeatureMatrix& features) const {
   const Status compatible = CheckCompatible(features.names);
   RLT_CHECK_MSG(compatible.ok(), compatible.message());
@@ -183,49 +191,56 @@ void Normalizer::Apply(FeatureMatrix& features) const {
   for (int64_t t = 0; t < features.rows; ++t) {
     float* row = features.values.data() + t * features.cols;
     for (int64_t j = 0; j < features.cols; ++j) {
-      double v = row[j];
+      const double v = row[j];
       if (std::isnan(v)) continue;
-      if (options_.kind == NormalizerKind::kZScore) v = Clip((v - mean_[j]) / std_[j]);
-      if (options_.kind == NormalizerKind::kQuantile) v = QuantileMap(edges_[j], v);
-      if (options_.kind == NormalizerKind::kNone) v = Clip(v);
-      row[j] = static_cast<float>(v);
+      row[j] = static_cast<float>(MapValue(static_cast<size_t>(j), v));
     }
   }
 }
 
+RollingZScore::RollingZScore(int64_t window) : window_(window), ring_(window) {
+  RLT_CHECK(window >= 1);
+}
+
+double RollingZScore::Update(double x) {
+  const int64_t i = count_++;
+  if (i == 0) anchor_ = x;
+  const int64_t k = std::min(i + 1, window_);
+  double& slot = ring_[i % window_];  // holds x_{i - window} once the ring is full
+  if (i % window_ == 0) {             // exact restart over the current window
+    slot = x;
+    s1_ = s2_ = 0.0;
+    for (int64_t r = i + 1 - k; r <= i; ++r) {
+      const double v = ring_[r % window_];
+      s1_ += v - anchor_;
+      s2_ += (v - anchor_) * (v - anchor_);
+    }
+  } else {
+    const double d = x - anchor_;
+    s1_ += d;
+    s2_ += d * d;
+    if (i >= window_) {
+      const double out = slot - anchor_;
+      s1_ -= out;
+      s2_ -= out * out;
+    }
+    slot = x;
+  }
+  const double mean = s1_ / k;
+  const double var = s2_ / k - mean * mean;
+  const bool flat = k < 2 || var <= 1e-12 * (s2_ / k);
+  return flat ? 0.0 : (x - anchor_ - mean) / std::sqrt(var);
+}
+
 // Causal rolling z-score per column over rows [first_valid, t], at most `window` of them.
-// Running sums of deviations from the column's first value, re-summed exactly once per
-// window so that rounding never accumulates.
 void Normalizer::ApplyRolling(FeatureMatrix& m) const {
-  const int64_t fv = m.first_valid, w = options_.window;
-  std::vector<double> x(static_cast<size_t>(std::max<int64_t>(m.rows - fv, 0)));
   for (int64_t j = 0; j < m.cols; ++j) {
-    for (int64_t t = fv; t < m.rows; ++t) x[t - fv] = m.at(t, j);
-    double s1 = 0.0, s2 = 0.0;
-    const double anchor = x.empty() ? 0.0 : x[0];
-    for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
-      const int64_t k = std::min(i + 1, w);
-      if (i % w == 0) {  // exact restart over the current window
-        s1 = s2 = 0.0;
-        for (int64_t r = i + 1 - k; r <= i; ++r) {
-          s1 += x[r] - anchor;
-          s2 += (x[r] - anchor) * (x[r] - anchor);
-        }
-      } else {
-        const double d = x[i] - anchor;
-        s1 += d;
-        s2 += d * d;
-        if (i >= w) {
-          const double out = x[i - w] - anchor;
-          s1 -= out;
-          s2 -= out * out;
-        }
-      }
-      const double mean = s1 / k;
-      const double var = s2 / k - mean * mean;
-      const bool flat = k < 2 || var <= 1e-12 * (s2 / k);
-      const double z = flat ? 0.0 : (x[i] - anchor - mean) / std::sqrt(var);
-      m.values[(fv + i) * m.cols + j] = std::isnan(x[i]) ? x[i] : static_cast<float>(Clip(z));
+    RollingZScore zscore(options_.window);
+    for (int64_t t = m.first_valid; t < m.rows; ++t) {
+      float& value = m.values[t * m.cols + j];
+      const double x = value;
+      const double z = zscore.Update(x);
+      if (!std::isnan(x)) value = static_cast<float>(Clip(z));
     }
   }
 }

@@ -74,14 +74,38 @@ class Normalizer {
   const std::vector<double>& std() const { return std_; }                   // kZScore, (cols)
   const std::vector<std::vector<double>>& edges() const { return edges_; }  // kQuantile
 
- private:
+  // The value Apply writes for value v of column `col` (before the cast to float); NaN
+  // stays NaN. Apply and StreamingNormalizer (incremental.h) both use it.
+  // REQUIRES: kind != kRollingZScore (that kind needs history: RollingZScore), col < cols.
+  double MapValue(size_t col, double v) const;
+  // v clipped to [-clip, clip] (unchanged when clip <= 0 or v is NaN).
   double Clip(double v) const;
+
+ private:
   void ApplyRolling(FeatureMatrix& features) const;
 
   NormalizerOptions options_;
   std::vector<std::string> names_;
   std::vector<double> mean_, std_;
   std::vector<std::vector<double>> edges_;  // (cols, quantiles), non-decreasing
+};
+
+// The causal rolling z-score of one column (kRollingZScore), one value at a time, in
+// O(window) state: running sums of deviations from the column's first value, re-summed
+// exactly once every `window` values so that rounding never accumulates. Update(x_i) returns
+// (x_i - mean) / std over the last min(i + 1, window) values, or 0 while fewer than 2 values
+// or the variance is (relatively) zero; not clipped. Normalizer::Apply runs one per column
+// from the matrix's first_valid row; StreamingNormalizer (incremental.h) runs the same class.
+class RollingZScore {
+ public:
+  explicit RollingZScore(int64_t window);  // REQUIRES: window >= 1
+  double Update(double x);
+
+ private:
+  int64_t window_;
+  int64_t count_ = 0;
+  double anchor_ = 0.0, s1_ = 0.0, s2_ = 0.0;
+  std::vector<double> ring_;  // the last `window` values; ring_[count_ % window_] is oldest
 };
 
 // Maps x through quantile edges to [-1, 1] (see kQuantile). Exposed for tests.

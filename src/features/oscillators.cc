@@ -53,9 +53,7 @@ std::vector<double> Rsi(std::span<const double> x, const RsiParams& p) {
   const size_t s = internal::FirstFinite(x);
   const size_t n = static_cast<size_t>(p.period);
   if (x.size() <= s + n) return out;
-  auto rsi = [](double gain, double loss) {
-    return internal::IsTaZero(gain + loss) ? 0.0 : 100.0 * gain / (gain + loss);
-  };
+  using internal::RsiOf;
   double gain = 0.0, loss = 0.0;
   for (size_t t = s + 1; t <= s + n; ++t) {
     const double d = x[t] - x[t - 1];
@@ -63,12 +61,12 @@ std::vector<double> Rsi(std::span<const double> x, const RsiParams& p) {
   }
   gain /= p.period;
   loss /= p.period;
-  out[s + n] = rsi(gain, loss);
+  out[s + n] = RsiOf(gain, loss);
   for (size_t t = s + n + 1; t < x.size(); ++t) {
     const double d = x[t] - x[t - 1];
     gain = (gain * (p.period - 1) + (d > 0 ? d : 0.0)) / p.period;
     loss = (loss * (p.period - 1) + (d < 0 ? -d : 0.0)) / p.period;
-    out[t] = rsi(gain, loss);
+    out[t] = RsiOf(gain, loss);
   }
   return out;
 }

@@ -53,12 +53,7 @@ void RollingMeanVar(std::span<const double> x, int period, std::vector<double>* 
 
 using internal::NaNs;
 
-namespace {
-// TA-Lib: a variance below its zero band (TA_IS_ZERO_OR_NEG) gives a stddev of 0.
-double TaStddev(double variance) {
-  return variance < internal::kTaZero ? 0.0 : std::sqrt(variance);
-}
-}  // namespace
+using internal::TaStddev;
 
 int StddevLookback(const StddevParams& p) { return p.period - 1; }
 int BbandsLookback(const BbandsParams& p) { return p.period - 1; }
@@ -80,14 +75,12 @@ BbandsOutput Bbands(std::span<const double> x, const BbandsParams& p) {
   internal::RollingMeanVar(x, p.period, &mean, &var);
   for (size_t t = 0; t < n; ++t) {
     if (std::isnan(var[t])) continue;
-    const double sd = TaStddev(var[t]);
-    const double upper = mean[t] + p.nbdevup * sd;
-    const double lower = mean[t] - p.nbdevdn * sd;
-    out.upper[t] = upper;
-    out.middle[t] = mean[t];
-    out.lower[t] = lower;
-    out.width[t] = mean[t] == 0.0 ? 0.0 : (upper - lower) / mean[t];
-    out.percent_b[t] = upper == lower ? 0.5 : (x[t] - lower) / (upper - lower);
+    const internal::Bands b = internal::BandsOf(mean[t], var[t], x[t], p.nbdevup, p.nbdevdn);
+    out.upper[t] = b.upper;
+    out.middle[t] = b.middle;
+    out.lower[t] = b.lower;
+    out.width[t] = b.width;
+    out.percent_b[t] = b.percent_b;
   }
   return out;
 }
