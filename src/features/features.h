@@ -28,6 +28,8 @@
 //                      column is documented there.
 //   normalizer.h       z-score / quantile normalisers fitted on training rows only, a causal
 //                      rolling z-score, JSON save/load checked against feature names.
+//   incremental.h      the same indicators, session features, presets and normalisers one
+//                      bar at a time (live trading), bit-identical to the batch results.
 //
 // Typical use:
 //   RLT_ASSIGN_OR_RETURN(features::FeatureMatrix m, features::ComputeFeatures(bars, "scaled"));
@@ -42,6 +44,7 @@
 #define RLT_FEATURES_FEATURES_H_
 
 #include "features/feature_matrix.h"    // IWYU pragma: export
+#include "features/incremental.h"       // IWYU pragma: export
 #include "features/indicators.h"        // IWYU pragma: export
 #include "features/normalizer.h"        // IWYU pragma: export
 #include "features/presets.h"           // IWYU pragma: export

@@ -1,7 +1,9 @@
-// Benchmarks for the features subsystem: ComputeFeatures on 100k synthetic minute bars.
+// Benchmarks for the features subsystem: ComputeFeatures on 100k synthetic minute bars, and
+// the streaming presets (incremental.h): the time to push one bar.
 #include <benchmark/benchmark.h>
 
 #include "features/features.h"
+#include "features/incremental.h"
 #include "features/test_util.h"
 
 namespace rlt::features {
@@ -17,6 +19,25 @@ void BM_ComputeFeatures(benchmark::State& state, const char* preset) {
 }
 BENCHMARK_CAPTURE(BM_ComputeFeatures, fast22, "fast22")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_ComputeFeatures, scaled, "scaled")->Unit(benchmark::kMillisecond);
+
+// One Push per iteration through a stream that keeps running over the 100k bars (wrapping
+// around at the end): the latency of one live bar, warm-up and normaliser excluded.
+void BM_IncrementalPush(benchmark::State& state, const char* preset) {
+  const market::Bars bars = testing::RandomBars(100000, 390, 1);
+  std::vector<StreamBar> stream_bars;
+  for (size_t t = 0; t < bars.size(); ++t) stream_bars.push_back(StreamBarAt(bars, t));
+  Result<IncrementalFeatures> stream = IncrementalFeatures::Create(preset);
+  for (size_t t = 0; t < 1000; ++t) (void)stream->Push(stream_bars[t]);
+  size_t t = 1000;
+  for (auto _ : state) {
+    Result<std::span<const float>> row = stream->Push(stream_bars[t]);
+    benchmark::DoNotOptimize(row.value().data());
+    t = t + 1 == stream_bars.size() ? 0 : t + 1;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_IncrementalPush, fast22, "fast22");
+BENCHMARK_CAPTURE(BM_IncrementalPush, scaled, "scaled");
 
 }  // namespace
 }  // namespace rlt::features
