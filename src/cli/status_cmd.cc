@@ -138,7 +138,9 @@ void PrintOne(const std::string& run_dir, const nlohmann::json& st) {
   const bool alive = st.contains("alive") && st["alive"].is_boolean() && st["alive"].get<bool>();
   fmt::print("run          {}\n", run_dir);
   std::string hint;
-  if (state == "died" || state == "interrupted") {
+  if (state == "paused") {
+    hint = " (stopped at a step budget; continue with rltrade train --resume " + run_dir + ")";
+  } else if (state == "died" || state == "interrupted") {
     hint = !loadable.empty() ? " (process gone; continue with rltrade train --resume " + run_dir +
                                    ", from " + loadable + ")"
                              : " (process gone; no loadable checkpoint to resume from: start a "
@@ -194,7 +196,8 @@ int RunSeedsStatus(const std::string& run_dir, const train::SeedsIndex& index, b
   bool resumable = false;
   for (const nlohmann::json& r : runs) {
     const std::string state = Text(r, "state", "unknown");
-    resumable = resumable || state == "died" || state == "interrupted" || state == "not started";
+    resumable = resumable || state == "died" || state == "interrupted" || state == "paused" ||
+                state == "not started";
     const double steps = Number(r, "steps"), total = Number(r, "total_steps");
     const double reward = r.contains("metrics") ? Number(r["metrics"], "rollout/ep_rew_mean") : NAN;
     fmt::print("{:>6}  {:<12} {:>23}  {:>9}  {:>8}  {}\n", r["seed"].get<uint64_t>(), state,

@@ -58,7 +58,10 @@ void WriteState(PpoTrainer& t, std::ostream& out) {
   torch::serialize::OutputArchive a;
   a.write("counters", torch::tensor({s.total_steps, s.iterations}, torch::kLong));
   a.write("generator", t.generator().get_state());
-  a.write("global_generator", at::detail::getDefaultCPUGenerator().get_state());
+  {
+    std::lock_guard<std::mutex> lock(GlobalGeneratorMutex());
+    a.write("global_generator", at::detail::getDefaultCPUGenerator().get_state());
+  }
   std::vector<int64_t> starts(s.last_episode_starts.begin(), s.last_episode_starts.end());
   a.write("last_episode_starts", torch::tensor(starts, torch::kLong));
   std::vector<double> returns;
@@ -138,6 +141,7 @@ Status ReadState(PpoTrainer& t, const fs::path& path) {
     }
   }
   t.generator().set_state(gen);
+  std::lock_guard<std::mutex> lock(GlobalGeneratorMutex());
   at::Generator global = at::detail::getDefaultCPUGenerator();  // shares the impl
   global.set_state(global_gen);
   return Status::Ok();

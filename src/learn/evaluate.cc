@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "learn/native_learner.h"
 #include "learn/recurrent_learner.h"
 
 namespace rlt::learn {
@@ -30,9 +31,20 @@ struct DeterministicActor::Recurrent {
   std::vector<float> values, log_probs;
 };
 
+struct DeterministicActor::Mlp {
+  std::unique_ptr<native::ActorCritic> net;
+  std::vector<float> values, log_probs;
+};
+
 DeterministicActor::DeterministicActor(ActorCritic& policy, const env::ActionSpace& space)
     : policy_(policy), space_(space) {
-  if (!policy->recurrent()) return;
+  if (!policy->recurrent()) {
+    if (NativeSupports(policy->options())) {
+      mlp_ = std::make_unique<Mlp>();
+      mlp_->net = NativeNetFromTorch(policy, policy->obs_dim(), space, policy->options());
+    }
+    return;
+  }
   recurrent_ = std::make_unique<Recurrent>();
   recurrent_->net = RecurrentNetFromTorch(policy, space);
 }
@@ -57,6 +69,12 @@ void DeterministicActor::Act(const float* obs, int n, const float* episode_start
     r.net->Act(obs, n, episode_starts, r.state, /*rng=*/nullptr, /*deterministic=*/true, actions,
                r.values.data(), r.log_probs.data());
     if (values != nullptr) std::copy(r.values.begin(), r.values.end(), values);
+  } else if (mlp_) {
+    mlp_->values.resize(n);
+    mlp_->log_probs.resize(n);
+    mlp_->net->Act(obs, n, /*rng=*/nullptr, /*deterministic=*/true, actions, mlp_->values.data(),
+                   mlp_->log_probs.data());
+    if (values != nullptr) std::copy(mlp_->values.begin(), mlp_->values.end(), values);
   } else {
     c10::InferenceMode guard;
     const ActResult act =

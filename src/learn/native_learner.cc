@@ -41,7 +41,28 @@ std::string AdamKey(const torch::Tensor& p) {
   return c10::guts::to_string(p.unsafeGetTensorImpl());
 }
 
+// policy's parameters into net, by name.
+void CopyParameters(ActorCritic& policy, native::ActorCritic& net) {
+  torch::NoGradGuard no_grad;
+  for (const auto& item : policy->named_parameters()) {
+    const native::ParamInfo* p = net.FindParam(item.key());
+    RLT_CHECK_MSG(p != nullptr && item.value().sizes().vec() == p->shape,
+                  "native and LibTorch policies disagree on " + item.key());
+    const torch::Tensor c = item.value().detach().contiguous();
+    std::copy(c.data_ptr<float>(), c.data_ptr<float>() + p->size, net.params().begin() + p->offset);
+  }
+}
+
 }  // namespace
+
+std::unique_ptr<native::ActorCritic> NativeNetFromTorch(ActorCritic& policy, int obs_dim,
+                                                        const env::ActionSpace& space,
+                                                        const PolicyOptions& options) {
+  RLT_CHECK(NativeSupports(options));
+  auto net = std::make_unique<native::ActorCritic>(MakeSpec(obs_dim, space, options), /*seed=*/0);
+  CopyParameters(policy, *net);
+  return net;
+}
 
 bool NativeSupports(const PolicyOptions& options) { return ValidatePolicyOptions(options).ok(); }
 
@@ -59,15 +80,7 @@ NativeLearner::NativeLearner(ActorCritic& policy, int obs_dim, const env::Action
     sum_squares_.assign(threads, 0.0);
     SetBlasThreads(1);
   }
-  torch::NoGradGuard no_grad;
-  for (const auto& item : policy->named_parameters()) {
-    const native::ParamInfo* p = net_.FindParam(item.key());
-    RLT_CHECK_MSG(p != nullptr && item.value().sizes().vec() == p->shape,
-                  "native and LibTorch policies disagree on " + item.key());
-    const torch::Tensor c = item.value().detach().contiguous();
-    std::copy(c.data_ptr<float>(), c.data_ptr<float>() + p->size,
-              net_.params().begin() + p->offset);
-  }
+  CopyParameters(policy, net_);
 }
 
 void NativeLearner::Act(const float* obs, int n, float* actions, float* values, float* log_probs) {

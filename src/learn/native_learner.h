@@ -51,6 +51,12 @@ namespace rlt::learn {
 // Whether the native engine implements this policy (every MLP actor-critic does).
 bool NativeSupports(const PolicyOptions& options);
 
+// A native copy of an MLP LibTorch policy's network (its parameters copied by name), for
+// inference without LibTorch's per-operator cost. REQUIRES: NativeSupports(options).
+std::unique_ptr<native::ActorCritic> NativeNetFromTorch(ActorCritic& policy, int obs_dim,
+                                                        const env::ActionSpace& space,
+                                                        const PolicyOptions& options);
+
 class NativeLearner : public Learner {
  public:
   // Copies `policy`'s current parameters. REQUIRES: NativeSupports(options).

@@ -99,8 +99,11 @@ PpoTrainer::PpoTrainer(env::VecEnv& venv, const PolicyOptions& policy_options,
       act_dim_(venv.act_dim()),
       generator_(at::detail::createCPUGenerator(seed)),
       buffer_(ppo_options.n_steps, venv.num_envs(), venv.obs_dim(), venv.act_dim()) {
-  torch::manual_seed(seed);  // weight initialisation
-  policy_ = ActorCritic(obs_dim_, venv.spec().action, policy_options);
+  {
+    std::lock_guard<std::mutex> lock(GlobalGeneratorMutex());
+    torch::manual_seed(seed);  // weight initialisation
+    policy_ = ActorCritic(obs_dim_, venv.spec().action, policy_options);
+  }
   normalizer_ = VecNormalizer(obs_dim_, num_envs_, MakeNormalizeOptions(ppo_options));
   const double lr0 = ppo_options.learning_rate.Value(TrainingProgress{});
   optimizer_ = std::make_unique<torch::optim::Adam>(policy_->parameters(),
@@ -372,6 +375,11 @@ void PpoTrainer::set_state(const State& s) {
   for (int i = 0; i < num_envs_; ++i) last_episode_starts_[i] = s.last_episode_starts[i];
   episodes_.assign(s.episodes.begin(), s.episodes.end());
   start_time_ = Clock::now();
+}
+
+std::mutex& GlobalGeneratorMutex() {
+  static std::mutex mu;
+  return mu;
 }
 
 void SetBlasThreads(int n) {

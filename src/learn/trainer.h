@@ -37,6 +37,7 @@
 #include <deque>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -198,6 +199,11 @@ void SetComputeThreads(int n);
 // OpenBLAS's thread count alone (no-op without OpenBLAS). The native learner's
 // data-parallel update sets 1 (native_learner.h). REQUIRES: n >= 1.
 void SetBlasThreads(int n);
+// LibTorch's default CPU generator is process-wide: the weight initialisation draws from
+// it (seeded per trainer) and checkpoints save and restore its state. Trainers built in
+// several threads at once (parallel tune trials) hold this mutex around each use, so each
+// one's initialisation sees only its own seed.
+std::mutex& GlobalGeneratorMutex();
 
 }  // namespace rlt::learn
 

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -47,6 +48,49 @@ namespace fs = std::filesystem;
 std::atomic<int> g_signal{0};
 extern "C" void OnSignal(int sig) { g_signal.store(sig); }
 
+// SIGINT/SIGTERM handlers for the training loops of this process. Several loops may run at
+// once (parallel tune trials in threads): the first to start clears the flag and installs
+// the handlers, the last to finish restores the previous ones, and a signal stops them all.
+class SignalScope {
+ public:
+  SignalScope() {
+    std::lock_guard<std::mutex> lock(Mutex());
+    if (Count()++ == 0) {
+      g_signal.store(0);
+      OldInt() = std::signal(SIGINT, OnSignal);
+      OldTerm() = std::signal(SIGTERM, OnSignal);
+    }
+  }
+  ~SignalScope() {
+    std::lock_guard<std::mutex> lock(Mutex());
+    if (--Count() == 0) {
+      std::signal(SIGINT, OldInt());
+      std::signal(SIGTERM, OldTerm());
+    }
+  }
+  SignalScope(const SignalScope&) = delete;
+  SignalScope& operator=(const SignalScope&) = delete;
+
+ private:
+  using Handler = void (*)(int);
+  static std::mutex& Mutex() {
+    static std::mutex mu;
+    return mu;
+  }
+  static int& Count() {
+    static int count = 0;
+    return count;
+  }
+  static Handler& OldInt() {
+    static Handler h = SIG_DFL;
+    return h;
+  }
+  static Handler& OldTerm() {
+    static Handler h = SIG_DFL;
+    return h;
+  }
+};
+
 // Everything built from the config before anything is written to disk.
 struct Setup {
   config::Config config;
@@ -65,10 +109,9 @@ struct Setup {
 
 // Printed once per process (the --device auto trial builds a second setup).
 void WarnIfOversubscribed(int threads) {
-  static bool warned = false;
+  static std::atomic<bool> warned{false};
   const int cores = AvailableCores();
-  if (warned || threads <= cores) return;
-  warned = true;
+  if (threads <= cores || warned.exchange(true)) return;
   std::fprintf(stderr,
                "warning: [run] threads = %d exceeds the %d cores this process may use; env "
                "workers, LibTorch and OpenBLAS will oversubscribe them (set run.threads <= %d, "
@@ -558,8 +601,7 @@ class StatusFile {
   std::chrono::steady_clock::time_point last_write_;
 };
 
-std::string ProgressExtra() {
-  static CpuMeter meter;
+std::string ProgressExtra(CpuMeter& meter) {
   char text[96];
   std::snprintf(text, sizeof text, "cpu %.0f%% | rss %.0f MB", meter.PercentSinceLast(),
                 static_cast<double>(ResidentBytes()) / 1e6);
@@ -567,7 +609,7 @@ std::string ProgressExtra() {
 }
 
 Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::MetricsLogger& log,
-                               bool quiet, const std::string& resumed_from) {
+                               bool quiet, const std::string& resumed_from, int64_t stop_at) {
   runlog::ProgressOptions popt;
   if (quiet) popt.mode = runlog::ProgressOptions::Mode::kQuiet;
   runlog::ProgressReporter progress(popt);
@@ -575,18 +617,19 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
   ls.last_checkpoint = resumed_from;
   ls.sys_columns = log.keys().empty() || std::find(log.keys().begin(), log.keys().end(),
                                                    "sys/cpu_percent") != log.keys().end();
-  ProgressExtra();  // starts the progress line's CPU meter
+  const auto loop_start = std::chrono::steady_clock::now();
+  CpuMeter progress_meter;  // the progress line's CPU figure
   StatusFile status_file(run_dir, s);
-  g_signal.store(0);
-  auto old_int = std::signal(SIGINT, OnSignal);
-  auto old_term = std::signal(SIGTERM, OnSignal);
+  std::optional<SignalScope> signals(std::in_place);
   TrainOutcome out;
   out.run_dir = run_dir.string();
   Status status = status_file.Write(s.trainer->total_steps(), 0, ls.last_checkpoint, "running", "",
                                     /*force=*/true);
   double fps = 0;
   s.trainer->set_interrupt_flag(&g_signal);
-  while (status.ok() && s.trainer->total_steps() < s.run.total_steps) {
+  const int64_t target =
+      stop_at > 0 ? std::min<int64_t>(stop_at, s.run.total_steps) : s.run.total_steps;
+  while (status.ok() && s.trainer->total_steps() < target) {
     // A signal stops a long rollout within PpoTrainer::kInterruptSeconds, discarding it
     // (learn/trainer.h). So that no finished update is lost with it, a rollout expected to
     // take longer than that (the previous one did) starts from a checkpoint of the state
@@ -625,7 +668,7 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
     }
     fps = st->fps;
     progress.Update(s.trainer->total_steps(), s.run.total_steps, st->fps,
-                    st->episodes_seen > 0 ? st->ep_rew_mean : NAN, ProgressExtra());
+                    st->episodes_seen > 0 ? st->ep_rew_mean : NAN, ProgressExtra(progress_meter));
     const auto t0 = std::chrono::steady_clock::now();
     status = status_file.Write(s.trainer->total_steps(), fps, ls.last_checkpoint, "running", "",
                                ls.last_checkpoint != checkpoint_before);
@@ -646,23 +689,38 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
   }
   s.trainer->set_interrupt_flag(nullptr);
   progress.Finish();
-  std::signal(SIGINT, old_int);
-  std::signal(SIGTERM, old_term);
-  if (status.ok() && out.exit_code == 0) {
+  signals.reset();
+  out.paused = status.ok() && out.exit_code == 0 && s.trainer->total_steps() < s.run.total_steps;
+  if (out.paused) {
+    // Stopped at stop_at_steps: a checkpoint of this step (unless the last update wrote
+    // it) to resume from or evaluate.
+    const fs::path dir =
+        run_dir / "checkpoints" / ("step_" + std::to_string(s.trainer->total_steps()));
+    if (ls.last_checkpoint != dir.string()) status = WriteCheckpoint(dir, s, ls);
+    if (status.ok() && !ls.safety_checkpoint.empty() && ls.safety_checkpoint != dir.string()) {
+      std::error_code ec;
+      fs::remove_all(ls.safety_checkpoint, ec);
+    }
+  } else if (status.ok() && out.exit_code == 0) {
     status = WriteCheckpoint(run_dir / "final", s, ls);
     if (status.ok() && !ls.safety_checkpoint.empty()) {
       std::error_code ec;  // final/ supersedes it
       fs::remove_all(ls.safety_checkpoint, ec);
     }
   }
-  const std::string state =
-      !status.ok() ? "failed" : (out.exit_code != 0 ? "interrupted" : "finished");
+  const std::string state = !status.ok()         ? "failed"
+                            : out.exit_code != 0 ? "interrupted"
+                            : out.paused         ? "paused"
+                                                 : "finished";
   // Best effort: the status file must not hide the error that ended the run.
   const Status written = status_file.Write(s.trainer->total_steps(), fps, ls.last_checkpoint, state,
                                            status.message(), /*force=*/true);
   if (!status.ok()) return status;
   RLT_RETURN_IF_ERROR(written);
   out.total_steps = s.trainer->total_steps();
+  out.checkpoint = ls.last_checkpoint;
+  out.loop_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
   return out;
 }
 
@@ -999,7 +1057,7 @@ Result<TrainOutcome> RunTraining(const TrainRequest& request) {
     std::fprintf(stderr, "resuming %s from %s at step %lld\n", run_dir.c_str(), checkpoint.c_str(),
                  static_cast<long long>(setup.trainer->total_steps()));
   }
-  return TrainLoop(setup, run_dir, *log, request.quiet, checkpoint);
+  return TrainLoop(setup, run_dir, *log, request.quiet, checkpoint, request.stop_at_steps);
 }
 
 struct TrainingSession::Impl {

@@ -55,12 +55,24 @@ struct TrainRequest {
   // and refuses [run] seeds > 1.
   int seeds = 0;
   std::optional<uint64_t> seed;
+  // > 0: stop after the update that reaches this many env steps (when that is before
+  // [run] total_steps), write a checkpoint of that step and return with `paused` set; a
+  // later --resume continues exactly as if training had not stopped (the learning-rate and
+  // clip schedules run over [run] total_steps either way). Successive halving
+  // (`rltrade tune --method asha`) trains its rungs this way.
+  int64_t stop_at_steps = 0;
 };
 
 struct TrainOutcome {
   std::string run_dir;
   int64_t total_steps = 0;
   int exit_code = 0;  // 0 done; 130 / 143 interrupted by SIGINT / SIGTERM (checkpoint saved)
+  // Wall seconds in the training loop (updates, their logging and checkpoints, the final
+  // checkpoint), without the setup before it: `rltrade tune` reports the rest of a trial's
+  // time as its overhead.
+  double loop_seconds = 0;
+  bool paused = false;     // stopped at stop_at_steps, before [run] total_steps
+  std::string checkpoint;  // the last checkpoint written (final/, or step_<N>/ when paused)
 };
 
 Result<TrainOutcome> RunTraining(const TrainRequest& request);
