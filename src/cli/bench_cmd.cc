@@ -1,6 +1,7 @@
 // rltrade cli: `rltrade bench env` — environment engine throughput; `rltrade bench machine`
 // — the machine (perf/machine.h); `rltrade bench train` — a config's training loop measured
-// per device and thread count (perf/train_bench.h).
+// per device and thread count (perf/train_bench.h); `rltrade bench tune` — a study one trial
+// at a time against several at once (evalrun/tune_run.h).
 //
 // Steps N environments with random actions for S seconds on T worker threads and
 // prints env steps per second (one env step = one environment advancing one bar).
@@ -25,6 +26,7 @@
 #include "core/thread_pool.h"
 #include "env/registry.h"
 #include "env/vec_env.h"
+#include "evalrun/tune_run.h"
 #include "market/date_range.h"
 #include "market/synth.h"
 #include "perf/machine.h"
@@ -289,6 +291,30 @@ int RunBenchThreads(BenchThreadsFlags f) {
   return all_ok ? 0 : 1;
 }
 
+struct BenchTuneFlags {
+  evalrun::TuneBenchOptions options;
+  bool json = false;
+};
+
+int RunBenchTune(const BenchTuneFlags& f) {
+  Result<std::string> r = evalrun::BenchTune(f.options);
+  if (!r.ok()) return ReportError(r.status());
+  if (f.json) {
+    fmt::print("{}\n", *r);
+    return 0;
+  }
+  const nlohmann::json j = nlohmann::json::parse(*r);
+  fmt::print(
+      "{} trials of {}: {:.1f} s one at a time, {:.1f} s {} at a time (ratio {:.2f})\n"
+      "per trial: {:.3f} s training loop, {:.3f} s overhead (setup, run files, validation "
+      "evaluation) = {:.1f}% (medians)\n",
+      f.options.trials, f.options.config_path, j["sequential_seconds"].get<double>(),
+      j["parallel_seconds"].get<double>(), f.options.parallel, j["ratio"].get<double>(),
+      j["train_seconds_median"].get<double>(), j["overhead_seconds_median"].get<double>(),
+      100 * j["overhead_fraction_median"].get<double>());
+  return 0;
+}
+
 }  // namespace
 
 void RegisterBenchCommands(CLI::App& app, Action* action) {
@@ -353,6 +379,29 @@ void RegisterBenchCommands(CLI::App& app, Action* action) {
       ->capture_default_str();
   threads->add_option("--set", thf->options.overrides, "config override SECTION.KEY=VALUE");
   threads->callback([thf, action] { *action = [thf] { return RunBenchThreads(*thf); }; });
+
+  auto tuf = std::make_shared<BenchTuneFlags>();
+  tuf->options.config_path = "configs/cartpole_ppo.toml";
+  CLI::App* tune = bench->add_subcommand(
+      "tune",
+      "A Sobol study run one trial at a time and --parallel at a time: wall times, their "
+      "ratio, and each trial's overhead beside its training loop");
+  tune->add_option("--config", tuf->options.config_path, "training config (TOML)")
+      ->capture_default_str();
+  tune->add_option("--space", tuf->options.space_path,
+                   "search space (default: learning_rate and n_epochs)");
+  tune->add_option("--trials", tuf->options.trials, "trials per study")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  tune->add_option("--parallel", tuf->options.parallel, "trials at once in the second study")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1024));
+  tune->add_option("--set", tuf->options.overrides, "config override SECTION.KEY=VALUE");
+  tune->add_option("--scratch", tuf->options.scratch,
+                   "directory for the studies (removed afterwards)")
+      ->capture_default_str();
+  tune->add_flag("--json", tuf->json, "print JSON");
+  tune->callback([tuf, action] { *action = [tuf] { return RunBenchTune(*tuf); }; });
 }
 
 }  // namespace rlt::cli

@@ -10,12 +10,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/cli_test_util.h"
+#include "testing/chromium.h"
+#include "testing/testing.h"
 
 namespace {
 
@@ -72,6 +75,48 @@ TEST_F(TuneCli, TheAnalyticModeWritesTheStudyAndPrintsTheContractKeys) {
     smallest = std::min(smallest, line["objective"].get<double>());
   }
   EXPECT_EQ(smallest, j["best_objective"].get<double>());
+}
+
+size_t Count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST_F(TuneCli, TheReportShowsEveryTrialAndRendersInChromium) {
+  const std::string numeric = Write("numeric.toml",
+                                    "x1 = { uniform = [-2, 2] }\n"
+                                    "x2 = { log_uniform = [0.01, 10] }\n");
+  for (const char* method : {"sobol", "asha"}) {
+    const std::string out = P(std::string("study_") + method);
+    const CmdResult r = RunCli("tune --objective-fn rosenbrock --space " + numeric + " --method " +
+                                   method + " --trials 27 --seed 1 --json --quiet --out " + out,
+                               "", "/dev/null");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const std::string html = rlt::testing::ReadFile(out + "/report.html");
+    const auto lines = Journal(out + "/trials.jsonl");
+    // One dot per finished trial (rung) in the first chart and in each parameter's chart.
+    EXPECT_EQ(Count(html, "<circle class=\"pt"), 3 * lines.size()) << method;
+    EXPECT_EQ(Count(html, "<figure>"), 2u);
+    EXPECT_NE(html.find("x2 (log scale)"), std::string::npos);  // 0.01..10: a log axis
+    EXPECT_EQ(html.find("x1 (log scale)"), std::string::npos);
+    EXPECT_EQ(Count(html, " best\""), 3u);  // the best dot, in each chart
+    const auto best = nlohmann::json::parse(r.out);
+    EXPECT_NE(html.find("<td>" + std::to_string(best["best_trial"].get<int>()) + "</td>"),
+              std::string::npos);
+    EXPECT_EQ(html.find("out-of-sample"), std::string::npos);  // no test range here
+    EXPECT_EQ(html.find("<script"), std::string::npos);
+    if (access(rlt::testing::kChromium, X_OK) != 0) continue;
+    EXPECT_EQ(rlt::testing::PageErrors(dir_, html, std::string("probe_") + method), "");
+    const std::string png = out + "/report.png";
+    ASSERT_EQ(rlt::testing::RunChromium(out + "/report.html", "--screenshot=" + png,
+                                        out + "/shot.out", out + "/shot.err"),
+              0);
+    EXPECT_GT(rlt::testing::DistinctPixelValues(png, out), 20) << method;
+  }
 }
 
 TEST_F(TuneCli, BadSpacesAndArgumentsAreRefusedBeforeAnythingIsWritten) {
@@ -186,6 +231,10 @@ TEST_F(TuneCli, NoTrialReadsTheTestRange) {
   ASSERT_TRUE(out_a.contains("test_objective")) << a.out;
   EXPECT_NE(out_a["test_objective"], out_b["test_objective"]);
   EXPECT_TRUE(fs::exists(P("a/test_evaluation.json")));
+  // The report shows that figure apart, labelled as the only out-of-sample number.
+  const std::string report = rlt::testing::ReadFile(P("a/report.html"));
+  EXPECT_NE(report.find("id=\"out-of-sample\""), std::string::npos);
+  EXPECT_NE(report.find("only out-of-sample number"), std::string::npos);
 }
 
 }  // namespace
@@ -241,13 +290,16 @@ TEST_F(TuneCli, AStudyKilledWithSigkillResumesWithoutRepeatingATrial) {
 
 namespace {
 
-TEST_F(TuneCli, ParallelTrialsInChildProcessesGiveTheSequentialStudy) {
-  const std::string space =
-      Write("lr.toml", "\"algo.learning_rate\" = { log_uniform = [1e-4, 1e-2] }\n");
+TEST_F(TuneCli, ParallelTrialsInThreadsGiveTheSequentialStudy) {
+  // Trials of different lengths (n_epochs): the workers take the next trial as they free
+  // up, and the journal still lists the trials in order with the sequential results.
+  const std::string space = Write("lr.toml",
+                                  "\"algo.learning_rate\" = { log_uniform = [1e-4, 1e-2] }\n"
+                                  "\"algo.n_epochs\" = { int = [1, 12] }\n");
   auto study = [&](int parallel, const std::string& out) {
     return RunCli("tune " + std::string(RLT_SOURCE_DIR) + "/configs/cartpole_ppo.toml --space " +
-                      space + " --method sobol --trials 4 --seed 2 --quiet --json" +
-                      " --set run.total_steps=1024 --set run.threads=1 --parallel " +
+                      space + " --method sobol --trials 6 --seed 2 --quiet --json" +
+                      " --set run.total_steps=2048 --set run.threads=1 --parallel " +
                       std::to_string(parallel) + " --out " + out,
                   "", "/dev/null");
   };
@@ -255,15 +307,108 @@ TEST_F(TuneCli, ParallelTrialsInChildProcessesGiveTheSequentialStudy) {
   const CmdResult two = study(2, P("two"));
   ASSERT_EQ(two.exit_code, 0) << two.out;
   const auto a = Journal(P("one/trials.jsonl")), b = Journal(P("two/trials.jsonl"));
-  ASSERT_EQ(a.size(), 4u);
-  ASSERT_EQ(b.size(), 4u);
-  for (size_t i = 0; i < 4; ++i) {
+  ASSERT_EQ(a.size(), 6u);
+  ASSERT_EQ(b.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
     EXPECT_EQ(b[i]["trial"], static_cast<int>(i));
     EXPECT_EQ(b[i]["status"], "ok") << b[i].dump();
     EXPECT_EQ(a[i]["params"], b[i]["params"]);
     EXPECT_EQ(a[i]["objective"], b[i]["objective"]) << "trial " << i;
+    EXPECT_EQ(a[i]["steps"], b[i]["steps"]);
+    // The journal splits a trial's time: training loop, and the rest (setup, evaluation).
+    EXPECT_GT(b[i]["train_seconds"].get<double>(), 0.0);
+    EXPECT_LE(b[i]["train_seconds"].get<double>(), b[i]["seconds"].get<double>());
   }
-  EXPECT_TRUE(fs::exists(P("two/trials/trial_0.log")));
+}
+
+std::string FileText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+TEST_F(TuneCli, AshaTrainsRungsByResumingAndSurvivesSigkill) {
+  const std::string space = Write("lr.toml",
+                                  "\"algo.learning_rate\" = { log_uniform = [1e-4, 1e-2] }\n"
+                                  "\"algo.gae_lambda\" = { uniform = [0.8, 0.99] }\n");
+  const std::string config = std::string(RLT_SOURCE_DIR) + "/configs/cartpole_ppo.toml";
+  const std::string args = "tune " + config + " --space " + space +
+                           " --method asha --eta 2 --min-steps 2048 --trials 4 --seed 4 --quiet"
+                           " --json --set run.total_steps=8192 --set run.threads=1 --parallel 1"
+                           " --out ";
+  const CmdResult r = RunCli(args + P("straight"), "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto lines = Journal(P("straight/trials.jsonl"));
+  // Rungs of 2048, 4096 and 8192 steps (one update is 256 steps: the targets are met
+  // exactly); 4 trials in rung 0, the top half of each rung climbs.
+  std::map<int, int> per_rung;
+  int top_trial = -1;
+  for (const auto& line : lines) {
+    ASSERT_EQ(line["status"], "ok") << line.dump();
+    const int rung = line["rung"];
+    ++per_rung[rung];
+    EXPECT_EQ(line["steps"], 2048 << rung) << line.dump();
+    if (rung == 2) top_trial = line["trial"];
+    // Every rung is scored on the checkpoint of its own step, on the validation episodes.
+    const std::string ckpt = line["checkpoint"];
+    EXPECT_TRUE(fs::exists(ckpt)) << ckpt;
+    const std::string name =
+        rung == 2 ? "episodes" : "episodes.ckpt-step_" + std::to_string(2048 << rung);
+    EXPECT_TRUE(fs::exists(line["run_dir"].get<std::string>() + "/eval/" + name)) << name;
+  }
+  EXPECT_EQ(per_rung[0], 4);
+  EXPECT_GE(per_rung[1], 2);
+  EXPECT_GE(per_rung[2], 1);
+  ASSERT_GE(top_trial, 0);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["best_rung"], 2);
+  // A trial that climbed every rung is the run one `rltrade train` makes: the rungs resumed
+  // it, bit for bit, with the schedules over the full 8192 steps.
+  std::string sets;
+  for (const auto& line : lines) {
+    if (line["trial"] != top_trial || line["rung"] != 2) continue;
+    for (const auto& [k, v] : line["params"].items())
+      sets += " --set " + k + "=" + v.get<std::string>();
+  }
+  ASSERT_EQ(RunCli("train " + config + sets +
+                   " --set run.total_steps=8192 --set run.threads=1 --quiet --run-dir " +
+                   P("straight_train"))
+                .exit_code,
+            0);
+  const std::string trial_dir = P("straight/trials/trial_") + std::to_string(top_trial);
+  for (const char* f : {"policy.pt", "state.pt", "normalizer.pt"}) {
+    EXPECT_EQ(FileText(trial_dir + "/final/" + f), FileText(P("straight_train/final/") + f)) << f;
+  }
+  // Killed with SIGKILL once two rungs are journaled, then resumed: every (trial, rung)
+  // runs once and the results are the uninterrupted study's.
+  const std::string cmd =
+      rlt::testing::RltradeBinary() + " " + args + P("killed") + " > /dev/null 2>&1 & echo $!";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  long pid = 0;
+  ASSERT_EQ(fscanf(p, "%ld", &pid), 1);
+  pclose(p);
+  bool killed = false;
+  for (int wait = 0; wait < 6000 && !killed; ++wait) {
+    if (Journal(P("killed/trials.jsonl")).size() >= 2) {
+      killed = kill(static_cast<pid_t>(pid), SIGKILL) == 0;
+      break;
+    }
+    usleep(2000);
+  }
+  ASSERT_TRUE(killed) << "the study finished before two rungs were journaled";
+  usleep(100000);
+  ASSERT_LT(Journal(P("killed/trials.jsonl")).size(), lines.size());
+  const CmdResult resumed =
+      RunCli("tune --resume " + P("killed") + " --quiet --json", "", "/dev/null");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  const auto again = Journal(P("killed/trials.jsonl"));
+  ASSERT_EQ(again.size(), lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_EQ(again[i]["trial"], lines[i]["trial"]) << "line " << i;
+    EXPECT_EQ(again[i]["rung"], lines[i]["rung"]) << "line " << i;
+    EXPECT_EQ(again[i]["objective"], lines[i]["objective"]) << "line " << i;
+  }
+  EXPECT_EQ(nlohmann::json::parse(resumed.out)["best_objective"],
+            nlohmann::json::parse(r.out)["best_objective"]);
 }
 
 }  // namespace
@@ -273,7 +418,9 @@ namespace {
 TEST_F(TuneCli, SettingsTrainingRefusesMakeTheTrialRejectedInBothModes) {
   const std::string space = Write("ne.toml", "\"algo.n_epochs\" = { choice = [0, 20] }\n");
   for (int parallel : {1, 2}) {
-    const std::string out = P("p" + std::to_string(parallel));
+    std::string name = "p";
+    name += std::to_string(parallel);
+    const std::string out = P(name);
     const CmdResult r =
         RunCli("tune " + std::string(RLT_SOURCE_DIR) + "/configs/cartpole_ppo.toml --space " +
                    space + " --method sobol --trials 2 --quiet --json --set run.total_steps=1024" +

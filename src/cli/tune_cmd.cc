@@ -38,7 +38,9 @@ void RegisterTuneCommand(CLI::App& app, Action* action) {
   cmd->add_option("config", f->request.config_path, "CONFIG.toml (not with --objective-fn)");
   cmd->add_option("--space", f->request.space_path,
                   "SPACE.toml: the search space (required unless --resume)");
-  cmd->add_option("--method", f->request.method, "random, sobol, anneal (asha: not yet)")
+  cmd->add_option("--method", f->request.method,
+                  "random, sobol, anneal, or asha (asynchronous successive halving on training "
+                  "steps)")
       ->check(CLI::IsMember({"random", "sobol", "anneal", "asha"}));
   cmd->add_option("--trials", f->request.trials, "number of trials")->check(CLI::Range(1, 100000));
   cmd->add_option("--objective", f->request.objective,
@@ -55,6 +57,12 @@ void RegisterTuneCommand(CLI::App& app, Action* action) {
   cmd->add_option("--parallel", f->request.parallel,
                   "trials at once (0: cores / [run] threads; anneal: always 1)")
       ->check(CLI::Range(0, 1024));
+  cmd->add_option("--eta", f->request.eta,
+                  "asha: reduction factor; the top 1/eta of a rung climbs to eta x the steps")
+      ->check(CLI::Range(2, 1000));
+  cmd->add_option("--min-steps", f->request.min_steps,
+                  "asha: training steps of the first rung (default [run] total_steps / eta^3)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 50));
   cmd->add_option("--set", f->request.overrides,
                   "override a config value for every trial: section.key=value (repeatable)")
       ->expected(1)

@@ -70,6 +70,18 @@ Status WriteSeedsReport(const std::string& dir);
 // Self-contained like WriteReport.
 Status WriteWalkforwardReport(const std::string& dir);
 
+// The report of a hyperparameter study (`rltrade tune`, evalrun/tune_run.h): reads
+// `dir`/study.json, trials.jsonl and, when present, test_evaluation.json, and writes
+// `dir`/report.html: the best trial (objective on the validation range, parameters; with
+// successive halving its rung and steps), the out-of-sample figure apart (id
+// "out-of-sample", only when the study evaluated the test range), the objective of every
+// finished trial (rung) in the order it finished with the running best (successive
+// halving: dots coloured by rung), one scatter of the objective against each parameter
+// (a logarithmic axis when its values are positive and span more than a factor of 20; one
+// column per value for text choices), and a table of the 15 best trials. Self-contained
+// like WriteReport; a journal line cut by a kill ends the journal, as for --resume.
+Status WriteTuneReport(const std::string& dir);
+
 // Whether [data] key `key` applies to data of `source`: source, days, bar_minutes, seed and
 // signal_to_noise only to "synthetic"; file, timezone, symbol, on_bad_rows and session
 // only to "file"; any other key to both.

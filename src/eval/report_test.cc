@@ -4,6 +4,7 @@
 // chromium is installed, rendered headless: a non-blank screenshot and no page errors.
 #include "eval/report.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "eval/outputs.h"
+#include "testing/chromium.h"
 #include "testing/testing.h"
 
 namespace rlt::eval {
@@ -271,92 +273,10 @@ TEST(Report, DownsamplesLongRangesToAtMost2000PointsPerSeries) {
 
 // ------------------------------------------------------------ headless chromium
 
-constexpr const char* kChromium = "/usr/bin/chromium";
-
-// Runs chromium headless on `html_path` with `mode` ("--dump-dom" or "--screenshot=PNG");
-// stdout and stderr go to the given files. Returns the exit status.
-int RunChromium(const fs::path& html_path, const std::string& mode, const fs::path& out,
-                const fs::path& err) {
-  const fs::path profile = FreshDir("profile_" + out.stem().string());
-  const std::string cmd =
-      std::string("timeout 60 ") + kChromium +
-      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
-      " --disable-background-networking --disable-component-update --disable-sync"
-      " --enable-logging=stderr --v=0 --user-data-dir=" +
-      profile.string() + " --window-size=1200,2400 " + mode + " file://" + html_path.string() +
-      " >" + out.string() + " 2>" + err.string();
-  const int rc = std::system(cmd.c_str());
-  fs::remove_all(profile);
-  return rc;
-}
-
-// The page with a first script that records any error (script, resource) or
-// console.error/warn as an attribute of <html>, visible in --dump-dom output.
-std::string WithErrorProbe(const std::string& html) {
-  const std::string probe =
-      "<head><script>(function(){var d=document.documentElement;"
-      "window.addEventListener('error',function(e){d.setAttribute('data-page-error',"
-      "String(e.message||(e.target&&(e.target.src||e.target.href))||'error'));},true);"
-      "['error','warn'].forEach(function(k){var o=console[k];console[k]=function(){"
-      "d.setAttribute('data-console-'+k,Array.prototype.join.call(arguments,' '));"
-      "return o.apply(console,arguments);};});})();</script>";
-  std::string out = html;
-  const size_t at = out.find("<head>");
-  return at == std::string::npos ? out : out.replace(at, 6, probe);
-}
-
-// "" when the page rendered without errors, else what went wrong.
-std::string PageErrors(const fs::path& dir, const std::string& html, const std::string& name) {
-  const fs::path page = dir / (name + ".html");
-  WriteAll(page, WithErrorProbe(html));
-  const fs::path out = dir / (name + ".dom"), err = dir / (name + ".err");
-  if (RunChromium(page, "--dump-dom", out, err) != 0) return "chromium failed: " + ReadAll(err);
-  const std::string dom = ReadAll(out), log = ReadAll(err);
-  if (dom.find("</html>") == std::string::npos) return "no DOM dumped: " + log;
-  for (const char* marker : {"data-page-error=", "data-console-error=", "data-console-warn="}) {
-    if (dom.find(marker) != std::string::npos) return std::string(marker) + " in DOM";
-  }
-  if (log.find(":CONSOLE(") != std::string::npos) return "console message: " + log;
-  return "";
-}
-
-// The number of distinct RGBA pixel values of a PNG (decoded with python3's zlib), or -1.
-long DistinctPixelValues(const fs::path& png, const fs::path& dir) {
-  const fs::path script = dir / "count_colours.py", out = dir / "colours.txt";
-  WriteAll(script, R"(import sys, zlib, struct
-data = open(sys.argv[1], 'rb').read()
-assert data[:8] == b'\x89PNG\r\n\x1a\n'
-pos, idat, w, h, depth, ctype = 8, b'', 0, 0, 0, 0
-while pos < len(data):
-    n, kind = struct.unpack('>I4s', data[pos:pos + 8])
-    body = data[pos + 8:pos + 8 + n]
-    if kind == b'IHDR': w, h, depth, ctype = struct.unpack('>IIBB', body[:10])
-    if kind == b'IDAT': idat += body
-    pos += 12 + n
-assert depth == 8 and ctype in (2, 6)
-bpp = 4 if ctype == 6 else 3
-raw, stride, prev, colours = zlib.decompress(idat), w * bpp, bytearray(w * bpp), set()
-for y in range(h):
-    f, row = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-    if f == 1:
-        for i in range(bpp, stride): row[i] = (row[i] + row[i - bpp]) & 255
-    elif f == 2:
-        row = bytearray((a + b) & 255 for a, b in zip(row, prev))
-    elif f == 3:
-        for i in range(stride): row[i] = (row[i] + ((row[i - bpp] if i >= bpp else 0) + prev[i]) // 2) & 255
-    elif f == 4:
-        for i in range(stride):
-            a = row[i - bpp] if i >= bpp else 0; b = prev[i]; c = prev[i - bpp] if i >= bpp else 0
-            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            row[i] = (row[i] + (a if pa <= pb and pa <= pc else (b if pb <= pc else c))) & 255
-    if y % 4 == 0: colours.update(bytes(row[i:i + bpp]) for i in range(0, stride, bpp))
-    prev = row
-print(len(colours))
-)");
-  const std::string cmd = "python3 " + script.string() + " " + png.string() + " >" + out.string();
-  if (std::system(cmd.c_str()) != 0) return -1;
-  return std::atol(ReadAll(out).c_str());
-}
+using rlt::testing::DistinctPixelValues;
+using rlt::testing::kChromium;
+using rlt::testing::PageErrors;
+using rlt::testing::RunChromium;
 
 TEST(ReportInChromium, RendersChartsWithoutPageErrors) {
   if (access(kChromium, X_OK) != 0)
@@ -378,6 +298,46 @@ TEST(ReportInChromium, RendersChartsWithoutPageErrors) {
       PageErrors(r.dir, "<html><head></head><body><script>noSuchFunction();</script></body></html>",
                  "broken"),
       "");
+}
+
+TEST(TuneReport, TextChoicesGetAColumnEachAndRejectedTrialsAreCounted) {
+  const fs::path dir = FreshDir("tune");
+  WriteAll(dir / "study.json",
+           R"({"method": "asha", "objective": "sharpe_ratio", "minimize": false, "trials": 4, )"
+           R"("space": "\"policy.activation\" = { choice = [\"tanh\", \"relu\"] }\n# note\n)"
+           R"(\"algo.learning_rate\" = { log_uniform = [1e-5, 1e-3] }\n"})");
+  auto line = [](int trial, int rung, const char* status, const char* objective, const char* act,
+                 const char* lr) {
+    return fmt::format(
+        R"({{"trial": {}, "rung": {}, "steps": {}, "status": "{}", "objective": {}, )"
+        R"("seconds": 1.5, "params": {{"policy.activation": "{}", "algo.learning_rate": "{}"}}}})",
+        trial, rung, 1000 << rung, status, objective, act, lr);
+  };
+  WriteAll(dir / "trials.jsonl", line(0, 0, "ok", "0.5", "tanh", "1e-4") + "\n" +
+                                     line(1, 0, "rejected", "null", "relu", "2e-5") + "\n" +
+                                     line(2, 0, "ok", "1.5", "relu", "5e-4") + "\n" +
+                                     line(2, 1, "ok", "1.2", "relu", "5e-4") + "\n" +
+                                     R"({"trial": 3, "rung": 0, "sta)");  // cut by a kill
+  ASSERT_TRUE(WriteTuneReport(dir.string()).ok());
+  const std::string html = ReadAll(dir / kReportFile);
+  // Text values are the x ticks of their chart, sorted; the numeric one is on a log axis
+  // (1e-4 / 2e-5 ... 5e-4 spans a factor 25).
+  EXPECT_NE(html.find(">relu</text>"), std::string::npos);
+  EXPECT_NE(html.find(">tanh</text>"), std::string::npos);
+  EXPECT_NE(html.find("algo.learning_rate (log scale)"), std::string::npos);
+  EXPECT_NE(html.find("1 rejected, 0 failed"), std::string::npos);
+  // Three scored rungs: three dots per chart; the best is trial 2 at rung 1 (1.2), not its
+  // rung-0 1.5: the highest rung reached decides, as in the study.
+  EXPECT_EQ(Count(html, "<circle class=\"pt"), 9u);
+  const size_t best = html.find("<table class=\"metrics\" id=\"best\">");
+  ASSERT_NE(best, std::string::npos);
+  EXPECT_NE(html.find("<td>1.200</td>", best), std::string::npos);
+  // A study directory without a journal is an error naming the file.
+  const fs::path empty = FreshDir("tune_empty");
+  WriteAll(empty / "study.json", "{}");
+  const Status st = WriteTuneReport(empty.string());
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("trials.jsonl"), std::string::npos) << st.message();
 }
 
 // The settings table of a report whose summary.settings are `settings` (JSON object text).

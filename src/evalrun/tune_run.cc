@@ -1,20 +1,23 @@
 // rltrade evalrun: `rltrade tune` (see tune_run.h).
 #include "evalrun/tune_run.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "config/config.h"
 #include "core/file_io.h"
 #include "core/json_text.h"
-#include "core/spawn.h"
 #include "core/thread_pool.h"
 #include "env/registry.h"
+#include "eval/report.h"
 #include "evalrun/evalrun.h"
 #include "train/train.h"
+#include "tune/asha.h"
 #include "tune/objectives.h"
 #include "tune/space.h"
 #include "tune/study.h"
@@ -94,46 +97,6 @@ tune::TrialResult Scored(tune::TrialResult t, const Result<double>& metric) {
   return t;
 }
 
-// One trial in child processes: `rltrade train` into the trial's directory, then
-// `rltrade eval --range validation`; their output goes to trial_<i>.log beside it.
-tune::TrialResult ChildTrial(const std::string& executable, const train::TrainRequest& tr,
-                             const std::string& objective) {
-  tune::TrialResult t;
-  t.run_dir = tr.run_dir;
-  const std::string log = tr.run_dir + ".log";
-  std::error_code made;
-  fs::create_directories(fs::path(tr.run_dir).parent_path(), made);
-  fs::remove(log, made);  // a trial cut by a kill starts its log again
-  std::vector<std::string> train_args = {"train", tr.config_path, "--run-dir", tr.run_dir,
-                                         "--quiet"};
-  for (const std::string& s : tr.overrides) {
-    train_args.push_back("--set");
-    train_args.push_back(s);
-  }
-  std::vector<std::string> eval_args = {"eval", tr.run_dir, "--range", "validation"};
-  for (const std::vector<std::string>* args : {&train_args, &eval_args}) {
-    Result<pid_t> pid = SpawnLogged(executable, *args, log);
-    const int code = pid.ok() ? WaitExitCode(*pid) : 127;
-    if (code != 0) {
-      t.status = "failed";
-      t.reason = "rltrade " + args->front() + " exited with " + std::to_string(code) + ":\n" +
-                 TailLines(log, 5);
-      return t;
-    }
-  }
-  // The trial's one evaluation: eval/<name>/summary.json.
-  std::string summary;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(tr.run_dir) / "eval", ec)) {
-    if (fs::exists(e.path() / "summary.json")) summary = (e.path() / "summary.json").string();
-  }
-  Result<std::string> text = summary.empty()
-                                 ? Result<std::string>(Status::NotFound("no summary.json"))
-                                 : ReadFile(summary);
-  return Scored(std::move(t),
-                text.ok() ? MetricOf(*text, objective) : Result<double>(text.status()));
-}
-
 // A resumed study's request: its arguments as study.json recorded them.
 Result<TuneRequest> ResumedRequest(const TuneRequest& given) {
   RLT_ASSIGN_OR_RETURN(std::string text, tune::ReadStudyHeader(given.resume_dir));
@@ -153,7 +116,12 @@ Result<TuneRequest> ResumedRequest(const TuneRequest& given) {
   r.objective_fn = c.value("objective_fn", "");
   r.objective = c.value("objective", "");
   r.overrides = c.value("overrides", std::vector<std::string>{});
+  // The workers of the killed study, unless --parallel says otherwise (successive
+  // halving's order of promotions depends on them).
+  if (given.parallel == 0) r.parallel = c.value("parallel", 0);
   r.space_text = h["space"].get<std::string>();
+  r.eta = h.value("eta", r.eta);
+  r.rung_steps = h.value("rung_steps", std::vector<int64_t>{});
   r.space_path = path + " (space)";
   return r;
 }
@@ -187,12 +155,21 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
   o.command = json{{"config", r.config_path},
                    {"objective_fn", r.objective_fn},
                    {"objective", r.objective},
-                   {"overrides", r.overrides}}
+                   {"overrides", r.overrides},
+                   {"parallel", r.parallel}}
                   .dump();
-  if (r.method == "asha") {
-    return Status::InvalidArgument(
-        "--method asha is not available yet: use random, sobol or anneal");
+  o.eta = r.eta;
+  if (r.method == "asha" && r.eta < 2) {
+    return Status::InvalidArgument("--eta " + std::to_string(r.eta) +
+                                   ": the reduction factor must be at least 2 (3 is usual)");
   }
+  // Successive halving's rungs: training steps up to the config's [run] total_steps (with
+  // --objective-fn, a nominal budget of 81 that the function ignores).
+  auto set_rungs = [&](int64_t total) {
+    if (r.method != "asha") return;
+    o.rung_steps =
+        !r.rung_steps.empty() ? r.rung_steps : tune::RungSteps(total, r.eta, r.min_steps);
+  };
   if (!r.objective_fn.empty()) {
     if (!r.config_path.empty()) {
       return Status::InvalidArgument("--objective-fn replaces training: give no CONFIG");
@@ -200,14 +177,18 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
     RLT_RETURN_IF_ERROR(tune::CheckObjectiveSpace(r.objective_fn, space));
     o.objective = r.objective_fn;
     o.minimize = true;
+    set_rungs(81);
+    if (r.parallel > 0) o.parallel = r.parallel;
     RLT_ASSIGN_OR_RETURN(
-        tune::StudyResult s, tune::RunStudy(space, o, [&](int, const auto& params) {
+        tune::StudyResult s, tune::RunStudy(space, o, [&](const tune::TrialJob& job) {
           tune::TrialResult t;
           std::vector<double> x;
-          for (const auto& [k, v] : params) x.push_back(std::stod(v));
+          for (const auto& [k, v] : job.params) x.push_back(std::stod(v));
           t.objective = r.objective_fn == "branin" ? tune::Branin(x[0], x[1]) : tune::Rosenbrock(x);
+          t.steps = job.steps;
           return t;
         }));
+    RLT_RETURN_IF_ERROR(eval::WriteTuneReport(out.out_dir));
     out.json = tune::StudyJson(s, r.method);
     return out;
   }
@@ -238,8 +219,8 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
       return Status::InvalidArgument(r.space_path + ": " + st.message());
     }
   }
-  // Parallel trials: P child processes of this program at once (train, then eval), each
-  // with its own thread budget; the annealing search is sequential.
+  // Parallel trials: P training runs at once in threads of this process, each with its
+  // own thread budget; the annealing search is sequential.
   const int cores = HardwareThreads();
   int per_trial = 0;
   if (const config::ConfigValue* th = cfg.Get("run", "threads"))
@@ -256,47 +237,50 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
   if (o.parallel > 1) base_sets.push_back("run.threads=" + std::to_string(trial_threads));
   TuneRequest trial_request = r;
   trial_request.overrides = base_sets;
-  const std::string executable = SelfExecutable();
-  std::mutex validate_mu;  // the checks build environments: one at a time
+  if (r.method == "asha") {
+    const config::ConfigValue* total = cfg.Get("run", "total_steps");
+    set_rungs(total != nullptr ? std::max<int64_t>(1, std::atoll(total->text.c_str())) : 1);
+  }
   RLT_ASSIGN_OR_RETURN(
-      tune::StudyResult s, tune::RunStudy(space, o, [&](int i, const auto& params) {
+      tune::StudyResult s, tune::RunStudy(space, o, [&](const tune::TrialJob& job) {
         tune::TrialResult t;
         train::TrainRequest tr;
-        tr.config_path = r.config_path;
-        tr.overrides = TrialOverrides(trial_request, params);
-        tr.run_dir = (fs::path(out.out_dir) / "trials" / ("trial_" + std::to_string(i))).string();
+        tr.run_dir =
+            (fs::path(out.out_dir) / "trials" / ("trial_" + std::to_string(job.trial))).string();
         tr.quiet = true;
+        tr.stop_at_steps = job.steps;
         t.run_dir = tr.run_dir;
-        if (fs::exists(tr.run_dir)) fs::remove_all(tr.run_dir);  // a trial cut by a kill
-        config::Config trial_cfg = cfg;
-        for (const auto& [k, v] : params) (void)trial_cfg.ApplyOverride(k + "=" + v);
-        if (std::string problem = MinibatchProblem(trial_cfg); !problem.empty()) {
-          t.status = "rejected";
-          t.reason = problem;
-          return t;
-        }
-        if (o.parallel > 1) {
-          {
-            std::lock_guard<std::mutex> lock(validate_mu);
-            if (Status v = train::ValidateTraining(tr); !v.ok()) {
-              t.status = "rejected";
-              t.reason = v.message();
-              return t;
-            }
+        if (job.rung > 0) {
+          // Successive halving: the trial continues from the checkpoint its last rung left.
+          tr.resume_dir = tr.run_dir;
+          if (o.parallel > 1) tr.overrides = {"run.threads=" + std::to_string(trial_threads)};
+        } else {
+          tr.config_path = r.config_path;
+          tr.overrides = TrialOverrides(trial_request, job.params);
+          if (fs::exists(tr.run_dir)) fs::remove_all(tr.run_dir);  // a trial cut by a kill
+          config::Config trial_cfg = cfg;
+          for (const auto& [k, v] : job.params) (void)trial_cfg.ApplyOverride(k + "=" + v);
+          if (std::string problem = MinibatchProblem(trial_cfg); !problem.empty()) {
+            t.status = "rejected";
+            t.reason = problem;
+            return t;
           }
-          return ChildTrial(executable, tr, o.objective);
         }
-        // In this process: training checks everything before it writes anything, so a
-        // failure that left no run directory is a refusal of the trial's settings.
+        // Training checks everything before it writes anything, so a failure that left no
+        // run directory is a refusal of the trial's settings.
         Result<train::TrainOutcome> trained = train::RunTraining(tr);
         if (!trained.ok() || trained->exit_code != 0) {
           t.status = !trained.ok() && !fs::exists(tr.run_dir) ? "rejected" : "failed";
           t.reason = trained.ok() ? "training interrupted" : trained.status().message();
           return t;
         }
+        t.steps = trained->total_steps;
+        t.train_seconds = trained->loop_seconds;
+        t.checkpoint = trained->checkpoint;
         EvalRequest er;
         er.run_dir = tr.run_dir;
         er.range = "validation";
+        if (trained->paused) er.checkpoint = trained->checkpoint;
         Result<EvalOutcome> ev = RunEvaluation(er);
         return Scored(std::move(t), ev.ok() ? MetricOf(ev->summary_json, o.objective)
                                             : Result<double>(ev.status()));
@@ -320,6 +304,12 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
       EvalRequest er;
       er.run_dir = best_run.string();
       er.range = "test";
+      // Successive halving's best may come from a rung below the full budget: the
+      // checkpoint its validation score came from.
+      const fs::path ckpt = fs::path(s.best_checkpoint).lexically_relative(best_dir);
+      if (!s.best_checkpoint.empty() && !ckpt.empty() && *ckpt.begin() != ".." && ckpt != "final") {
+        er.checkpoint = (best_run / ckpt).string();
+      }
       RLT_ASSIGN_OR_RETURN(EvalOutcome ev, RunEvaluation(er));
       RLT_RETURN_IF_ERROR(WriteFileAtomic((fs::path(out.out_dir) / "test_evaluation.json").string(),
                                           ev.summary_json));
@@ -331,8 +321,75 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
     }
   }
   j["objective"] = o.objective;
+  RLT_RETURN_IF_ERROR(eval::WriteTuneReport(out.out_dir));
   out.json = JsonText(j, 2);
   return out;
+}
+
+Result<std::string> BenchTune(const TuneBenchOptions& b) {
+  if (b.trials < 1 || b.parallel < 2) {
+    return Status::InvalidArgument("bench tune needs --trials >= 1 and --parallel >= 2");
+  }
+  std::error_code ec;
+  fs::create_directories(b.scratch, ec);
+  std::string dir = (fs::path(b.scratch) / "bench-tune-XXXXXX").string();
+  if (ec || mkdtemp(dir.data()) == nullptr) {
+    return Status::IoError(b.scratch + ": cannot create a scratch directory");
+  }
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code e;
+      fs::remove_all(dir, e);
+    }
+  } cleanup{dir};
+  std::string space = b.space_path;
+  if (space.empty()) {
+    space = dir + "/space.toml";
+    RLT_RETURN_IF_ERROR(WriteFileAtomic(space,
+                                        "\"algo.learning_rate\" = { log_uniform = [3e-4, 3e-3] }\n"
+                                        "\"algo.n_epochs\" = { int = [5, 20] }\n"));
+  }
+  json out = {{"config", b.config_path}, {"trials", b.trials}, {"parallel", b.parallel}};
+  for (int parallel : {1, b.parallel}) {
+    TuneRequest r;
+    r.config_path = b.config_path;
+    r.space_path = space;
+    r.method = "sobol";
+    r.trials = b.trials;
+    r.overrides = b.overrides;
+    r.parallel = parallel;
+    r.quiet = true;
+    r.out_dir = dir + "/p" + std::to_string(parallel);
+    const auto start = std::chrono::steady_clock::now();
+    RLT_ASSIGN_OR_RETURN(TuneOutcome o, RunTune(r));
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out[parallel == 1 ? "sequential_seconds" : "parallel_seconds"] = seconds;
+    if (parallel != 1) continue;
+    std::vector<double> train, overhead, fraction;
+    RLT_ASSIGN_OR_RETURN(std::string journal, ReadFile(r.out_dir + "/trials.jsonl"));
+    std::istringstream in(journal);
+    for (std::string line; std::getline(in, line);) {
+      const json j = json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j["train_seconds"].is_number()) continue;
+      const double t = j["train_seconds"].get<double>(), all = j["seconds"].get<double>();
+      train.push_back(t);
+      overhead.push_back(all - t);
+      fraction.push_back((all - t) / t);
+    }
+    if (train.empty()) return Status::DataError("bench tune: no trial trained (see the config)");
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      const size_t n = v.size();
+      return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    };
+    out["train_seconds_median"] = median(train);
+    out["overhead_seconds_median"] = median(overhead);
+    out["overhead_fraction_median"] = median(fraction);
+  }
+  out["ratio"] = out["parallel_seconds"].get<double>() / out["sequential_seconds"].get<double>();
+  return JsonText(out, 2);
 }
 
 }  // namespace rlt::evalrun

@@ -39,6 +39,10 @@ struct TuneRequest {
   bool quiet = false;
   std::string space_text;  // set from study.json on resume
   int parallel = 0;        // trials at once (0 = cores / [run] threads, threads 0 -> 1)
+  // --method asha: reduction factor; the first rung's training steps (0 = total / eta^3).
+  int eta = 3;
+  int64_t min_steps = 0;
+  std::vector<int64_t> rung_steps;  // set from study.json on resume
 };
 
 struct TuneOutcome {
@@ -48,6 +52,24 @@ struct TuneOutcome {
 };
 
 Result<TuneOutcome> RunTune(const TuneRequest& request);
+
+// `rltrade bench tune`: the same study (a Sobol search over `space`, or over the learning
+// rate in [3e-4, 3e-3] log-uniform and n_epochs in 5..20 when space_path is "") run once
+// with one trial at a time and once with `parallel` at a time, in scratch directories
+// under `scratch` that are removed afterwards. JSON: config, trials, parallel,
+// sequential_seconds, parallel_seconds, ratio (parallel / sequential wall time),
+// train_seconds_median (a trial's training loop), overhead_seconds_median (the rest of a
+// trial: setup, run files, validation evaluation) and overhead_fraction_median
+// (overhead / train, both from the sequential study's journal).
+struct TuneBenchOptions {
+  std::string config_path;
+  std::string space_path;  // "" = the built-in space above
+  int trials = 16;
+  int parallel = 2;
+  std::vector<std::string> overrides;
+  std::string scratch = "runs";
+};
+Result<std::string> BenchTune(const TuneBenchOptions& options);
 
 }  // namespace rlt::evalrun
 

@@ -3,15 +3,19 @@
 
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "core/file_io.h"
 #include "core/json_text.h"
+#include "tune/asha.h"
 #include "tune/search.h"
 
 namespace rlt::tune {
@@ -21,8 +25,59 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 json StudyHeader(const StudyOptions& o) {
-  return {{"method", o.method},       {"seed", o.seed},         {"trials", o.trials},
-          {"objective", o.objective}, {"minimize", o.minimize}, {"space", o.space_text}};
+  json h = {{"method", o.method},       {"seed", o.seed},         {"trials", o.trials},
+            {"objective", o.objective}, {"minimize", o.minimize}, {"space", o.space_text}};
+  if (o.method == "asha") {
+    h["eta"] = o.eta;
+    h["rung_steps"] = o.rung_steps;
+  }
+  return h;
+}
+
+using Params = std::vector<std::pair<std::string, std::string>>;
+
+// The point of the search as parameters {key: value text}, and as JSON.
+Params ParamsOf(const Space& space, const std::vector<double>& u, json* pj) {
+  Params params;
+  *pj = json::object();
+  for (int j = 0; j < space.dims(); ++j) {
+    params.emplace_back(space.params[j].key, ValueText(space.params[j], u[j]));
+    (*pj)[space.params[j].key] = params.back().second;
+  }
+  return params;
+}
+
+json JournalLine(const TrialJob& job, const json& params, const TrialResult& t, double seconds) {
+  json line = {{"trial", job.trial}, {"rung", job.rung},     {"params", params},
+               {"status", t.status}, {"reason", t.reason},   {"steps", t.steps},
+               {"seconds", seconds}, {"run_dir", t.run_dir}, {"checkpoint", t.checkpoint}};
+  line["objective"] = t.status == "ok" ? json(t.objective) : json(nullptr);
+  line["train_seconds"] = t.train_seconds >= 0 ? json(t.train_seconds) : json(nullptr);
+  return line;
+}
+
+// The journal line's score for the search (maximised; NaN unless ok).
+double ScoreOf(const json& line, bool minimize) {
+  if (line.value("status", "") != "ok" || !line["objective"].is_number()) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  const double v = line["objective"].get<double>();
+  return minimize ? -v : v;
+}
+
+void PrintLine(const StudyOptions& o, const json& line, bool best) {
+  if (o.quiet) return;
+  const std::string status = line.value("status", "");
+  const std::string what = status == "ok" ? "objective " + JsonText(line["objective"])
+                                          : status + ": " + line.value("reason", "");
+  if (o.method == "asha") {
+    std::fprintf(stderr, "trial %d rung %d (%lld steps): %s%s\n", line.value("trial", -1),
+                 line.value("rung", 0), static_cast<long long>(line.value("steps", int64_t{0})),
+                 what.c_str(), best ? " (best so far)" : "");
+  } else {
+    std::fprintf(stderr, "trial %d/%d: %s%s\n", line.value("trial", -1) + 1, o.trials, what.c_str(),
+                 best ? " (best so far)" : "");
+  }
 }
 
 json WithCommand(json header, const StudyOptions& o) {
@@ -64,8 +119,228 @@ std::string StudyJson(const StudyResult& r, const std::string& method) {
       {"best_trial", r.best_trial},
       {"trials", r.trials},
       {"method", method}};
+  if (method == "asha") j["best_rung"] = r.best_rung;
   return JsonText(j, 2);
 }
+
+namespace {
+
+// The best result: in the highest rung with a score (every line is rung 0 except with
+// successive halving), the best objective; the first of equals.
+void PickBest(const std::vector<json>& rows, bool minimize, StudyResult* r) {
+  r->best_objective = std::numeric_limits<double>::quiet_NaN();
+  r->best_trial = -1;
+  int top = -1;
+  std::set<int> trials;
+  for (const json& row : rows) {
+    trials.insert(row.value("trial", -1));
+    if (!std::isnan(ScoreOf(row, minimize))) {
+      ++r->ok;
+      top = std::max(top, row.value("rung", 0));
+    }
+  }
+  r->trials = static_cast<int>(trials.size());
+  for (const json& row : rows) {
+    const double score = ScoreOf(row, minimize);
+    if (std::isnan(score) || row.value("rung", 0) != top) continue;
+    const double v = row["objective"].get<double>();
+    if (r->best_trial >= 0 && !(minimize ? v < r->best_objective : v > r->best_objective)) continue;
+    r->best_objective = v;
+    r->best_trial = row.value("trial", -1);
+    r->best_rung = top;
+    r->best_checkpoint = row.value("checkpoint", "");
+    r->best_params.clear();
+    for (const auto& [k, value] : row["params"].items()) {
+      r->best_params.emplace_back(k, value.get<std::string>());
+    }
+  }
+}
+
+// The search methods that propose a point per trial (random, sobol, anneal), `parallel`
+// trials at a time (anneal: 1), journaled in trial order.
+Status RunSequentialSearch(const Space& space, const StudyOptions& o, const TrialFn& fn,
+                           const std::vector<json>& done, const std::string& journal,
+                           std::vector<json>* rows) {
+  RLT_ASSIGN_OR_RETURN(std::unique_ptr<Search> search,
+                       MakeSearch(o.method, space, o.trials, o.seed));
+  const int parallel = o.method == "anneal" ? 1 : std::max(1, o.parallel);
+  double best = std::numeric_limits<double>::quiet_NaN();
+  auto record = [&](const json& line) {
+    const double score = ScoreOf(line, o.minimize);
+    search->Tell(score);
+    rows->push_back(line);
+    const bool is_best = !std::isnan(score) && (std::isnan(best) || score > best);
+    if (is_best) best = score;
+    return is_best;
+  };
+  int i = 0;
+  while (i < o.trials) {
+    if (i < static_cast<int>(done.size())) {
+      json pj;
+      ParamsOf(space, search->Propose(), &pj);
+      if (done[i].value("trial", -1) != i || done[i]["params"] != pj) {
+        return Status::DataError(journal + ": trial " + std::to_string(i) +
+                                 " does not match the study's proposal; the journal belongs "
+                                 "to another study or was edited");
+      }
+      record(done[i]);
+      ++i;
+      continue;
+    }
+    if (parallel == 1) {
+      TrialJob job;
+      job.trial = i;
+      json pj;
+      job.params = ParamsOf(space, search->Propose(), &pj);
+      const auto start = std::chrono::steady_clock::now();
+      const TrialResult t = fn(job);
+      const json line = JournalLine(
+          job, pj, t,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      RLT_RETURN_IF_ERROR(AppendLine(journal, line.dump()));
+      PrintLine(o, line, record(line));
+      ++i;
+      continue;
+    }
+    // Random and Sobol points do not depend on the scores: every remaining trial is
+    // proposed now, `parallel` workers take the next one as they free up (trials of
+    // different lengths do not hold each other up), and finished trials are journaled in
+    // trial order as soon as every earlier one is.
+    const int n = o.trials - i;
+    std::vector<TrialJob> jobs(n);
+    std::vector<json> jobs_json(n), lines(n);
+    std::vector<bool> finished(n, false);
+    for (int k = 0; k < n; ++k) {
+      jobs[k].trial = i + k;
+      jobs[k].params = ParamsOf(space, search->Propose(), &jobs_json[k]);
+    }
+    std::mutex mu;
+    int next_job = 0, next_line = 0;
+    Status error = Status::Ok();
+    auto worker = [&]() {
+      std::unique_lock<std::mutex> lock(mu);
+      while (error.ok() && next_job < n) {
+        const int k = next_job++;
+        lock.unlock();
+        const auto start = std::chrono::steady_clock::now();
+        const TrialResult t = fn(jobs[k]);
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        lock.lock();
+        lines[k] = JournalLine(jobs[k], jobs_json[k], t, seconds);
+        finished[k] = true;
+        while (error.ok() && next_line < n && finished[next_line]) {
+          error = AppendLine(journal, lines[next_line].dump());
+          PrintLine(o, lines[next_line], record(lines[next_line]));
+          ++next_line;
+        }
+      }
+    };
+    std::vector<std::thread> workers;
+    for (int k = 0; k < std::min(parallel, n); ++k) workers.emplace_back(worker);
+    for (std::thread& w : workers) w.join();
+    RLT_RETURN_IF_ERROR(error);
+    i = o.trials;
+  }
+  return Status::Ok();
+}
+
+// Successive halving: `parallel` workers ask the scheduler for jobs; one journal line per
+// finished rung, in the order they finish.
+Status RunAshaSearch(const Space& space, const StudyOptions& o, const TrialFn& fn,
+                     const std::vector<json>& done, const std::string& journal,
+                     std::vector<json>* rows) {
+  const int rungs = static_cast<int>(o.rung_steps.size());
+  if (o.eta < 2 || rungs < 1) {
+    return Status::InvalidArgument("asha needs eta >= 2 and at least one rung");
+  }
+  RLT_ASSIGN_OR_RETURN(std::unique_ptr<Search> sampler,
+                       MakeSearch("random", space, o.trials, o.seed));
+  std::vector<Params> points;
+  std::vector<json> points_json;
+  auto point = [&](int t) {
+    while (static_cast<int>(points.size()) <= t) {
+      points_json.emplace_back();
+      points.push_back(ParamsOf(space, sampler->Propose(), &points_json.back()));
+    }
+  };
+  Asha asha(o.eta, rungs, o.trials);
+  double best = std::numeric_limits<double>::quiet_NaN();
+  int best_rung = -1;
+  auto is_best = [&](const json& line) {  // best so far, at the highest rung reached
+    const double score = ScoreOf(line, o.minimize);
+    const int rung = line.value("rung", 0);
+    if (std::isnan(score) || rung < best_rung) return false;
+    if (rung > best_rung || std::isnan(best) || score > best) {
+      best = score;
+      best_rung = rung;
+      return true;
+    }
+    return false;
+  };
+  for (size_t n = 0; n < done.size(); ++n) {
+    const json& line = done[n];
+    const int t = line.value("trial", -1), rung = line.value("rung", -1);
+    if (t < 0 || t >= o.trials || rung < 0 || rung >= rungs) {
+      return Status::DataError(journal + ": line " + std::to_string(n + 1) +
+                               " names a trial or rung outside this study");
+    }
+    point(t);
+    if (line["params"] != points_json[t]) {
+      return Status::DataError(journal + ": trial " + std::to_string(t) +
+                               " does not match the study's proposal; the journal belongs to "
+                               "another study or was edited");
+    }
+    asha.Replay(t, rung, ScoreOf(line, o.minimize));
+    is_best(line);
+    rows->push_back(line);
+  }
+  std::mutex mu;
+  std::condition_variable changed;
+  Status error = Status::Ok();
+  auto worker = [&]() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (error.ok()) {
+      const AshaJob next = asha.Next();
+      if (next.kind == AshaJob::Kind::kDone) break;
+      if (next.kind == AshaJob::Kind::kWait) {
+        changed.wait(lock);
+        continue;
+      }
+      point(next.trial);
+      TrialJob job;
+      job.trial = next.trial;
+      job.rung = next.rung;
+      job.steps = o.rung_steps[next.rung];
+      job.params = points[next.trial];
+      const json params = points_json[next.trial];
+      lock.unlock();
+      const auto start = std::chrono::steady_clock::now();
+      const TrialResult t = fn(job);
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      lock.lock();
+      const json line = JournalLine(job, params, t, seconds);
+      if (Status st = AppendLine(journal, line.dump()); !st.ok() && error.ok()) error = st;
+      asha.Report(job.trial, job.rung, ScoreOf(line, o.minimize));
+      rows->push_back(line);
+      PrintLine(o, line, is_best(line));
+      changed.notify_all();
+    }
+    changed.notify_all();
+  };
+  const int workers = std::max(1, o.parallel);
+  if (workers == 1) {
+    worker();
+  } else {
+    std::vector<std::thread> threads;
+    for (int k = 0; k < workers; ++k) threads.emplace_back(worker);
+    for (std::thread& w : threads) w.join();
+  }
+  return error;
+}
+
+}  // namespace
 
 Result<StudyResult> RunStudy(const Space& space, const StudyOptions& o, const TrialFn& fn) {
   if (o.trials < 1) return Status::InvalidArgument("--trials must be >= 1");
@@ -82,12 +357,22 @@ Result<StudyResult> RunStudy(const Space& space, const StudyOptions& o, const Tr
                              " describes another study (method, seed, trials, objective or "
                              "space differ): resume it with its own arguments");
     }
-    std::ifstream in(journal);
+    // Finished lines up to the first that does not parse (cut by a kill: that trial runs
+    // again); the journal is truncated there so that new lines follow complete ones.
+    std::ifstream in(journal, std::ios::binary);
     std::string line;
+    uintmax_t complete = 0;
     while (std::getline(in, line)) {
       const json j = json::parse(line, nullptr, false);
-      if (j.is_discarded()) break;  // a line cut by a kill: that trial runs again
+      if (j.is_discarded() || in.eof()) break;
       done.push_back(j);
+      complete += line.size() + 1;
+    }
+    in.close();
+    std::error_code ec;
+    if (fs::exists(journal) && fs::file_size(journal) != complete) {
+      fs::resize_file(journal, complete, ec);
+      if (ec) return Status::IoError(journal + ": cannot cut its unfinished line: " + ec.message());
     }
   } else {
     if (fs::exists(out)) {
@@ -101,101 +386,33 @@ Result<StudyResult> RunStudy(const Space& space, const StudyOptions& o, const Tr
     if (ec) return Status::IoError(o.out_dir + ": " + ec.message());
     RLT_RETURN_IF_ERROR(WriteFileAtomic(header_path, JsonText(WithCommand(StudyHeader(o), o), 2)));
   }
-  RLT_ASSIGN_OR_RETURN(std::unique_ptr<Search> search,
-                       MakeSearch(o.method, space, o.trials, o.seed));
-  StudyResult r;
-  r.best_objective = std::numeric_limits<double>::quiet_NaN();
   std::vector<json> rows;
-  auto record = [&](int i, const std::vector<std::pair<std::string, std::string>>& params,
-                    const json& line) {
-    const std::string status = line.value("status", "");
-    double score = std::numeric_limits<double>::quiet_NaN();
-    if (status == "ok" && line["objective"].is_number()) {
-      const double v = line["objective"].get<double>();
-      score = o.minimize ? -v : v;
-      ++r.ok;
-      if (!std::isfinite(r.best_objective) ||
-          (o.minimize ? v < r.best_objective : v > r.best_objective)) {
-        r.best_objective = v;
-        r.best_trial = i;
-        r.best_params = params;
-      }
-    }
-    search->Tell(score);
-    ++r.trials;
-    rows.push_back(line);
-  };
-  auto propose = [&](json* pj) {
-    const std::vector<double> u = search->Propose();
-    std::vector<std::pair<std::string, std::string>> params;
-    *pj = json::object();
-    for (int j = 0; j < space.dims(); ++j) {
-      params.emplace_back(space.params[j].key, ValueText(space.params[j], u[j]));
-      (*pj)[space.params[j].key] = params.back().second;
-    }
-    return params;
-  };
-  const int parallel = o.method == "anneal" ? 1 : std::max(1, o.parallel);
-  int i = 0;
-  while (i < o.trials) {
-    if (i < static_cast<int>(done.size())) {
-      json pj;
-      const auto params = propose(&pj);
-      if (done[i].value("trial", -1) != i || done[i]["params"] != pj) {
-        return Status::DataError(journal + ": trial " + std::to_string(i) +
-                                 " does not match the study's proposal; the journal belongs "
-                                 "to another study or was edited");
-      }
-      record(i, params, done[i]);
-      ++i;
-      continue;
-    }
-    // The next batch: proposed in order, evaluated at once, journaled in order.
-    const int n = std::min(parallel, o.trials - i);
-    std::vector<std::vector<std::pair<std::string, std::string>>> batch(n);
-    std::vector<json> batch_json(n);
-    for (int k = 0; k < n; ++k) batch[k] = propose(&batch_json[k]);
-    std::vector<TrialResult> results(n);
-    std::vector<double> seconds(n);
-    auto run = [&](int k) {
-      const auto start = std::chrono::steady_clock::now();
-      results[k] = fn(i + k, batch[k]);
-      seconds[k] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
-    if (n == 1) {
-      run(0);
-    } else {
-      std::vector<std::thread> workers;
-      for (int k = 0; k < n; ++k) workers.emplace_back(run, k);
-      for (std::thread& w : workers) w.join();
-    }
-    for (int k = 0; k < n; ++k) {
-      const TrialResult& t = results[k];
-      json line = {{"trial", i + k},     {"params", batch_json[k]}, {"status", t.status},
-                   {"reason", t.reason}, {"seconds", seconds[k]},   {"run_dir", t.run_dir}};
-      line["objective"] = t.status == "ok" ? json(t.objective) : json(nullptr);
-      RLT_RETURN_IF_ERROR(AppendLine(journal, line.dump()));
-      record(i + k, batch[k], line);
-      if (!o.quiet) {
-        std::fprintf(stderr, "trial %d/%d: %s%s\n", i + k + 1, o.trials,
-                     t.status == "ok" ? ("objective " + std::to_string(t.objective)).c_str()
-                                      : (t.status + ": " + t.reason).c_str(),
-                     r.best_trial == i + k ? " (best so far)" : "");
-      }
-    }
-    i += n;
-  }
+  RLT_RETURN_IF_ERROR(o.method == "asha" ? RunAshaSearch(space, o, fn, done, journal, &rows)
+                                         : RunSequentialSearch(space, o, fn, done, journal, &rows));
+  StudyResult r;
+  PickBest(rows, o.minimize, &r);
   // results.csv and best.json, rewritten whole at the end.
-  std::string csv = "trial,status,objective,seconds";
-  for (const Param& p : space.params) csv += "," + CsvField(p.key);
-  csv += ",reason\n";
+  std::string csv = "trial,rung,steps,status,objective,seconds,train_seconds";
+  auto field = [&csv](const std::string& text) {
+    csv.push_back(',');
+    csv.append(text);
+  };
+  auto number = [](const json& v) { return v.is_number() ? JsonText(v) : std::string(); };
+  for (const Param& p : space.params) field(CsvField(p.key));
+  field("reason");
   for (const json& row : rows) {
-    csv += std::to_string(row.value("trial", -1)) + "," + row.value("status", "") + "," +
-           (row["objective"].is_number() ? JsonText(row["objective"]) : std::string()) + "," +
-           JsonText(json(row.value("seconds", 0.0)));
-    for (const Param& p : space.params) csv += "," + CsvField(row["params"].value(p.key, ""));
-    csv += "," + CsvField(row.value("reason", "")) + "\n";
+    csv.push_back('\n');
+    csv.append(std::to_string(row.value("trial", -1)));
+    field(std::to_string(row.value("rung", 0)));
+    field(std::to_string(row.value("steps", int64_t{0})));
+    field(row.value("status", ""));
+    field(number(row["objective"]));
+    field(number(row.value("seconds", json())));
+    field(number(row.value("train_seconds", json())));
+    for (const Param& p : space.params) field(CsvField(row["params"].value(p.key, "")));
+    field(CsvField(row.value("reason", "")));
   }
+  csv.push_back('\n');
   RLT_RETURN_IF_ERROR(WriteFileAtomic((out / "results.csv").string(), csv));
   RLT_RETURN_IF_ERROR(WriteFileAtomic((out / "best.json").string(), StudyJson(r, o.method)));
   return r;

@@ -8,9 +8,13 @@
 // "best_params", "trials", "method"}, as `--json` prints). A resumed study replays the
 // journal through the search (its state is a function of the scores told), checks that
 // the replayed proposals equal the journaled parameters, and continues with the next
-// trial: no finished trial runs twice. With parallel = P > 1 (random, sobol) trials run P
-// at a time; the journal still lists them in trial order, so a study's files do not
-// depend on P.
+// trial: no finished trial runs twice. With parallel = P > 1 (random, sobol) P workers
+// take the next trial as they free up; the journal still lists trials in trial order, so
+// a study's files do not depend on P. Successive halving (method "asha", asha.h) journals one line
+// per finished rung (fields rung, steps), in the order they finish; P workers ask the scheduler for
+// jobs as they free up, so with P > 1 the promotions depend on timing. Its trials' points
+// are the random method's. Journal lines also hold steps (trained), train_seconds (in the
+// training loop; the rest of seconds is the trial's overhead) and checkpoint.
 #ifndef RLT_TUNE_STUDY_H_
 #define RLT_TUNE_STUDY_H_
 
@@ -30,11 +34,21 @@ struct TrialResult {
   std::string reason;         // for rejected / failed
   double objective = 0;       // valid when ok
   std::string run_dir;        // the trial's run directory, if any
+  std::string checkpoint;     // the evaluated checkpoint, if any
+  int64_t steps = 0;          // env steps trained (0: none, or no training)
+  double train_seconds = -1;  // seconds in the training loop (< 0: no training)
 };
 
-// Evaluates trial `index` with parameters {key: value text}.
-using TrialFn =
-    std::function<TrialResult(int index, const std::vector<std::pair<std::string, std::string>>&)>;
+// One job: trial `trial` (its parameters {key: value text}); with successive halving,
+// rung `rung`, trained to `steps` env steps (0 = the config's total; other methods).
+struct TrialJob {
+  int trial = 0;
+  int rung = 0;
+  int64_t steps = 0;
+  std::vector<std::pair<std::string, std::string>> params;
+};
+
+using TrialFn = std::function<TrialResult(const TrialJob&)>;
 
 struct StudyOptions {
   std::string out_dir;
@@ -51,6 +65,10 @@ struct StudyOptions {
   // Trials evaluated at once (TrialFn called from that many threads; it must be
   // thread-safe then). The annealing search is sequential: it always runs 1.
   int parallel = 1;
+  // method "asha" (tune/asha.h): reduction factor and each rung's training steps
+  // (increasing; the last is the full budget). Recorded in study.json.
+  int eta = 3;
+  std::vector<int64_t> rung_steps;
 };
 
 // OUT/study.json of an existing study (what RunStudy wrote), as JSON text.
@@ -62,6 +80,9 @@ struct StudyResult {
   double best_objective = 0;  // NaN when no trial succeeded
   int best_trial = -1;
   std::vector<std::pair<std::string, std::string>> best_params;
+  // asha: the best is taken in the highest rung any trial finished with a score.
+  int best_rung = 0;
+  std::string best_checkpoint;  // the checkpoint behind best_objective ("" if none)
 };
 
 // Runs (or resumes) the study. Errors: OUT exists without resume, a journal that does not

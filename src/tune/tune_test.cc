@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
@@ -172,10 +173,10 @@ TEST(Study, AResumedStudyReplaysItsJournalAndRunsNoTrialTwice) {
   const std::string dir = ::testing::TempDir() + "/study_resume";
   std::filesystem::remove_all(dir);
   int calls = 0;
-  TrialFn fn = [&](int, const std::vector<std::pair<std::string, std::string>>& params) {
+  TrialFn fn = [&](const TrialJob& job) {
     ++calls;
     TrialResult t;
-    t.objective = Branin(std::stod(params[0].second), std::stod(params[1].second));
+    t.objective = Branin(std::stod(job.params[0].second), std::stod(job.params[1].second));
     return t;
   };
   StudyOptions o;
@@ -229,14 +230,14 @@ TEST(Study, RejectedTrialsAreRecordedWithTheirReasonAndDoNotStopTheStudy) {
   o.objective = "f";
   o.minimize = true;
   o.quiet = true;
-  auto r = RunStudy(space, o, [](int i, const auto& params) {
+  auto r = RunStudy(space, o, [](const TrialJob& job) {
     TrialResult t;
-    if (i % 2 == 1) {
+    if (job.trial % 2 == 1) {
       t.status = "rejected";
       t.reason = "batch_size does not divide n_steps * num_envs";
       return t;
     }
-    t.objective = Branin(std::stod(params[0].second), std::stod(params[1].second));
+    t.objective = Branin(std::stod(job.params[0].second), std::stod(job.params[1].second));
     return t;
   });
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -246,6 +247,96 @@ TEST(Study, RejectedTrialsAreRecordedWithTheirReasonAndDoNotStopTheStudy) {
   std::string text((std::istreambuf_iterator<char>(in)), {});
   EXPECT_NE(text.find("rejected"), std::string::npos);
   EXPECT_NE(text.find("batch_size does not divide"), std::string::npos);
+}
+
+std::vector<std::string> Lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(Study, AshaClimbsRungsWithGrowingBudgetsAndResumesFromItsJournal) {
+  const Space space = BraninSpace();
+  const std::string dir = ::testing::TempDir() + "/study_asha";
+  std::filesystem::remove_all(dir);
+  // A budget-dependent objective: Branin plus an error that shrinks with the steps.
+  std::vector<TrialJob> jobs;
+  TrialFn fn = [&](const TrialJob& job) {
+    jobs.push_back(job);
+    TrialResult t;
+    t.steps = job.steps;
+    t.objective = Branin(std::stod(job.params[0].second), std::stod(job.params[1].second)) +
+                  10.0 / static_cast<double>(job.steps);
+    return t;
+  };
+  StudyOptions o;
+  o.out_dir = dir + "/straight";
+  o.method = "asha";
+  o.trials = 27;
+  o.eta = 3;
+  o.rung_steps = {1, 3, 9, 27};
+  o.seed = 5;
+  o.objective = "f";
+  o.minimize = true;
+  o.quiet = true;
+  auto straight = RunStudy(space, o, fn);
+  ASSERT_TRUE(straight.ok()) << straight.status().message();
+  // Every job trains to its rung's budget, and climbs from the rung below it.
+  std::vector<std::set<int>> rung_trials(4);
+  for (const TrialJob& job : jobs) {
+    EXPECT_EQ(job.steps, o.rung_steps[job.rung]);
+    if (job.rung > 0) {
+      EXPECT_EQ(rung_trials[job.rung - 1].count(job.trial), 1u) << job.trial;
+    }
+    EXPECT_TRUE(rung_trials[job.rung].insert(job.trial).second) << "a rung ran twice";
+  }
+  EXPECT_EQ(rung_trials[0].size(), 27u);
+  EXPECT_GE(rung_trials[1].size(), 9u);  // at least the top third of each rung climbs
+  EXPECT_GE(rung_trials[2].size(), 3u);
+  EXPECT_GE(rung_trials[3].size(), 1u);
+  EXPECT_EQ(straight->best_rung, 3);  // the best is taken at the full budget
+  EXPECT_EQ(straight->trials, 27);
+  // The same points as the random method's trials.
+  StudyOptions r = o;
+  r.method = "random";
+  r.out_dir = dir + "/random";
+  std::vector<TrialJob> random_jobs;
+  ASSERT_TRUE(RunStudy(space, r, [&](const TrialJob& job) {
+                random_jobs.push_back(job);
+                return TrialResult{};
+              }).ok());
+  for (const TrialJob& job : jobs) EXPECT_EQ(job.params, random_jobs[job.trial].params);
+  // Killed after 20 finished rungs (the 21st line half written): the resumed study runs
+  // only the rest and writes the same journal as the uninterrupted one.
+  const std::vector<std::string> full = Lines(o.out_dir + "/trials.jsonl");
+  ASSERT_EQ(full.size(), jobs.size());
+  StudyOptions k = o;
+  k.out_dir = dir + "/killed";
+  std::filesystem::create_directories(k.out_dir);
+  std::filesystem::copy_file(o.out_dir + "/study.json", k.out_dir + "/study.json");
+  {
+    std::ofstream out(k.out_dir + "/trials.jsonl");
+    for (int i = 0; i < 20; ++i) out << full[i] << "\n";
+    out << full[20].substr(0, full[20].size() / 2);
+  }
+  jobs.clear();
+  k.resume = true;
+  auto resumed = RunStudy(space, k, fn);
+  ASSERT_TRUE(resumed.ok()) << resumed.status().message();
+  EXPECT_EQ(jobs.size(), full.size() - 20);
+  // The half line was cut off before the resumed study appended.
+  const std::vector<std::string> after = Lines(k.out_dir + "/trials.jsonl");
+  auto without_timing = [](const std::string& line) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    j.erase("seconds");
+    return j;
+  };
+  ASSERT_EQ(after.size(), full.size());
+  for (size_t i = 0; i < full.size(); ++i) {
+    EXPECT_EQ(without_timing(after[i]), without_timing(full[i])) << "line " << i + 1;
+  }
+  EXPECT_EQ(resumed->best_objective, straight->best_objective);
 }
 
 }  // namespace
