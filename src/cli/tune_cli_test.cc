@@ -46,6 +46,29 @@ class TuneCli : public ::testing::Test {
     while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line));
     return out;
   }
+  // Starts `rltrade ARGS OUT` in the background and kills it with SIGKILL once
+  // OUT/trials.jsonl has `lines` lines (polling every `poll_us`); false if it finished
+  // first.
+  bool KillWhenJournalHas(const std::string& args, const std::string& out, size_t lines,
+                          int poll_us) {
+    const std::string cmd =
+        rlt::testing::RltradeBinary() + " " + args + out + " > /dev/null 2>&1 & echo $!";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) return false;
+    long pid = 0;
+    const bool started = fscanf(p, "%ld", &pid) == 1;
+    pclose(p);
+    if (!started) return false;
+    for (int wait = 0; wait < 30000000 / poll_us; ++wait) {
+      if (Journal(out + "/trials.jsonl").size() >= lines) {
+        const bool killed = kill(static_cast<pid_t>(pid), SIGKILL) == 0;
+        usleep(100000);
+        return killed;
+      }
+      usleep(poll_us);
+    }
+    return false;
+  }
   std::string dir_;
 };
 
@@ -77,15 +100,6 @@ TEST_F(TuneCli, TheAnalyticModeWritesTheStudyAndPrintsTheContractKeys) {
   EXPECT_EQ(smallest, j["best_objective"].get<double>());
 }
 
-size_t Count(const std::string& haystack, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + 1)) {
-    ++n;
-  }
-  return n;
-}
-
 TEST_F(TuneCli, TheReportShowsEveryTrialAndRendersInChromium) {
   const std::string numeric = Write("numeric.toml",
                                     "x1 = { uniform = [-2, 2] }\n"
@@ -99,11 +113,11 @@ TEST_F(TuneCli, TheReportShowsEveryTrialAndRendersInChromium) {
     const std::string html = rlt::testing::ReadFile(out + "/report.html");
     const auto lines = Journal(out + "/trials.jsonl");
     // One dot per finished trial (rung) in the first chart and in each parameter's chart.
-    EXPECT_EQ(Count(html, "<circle class=\"pt"), 3 * lines.size()) << method;
-    EXPECT_EQ(Count(html, "<figure>"), 2u);
+    EXPECT_EQ(rlt::testing::CountOf(html, "<circle class=\"pt"), 3 * lines.size()) << method;
+    EXPECT_EQ(rlt::testing::CountOf(html, "<figure>"), 2u);
     EXPECT_NE(html.find("x2 (log scale)"), std::string::npos);  // 0.01..10: a log axis
     EXPECT_EQ(html.find("x1 (log scale)"), std::string::npos);
-    EXPECT_EQ(Count(html, " best\""), 3u);  // the best dot, in each chart
+    EXPECT_EQ(rlt::testing::CountOf(html, " best\""), 3u);  // the best dot, in each chart
     const auto best = nlohmann::json::parse(r.out);
     EXPECT_NE(html.find("<td>" + std::to_string(best["best_trial"].get<int>()) + "</td>"),
               std::string::npos);
@@ -249,23 +263,8 @@ TEST_F(TuneCli, AStudyKilledWithSigkillResumesWithoutRepeatingATrial) {
                            " --trials 6 --seed 5 --quiet --json --set run.total_steps=1024"
                            " --set run.threads=1 --out ";
   ASSERT_EQ(RunCli(args + P("straight"), "", "/dev/null").exit_code, 0);
-  const std::string cmd =
-      rlt::testing::RltradeBinary() + " " + args + P("killed") + " > /dev/null 2>&1 & echo $!";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  long pid = 0;
-  ASSERT_EQ(fscanf(p, "%ld", &pid), 1);
-  pclose(p);
-  bool killed = false;
-  for (int wait = 0; wait < 6000 && !killed; ++wait) {
-    if (Journal(P("killed/trials.jsonl")).size() >= 2) {
-      killed = kill(static_cast<pid_t>(pid), SIGKILL) == 0;
-      break;
-    }
-    usleep(5000);
-  }
-  ASSERT_TRUE(killed) << "the study finished before two trials were journaled";
-  usleep(100000);
+  ASSERT_TRUE(KillWhenJournalHas(args, P("killed"), 2, 5000))
+      << "the study finished before two trials were journaled";
   const size_t before = Journal(P("killed/trials.jsonl")).size();
   ASSERT_LT(before, 6u);
   // --resume alone: the arguments come from study.json.
@@ -379,23 +378,8 @@ TEST_F(TuneCli, AshaTrainsRungsByResumingAndSurvivesSigkill) {
   }
   // Killed with SIGKILL once two rungs are journaled, then resumed: every (trial, rung)
   // runs once and the results are the uninterrupted study's.
-  const std::string cmd =
-      rlt::testing::RltradeBinary() + " " + args + P("killed") + " > /dev/null 2>&1 & echo $!";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  long pid = 0;
-  ASSERT_EQ(fscanf(p, "%ld", &pid), 1);
-  pclose(p);
-  bool killed = false;
-  for (int wait = 0; wait < 6000 && !killed; ++wait) {
-    if (Journal(P("killed/trials.jsonl")).size() >= 2) {
-      killed = kill(static_cast<pid_t>(pid), SIGKILL) == 0;
-      break;
-    }
-    usleep(2000);
-  }
-  ASSERT_TRUE(killed) << "the study finished before two rungs were journaled";
-  usleep(100000);
+  ASSERT_TRUE(KillWhenJournalHas(args, P("killed"), 2, 2000))
+      << "the study finished before two rungs were journaled";
   ASSERT_LT(Journal(P("killed/trials.jsonl")).size(), lines.size());
   const CmdResult resumed =
       RunCli("tune --resume " + P("killed") + " --quiet --json", "", "/dev/null");

@@ -39,14 +39,7 @@ void WriteAll(const fs::path& path, const std::string& text) {
   out << text;
 }
 
-size_t Count(const std::string& haystack, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + 1)) {
-    ++n;
-  }
-  return n;
-}
+using rlt::testing::CountOf;
 
 fs::path FreshDir(const std::string& name) {
   return rlt::testing::NewScratchDir("rlt_report_test_" + name + "_");
@@ -141,23 +134,23 @@ TEST(Report, IsOneSelfContainedFile) {
 
 TEST(Report, DrawsEquityDrawdownHistogramAndSessionCharts) {
   const Report r = MakeReport("charts", /*in_sample=*/false);
-  EXPECT_GE(Count(r.html, "<polyline class=\"series strategy\""), 2u);  // equity, drawdown
-  EXPECT_GE(Count(r.html, "<polyline class=\"series hold\""), 2u);
-  EXPECT_EQ(Count(r.html, "<polygon class=\"drawdown-area\""), 1u);
-  EXPECT_GE(Count(r.html, "<rect class=\"hist-bar"), 5u);
+  EXPECT_GE(CountOf(r.html, "<polyline class=\"series strategy\""), 2u);  // equity, drawdown
+  EXPECT_GE(CountOf(r.html, "<polyline class=\"series hold\""), 2u);
+  EXPECT_EQ(CountOf(r.html, "<polygon class=\"drawdown-area\""), 1u);
+  EXPECT_GE(CountOf(r.html, "<rect class=\"hist-bar"), 5u);
   // Sessions shown: 02-01 (best), 01-31 (worst), 02-02 (last); not 01-30.
-  EXPECT_EQ(Count(r.html, "<polyline class=\"series price\""), 3u);
+  EXPECT_EQ(CountOf(r.html, "<polyline class=\"series price\""), 3u);
   EXPECT_NE(r.html.find("2024-02-01 &middot; best session"), std::string::npos);
   EXPECT_NE(r.html.find("2024-01-31 &middot; worst session"), std::string::npos);
   EXPECT_NE(r.html.find("2024-02-02 &middot; last session"), std::string::npos);
   EXPECT_EQ(r.html.find("2024-01-30 &middot;"), std::string::npos);
   // One marker per fill of the shown sessions: 3 sessions × 2 fills (trades.csv has 8).
-  EXPECT_EQ(Count(r.html, "class=\"trade-marker "), 6u);
-  EXPECT_EQ(Count(r.html, "class=\"trade-marker buy\""), 3u);
-  EXPECT_EQ(Count(r.html, "class=\"trade-marker sell\""), 3u);
+  EXPECT_EQ(CountOf(r.html, "class=\"trade-marker "), 6u);
+  EXPECT_EQ(CountOf(r.html, "class=\"trade-marker buy\""), 3u);
+  EXPECT_EQ(CountOf(r.html, "class=\"trade-marker sell\""), 3u);
   // Positions: long in two shown sessions, short in one (bars 1..3 each).
-  EXPECT_EQ(Count(r.html, "<rect class=\"pos-long\""), 2u);
-  EXPECT_EQ(Count(r.html, "<rect class=\"pos-short\""), 1u);
+  EXPECT_EQ(CountOf(r.html, "<rect class=\"pos-long\""), 2u);
+  EXPECT_EQ(CountOf(r.html, "<rect class=\"pos-short\""), 1u);
 }
 
 TEST(Report, InSampleBannerAppearsOnlyForInSampleRanges) {
@@ -266,7 +259,7 @@ TEST(Report, DownsamplesLongRangesToAtMost2000PointsPerSeries) {
   ASSERT_NE(begin, std::string::npos);
   const size_t end = html.find('"', begin + open.size());
   ASSERT_NE(end, std::string::npos);
-  const size_t points = Count(html.substr(begin + open.size(), end - begin - open.size()), ",");
+  const size_t points = CountOf(html.substr(begin + open.size(), end - begin - open.size()), ",");
   EXPECT_LE(points, 2000u);
   EXPECT_GE(points, 1000u);
 }
@@ -328,7 +321,7 @@ TEST(TuneReport, TextChoicesGetAColumnEachAndRejectedTrialsAreCounted) {
   EXPECT_NE(html.find("1 rejected, 0 failed"), std::string::npos);
   // Three scored rungs: three dots per chart; the best is trial 2 at rung 1 (1.2), not its
   // rung-0 1.5: the highest rung reached decides, as in the study.
-  EXPECT_EQ(Count(html, "<circle class=\"pt"), 9u);
+  EXPECT_EQ(CountOf(html, "<circle class=\"pt"), 9u);
   const size_t best = html.find("<table class=\"metrics\" id=\"best\">");
   ASSERT_NE(best, std::string::npos);
   EXPECT_NE(html.find("<td>1.200</td>", best), std::string::npos);

@@ -48,7 +48,9 @@
 // flat; a round trip's PnL is the change in cash between the two flat points (net of all
 // costs). trades.csv lists every fill.
 //
-// This header is LibTorch-free. Not thread-safe (LibTorch thread counts are global).
+// This header is LibTorch-free. Evaluations of different run directories may run at once
+// in threads of one process (tune's parallel trials); each thread's LibTorch thread count
+// is the one its training set.
 #ifndef RLT_EVALRUN_EVALRUN_H_
 #define RLT_EVALRUN_EVALRUN_H_
 

@@ -72,6 +72,16 @@ inline void WriteFile(const std::filesystem::path& path, const std::string& byte
   EXPECT_TRUE(out.good()) << "cannot write " << path;
 }
 
+// The number of (possibly overlapping) occurrences of `needle` in `haystack`.
+inline size_t CountOf(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
 inline std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);

@@ -25,6 +25,11 @@
 // process are removed). A second writer of the same run directory is refused.
 // SIGINT/SIGTERM finish the current update, write a checkpoint and return with exit code
 // 130/143.
+// Threads: several RunTraining calls (on different run directories) may run at once in
+// threads of one process, as `rltrade tune --parallel` does, when they use the same
+// [run] threads (LibTorch's and OpenBLAS's thread counts are process-wide): weight
+// initialisation holds learn::GlobalGeneratorMutex(), the signal handlers are shared (a
+// signal stops every loop), and each run's result equals the run alone (tested).
 //
 // This header is LibTorch-free so the CLI can call it without LibTorch's compile cost.
 #ifndef RLT_TRAIN_TRAIN_H_
