@@ -26,7 +26,8 @@
 #include "features/test_util.h"
 
 // Counts heap allocations in this test binary, so a test can assert that a code path
-// allocates nothing. Every other form of operator new forwards to this one by default.
+// allocates nothing. The plain, nothrow and array forms are all replaced (aligned ones are
+// not used by the code under test).
 // (noinline: inlined into callers, g++ would see malloc/free under new/delete and warn.)
 namespace {
 std::atomic<int64_t> g_allocations{0};
@@ -36,8 +37,23 @@ std::atomic<int64_t> g_allocations{0};
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
   throw std::bad_alloc();
 }
+[[gnu::noinline]] void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(size == 0 ? 1 : size);
+}
+[[gnu::noinline]] void* operator new[](std::size_t size) { return operator new(size); }
+[[gnu::noinline]] void* operator new[](std::size_t size, const std::nothrow_t& t) noexcept {
+  return operator new(size, t);
+}
+// Every delete that pairs with the forms above frees with free(). (Under AddressSanitizer,
+// a form left unreplaced would allocate with the sanitizer's operator new and be freed
+// here: an alloc-dealloc mismatch.)
 [[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
 [[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace rlt::features {
 namespace {
