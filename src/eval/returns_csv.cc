@@ -59,11 +59,25 @@ Status ParseCell(std::string_view cell, const std::string& where, double* out) {
   return Status::Ok();
 }
 
+// The comma-separated cells of a line (no quoting: returns files hold numbers and dates).
+std::vector<std::string_view> SplitCells(std::string_view line) {
+  std::vector<std::string_view> cells;
+  size_t begin = 0;
+  for (;;) {
+    const size_t comma = line.find(',', begin);
+    cells.push_back(line.substr(begin, comma == std::string_view::npos ? comma : comma - begin));
+    if (comma == std::string_view::npos) return cells;
+    begin = comma + 1;
+  }
+}
+
 }  // namespace
 
 Result<std::vector<double>> ParseReturnsCsv(std::string_view text, const std::string& source) {
   std::vector<double> returns;
   bool have_header = false;
+  std::vector<std::string_view> header;
+  int column = -1;  // the `return` column
   int line_no = 0;
   size_t pos = 0;
   if (text.substr(0, 3) == "\xEF\xBB\xBF") pos = 3;  // UTF-8 byte order mark: skipped
@@ -76,24 +90,37 @@ Result<std::vector<double>> ParseReturnsCsv(std::string_view text, const std::st
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (!line.empty() && line.front() == '#') continue;
     const std::string where = source + ":" + std::to_string(line_no);
-    const size_t comma = line.find(',');
     if (!have_header) {
       if (Trim(line).empty()) continue;  // blank lines before the header.
-      if (Trim(line) != "return") {
+      header = SplitCells(line);
+      for (size_t c = 0; c < header.size(); ++c) {
+        if (Trim(header[c]) == "return") column = static_cast<int>(c);
+      }
+      if (column < 0) {
         return Status::DataError(where + ": expected the header 'return', found '" +
                                  std::string(line) +
                                  "'. Fix: make the first line `return` and put one return "
-                                 "per line below it (one column only).");
+                                 "per line below it (or name the returns column `return`, as "
+                                 "an evaluation's daily_returns.csv does).");
       }
       have_header = true;
       continue;
     }
-    if (comma != std::string_view::npos) {
+    if (pos >= text.size() && Trim(line).empty()) break;  // the final newline.
+    const std::vector<std::string_view> cells = SplitCells(line);
+    if (header.size() == 1 && cells.size() > 1) {
       return Status::DataError(where + ": column 2: found a second column in '" +
                                std::string(line) +
                                "'. Fix: a returns file has one column, `return`; remove the "
                                "other columns.");
     }
+    if (cells.size() != header.size()) {
+      return Status::DataError(where + ": found " + std::to_string(cells.size()) + " columns in '" +
+                               std::string(line) + "', the header has " +
+                               std::to_string(header.size()) +
+                               ". Fix: give every row the header's columns.");
+    }
+    line = cells[column];
     if (pos >= text.size() && Trim(line).empty()) break;  // the final newline.
     double value = 0.0;
     RLT_RETURN_IF_ERROR(ParseCell(line, where, &value));

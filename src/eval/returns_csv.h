@@ -9,9 +9,12 @@
 // A return must lie in [kMinReturn, kMaxReturn] = [-1, 1e6]: below -1 (more than
 // everything lost) is impossible for a simple return, and above 1e6 no market's.
 // A UTF-8 byte order mark before the header is skipped (the rule of every text reader).
-// Anything else — text, percentages, infinities, a second column — is an error naming
-// file:line, the column, what was found and how to fix it.
-// Not here: dates or multi-column files (later backtest reports write their own).
+// A file of several columns is read when exactly one of them is named `return` (an
+// evaluation's or paper session's daily_returns.csv: date,return,buy_and_hold,flat); every
+// row must then have the header's columns, and the other columns are not read.
+// Anything else — text, percentages, infinities, a second column under a lone `return`
+// header, a row of another width — is an error naming file:line, what was found and how
+// to fix it.
 #ifndef RLT_EVAL_RETURNS_CSV_H_
 #define RLT_EVAL_RETURNS_CSV_H_
 

@@ -44,6 +44,17 @@ TEST(ReturnsCsv, RejectsAWrongHeaderASecondColumnAndAMissingFile) {
   ASSERT_FALSE(two.ok());
   EXPECT_NE(two.status().message().find("t.csv:2: column 2"), std::string::npos);
   EXPECT_FALSE(ParseReturnsCsv("", "e.csv").ok());
+  // An evaluation's daily_returns.csv: the `return` column is read, the others are not.
+  const auto daily = ParseReturnsCsv(
+      "date,return,buy_and_hold,flat\n2024-01-02,0.01,nan,0\n2024-01-03,nan,0.5,0\n", "d.csv");
+  ASSERT_TRUE(daily.ok()) << daily.status().message();
+  ASSERT_EQ(daily->size(), 2u);
+  EXPECT_EQ((*daily)[0], 0.01);
+  EXPECT_TRUE(std::isnan((*daily)[1]));
+  const auto ragged = ParseReturnsCsv("date,return\n2024-01-02,0.01,7\n", "r.csv");
+  ASSERT_FALSE(ragged.ok());
+  EXPECT_NE(ragged.status().message().find("r.csv:2: found 3 columns"), std::string::npos);
+  EXPECT_FALSE(ParseReturnsCsv("date,ret\n2024-01-02,0.01\n", "n.csv").ok());
   const auto missing = ReadReturnsCsv("/nonexistent/returns.csv");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);

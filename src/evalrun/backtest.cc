@@ -1,31 +1,26 @@
 // rltrade evalrun: Backtest() (see backtest.h).
 #include "evalrun/backtest.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <vector>
 
+#include "core/civil_time.h"
+#include "eval/metrics.h"
+#include "eval/metrics_json.h"
+#include "eval/outputs.h"
+
 namespace rlt::evalrun {
-namespace {
-
-// Tracks round trips from flat to flat over the fills in order.
-struct RoundTrips {
-  double position = 0;  // zero exactly when flat (lots x lot_size)
-  double start_cash = 0;
-  void Fill(const FillRow& f, double cash_before, std::vector<double>& pnls) {
-    if (position == 0 && f.position_after != 0) start_cash = cash_before;
-    if (position != 0 && f.position_after == 0) pnls.push_back(f.cash_after - start_cash);
-    position = f.position_after;
-  }
-};
-
-}  // namespace
 
 BacktestResult Backtest(env::VecEnv& venv, const market::Bars& bars,
                         const env::IntradayOptions& options, const ActionFn& policy) {
   RLT_CHECK(venv.num_envs() == 1 && options.sequential);
   BacktestResult r;
   RoundTrips trips;
+  const env::IntradaySizing sizing = env::SizingOf(options);
   std::vector<float> action(venv.act_dim());
   const double lot = options.lot_size;
   auto shares = [lot](int64_t lots) { return static_cast<double>(lots) * lot; };
@@ -43,7 +38,6 @@ BacktestResult Backtest(env::VecEnv& venv, const market::Bars& bars,
     // Quantities in lots (exact integers); rows report shares (lots x lot_size).
     const int64_t lots_before = std::llround(before[env::kInfoShares] / lot);
     const double cash_before = before[env::kInfoCash];
-    const double costs_before = before[env::kInfoCostsPaid];
     policy(venv.observations(), before, action.data());
     venv.Step(action.data());
     const bool done = venv.done(0);
@@ -56,19 +50,19 @@ BacktestResult Backtest(env::VecEnv& venv, const market::Bars& bars,
     const bool flatten = session_end && held != 0;
     const double close = bars.close[b];
     const double close_lot = close * lot;
-    const double flatten_cost =
-        flatten ? std::fabs(static_cast<double>(held)) * close_lot * options.cost_rate +
-                      options.fixed_cost
-                : 0.0;
-    const double step_costs = after[env::kInfoCostsPaid] - costs_before;
+    // The env's own cost and cash arithmetic (env::IntradayBook::Execute), so each fill
+    // row holds the exact values the env booked.
+    const double fill_lot = after[env::kInfoFillPrice] * lot;
+    const double decision_cost = sizing.Cost(qty, fill_lot);
+    const double flatten_cost = flatten ? sizing.Cost(-held, close_lot) : 0.0;
     const double cash_end = after[env::kInfoCash];
     if (qty != 0) {
       const double cash_after_decision =
-          flatten ? cash_end - static_cast<double>(held) * close_lot + flatten_cost : cash_end;
+          cash_before - (static_cast<double>(qty) * fill_lot + decision_cost);
       FillRow f{b,
                 shares(qty),
                 after[env::kInfoFillPrice],
-                step_costs - flatten_cost,
+                decision_cost,
                 shares(held),
                 cash_after_decision};
       trips.Fill(f, cash_before, r.round_trip_pnls);
@@ -97,6 +91,63 @@ BacktestResult Backtest(env::VecEnv& venv, const market::Bars& bars,
     if (session_end) add_first_bar(venv.info());
   }
   return r;
+}
+
+nlohmann::ordered_json MetricsJson(const BacktestResult& r) {
+  return eval::StrategyMetricsJson<nlohmann::ordered_json>(eval::ComputeStrategyMetrics(
+      r.session_returns, r.round_trip_pnls, r.exposures, r.costs_paid));
+}
+
+std::string Num(double v) { return std::isfinite(v) ? fmt::format("{:.10g}", v) : "nan"; }
+
+std::string BarTime(const market::Bars& bars, int32_t bar) {
+  return FormatIso8601(bars.time[bar], bars.utc_offset[bar], /*utc_z=*/false);
+}
+
+std::string EquityCsv(const market::Bars& bars, const BacktestResult& r, const BacktestResult& bh) {
+  std::map<int32_t, double> bh_worth;
+  for (const EquityRow& e : bh.equity) bh_worth[e.bar] = e.net_worth;
+  std::string out = std::string(eval::kEquityHeader) + "\n";
+  for (const EquityRow& e : r.equity) {
+    const auto it = bh_worth.find(e.bar);
+    out += fmt::format("{},{},{},{},{},{},{},{}\n", BarTime(bars, e.bar),
+                       FormatDate(bars.sessions[bars.session[e.bar]].date),
+                       bars.bar_in_session[e.bar], Num(bars.close[e.bar]), e.position, Num(e.cash),
+                       Num(e.net_worth), it == bh_worth.end() ? "nan" : Num(it->second));
+  }
+  return out;
+}
+
+std::string DailyCsv(const BacktestResult& r, const BacktestResult& bh,
+                     const BacktestResult& flat) {
+  auto by_date = [](const BacktestResult& x) {
+    std::map<int32_t, double> m;
+    for (size_t i = 0; i < x.session_dates.size(); ++i)
+      m[x.session_dates[i]] = x.session_returns[i];
+    return m;
+  };
+  const auto bh_map = by_date(bh), flat_map = by_date(flat);
+  auto get = [](const std::map<int32_t, double>& m, int32_t d) {
+    const auto it = m.find(d);
+    return it == m.end() ? std::string("nan") : Num(it->second);
+  };
+  std::string out = std::string(eval::kDailyReturnsHeader) + "\n";
+  for (size_t i = 0; i < r.session_dates.size(); ++i) {
+    const int32_t d = r.session_dates[i];
+    out += fmt::format("{},{},{},{}\n", FormatDate(d), Num(r.session_returns[i]), get(bh_map, d),
+                       get(flat_map, d));
+  }
+  return out;
+}
+
+std::string TradesCsv(const market::Bars& bars, const BacktestResult& r) {
+  std::string out = std::string(eval::kTradesHeader) + "\n";
+  for (const FillRow& f : r.fills) {
+    out += fmt::format("{},{},{},{},{},{},{}\n", BarTime(bars, f.bar),
+                       f.quantity > 0 ? "BUY" : "SELL", std::fabs(f.quantity), Num(f.price),
+                       Num(f.cost), f.position_after, Num(f.cash_after));
+  }
+  return out;
 }
 
 }  // namespace rlt::evalrun

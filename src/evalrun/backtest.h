@@ -6,12 +6,14 @@
 // fill at its open, before a closing flatten); cash and net worth are after every fill of
 // the bar. Fills: the decision trade (env info traded_shares at fill_price) and, at a
 // session's last bar, the flattening trade at the close, derived from the shares held;
-// the costs of the step (change in costs_paid) are split between them with the env's
-// cost rule for the flattening trade.
+// each fill's cost and the cash after it come from the env's own arithmetic
+// (env::IntradaySizing::Cost, IntradayBook::Execute), so the rows are the exact values the
+// env booked, and `rltrade paper`, which books with the same code, writes the same bytes.
 #ifndef RLT_EVALRUN_BACKTEST_H_
 #define RLT_EVALRUN_BACKTEST_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -46,9 +48,35 @@ struct BacktestResult {
   double final_net_worth = 0;
 };
 
+// Tracks round trips from flat to flat over the fills in order.
+struct RoundTrips {
+  double position = 0;  // zero exactly when flat (lots x lot_size)
+  double start_cash = 0;
+  void Fill(const FillRow& f, double cash_before, std::vector<double>& pnls) {
+    if (position == 0 && f.position_after != 0) start_cash = cash_before;
+    if (position != 0 && f.position_after == 0) pnls.push_back(f.cash_after - start_cash);
+    position = f.position_after;
+  }
+};
+
 // REQUIRES: venv holds one IntradayStockEnv with sequential = true over `bars`.
 BacktestResult Backtest(env::VecEnv& venv, const market::Bars& bars,
                         const env::IntradayOptions& options, const ActionFn& policy);
+
+// ---- The evaluation files of a backtest (eval/outputs.h), shared by `rltrade eval` and
+// ---- `rltrade paper`, so both write the same bytes for the same walk.
+
+// summary.json's metrics of a walk.
+nlohmann::ordered_json MetricsJson(const BacktestResult& r);
+// A number as the files print it: 10 significant digits, "nan" when not finite.
+std::string Num(double v);
+// A bar's time, ISO 8601 with the exchange's UTC offset.
+std::string BarTime(const market::Bars& bars, int32_t bar);
+// equity.csv (with buy-and-hold's net worth beside), daily_returns.csv (with the
+// benchmarks), trades.csv.
+std::string EquityCsv(const market::Bars& bars, const BacktestResult& r, const BacktestResult& bh);
+std::string DailyCsv(const BacktestResult& r, const BacktestResult& bh, const BacktestResult& flat);
+std::string TradesCsv(const market::Bars& bars, const BacktestResult& r);
 
 }  // namespace rlt::evalrun
 

@@ -231,11 +231,6 @@ Result<ActionFn> MakePolicy(const EvalRequest& request, const std::string& polic
       });
 }
 
-Json MetricsJson(const BacktestResult& r) {
-  return eval::StrategyMetricsJson<Json>(eval::ComputeStrategyMetrics(
-      r.session_returns, r.round_trip_pnls, r.exposures, r.costs_paid));
-}
-
 // The [data] options the evaluation used: the run's, or --data's file read with the run's
 // timezone, symbol, on_bad_rows and session.
 train::DataOptions EffectiveData(const train::EnvSetup& setup, const EvalRequest& request) {
@@ -270,58 +265,6 @@ Json SettingsJson(const config::Config& config, const env::EnvContext& context,
   if (!request.data_file.empty()) j["eval.data_file"] = request.data_file;
   if (!request.checkpoint.empty()) j["eval.checkpoint"] = request.checkpoint;
   return j;
-}
-
-std::string Num(double v) { return std::isfinite(v) ? fmt::format("{:.10g}", v) : "nan"; }
-
-std::string TimeOf(const market::Bars& bars, int32_t bar) {
-  return FormatIso8601(bars.time[bar], bars.utc_offset[bar], /*utc_z=*/false);
-}
-
-std::string EquityCsv(const market::Bars& bars, const BacktestResult& r, const BacktestResult& bh) {
-  std::map<int32_t, double> bh_worth;
-  for (const EquityRow& e : bh.equity) bh_worth[e.bar] = e.net_worth;
-  std::string out = std::string(eval::kEquityHeader) + "\n";
-  for (const EquityRow& e : r.equity) {
-    const auto it = bh_worth.find(e.bar);
-    out += fmt::format("{},{},{},{},{},{},{},{}\n", TimeOf(bars, e.bar),
-                       FormatDate(bars.sessions[bars.session[e.bar]].date),
-                       bars.bar_in_session[e.bar], Num(bars.close[e.bar]), e.position, Num(e.cash),
-                       Num(e.net_worth), it == bh_worth.end() ? "nan" : Num(it->second));
-  }
-  return out;
-}
-
-std::string DailyCsv(const BacktestResult& r, const BacktestResult& bh,
-                     const BacktestResult& flat) {
-  auto by_date = [](const BacktestResult& x) {
-    std::map<int32_t, double> m;
-    for (size_t i = 0; i < x.session_dates.size(); ++i)
-      m[x.session_dates[i]] = x.session_returns[i];
-    return m;
-  };
-  const auto bh_map = by_date(bh), flat_map = by_date(flat);
-  auto get = [](const std::map<int32_t, double>& m, int32_t d) {
-    const auto it = m.find(d);
-    return it == m.end() ? std::string("nan") : Num(it->second);
-  };
-  std::string out = std::string(eval::kDailyReturnsHeader) + "\n";
-  for (size_t i = 0; i < r.session_dates.size(); ++i) {
-    const int32_t d = r.session_dates[i];
-    out += fmt::format("{},{},{},{}\n", FormatDate(d), Num(r.session_returns[i]), get(bh_map, d),
-                       get(flat_map, d));
-  }
-  return out;
-}
-
-std::string TradesCsv(const market::Bars& bars, const BacktestResult& r) {
-  std::string out = std::string(eval::kTradesHeader) + "\n";
-  for (const FillRow& f : r.fills) {
-    out += fmt::format("{},{},{},{},{},{},{}\n", TimeOf(bars, f.bar),
-                       f.quantity > 0 ? "BUY" : "SELL", std::fabs(f.quantity), Num(f.price),
-                       Num(f.cost), f.position_after, Num(f.cash_after));
-  }
-  return out;
 }
 
 Status WriteText(const fs::path& path, const std::string& text) {

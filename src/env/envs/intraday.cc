@@ -81,9 +81,7 @@ IntradayStockEnv::IntradayStockEnv(std::shared_ptr<const MarketDataset> data,
       features_(data_->features),
       options_(options),
       eligible_(std::move(eligible)),
-      max_short_value_(options.max_short_value < 0 ? options.initial_capital
-                                                   : options.max_short_value),
-      target_mode_(options.action_mode == "target_position"),
+      sizing_(SizingOf(options)),
       typical_fill_(options.fill == "next_typical"),
       shaped_(options.reward == "shaped") {
   spec_ = MakeSpec(features_.cols, options);
@@ -107,81 +105,15 @@ void IntradayStockEnv::Reset(float* obs, double* info) {
   sessions_left_ =
       options_.sequential ? static_cast<int32_t>(eligible_.size()) : options_.episode_sessions;
   t_ = bars_.sessions[eligible_[pos_]].begin;
-  cash_ = options_.initial_capital;
-  shares_ = 0;
-  avg_price_ = realized_ = costs_ = 0.0;
-  trades_ = last_traded_ = 0;
+  book_.cash = options_.initial_capital;
+  book_.shares = 0;
+  book_.avg_price = book_.realized = book_.costs = 0.0;
+  book_.trades = last_traded_ = 0;
   last_fill_ = 0.0;
-  prev_net_worth_ = peak_net_worth_ = session_start_worth_ = cash_;
+  prev_net_worth_ = peak_net_worth_ = session_start_worth_ = book_.cash;
   shaped_reward_.Reset();
   WriteObservation(obs);
   WriteInfo(info);
-}
-
-namespace {
-
-// A share count from a double: NaN -> 0, clamped to +-2^53 (exact in a double) so that
-// the conversion is defined whatever the prices and capital (found by fuzz/config_fuzz:
-// initial_capital = 1e300 converted 9.8e297 to int64_t).
-int64_t ToShares(double shares) {
-  constexpr double kMaxShares = 9007199254740992.0;  // 2^53
-  if (!(shares == shares)) return 0;
-  return static_cast<int64_t>(std::clamp(shares, -kMaxShares, kMaxShares));
-}
-
-}  // namespace
-
-int64_t IntradayStockEnv::OrderQuantity(const float* action, double price, ActionKind* kind,
-                                        float* a0) const {
-  const float raw = std::isfinite(action[0]) ? action[0] : 0.0f;
-  *a0 = std::clamp(raw, -1.0f, 1.0f);
-  const double short_cap = std::floor(max_short_value_ / price);  // max shares short
-  if (target_mode_) {
-    const double worth = NetWorth(price);
-    double target = std::trunc(*a0 * worth / price);
-    // Long side: what net worth can buy after costs (nothing when net worth is <= 0).
-    const double long_cap = std::max(0.0, std::floor(worth / (price * (1 + options_.cost_rate))));
-    target = std::clamp(target, -short_cap, long_cap);
-    const int64_t qty = ToShares(target) - shares_;
-    *kind = qty > 0 ? ActionKind::kBuy : (qty < 0 ? ActionKind::kSell : ActionKind::kHold);
-    return qty;
-  }
-  const float raw_amount = std::isfinite(action[1]) ? action[1] : 0.0f;
-  const double amount = std::clamp<double>(raw_amount, options_.min_amount, 1.0);
-  if (*a0 >= options_.buy_threshold) {
-    *kind = ActionKind::kBuy;
-    const double budget = amount * cash_ - options_.fixed_cost;
-    return budget > 0 ? ToShares(std::floor(budget / (price * (1 + options_.cost_rate)))) : 0;
-  }
-  if (*a0 <= options_.sell_threshold) {
-    *kind = ActionKind::kSell;
-    const double capacity = static_cast<double>(shares_) + short_cap;
-    return capacity > 0 ? -ToShares(std::floor(amount * capacity)) : 0;
-  }
-  *kind = ActionKind::kHold;
-  return 0;
-}
-
-double IntradayStockEnv::Execute(int64_t qty, double price) {
-  if (qty == 0) return 0.0;
-  const double q = static_cast<double>(qty);
-  const double cost = std::fabs(q) * price * options_.cost_rate + options_.fixed_cost;
-  if (shares_ != 0 && (shares_ > 0) != (qty > 0)) {  // reduces (or flips) the position
-    const int64_t closed = std::min(std::llabs(qty), std::llabs(shares_));
-    realized_ += static_cast<double>(closed) * (price - avg_price_) * (shares_ > 0 ? 1 : -1);
-    if (std::llabs(qty) > std::llabs(shares_))
-      avg_price_ = price;
-    else if (std::llabs(qty) == std::llabs(shares_))
-      avg_price_ = 0.0;
-  } else {  // opens or adds in the same direction
-    avg_price_ = (avg_price_ * std::fabs(static_cast<double>(shares_)) + price * std::fabs(q)) /
-                 std::fabs(static_cast<double>(shares_ + qty));
-  }
-  shares_ += qty;
-  cash_ -= q * price + cost;
-  costs_ += cost;
-  ++trades_;
-  return cost;
 }
 
 StepResult IntradayStockEnv::Step(const float* action, float* obs, double* info) {
@@ -191,27 +123,27 @@ StepResult IntradayStockEnv::Step(const float* action, float* obs, double* info)
   ActionKind kind;
   float a0;
   const double fill_lot = LotPrice(fill);
-  const int64_t qty = OrderQuantity(action, fill_lot, &kind, &a0);
-  Execute(qty, fill_lot);
+  const int64_t qty = book_.OrderQuantity(sizing_, action, fill_lot, &kind, &a0);
+  book_.Execute(sizing_, qty, fill_lot);
   last_fill_ = fill;
   last_traded_ = qty;
-  const int64_t shares_after_trade = shares_;
+  const int64_t shares_after_trade = book_.shares;
   double traded_value = std::fabs(static_cast<double>(qty)) * fill_lot;
   t_ = next;
   const double close = LotPrice(bars_.close[t_]);
   StepResult result;
   const bool session_end = bars_.last_in_session[t_] != 0;
   double flatten_pnl = 0.0;
-  if (session_end && shares_ != 0) {  // flatten at the session's close
-    const double realized_before = realized_;
-    traded_value += std::fabs(static_cast<double>(shares_)) * close;
-    const double cost = Execute(-shares_, close);
-    flatten_pnl = realized_ - realized_before - cost;
+  if (session_end && book_.shares != 0) {  // flatten at the session's close
+    const double realized_before = book_.realized;
+    traded_value += std::fabs(static_cast<double>(book_.shares)) * close;
+    const double cost = book_.Execute(sizing_, -book_.shares, close);
+    flatten_pnl = book_.realized - realized_before - cost;
   }
   const double worth = NetWorth(close);
-  RLT_DCHECK(std::fabs(worth - (options_.initial_capital + realized_ +
-                                static_cast<double>(shares_) * (close - avg_price_) - costs_)) <=
-             1e-6 * options_.initial_capital);
+  RLT_DCHECK(std::fabs(worth - (options_.initial_capital + book_.realized +
+                                static_cast<double>(book_.shares) * (close - book_.avg_price) -
+                                book_.costs)) <= 1e-6 * options_.initial_capital);
   const double c0 = options_.initial_capital;
   if (shaped_) {
     ShapedStepInput in;
@@ -260,8 +192,8 @@ void IntradayStockEnv::SaveState(StateWriter& out) const {
   out.Put(t_);
   out.Put(pos_);
   out.Put(sessions_left_);
-  for (double v : {cash_, avg_price_, realized_, costs_}) out.Put(v);
-  for (int64_t v : {shares_, trades_, last_traded_}) out.Put(v);
+  for (double v : {book_.cash, book_.avg_price, book_.realized, book_.costs}) out.Put(v);
+  for (int64_t v : {book_.shares, book_.trades, last_traded_}) out.Put(v);
   for (double v : {last_fill_, prev_net_worth_, peak_net_worth_, session_start_worth_}) out.Put(v);
   shaped_reward_.SaveState(out);
 }
@@ -290,10 +222,10 @@ Status IntradayStockEnv::LoadState(StateReader& in) {
   t_ = t;
   pos_ = pos;
   sessions_left_ = sessions_left;
-  for (double* v : {&cash_, &avg_price_, &realized_, &costs_}) {
+  for (double* v : {&book_.cash, &book_.avg_price, &book_.realized, &book_.costs}) {
     RLT_RETURN_IF_ERROR(in.Get(v, "intraday portfolio"));
   }
-  for (int64_t* v : {&shares_, &trades_, &last_traded_}) {
+  for (int64_t* v : {&book_.shares, &book_.trades, &last_traded_}) {
     RLT_RETURN_IF_ERROR(in.Get(v, "intraday portfolio"));
   }
   for (double* v : {&last_fill_, &prev_net_worth_, &peak_net_worth_, &session_start_worth_}) {
@@ -305,24 +237,24 @@ Status IntradayStockEnv::LoadState(StateReader& in) {
   // and cash + shares x avg_price = capital + realized - costs (Step()'s identity, at a
   // tolerance 100x tighter than its check so that stepping cannot break it).
   const double c0 = options_.initial_capital, limit = 1e9 * c0, max_shares = 9007199254740992.0;
-  for (double v : {cash_, avg_price_, realized_, costs_, last_fill_, prev_net_worth_,
-                   peak_net_worth_, session_start_worth_}) {
+  for (double v : {book_.cash, book_.avg_price, book_.realized, book_.costs, last_fill_,
+                   prev_net_worth_, peak_net_worth_, session_start_worth_}) {
     if (!std::isfinite(v) || std::fabs(v) > limit) {
       return in.Error("intraday portfolio value " + std::to_string(v) +
                       " is not finite or beyond 1e9 x initial_capital (corrupt state)");
     }
   }
-  for (int64_t v : {shares_, last_traded_}) {
+  for (int64_t v : {book_.shares, last_traded_}) {
     if (std::fabs(static_cast<double>(v)) > max_shares ||
-        std::fabs(static_cast<double>(v) * avg_price_) > limit) {
+        std::fabs(static_cast<double>(v) * book_.avg_price) > limit) {
       return in.Error("intraday share count " + std::to_string(v) + " out of range");
     }
   }
-  if (trades_ < 0 || avg_price_ < 0 || costs_ < 0) {
+  if (book_.trades < 0 || book_.avg_price < 0 || book_.costs < 0) {
     return in.Error("intraday trades, avg_price and costs must be >= 0 (corrupt state)");
   }
-  const double identity =
-      cash_ + static_cast<double>(shares_) * avg_price_ - (c0 + realized_ - costs_);
+  const double identity = book_.cash + static_cast<double>(book_.shares) * book_.avg_price -
+                          (c0 + book_.realized - book_.costs);
   if (!(std::fabs(identity) <= 1e-8 * c0)) {
     return in.Error(
         "intraday cash, shares, avg_price, realized and costs are inconsistent "
@@ -336,22 +268,35 @@ void IntradayStockEnv::FillObservation(const features::FeatureMatrix& features, 
                                        int32_t bar, double position_fraction,
                                        double unrealized_over_capital, double session_left,
                                        float* obs) {
+  // Rows bar-nlags..bar are contiguous in the row-major feature matrix.
+  WriteObservationFromRows(features.row(bar - nlags), features.cols, nlags,
+                           {position_fraction, unrealized_over_capital}, session_left, obs);
+}
+
+void IntradayStockEnv::WriteObservationFromRows(const float* rows, int64_t cols, int nlags,
+                                                const PortfolioView& view, double session_left,
+                                                float* obs) {
   const int64_t window = nlags + 1;
-  const int64_t f = features.cols;
-  // Rows bar-nlags..bar are contiguous in the row-major feature matrix: one copy.
-  std::memcpy(obs, features.row(bar - nlags), sizeof(float) * window * f);
-  float* state = obs + window * f;
-  state[0] = static_cast<float>(position_fraction);
-  state[1] = static_cast<float>(unrealized_over_capital);
+  std::memcpy(obs, rows, sizeof(float) * window * cols);
+  float* state = obs + window * cols;
+  state[0] = static_cast<float>(view.position_fraction);
+  state[1] = static_cast<float>(view.unrealized_over_capital);
   state[2] = static_cast<float>(session_left);
+}
+
+IntradayStockEnv::PortfolioView IntradayStockEnv::ViewOf(const IntradayBook& book, double lot_close,
+                                                         double initial_capital) {
+  const double worth = book.NetWorth(lot_close);
+  return {static_cast<double>(book.shares) * lot_close / worth,
+          static_cast<double>(book.shares) * (lot_close - book.avg_price) / initial_capital};
 }
 
 void IntradayStockEnv::WriteObservation(float* obs) const {
   const double close = LotPrice(bars_.close[t_]);
-  const double worth = NetWorth(close);
   const market::Session& s = bars_.sessions[bars_.session[t_]];
-  FillObservation(features_, options_.nlags, t_, static_cast<double>(shares_) * close / worth,
-                  static_cast<double>(shares_) * (close - avg_price_) / options_.initial_capital,
+  const PortfolioView view = ViewOf(book_, close, options_.initial_capital);
+  FillObservation(features_, options_.nlags, t_, view.position_fraction,
+                  view.unrealized_over_capital,
                   static_cast<double>(s.end - 1 - t_) / (s.size() - 1), obs);
 }
 
@@ -390,16 +335,16 @@ Status IntradayStockEnv::WriteObservationAt(const MarketDataset& data,
 void IntradayStockEnv::WriteInfo(double* info) const {
   const double close = LotPrice(bars_.close[t_]);
   info[kInfoNetWorth] = NetWorth(close);
-  info[kInfoCash] = cash_;
-  info[kInfoShares] = static_cast<double>(shares_) * options_.lot_size;
-  info[kInfoCostsPaid] = costs_;
-  info[kInfoRealizedPnl] = realized_;
-  info[kInfoUnrealizedPnl] = static_cast<double>(shares_) * (close - avg_price_);
+  info[kInfoCash] = book_.cash;
+  info[kInfoShares] = static_cast<double>(book_.shares) * options_.lot_size;
+  info[kInfoCostsPaid] = book_.costs;
+  info[kInfoRealizedPnl] = book_.realized;
+  info[kInfoUnrealizedPnl] = static_cast<double>(book_.shares) * (close - book_.avg_price);
   info[kInfoFillPrice] = last_fill_;
   info[kInfoTradedShares] = static_cast<double>(last_traded_) * options_.lot_size;
   info[kInfoBar] = t_;
   info[kInfoSessionDate] = bars_.sessions[bars_.session[t_]].date;
-  info[kInfoTrades] = static_cast<double>(trades_);
+  info[kInfoTrades] = static_cast<double>(book_.trades);
 }
 
 Result<std::unique_ptr<Env>> MakeIntradayEnv(const std::map<std::string, std::string>& settings,

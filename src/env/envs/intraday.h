@@ -34,6 +34,7 @@
 
 #include "core/status.h"
 #include "env/env.h"
+#include "env/envs/intraday_book.h"
 #include "env/envs/intraday_reward.h"
 #include "env/market_dataset.h"
 
@@ -136,13 +137,17 @@ class IntradayStockEnv : public Env {
   static Status WriteObservationAt(const MarketDataset& data, const IntradayOptions& options,
                                    int32_t bar, const PortfolioView& view, int32_t session_bars,
                                    float* obs);
+  // The same layout from `rows`: the nlags + 1 feature rows (cols floats each, oldest
+  // first) ending at the decided bar, as a live trader keeps them; session_left =
+  // (session_bars - 1 - bar_in_session) / (session_bars - 1).
+  static void WriteObservationFromRows(const float* rows, int64_t cols, int nlags,
+                                       const PortfolioView& view, double session_left, float* obs);
+  // The observation's portfolio part for `book` marked at a per-lot close.
+  static PortfolioView ViewOf(const IntradayBook& book, double lot_close, double initial_capital);
 
  private:
   IntradayStockEnv(std::shared_ptr<const MarketDataset> data, const IntradayOptions& options,
                    std::vector<int32_t> eligible);
-  int64_t OrderQuantity(const float* action, double price, ActionKind* kind, float* a0) const;
-  // Trades qty lots at a per-lot price; returns the cost paid.
-  double Execute(int64_t qty, double price);
   void WriteObservation(float* obs) const;
   // The one observation layout (WriteObservation, WriteObservationAt).
   static void FillObservation(const features::FeatureMatrix& features, int nlags, int32_t bar,
@@ -150,9 +155,7 @@ class IntradayStockEnv : public Env {
                               double session_left, float* obs);
   void WriteInfo(double* info) const;
   // lot_price: price x lot_size.
-  double NetWorth(double lot_price) const {
-    return cash_ + static_cast<double>(shares_) * lot_price;
-  }
+  double NetWorth(double lot_price) const { return book_.NetWorth(lot_price); }
   double LotPrice(double price) const { return price * options_.lot_size; }
 
   std::shared_ptr<const MarketDataset> data_;
@@ -161,16 +164,16 @@ class IntradayStockEnv : public Env {
   IntradayOptions options_;
   EnvSpec spec_;
   std::vector<int32_t> eligible_;
-  double max_short_value_;
-  bool target_mode_, typical_fill_, shaped_;
+  IntradaySizing sizing_;
+  bool typical_fill_, shaped_;
 
   // Episode state.
   int32_t t_ = 0;    // current bar (observation shows bars <= t_)
   int32_t pos_ = 0;  // index into eligible_ of the current session
   int32_t sessions_left_ = 0;
-  double cash_ = 0, avg_price_ = 0, realized_ = 0, costs_ = 0;
-  int64_t shares_ = 0, trades_ = 0, last_traded_ = 0;  // shares_, last_traded_: in lots
-  // avg_price_: per lot; last_fill_: per share.
+  IntradayBook book_;        // the portfolio: lots, per-lot prices
+  int64_t last_traded_ = 0;  // lots
+  // last_fill_: per share.
   double last_fill_ = 0, prev_net_worth_ = 0, peak_net_worth_ = 0, session_start_worth_ = 0;
   ShapedReward shaped_reward_;
 };
