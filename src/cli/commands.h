@@ -36,7 +36,8 @@ void RegisterChainCommands(CLI::App& app, Action* action);  // chain check, chai
 void RegisterHedgeCommand(CLI::App& app, Action* action);   // hedge
 // retrieval synth, retrieval train, retrieval eval
 void RegisterRetrievalCommands(CLI::App& app, Action* action);
-void RegisterTuneCommand(CLI::App& app, Action* action);  // tune
+void RegisterTuneCommand(CLI::App& app, Action* action);   // tune
+void RegisterPaperCommand(CLI::App& app, Action* action);  // paper
 
 // Prints "error: <message>" to stderr and returns exit code 1 (2 for Status::Refused).
 int ReportError(const Status& status);

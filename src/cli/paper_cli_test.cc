@@ -1,0 +1,133 @@
+// End-to-end tests of `rltrade paper` (paper/paper.h): no train/serve skew — a replay of
+// the run's whole data file through the in-process broker, trading from the first day of
+// the test range, writes the same daily returns, trades and equity as `rltrade eval
+// --range test`, byte for byte, and the same metrics; the journal holds every bar and no
+// decision before --start; bad arguments are clear errors that leave no journal.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "testing/testing.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using rlt::testing::ReadFile;
+using rlt::testing::RunRltrade;
+
+class PaperCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new rlt::testing::ScratchDir("rlt_paper_cli_");
+    const std::string d = dir_->path();
+    // 60 sessions: train to 2023-02-17, validation to 2023-03-03, test after.
+    ASSERT_EQ(RunRltrade("data synth --days 60 --out " + d + "/bars.csv").exit_code, 0);
+    const auto trained = RunRltrade(
+        "train " + std::string(RLT_SOURCE_DIR) + "/configs/intraday_ppo.toml" +
+        " --set data.source=file --set data.file=" + d + "/bars.csv" +
+        " --set split.train=start:2023-02-17 --set split.validation=2023-02-20:2023-03-03"
+        " --set split.test=2023-03-06:end --set run.total_steps=8192 --set run.threads=1"
+        " --set env.num_envs=16 --set algo.n_steps=64 --set algo.batch_size=256"
+        " --quiet --run-dir " +
+        d + "/run");
+    ASSERT_EQ(trained.exit_code, 0) << trained.out;
+    ASSERT_EQ(RunRltrade("eval " + d + "/run --range test").exit_code, 0);
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static std::string D() { return dir_->path(); }
+  static rlt::testing::ScratchDir* dir_;
+};
+
+rlt::testing::ScratchDir* PaperCli::dir_ = nullptr;
+
+std::vector<nlohmann::json> JournalLines(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+TEST_F(PaperCli, AReplayThroughTheSimBrokerIsTheEvaluationOfTheTestRange) {
+  const std::string j = D() + "/journal";
+  const auto r = RunRltrade("paper " + D() + "/run --feed replay:" + D() +
+                            "/bars.csv --broker sim --start 2023-03-06 --journal " + j +
+                            " --fsync session --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string eval = D() + "/run/eval/test/";
+  for (const char* f : {"daily_returns.csv", "trades.csv", "equity.csv"}) {
+    const std::string a = ReadFile(eval + f), b = ReadFile(j + "/" + f);
+    EXPECT_GT(rlt::testing::Lines(a).size(), 2u) << f;
+    EXPECT_EQ(a, b) << f << " differs from the evaluation's";
+  }
+  const auto ev = nlohmann::json::parse(ReadFile(eval + "summary.json"));
+  const auto pp = nlohmann::json::parse(ReadFile(j + "/summary.json"));
+  EXPECT_EQ(pp["metrics"], ev["metrics"]);
+  EXPECT_EQ(pp["benchmarks"], ev["benchmarks"]);
+  EXPECT_EQ(pp["fills"], ev["fills"]);
+  EXPECT_EQ(pp["range"]["first"], ev["range"]["first"]);
+  // The journal: every bar of the file, decisions only from --start on, each fill with its
+  // order, a snapshot per traded session, and the end.
+  const auto lines = JournalLines(j + "/journal.jsonl");
+  size_t bars = 0, decisions = 0, fills = 0, orders = 0, snapshots = 0;
+  for (const auto& l : lines) {
+    const std::string type = l["type"];
+    bars += type == "bar";
+    orders += type == "order";
+    fills += type == "fill";
+    snapshots += type == "snapshot";
+    if (type == "decision") {
+      ++decisions;
+      EXPECT_GE(l["time"].get<std::string>(), "2023-03-06") << l.dump();
+      EXPECT_GT(l["latency_us"].get<double>(), 0.0);
+    }
+  }
+  EXPECT_EQ(bars, rlt::testing::Lines(ReadFile(D() + "/bars.csv")).size() - 1);
+  EXPECT_EQ(fills, orders);
+  EXPECT_EQ(fills, static_cast<size_t>(ev["fills"]["strategy"].get<int64_t>()));
+  EXPECT_EQ(snapshots, rlt::testing::Lines(ReadFile(eval + "daily_returns.csv")).size() - 1);
+  EXPECT_GT(decisions, 0u);
+  EXPECT_EQ(lines.front()["type"], "start");
+  EXPECT_EQ(lines.back()["type"], "end");
+  // `rltrade metrics` reads the session's daily returns as it reads an evaluation's.
+  EXPECT_EQ(RunRltrade("metrics --returns " + j + "/daily_returns.csv").exit_code, 0);
+}
+
+TEST_F(PaperCli, BadArgumentsAreClearErrorsAndLeaveNoJournal) {
+  const std::string run = D() + "/run", bars = D() + "/bars.csv";
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {"--feed replay: --broker sim", "replay needs a file"},
+      {"--feed replay:" + bars + "@0 --broker sim", "must be a number > 0"},
+      {"--feed kafka:x --broker sim", "expected replay:FILE"},
+      {"--feed replay:" + bars + " --broker ib", "--broker sim"},
+      {"--feed replay:" + bars + " --broker sim --start 2023-13-40", "2023-13-40"},
+  };
+  int k = 0;
+  for (const Case& c : cases) {
+    const std::string j = D() + "/bad" + std::to_string(k++);
+    const auto r = RunRltrade("paper " + run + " " + c.args + " --journal " + j);
+    EXPECT_NE(r.exit_code, 0) << c.args;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
+    EXPECT_FALSE(fs::exists(j)) << c.args;
+  }
+  // A journal directory that holds a session already is not appended to.
+  const std::string j = D() + "/twice";
+  ASSERT_EQ(RunRltrade("paper " + run + " --feed replay:" + bars +
+                       " --broker sim --start 2023-03-20 --fsync session --journal " + j)
+                .exit_code,
+            0);
+  const auto again = RunRltrade("paper " + run + " --feed replay:" + bars +
+                                " --broker sim --start 2023-03-20 --journal " + j);
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_NE(again.out.find("holds a journal already"), std::string::npos) << again.out;
+}
+
+}  // namespace

@@ -1,0 +1,59 @@
+// rltrade cli: `rltrade paper RUN_DIR --feed FEED --broker BROKER [--start DATE]
+// [--journal DIR] [--checkpoint DIR] [--fsync bar|session] [--json] [--quiet]`. Flag
+// parsing only; the work is in paper/paper.h.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "cli/commands.h"
+#include "paper/paper.h"
+
+namespace rlt::cli {
+namespace {
+
+struct PaperFlags {
+  paper::PaperRequest request;
+  bool json = false;
+};
+
+int RunPaperCommand(const PaperFlags& f) {
+  Result<paper::PaperOutcome> out = paper::RunPaper(f.request);
+  if (!out.ok()) return ReportError(out.status());
+  if (f.json) {
+    fmt::print("{}", out->summary_json);
+    return 0;
+  }
+  fmt::print(
+      "{} bars, {} decisions, {} fills over {} sessions; final net worth {:.2f}; decision "
+      "latency p50 {:.1f} us, p99 {:.1f} us\nwrote {} (journal.jsonl, daily_returns.csv, "
+      "trades.csv, equity.csv, summary.json)\n",
+      out->bars, out->decisions, out->fills, out->sessions, out->final_net_worth,
+      out->latency_p50_us, out->latency_p99_us, out->journal_dir);
+  return 0;
+}
+
+}  // namespace
+
+void RegisterPaperCommand(CLI::App& app, Action* action) {
+  auto f = std::make_shared<PaperFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "paper", "Trade a trained run on a bar stream: streaming features, a journal, a broker");
+  cmd->add_option("run_dir", f->request.run_dir, "RUN_DIR written by rltrade train")->required();
+  cmd->add_option("--feed", f->request.feed, "replay:FILE[@SPEED] (SPEED x real time)")->required();
+  cmd->add_option("--broker", f->request.broker, "sim (in process: next bar's open, run's costs)")
+      ->capture_default_str();
+  cmd->add_option("--start", f->request.start,
+                  "YYYY-MM-DD: earlier bars only warm up the features; trading starts here");
+  cmd->add_option("--journal", f->request.journal_dir,
+                  "journal directory (default RUN_DIR/paper/<UTC time>)");
+  cmd->add_option("--checkpoint", f->request.checkpoint, "checkpoint dir (default RUN_DIR/final)");
+  cmd->add_option("--fsync", f->request.fsync, "fsync the journal every bar or every session")
+      ->check(CLI::IsMember({"bar", "session"}))
+      ->capture_default_str();
+  cmd->add_flag("--json", f->json, "print summary.json");
+  cmd->add_flag("--quiet", f->request.quiet, "no progress output");
+  cmd->callback([f, action] { *action = [f] { return RunPaperCommand(*f); }; });
+}
+
+}  // namespace rlt::cli

@@ -1,0 +1,83 @@
+// rltrade paper: a trained intraday run trading a bar stream (issue 17), as a library call.
+//
+// RunPaper() loads RUN_DIR (config.toml, normalizer.json, the checkpoint), then takes the
+// feed's bars one at a time, in time order:
+//  1. features: features::IncrementalFeatures with the run's preset and stored normaliser,
+//     one Push per bar, bit-identical to the batch features training and evaluation use
+//     (features/incremental.h); the observation is the last nlags + 1 rows plus the
+//     portfolio part, written by the environment's own layout code
+//     (IntradayStockEnv::WriteObservationFromRows, ViewOf);
+//  2. the order decided at the previous bar is filled by the broker;
+//  3. at a session's last bar every position is flattened at the close (the environment's
+//     rule), and the session's return is recorded;
+//  4. otherwise one decision per bar: the policy's deterministic action (recurrent
+//     policies start each session afresh, as in evaluation).
+// Orders are sized and booked by env::IntradayBook, the code the environment uses: there
+// is no second implementation of the sizing rules or the accounting.
+//
+// --start DATE: bars before DATE only warm up the features (no decisions); trading starts
+// at the first session on or after DATE whose every bar has a full observation window,
+// with the run's initial capital. Trading stops when net worth falls to [env]
+// stop_fraction x capital, as the environment's episode does.
+//
+// Feeds: replay:FILE[@SPEED] (a bar CSV in any format `rltrade eval --data` reads, with the
+// run's [data] timezone, symbol and on_bad_rows; SPEED x real time, or as fast as possible
+// without @SPEED). Session lengths: a replayed file's own sessions. Brokers: sim (in
+// process: an order decided after bar t fills at bar t+1's open, or its (h+l+c)/3 with
+// [env] fill = "next_typical", with the run's costs; sized at that price, as the
+// environment sizes it). With this feed and broker the session equals `rltrade eval`
+// over the same dates: the same decisions, fills and daily returns (tested).
+//
+// JOURNAL (default RUN_DIR/paper/<UTC time>; must not hold a journal yet):
+//   journal.jsonl   append-only JSON lines: {"type": "start", ...}; per bar {"type":
+//                   "bar", "bar", "time", "open", ..., "volume"}; {"type": "decision",
+//                   "bar", "time", "action", "latency_us"} (feature update + policy
+//                   forward, from the bar's arrival); {"type": "order", "client_order_id",
+//                   "bar", "side", "quantity"} and {"type": "fill", "client_order_id",
+//                   "bar", "time", "side", "quantity", "price", "cost", "position_after",
+//                   "cash_after"} (shares, price per share); {"type": "snapshot"} at each
+//                   session's end (date, net_worth, cash, return, costs_paid); {"type":
+//                   "end"}. Written through and fsync'd at every bar (--fsync bar) or at
+//                   each session's end (--fsync session).
+//   daily_returns.csv, trades.csv, equity.csv, summary.json: the evaluation's formats
+//                   (eval/outputs.h; benchmarks flat and buy-and-hold walked beside the
+//                   policy with the same code), so `rltrade metrics` and `rltrade report`
+//                   apply. Written atomically at the end.
+// Not here yet (issue 17): feeds stdin and tcp:HOST:PORT with tick aggregation, the tcp
+// broker, risk limits, restart from a journal, `rltrade status` on a session.
+//
+// This header is LibTorch-free (the policy comes through learn/inference.h).
+#ifndef RLT_PAPER_PAPER_H_
+#define RLT_PAPER_PAPER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "core/status.h"
+
+namespace rlt::paper {
+
+struct PaperRequest {
+  std::string run_dir;
+  std::string feed;            // replay:FILE[@SPEED]
+  std::string broker = "sim";  // sim
+  std::string start;           // YYYY-MM-DD; "" = trade from the first eligible session
+  std::string journal_dir;     // "" = RUN_DIR/paper/<UTC time>
+  std::string checkpoint;      // "" = RUN_DIR/final
+  std::string fsync = "bar";   // bar | session
+  bool quiet = false;
+};
+
+struct PaperOutcome {
+  std::string journal_dir;
+  int64_t bars = 0, decisions = 0, fills = 0, sessions = 0;
+  double final_net_worth = 0;
+  double latency_p50_us = 0, latency_p99_us = 0;  // decision latency over the session
+  std::string summary_json;
+};
+
+Result<PaperOutcome> RunPaper(const PaperRequest& request);
+
+}  // namespace rlt::paper
+
+#endif  // RLT_PAPER_PAPER_H_
