@@ -29,6 +29,7 @@
 #include "evalrun/tune_run.h"
 #include "market/date_range.h"
 #include "market/synth.h"
+#include "paper/paper.h"
 #include "perf/machine.h"
 #include "perf/threads_check.h"
 #include "perf/train_bench.h"
@@ -315,6 +316,29 @@ int RunBenchTune(const BenchTuneFlags& f) {
   return 0;
 }
 
+struct BenchPaperFlags {
+  paper::PaperBenchOptions options;
+  bool json = false;
+};
+
+int RunBenchPaper(const BenchPaperFlags& f) {
+  Result<std::string> r = paper::BenchPaper(f.options);
+  if (!r.ok()) return ReportError(r.status());
+  if (f.json) {
+    fmt::print("{}\n", *r);
+    return 0;
+  }
+  const nlohmann::json j = nlohmann::json::parse(*r);
+  fmt::print(
+      "paper session of {} (preset {}): {} bars, {} decisions; bar-to-decision latency p50 "
+      "{:.1f} us, p99 {:.1f} us, max {:.1f} us; {:.0f} bars/s\n",
+      f.options.config_path, j["preset"].get<std::string>(), j["bars"].get<int64_t>(),
+      j["decisions"].get<int64_t>(), j["latency_p50_us"].get<double>(),
+      j["latency_p99_us"].get<double>(), j["latency_max_us"].get<double>(),
+      j["bars_per_second"].get<double>());
+  return 0;
+}
+
 }  // namespace
 
 void RegisterBenchCommands(CLI::App& app, Action* action) {
@@ -402,6 +426,24 @@ void RegisterBenchCommands(CLI::App& app, Action* action) {
       ->capture_default_str();
   tune->add_flag("--json", tuf->json, "print JSON");
   tune->callback([tuf, action] { *action = [tuf] { return RunBenchTune(*tuf); }; });
+
+  auto pf = std::make_shared<BenchPaperFlags>();
+  CLI::App* paper_bench = bench->add_subcommand(
+      "paper",
+      "Bar-to-decision latency of a paper session (a short training on synthetic bars, then "
+      "a replay through the sim broker): p50, p99");
+  paper_bench->add_option("--config", pf->options.config_path, "training config (TOML)")
+      ->capture_default_str();
+  paper_bench
+      ->add_option("--set", pf->options.overrides,
+                   "config overrides (default: features.preset=fast22, a 64-64 policy)")
+      ->capture_default_str();
+  paper_bench->add_option("--days", pf->options.days, "synthetic sessions (60% train)")
+      ->capture_default_str();
+  paper_bench->add_option("--scratch", pf->options.scratch, "directory for the run (removed)")
+      ->capture_default_str();
+  paper_bench->add_flag("--json", pf->json, "print JSON");
+  paper_bench->callback([pf, action] { *action = [pf] { return RunBenchPaper(*pf); }; });
 }
 
 }  // namespace rlt::cli

@@ -97,6 +97,22 @@ TEST_F(PaperCli, AReplayThroughTheSimBrokerIsTheEvaluationOfTheTestRange) {
   EXPECT_EQ(lines.back()["type"], "end");
   // `rltrade metrics` reads the session's daily returns as it reads an evaluation's.
   EXPECT_EQ(RunRltrade("metrics --returns " + j + "/daily_returns.csv").exit_code, 0);
+  // ... and `rltrade report` its directory as an evaluation's.
+  EXPECT_EQ(RunRltrade("report " + j).exit_code, 0);
+  EXPECT_TRUE(fs::exists(j + "/report.html"));
+}
+
+TEST_F(PaperCli, BenchPaperReportsTheDecisionLatency) {
+  const auto r = RunRltrade("bench paper --days 12 --json --scratch " + D() + "/bench --config " +
+                                std::string(RLT_SOURCE_DIR) + "/configs/intraday_ppo.toml",
+                            "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["preset"], "fast22");
+  EXPECT_GT(j["decisions"].get<int64_t>(), 0);
+  EXPECT_LE(j["latency_p50_us"].get<double>(), j["latency_p99_us"].get<double>());
+  EXPECT_LE(j["latency_p99_us"].get<double>(), j["latency_max_us"].get<double>());
+  EXPECT_TRUE(fs::is_empty(D() + "/bench"));  // the scratch run is removed
 }
 
 TEST_F(PaperCli, BadArgumentsAreClearErrorsAndLeaveNoJournal) {

@@ -27,7 +27,10 @@
 #include "evalrun/backtest.h"
 #include "features/incremental.h"
 #include "learn/inference.h"
+#include "market/csv.h"
 #include "market/date_range.h"
+#include "market/synth.h"
+#include "train/train.h"
 #include "train/train_options.h"
 
 namespace rlt::paper {
@@ -372,6 +375,8 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
   out.final_net_worth = result.final_net_worth;
   out.latency_p50_us = Percentile(latencies, 0.50);
   out.latency_p99_us = Percentile(latencies, 0.99);
+  out.latency_max_us = Percentile(latencies, 1.0);
+  out.wall_seconds = std::chrono::duration<double>(Clock::now() - wall_start).count();
   Json summary;
   summary["run_dir"] = r.run_dir;
   summary["checkpoint"] = checkpoint;
@@ -389,7 +394,7 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
   summary["benchmarks"]["buy_and_hold"] = evalrun::MetricsJson(walkers[2].result);
   summary["final_net_worth"] = out.final_net_worth;
   summary["decision_latency_us"] = {{"p50", out.latency_p50_us}, {"p99", out.latency_p99_us}};
-  summary["wall_seconds"] = std::chrono::duration<double>(Clock::now() - wall_start).count();
+  summary["wall_seconds"] = out.wall_seconds;
   eval::NullNonFinite(summary);
   out.summary_json = JsonText(summary, 2) + "\n";
   const std::pair<const char*, std::string> files[] = {
@@ -407,6 +412,69 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
                                      {"final_net_worth", out.final_net_worth}}));
   RLT_RETURN_IF_ERROR(journal.Sync());
   return out;
+}
+
+Result<std::string> BenchPaper(const PaperBenchOptions& b) {
+  if (b.days < 10) return Status::InvalidArgument("bench paper needs --days >= 10");
+  std::error_code ec;
+  fs::create_directories(b.scratch, ec);
+  std::string dir = (fs::path(b.scratch) / "bench-paper-XXXXXX").string();
+  if (ec || mkdtemp(dir.data()) == nullptr) {
+    return Status::IoError(b.scratch + ": cannot create a scratch directory");
+  }
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code e;
+      fs::remove_all(dir, e);
+    }
+  } cleanup{dir};
+  market::SynthOptions so;
+  so.num_days = b.days;
+  RLT_ASSIGN_OR_RETURN(market::MarketData md, market::GenerateSynthetic(so));
+  const market::Bars& synth = md.symbols.front();
+  const int32_t cut = synth.sessions[synth.sessions.size() * 6 / 10].date;
+  const std::string bars = dir + "/bars.csv";
+  RLT_RETURN_IF_ERROR(market::WriteBarsCsv(bars, md));
+  train::TrainRequest tr;
+  tr.config_path = b.config_path;
+  tr.overrides = b.overrides;
+  for (const std::string& s :
+       {std::string("data.source=file"), "data.file=" + bars, std::string("run.total_steps=4096"),
+        std::string("run.threads=1"), std::string("env.num_envs=8"), std::string("algo.n_steps=64"),
+        std::string("algo.batch_size=256")}) {
+    tr.overrides.push_back(s);
+  }
+  // [split]: train on the sessions before the cut, trade from the cut on (a config with a
+  // validation range gets it overridden by --set split.validation=...).
+  const int32_t last_train = synth.sessions[synth.sessions.size() * 6 / 10 - 1].date;
+  tr.overrides.push_back("split.train=start:" + FormatDate(last_train));
+  tr.overrides.push_back("split.test=" + FormatDate(cut) + ":end");
+  tr.run_dir = dir + "/run";
+  tr.quiet = true;
+  RLT_ASSIGN_OR_RETURN(train::TrainOutcome trained, train::RunTraining(tr));
+  if (trained.exit_code != 0)
+    return Status::IoError("bench paper: training was interrupted by a signal");
+  PaperRequest pr;
+  pr.run_dir = tr.run_dir;
+  pr.feed = "replay:" + bars;
+  pr.start = FormatDate(cut);
+  pr.journal_dir = dir + "/journal";
+  pr.fsync = "session";
+  pr.quiet = true;
+  RLT_ASSIGN_OR_RETURN(PaperOutcome o, RunPaper(pr));
+  RLT_ASSIGN_OR_RETURN(config::Config config,
+                       config::Config::LoadFile((fs::path(tr.run_dir) / "config.toml").string()));
+  const config::ConfigValue* preset = config.Get("features", "preset");
+  Json j = {{"config", b.config_path},
+            {"preset", preset != nullptr ? preset->text : std::string()},
+            {"bars", o.bars},
+            {"decisions", o.decisions},
+            {"latency_p50_us", o.latency_p50_us},
+            {"latency_p99_us", o.latency_p99_us},
+            {"latency_max_us", o.latency_max_us},
+            {"bars_per_second", static_cast<double>(o.bars) / o.wall_seconds}};
+  return JsonText(j, 2);
 }
 
 }  // namespace rlt::paper

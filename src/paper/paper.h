@@ -52,6 +52,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 
@@ -72,11 +73,27 @@ struct PaperOutcome {
   std::string journal_dir;
   int64_t bars = 0, decisions = 0, fills = 0, sessions = 0;
   double final_net_worth = 0;
-  double latency_p50_us = 0, latency_p99_us = 0;  // decision latency over the session
+  double latency_p50_us = 0, latency_p99_us = 0, latency_max_us = 0;  // decision latency
+  double wall_seconds = 0;
   std::string summary_json;
 };
 
 Result<PaperOutcome> RunPaper(const PaperRequest& request);
+
+// `rltrade bench paper`: the decision latency of a paper session. In a scratch directory
+// (removed afterwards): `days` synthetic sessions written as a bar file, a short training
+// of `config` on its first 60% (with `overrides`; default preset fast22 and a 64-64
+// policy), then a paper session replaying the whole file through the sim broker from the
+// first day after the training range (--fsync session). JSON: config, preset, bars,
+// decisions, latency_p50_us, latency_p99_us, latency_max_us, bars_per_second.
+struct PaperBenchOptions {
+  std::string config_path = "configs/intraday_ppo.toml";
+  std::vector<std::string> overrides = {"features.preset=fast22", "policy.pi=[64, 64]",
+                                        "policy.vf=[64, 64]"};
+  int days = 30;
+  std::string scratch = "runs";
+};
+Result<std::string> BenchPaper(const PaperBenchOptions& options);
 
 }  // namespace rlt::paper
 
