@@ -2,12 +2,20 @@
 // the run's whole data file through the in-process broker, trading from the first day of
 // the test range, writes the same daily returns, trades and equity as `rltrade eval
 // --range test`, byte for byte, and the same metrics; the journal holds every bar and no
-// decision before --start; bad arguments are clear errors that leave no journal.
+// decision before --start; killed with SIGKILL 20 times and restarted, the session fills
+// every order once and ends as an uninterrupted one; bad arguments are clear errors that
+// leave no journal; bench paper reports its latency figures.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -134,16 +142,99 @@ TEST_F(PaperCli, BadArgumentsAreClearErrorsAndLeaveNoJournal) {
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
     EXPECT_FALSE(fs::exists(j)) << c.args;
   }
-  // A journal directory that holds a session already is not appended to.
+  // A journal of another session is not appended to.
   const std::string j = D() + "/twice";
   ASSERT_EQ(RunRltrade("paper " + run + " --feed replay:" + bars +
                        " --broker sim --start 2023-03-20 --fsync session --journal " + j)
                 .exit_code,
             0);
   const auto again = RunRltrade("paper " + run + " --feed replay:" + bars +
-                                " --broker sim --start 2023-03-20 --journal " + j);
-  EXPECT_NE(again.exit_code, 0);
-  EXPECT_NE(again.out.find("holds a journal already"), std::string::npos) << again.out;
+                                " --broker sim --start 2023-03-21 --journal " + j);
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.out.find("the journal of another session: its start is \"2023-03-20\""),
+            std::string::npos)
+      << again.out;
+}
+
+// Fills of a journal: client order id -> the line.
+std::map<std::string, nlohmann::json> FillsOf(const std::string& journal) {
+  std::map<std::string, nlohmann::json> fills;
+  for (const auto& l : JournalLines(journal)) {
+    if (l["type"] != "fill") continue;
+    EXPECT_TRUE(fills.emplace(l["client_order_id"].get<std::string>(), l).second)
+        << "order " << l["client_order_id"] << " filled twice";
+  }
+  return fills;
+}
+
+TEST_F(PaperCli, KilledTwentyTimesAndRestartedItTradesAsAnUninterruptedSession) {
+  const std::string run = D() + "/run", feed = " --feed replay:" + D() + "/bars.csv";
+  const std::string args = "paper " + run + feed + " --broker sim --start 2023-03-06 --journal ";
+  const std::string straight = D() + "/straight", killed = D() + "/killed";
+  ASSERT_EQ(RunRltrade(args + straight).exit_code, 0);
+  // Each run is killed once its journal has grown by a random 1-20% of what the
+  // uninterrupted journal has left beyond it (so the kills land while the session trades,
+  // however fast the machine is).
+  const auto final_size = fs::file_size(straight + "/journal.jsonl");
+  std::mt19937 rng(11);
+  int kills = 0;
+  for (int k = 0; k < 20; ++k) {
+    const auto size_now = [&]() -> uintmax_t {
+      std::error_code ec;
+      const auto n = fs::file_size(killed + "/journal.jsonl", ec);
+      return ec ? 0 : n;
+    };
+    const uintmax_t from = size_now();
+    if (from >= final_size) break;
+    const uintmax_t target =
+        from + static_cast<uintmax_t>(std::uniform_real_distribution<double>(0.01, 0.2)(rng) *
+                                      static_cast<double>(final_size - from));
+    const std::string cmd =
+        rlt::testing::RltradeBinary() + " " + args + killed + " --quiet > /dev/null 2>&1 & echo $!";
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    long pid = 0;
+    ASSERT_EQ(fscanf(p, "%ld", &pid), 1);
+    pclose(p);
+    int status = 0;
+    bool exited = false;
+    for (int wait = 0; wait < 60000 && !exited; ++wait) {
+      if (size_now() >= target) break;
+      exited = waitpid(static_cast<pid_t>(pid), &status, WNOHANG) == pid;
+      usleep(500);
+    }
+    if (!exited) {
+      kills += kill(static_cast<pid_t>(pid), SIGKILL) == 0;
+      waitpid(static_cast<pid_t>(pid), &status, 0);
+    }
+  }
+  EXPECT_GE(kills, 15) << "most runs finished before their kill";
+  const auto last = RunRltrade(args + killed + " --quiet");
+  ASSERT_EQ(last.exit_code, 0) << last.out;
+  for (const char* f : {"daily_returns.csv", "trades.csv", "equity.csv"}) {
+    EXPECT_EQ(ReadFile(straight + "/" + f), ReadFile(killed + "/" + f)) << f;
+  }
+  // Every order filled once, as in the uninterrupted session: the same ids, quantities and
+  // prices; the final position and the sum of fills agree.
+  const auto a = FillsOf(straight + "/journal.jsonl"), b = FillsOf(killed + "/journal.jsonl");
+  ASSERT_EQ(a.size(), b.size());
+  double sum_a = 0, sum_b = 0;
+  for (const auto& [id, fill] : a) {
+    ASSERT_TRUE(b.count(id)) << id;
+    EXPECT_EQ(b.at(id)["quantity"], fill["quantity"]) << id;
+    EXPECT_EQ(b.at(id)["price"], fill["price"]) << id;
+    const double sign = fill["side"] == "BUY" ? 1 : -1;
+    sum_a += sign * fill["quantity"].get<double>();
+    sum_b += sign * b.at(id)["quantity"].get<double>();
+  }
+  EXPECT_EQ(sum_a, sum_b);
+  size_t bars = 0, restarts = 0;
+  for (const auto& l : JournalLines(killed + "/journal.jsonl")) {
+    bars += l["type"] == "bar";
+    restarts += l["type"] == "restart";
+  }
+  EXPECT_EQ(bars, rlt::testing::Lines(ReadFile(D() + "/bars.csv")).size() - 1);  // each once
+  EXPECT_GE(restarts, static_cast<size_t>(kills));  // every kill left a journal to restart
 }
 
 }  // namespace

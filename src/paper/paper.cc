@@ -12,6 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -72,24 +73,68 @@ Result<Feed> ParseFeed(const std::string& spec) {
   return Status::InvalidArgument("--feed " + spec + ": expected replay:FILE[@SPEED]");
 }
 
+// The key of a journal event: what a restart must not write twice (a bar, a decision, an
+// order or a fill by its client order id, a session snapshot, the start and the end).
+std::string KeyOf(const Json& line) {
+  const std::string type = line.value("type", "");
+  if (type == "order" || type == "fill") return type + ":" + line.value("client_order_id", "");
+  if (type == "bar" || type == "decision" || type == "snapshot") {
+    return type + ":" + std::to_string(line.value("bar", -1));
+  }
+  return type;
+}
+
 // The journal: append-only JSON lines, written through (O_APPEND) and fsync'd by Sync().
+// Opening an existing journal reads back the lines a previous process finished (a last
+// line cut by a kill is cut off the file first); Emit() then writes only the events not
+// journaled yet, so a restarted session that re-runs its bars writes each event once.
 class Journal {
  public:
   static Result<Journal> Open(const fs::path& path) {
     Journal j;
     j.path_ = path.string();
+    if (fs::exists(path)) {
+      RLT_ASSIGN_OR_RETURN(std::string text, ReadFile(j.path_));
+      size_t complete = 0;
+      for (size_t begin = 0; begin < text.size();) {
+        const size_t eol = text.find('\n', begin);
+        if (eol == std::string::npos) break;  // no newline: cut by a kill
+        const Json line = Json::parse(text.substr(begin, eol - begin), nullptr, false);
+        if (line.is_discarded() || !line.is_object()) break;
+        j.previous_.push_back(line);
+        j.done_.insert(KeyOf(line));
+        complete = eol + 1;
+        begin = eol + 1;
+      }
+      if (complete != text.size()) {
+        std::error_code ec;
+        fs::resize_file(path, complete, ec);
+        if (ec) return Status::IoError(j.path_ + ": cannot cut its unfinished last line");
+      }
+    }
     j.fd_ = ::open(j.path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (j.fd_ < 0) return Status::IoError(j.path_ + ": cannot open the journal");
     return j;
   }
   Journal() = default;
-  Journal(Journal&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)) { o.fd_ = -1; }
+  Journal(Journal&& o) noexcept
+      : fd_(o.fd_),
+        path_(std::move(o.path_)),
+        previous_(std::move(o.previous_)),
+        done_(std::move(o.done_)) {
+    o.fd_ = -1;
+  }
   Journal& operator=(Journal&&) = delete;
   Journal(const Journal&) = delete;
   ~Journal() {
     if (fd_ >= 0) ::close(fd_);
   }
-  Status Write(const Json& line) {
+  const std::vector<Json>& previous() const { return previous_; }
+  // Appends `line` unless its event is journaled already.
+  Status Emit(const Json& line) {
+    if (!done_.insert(KeyOf(line)).second && line.value("type", "") != "restart") {
+      return Status::Ok();
+    }
     const std::string text = line.dump() + "\n";
     size_t done = 0;
     while (done < text.size()) {
@@ -108,6 +153,8 @@ class Journal {
  private:
   int fd_ = -1;
   std::string path_;
+  std::vector<Json> previous_;
+  std::set<std::string> done_;
 };
 
 // One portfolio walked through the sessions: the policy's, or a benchmark's.
@@ -178,23 +225,37 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
       learn::PolicyRunner::Load(checkpoint, static_cast<int>(spec.obs_dim), spec.action));
   const fs::path journal_dir =
       r.journal_dir.empty() ? run_dir / "paper" / NowStamp() : fs::path(r.journal_dir);
-  if (fs::exists(journal_dir / "journal.jsonl")) {
-    return Status::InvalidArgument(
-        journal_dir.string() +
-        " holds a journal already; this build starts sessions afresh: choose another --journal");
-  }
   std::error_code ec;
   fs::create_directories(journal_dir, ec);
   if (ec) return Status::IoError(journal_dir.string() + ": " + ec.message());
   RLT_ASSIGN_OR_RETURN(Journal journal, Journal::Open(journal_dir / "journal.jsonl"));
-  RLT_RETURN_IF_ERROR(journal.Write({{"type", "start"},
-                                     {"run_dir", r.run_dir},
-                                     {"checkpoint", checkpoint},
-                                     {"feed", r.feed},
-                                     {"broker", r.broker},
-                                     {"start", r.start},
-                                     {"symbol", bars.symbol},
-                                     {"initial_capital", o.initial_capital}}));
+  const Json start_line = {{"type", "start"},          {"run_dir", r.run_dir},
+                           {"checkpoint", checkpoint}, {"feed", r.feed},
+                           {"broker", r.broker},       {"start", r.start},
+                           {"symbol", bars.symbol},    {"initial_capital", o.initial_capital}};
+  if (!journal.previous().empty()) {
+    // A restart: the session re-runs its bars from the feed's first and journals only
+    // what the previous process did not (no order id is sent twice); it must be the same
+    // session.
+    const Json& was = journal.previous().front();
+    for (const char* key : {"run_dir", "checkpoint", "feed", "broker", "start"}) {
+      if (!was.contains(key) || was[key] != start_line[key]) {
+        return Status::Refused((journal_dir / "journal.jsonl").string() + " is the journal of " +
+                               "another session: its " + key + " is " +
+                               (was.contains(key) ? was[key].dump() : std::string("missing")) +
+                               ", this one's " + start_line[key].dump() +
+                               "; restart it with its own arguments or choose another --journal");
+      }
+    }
+    RLT_RETURN_IF_ERROR(journal.Emit({{"type", "restart"},
+                                      {"journaled_lines", journal.previous().size()},
+                                      {"time", FormatIso8601(std::time(nullptr), 0)}}));
+    if (!r.quiet) {
+      std::fprintf(stderr, "restarting the session of %s from its %zu journaled events\n",
+                   journal_dir.c_str(), journal.previous().size());
+    }
+  }
+  RLT_RETURN_IF_ERROR(journal.Emit(start_line));
 
   const env::IntradaySizing sizing = env::SizingOf(o);
   const bool target_mode = sizing.target_mode;
@@ -215,29 +276,31 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
   PaperOutcome out;
   out.journal_dir = journal_dir.string();
   auto shares = [lot](int64_t lots) { return static_cast<double>(lots) * lot; };
+  // Client order ids: "b<bar>" for the decision order that fills at bar b, "b<bar>-close"
+  // for the session's closing flatten (unique, and the same on every run of the session).
   auto record_fill = [&](Walker& w, int32_t b, int64_t qty, double price, double cost,
-                         double cash_before, bool is_policy) -> Status {
+                         double cash_before, bool is_policy, bool closing) -> Status {
     const evalrun::FillRow f{b, shares(qty), price, cost, shares(w.book.shares), w.book.cash};
     w.trips.Fill(f, cash_before, w.result.round_trip_pnls);
     w.result.fills.push_back(f);
     if (!is_policy) return Status::Ok();
-    const std::string id = "b" + std::to_string(b);
+    const std::string id = "b" + std::to_string(b) + (closing ? "-close" : "");
     const char* side = qty > 0 ? "BUY" : "SELL";
-    RLT_RETURN_IF_ERROR(journal.Write({{"type", "order"},
-                                       {"client_order_id", id},
-                                       {"bar", b},
-                                       {"side", side},
-                                       {"quantity", std::fabs(f.quantity)}}));
-    return journal.Write({{"type", "fill"},
-                          {"client_order_id", id},
-                          {"bar", b},
-                          {"time", evalrun::BarTime(bars, b)},
-                          {"side", side},
-                          {"quantity", std::fabs(f.quantity)},
-                          {"price", price},
-                          {"cost", cost},
-                          {"position_after", f.position_after},
-                          {"cash_after", f.cash_after}});
+    RLT_RETURN_IF_ERROR(journal.Emit({{"type", "order"},
+                                      {"client_order_id", id},
+                                      {"bar", b},
+                                      {"side", side},
+                                      {"quantity", std::fabs(f.quantity)}}));
+    return journal.Emit({{"type", "fill"},
+                         {"client_order_id", id},
+                         {"bar", b},
+                         {"time", evalrun::BarTime(bars, b)},
+                         {"side", side},
+                         {"quantity", std::fabs(f.quantity)},
+                         {"price", price},
+                         {"cost", cost},
+                         {"position_after", f.position_after},
+                         {"cash_after", f.cash_after}});
   };
 
   const auto wall_start = Clock::now();
@@ -248,14 +311,14 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
         std::this_thread::sleep_for(std::chrono::duration<double>(std::min(gap, 3600.0)));
     }
     const auto arrived = Clock::now();
-    RLT_RETURN_IF_ERROR(journal.Write({{"type", "bar"},
-                                       {"bar", t},
-                                       {"time", evalrun::BarTime(bars, t)},
-                                       {"open", bars.open[t]},
-                                       {"high", bars.high[t]},
-                                       {"low", bars.low[t]},
-                                       {"close", bars.close[t]},
-                                       {"volume", bars.volume[t]}}));
+    RLT_RETURN_IF_ERROR(journal.Emit({{"type", "bar"},
+                                      {"bar", t},
+                                      {"time", evalrun::BarTime(bars, t)},
+                                      {"open", bars.open[t]},
+                                      {"high", bars.high[t]},
+                                      {"low", bars.low[t]},
+                                      {"close", bars.close[t]},
+                                      {"volume", bars.volume[t]}}));
     RLT_ASSIGN_OR_RETURN(std::span<const float> row, stream.Push(features::StreamBarAt(bars, t)));
     if (first_valid < 0 && stream.warmed_up()) first_valid = t;
     std::copy(rows.begin() + cols, rows.end(), rows.begin());
@@ -298,13 +361,14 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
         if (qty != 0) {
           const double cash_before = w.book.cash;
           const double cost = w.book.Execute(sizing, qty, fill * lot);
-          RLT_RETURN_IF_ERROR(record_fill(w, t, qty, fill, cost, cash_before, k == 0));
+          RLT_RETURN_IF_ERROR(record_fill(w, t, qty, fill, cost, cash_before, k == 0, false));
         }
         const int64_t held = w.book.shares;
         if (last_bar && held != 0) {
           const double cash_before = w.book.cash;
           const double cost = w.book.Execute(sizing, -held, close_lot);
-          RLT_RETURN_IF_ERROR(record_fill(w, t, -held, bars.close[t], cost, cash_before, k == 0));
+          RLT_RETURN_IF_ERROR(
+              record_fill(w, t, -held, bars.close[t], cost, cash_before, k == 0, true));
         }
         const double worth = w.book.NetWorth(close_lot);
         w.result.equity.push_back({t, shares(held), w.book.cash, worth});
@@ -319,15 +383,15 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
         if (stop) w.stopped = true;
         if (k == 0 && (last_bar || stop)) {
           ++out.sessions;
-          RLT_RETURN_IF_ERROR(journal.Write({{"type", "snapshot"},
-                                             {"bar", t},
-                                             {"date", FormatDate(s.date)},
-                                             {"net_worth", worth},
-                                             {"cash", w.book.cash},
-                                             {"position", shares(w.book.shares)},
-                                             {"return", w.result.session_returns.back()},
-                                             {"costs_paid", w.book.costs},
-                                             {"stopped", stop}}));
+          RLT_RETURN_IF_ERROR(journal.Emit({{"type", "snapshot"},
+                                            {"bar", t},
+                                            {"date", FormatDate(s.date)},
+                                            {"net_worth", worth},
+                                            {"cash", w.book.cash},
+                                            {"position", shares(w.book.shares)},
+                                            {"return", w.result.session_returns.back()},
+                                            {"costs_paid", w.book.costs},
+                                            {"stopped", stop}}));
           if (r.fsync == "session") RLT_RETURN_IF_ERROR(journal.Sync());
         }
       }
@@ -348,11 +412,11 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
         ++decisions;
         Json a = Json::array();
         for (float v : action) a.push_back(v);
-        RLT_RETURN_IF_ERROR(journal.Write({{"type", "decision"},
-                                           {"bar", t},
-                                           {"time", evalrun::BarTime(bars, t)},
-                                           {"action", a},
-                                           {"latency_us", latency_us}}));
+        RLT_RETURN_IF_ERROR(journal.Emit({{"type", "decision"},
+                                          {"bar", t},
+                                          {"time", evalrun::BarTime(bars, t)},
+                                          {"action", a},
+                                          {"latency_us", latency_us}}));
       }
       walkers[1].pending.assign(act_dim, 0.0f);  // flat: exposure 0 (inside the hold band)
       walkers[2].pending.assign(act_dim, 0.0f);
@@ -405,11 +469,11 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
   for (const auto& [name, text] : files) {
     RLT_RETURN_IF_ERROR(WriteFileAtomic((journal_dir / name).string(), text));
   }
-  RLT_RETURN_IF_ERROR(journal.Write({{"type", "end"},
-                                     {"bars", out.bars},
-                                     {"decisions", decisions},
-                                     {"fills", out.fills},
-                                     {"final_net_worth", out.final_net_worth}}));
+  RLT_RETURN_IF_ERROR(journal.Emit({{"type", "end"},
+                                    {"bars", out.bars},
+                                    {"decisions", decisions},
+                                    {"fills", out.fills},
+                                    {"final_net_worth", out.final_net_worth}}));
   RLT_RETURN_IF_ERROR(journal.Sync());
   return out;
 }

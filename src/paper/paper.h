@@ -28,7 +28,7 @@
 // environment sizes it). With this feed and broker the session equals `rltrade eval`
 // over the same dates: the same decisions, fills and daily returns (tested).
 //
-// JOURNAL (default RUN_DIR/paper/<UTC time>; must not hold a journal yet):
+// JOURNAL (default RUN_DIR/paper/<UTC time>):
 //   journal.jsonl   append-only JSON lines: {"type": "start", ...}; per bar {"type":
 //                   "bar", "bar", "time", "open", ..., "volume"}; {"type": "decision",
 //                   "bar", "time", "action", "latency_us"} (feature update + policy
@@ -43,8 +43,17 @@
 //                   (eval/outputs.h; benchmarks flat and buy-and-hold walked beside the
 //                   policy with the same code), so `rltrade metrics` and `rltrade report`
 //                   apply. Written atomically at the end.
+// Restart: --journal DIR of a session that was killed (or finished) restarts it. The
+// journal's finished lines are read back (a last line cut by the kill is cut off), the
+// session must be the same (run, checkpoint, feed, broker, start; else Refused), and the
+// session re-runs from the feed's first bar: features, decisions, orders and fills are
+// recomputed — the sim broker is deterministic — and only the events not journaled yet are
+// written (keyed by bar, or by client order id for orders and fills: an order id already
+// journaled is never sent again). A {"type": "restart"} line marks each restart. The
+// outputs are then those of an uninterrupted session (tested: 20 kills at random points).
 // Not here yet (issue 17): feeds stdin and tcp:HOST:PORT with tick aggregation, the tcp
-// broker, risk limits, restart from a journal, `rltrade status` on a session.
+// broker (with it, a restart takes journaled fills from the journal and reconciles
+// positions with the broker), risk limits, `rltrade status` on a session.
 //
 // This header is LibTorch-free (the policy comes through learn/inference.h).
 #ifndef RLT_PAPER_PAPER_H_
