@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -235,6 +236,69 @@ TEST_F(PaperCli, KilledTwentyTimesAndRestartedItTradesAsAnUninterruptedSession) 
   }
   EXPECT_EQ(bars, rlt::testing::Lines(ReadFile(D() + "/bars.csv")).size() - 1);  // each once
   EXPECT_GE(restarts, static_cast<size_t>(kills));  // every kill left a journal to restart
+}
+
+TEST_F(PaperCli, RiskLimitsRefuseOrdersFlattenAndStopWithTheRuleJournaled) {
+  // The synthetic sessions run 03:45-10:00 in the run's time zone (UTC).
+  const std::string risk = D() + "/risk.toml";
+  std::ofstream(risk) << "max_order_shares = 300\n"
+                         "max_position_shares = 800\n"
+                         "max_daily_loss = 400.0\n"
+                         "flatten_before_close = \"09:00\"\n";
+  const std::string j = D() + "/risky";
+  const auto r = RunRltrade("paper " + D() + "/run --feed replay:" + D() +
+                                "/bars.csv --broker sim --start 2023-03-06 --fsync session "
+                                "--json --risk " +
+                                risk + " --journal " + j,
+                            "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto summary = nlohmann::json::parse(r.out);
+  std::map<std::string, int64_t> per_rule;
+  std::map<std::string, bool> halted;  // session date -> a halt was journaled
+  size_t opening_fills = 0;
+  for (const auto& l : JournalLines(j + "/journal.jsonl")) {
+    const std::string type = l["type"];
+    if (type == "risk") {
+      ++per_rule[l["rule"].get<std::string>()];
+      const std::string rule = l["rule"];
+      if (rule == "max_daily_loss" || rule == "flatten_before_close") {
+        halted[l["time"].get<std::string>().substr(0, 10)] = true;
+      }
+      continue;
+    }
+    if (type != "fill") continue;
+    const std::string id = l["client_order_id"], time = l["time"];
+    const double after = l["position_after"], qty = l["quantity"];
+    const double before = after - (l["side"] == "BUY" ? qty : -qty);
+    const bool reduces =
+        std::fabs(after) < std::fabs(before) && (after == 0 || (after > 0) == (before > 0));
+    if (reduces) continue;
+    ++opening_fills;
+    EXPECT_LE(qty, 300.0) << l.dump();
+    EXPECT_LE(std::fabs(after), 800.0) << l.dump();
+    EXPECT_LT(time.substr(11, 5), "09:00") << "new exposure after the flatten time: " << l.dump();
+    EXPECT_FALSE(halted[time.substr(0, 10)]) << "new exposure after a halt: " << l.dump();
+  }
+  EXPECT_GT(opening_fills, 0u);
+  EXPECT_GT(per_rule["max_order_shares"], 0);
+  EXPECT_GT(per_rule["flatten_before_close"], 0);
+  for (const auto& [rule, n] : per_rule) EXPECT_EQ(summary["risk_refusals"][rule], n) << rule;
+  // Bad limits: the file, the line, the key and the fix.
+  std::ofstream(D() + "/typo.toml") << "max_order_shares = 10\nmax_daly_loss = 5.0\n";
+  auto bad = RunRltrade("paper " + D() + "/run --feed replay:" + D() + "/bars.csv --risk " + D() +
+                        "/typo.toml --journal " + D() + "/typo");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.out.find("typo.toml:2: 'max_daly_loss': unknown risk limit; did you mean "
+                         "'max_daily_loss'?"),
+            std::string::npos)
+      << bad.out;
+  EXPECT_FALSE(fs::exists(D() + "/typo"));
+  std::ofstream(D() + "/hours.toml") << "trading_hours = \"16:00-09:30\"\n";
+  bad = RunRltrade("paper " + D() + "/run --feed replay:" + D() + "/bars.csv --risk " + D() +
+                   "/hours.toml --journal " + D() + "/hours");
+  EXPECT_NE(bad.out.find("hours.toml:1: 'trading_hours': expected \"HH:MM-HH:MM\""),
+            std::string::npos)
+      << bad.out;
 }
 
 }  // namespace

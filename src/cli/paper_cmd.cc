@@ -1,6 +1,6 @@
 // rltrade cli: `rltrade paper RUN_DIR --feed FEED --broker BROKER [--start DATE]
-// [--journal DIR] [--checkpoint DIR] [--fsync bar|session] [--json] [--quiet]`. Flag
-// parsing only; the work is in paper/paper.h.
+// [--risk RISK.toml] [--journal DIR] [--checkpoint DIR] [--fsync bar|session] [--json] [--quiet]`.
+// Flag parsing only; the work is in paper/paper.h.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -45,6 +45,8 @@ void RegisterPaperCommand(CLI::App& app, Action* action) {
       ->capture_default_str();
   cmd->add_option("--start", f->request.start,
                   "YYYY-MM-DD: earlier bars only warm up the features; trading starts here");
+  cmd->add_option("--risk", f->request.risk_path,
+                  "RISK.toml: position, order, exposure, daily-loss, rate, hours and price limits");
   cmd->add_option("--journal", f->request.journal_dir,
                   "journal directory (default RUN_DIR/paper/<UTC time>)");
   cmd->add_option("--checkpoint", f->request.checkpoint, "checkpoint dir (default RUN_DIR/final)");

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -31,6 +32,7 @@
 #include "market/csv.h"
 #include "market/date_range.h"
 #include "market/synth.h"
+#include "paper/risk.h"
 #include "train/train.h"
 #include "train/train_options.h"
 
@@ -78,6 +80,9 @@ Result<Feed> ParseFeed(const std::string& spec) {
 std::string KeyOf(const Json& line) {
   const std::string type = line.value("type", "");
   if (type == "order" || type == "fill") return type + ":" + line.value("client_order_id", "");
+  if (type == "risk") {
+    return "risk:" + line.value("client_order_id", "") + ":" + line.value("rule", "");
+  }
   if (type == "bar" || type == "decision" || type == "snapshot") {
     return type + ":" + std::to_string(line.value("bar", -1));
   }
@@ -160,6 +165,8 @@ class Journal {
 // One portfolio walked through the sessions: the policy's, or a benchmark's.
 struct Walker {
   env::IntradayBook book;
+  bool halted = false;        // risk: no new decisions for the rest of the session
+  bool flatten_next = false;  // risk: flatten at the next bar
   evalrun::BacktestResult result;
   evalrun::RoundTrips trips;
   double session_start_worth = 0;
@@ -225,6 +232,11 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
       learn::PolicyRunner::Load(checkpoint, static_cast<int>(spec.obs_dim), spec.action));
   const fs::path journal_dir =
       r.journal_dir.empty() ? run_dir / "paper" / NowStamp() : fs::path(r.journal_dir);
+  std::optional<RiskGate> gate;
+  if (!r.risk_path.empty()) {
+    RLT_ASSIGN_OR_RETURN(const RiskLimits limits, LoadRiskLimits(r.risk_path));
+    gate.emplace(limits);
+  }
   std::error_code ec;
   fs::create_directories(journal_dir, ec);
   if (ec) return Status::IoError(journal_dir.string() + ": " + ec.message());
@@ -257,6 +269,21 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
   }
   RLT_RETURN_IF_ERROR(journal.Emit(start_line));
 
+  std::map<std::string, int64_t> refusals;  // rule -> refused orders
+  auto minute_of_day = [&bars](int32_t t) {
+    const int64_t local = bars.time[t] + bars.utc_offset[t];
+    return static_cast<int>(((local % 86400) + 86400) % 86400 / 60);
+  };
+  auto risk_line = [&](int32_t b, const std::string& id, const std::string& rule,
+                       const std::string& detail) -> Status {
+    ++refusals[rule];
+    return journal.Emit({{"type", "risk"},
+                         {"bar", b},
+                         {"time", evalrun::BarTime(bars, b)},
+                         {"client_order_id", id},
+                         {"rule", rule},
+                         {"detail", detail}});
+  };
   const env::IntradaySizing sizing = env::SizingOf(o);
   const bool target_mode = sizing.target_mode;
   const double lot = o.lot_size, c0 = o.initial_capital;
@@ -277,14 +304,15 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
   out.journal_dir = journal_dir.string();
   auto shares = [lot](int64_t lots) { return static_cast<double>(lots) * lot; };
   // Client order ids: "b<bar>" for the decision order that fills at bar b, "b<bar>-close"
-  // for the session's closing flatten (unique, and the same on every run of the session).
+  // for the session's closing flatten, "b<bar>-risk" for a flatten the risk limits ordered
+  // (unique, and the same on every run of the session).
   auto record_fill = [&](Walker& w, int32_t b, int64_t qty, double price, double cost,
-                         double cash_before, bool is_policy, bool closing) -> Status {
+                         double cash_before, bool is_policy, const char* suffix) -> Status {
     const evalrun::FillRow f{b, shares(qty), price, cost, shares(w.book.shares), w.book.cash};
     w.trips.Fill(f, cash_before, w.result.round_trip_pnls);
     w.result.fills.push_back(f);
     if (!is_policy) return Status::Ok();
-    const std::string id = "b" + std::to_string(b) + (closing ? "-close" : "");
+    const std::string id = "b" + std::to_string(b) + suffix;
     const char* side = qty > 0 ? "BUY" : "SELL";
     RLT_RETURN_IF_ERROR(journal.Emit({{"type", "order"},
                                       {"client_order_id", id},
@@ -334,6 +362,7 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
           s.begin >= first_valid + o.nlags) {
         active_session = si;
         for (Walker& w : walkers) {
+          w.halted = w.flatten_next = false;
           if (w.stopped) continue;
           w.result.equity.push_back({t, 0, w.book.cash, w.book.NetWorth(bars.close[t] * lot)});
           w.result.exposures.push_back(0.0);
@@ -354,21 +383,43 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
         if (w.stopped) continue;
         env::ActionKind kind;
         float a0 = 0;
-        const int64_t qty = w.pending.empty() ? 0
-                                              : w.book.OrderQuantity(sizing, w.pending.data(),
-                                                                     fill * lot, &kind, &a0);
+        int64_t qty = w.pending.empty()
+                          ? 0
+                          : w.book.OrderQuantity(sizing, w.pending.data(), fill * lot, &kind, &a0);
         w.pending.clear();
+        const char* suffix = "";
+        if (w.flatten_next) {  // the risk limits' flatten replaces the decision
+          w.flatten_next = false;
+          qty = -w.book.shares;
+          suffix = "-risk";
+        }
+        if (k == 0 && gate && qty != 0) {
+          OrderCheck check;
+          check.quantity = shares(qty);
+          check.position = shares(w.book.shares);
+          check.price = fill;
+          check.last_price = bars.close[t - 1];
+          check.net_worth = w.book.NetWorth(bars.close[t - 1] * lot);
+          check.minute_of_day = minute_of_day(t);
+          check.time = bars.time[t];
+          std::string detail;
+          const std::string rule = gate->Check(check, &detail);
+          if (!rule.empty()) {
+            RLT_RETURN_IF_ERROR(risk_line(t, "b" + std::to_string(t) + suffix, rule, detail));
+            qty = 0;
+          }
+        }
         if (qty != 0) {
           const double cash_before = w.book.cash;
           const double cost = w.book.Execute(sizing, qty, fill * lot);
-          RLT_RETURN_IF_ERROR(record_fill(w, t, qty, fill, cost, cash_before, k == 0, false));
+          RLT_RETURN_IF_ERROR(record_fill(w, t, qty, fill, cost, cash_before, k == 0, suffix));
         }
         const int64_t held = w.book.shares;
         if (last_bar && held != 0) {
           const double cash_before = w.book.cash;
           const double cost = w.book.Execute(sizing, -held, close_lot);
           RLT_RETURN_IF_ERROR(
-              record_fill(w, t, -held, bars.close[t], cost, cash_before, k == 0, true));
+              record_fill(w, t, -held, bars.close[t], cost, cash_before, k == 0, "-close"));
         }
         const double worth = w.book.NetWorth(close_lot);
         w.result.equity.push_back({t, shares(held), w.book.cash, worth});
@@ -394,11 +445,30 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
                                             {"stopped", stop}}));
           if (r.fsync == "session") RLT_RETURN_IF_ERROR(journal.Sync());
         }
+        if (k == 0 && gate && !last_bar && !stop && !w.halted) {
+          const double loss = w.session_start_worth - worth;
+          if (loss >= gate->limits().max_daily_loss) {
+            w.halted = true;
+            w.flatten_next = w.book.shares != 0;
+            RLT_RETURN_IF_ERROR(
+                risk_line(t, "b" + std::to_string(t + 1) + "-risk", "max_daily_loss",
+                          "session loss " + evalrun::Num(loss) + ": flatten, no new orders today"));
+          } else if (gate->MustFlatten(minute_of_day(t))) {
+            w.halted = true;
+            w.flatten_next = w.book.shares != 0;
+            RLT_RETURN_IF_ERROR(risk_line(t, "b" + std::to_string(t + 1) + "-risk",
+                                          "flatten_before_close",
+                                          "flatten time reached: flatten, no new exposure"));
+          }
+        }
       }
     }
     if (!last_bar) {
       // One decision: the policy's, and the benchmarks' fixed exposures.
-      if (!walkers[0].stopped) {
+      const bool may_decide = !walkers[0].stopped && !walkers[0].halted &&
+                              (!gate || gate->limits().trading_start < 0 ||
+                               gate->MayOpen(minute_of_day(t)) || walkers[0].book.shares != 0);
+      if (may_decide) {
         const env::IntradayStockEnv::PortfolioView view =
             env::IntradayStockEnv::ViewOf(walkers[0].book, close_lot, c0);
         env::IntradayStockEnv::WriteObservationFromRows(
@@ -457,6 +527,11 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
   summary["benchmarks"]["flat"] = evalrun::MetricsJson(walkers[1].result);
   summary["benchmarks"]["buy_and_hold"] = evalrun::MetricsJson(walkers[2].result);
   summary["final_net_worth"] = out.final_net_worth;
+  if (gate) {
+    Json counts = Json::object();
+    for (const auto& [rule, n] : refusals) counts[rule] = n;
+    summary["risk_refusals"] = counts;
+  }
   summary["decision_latency_us"] = {{"p50", out.latency_p50_us}, {"p99", out.latency_p99_us}};
   summary["wall_seconds"] = out.wall_seconds;
   eval::NullNonFinite(summary);

@@ -43,6 +43,13 @@
 //                   (eval/outputs.h; benchmarks flat and buy-and-hold walked beside the
 //                   policy with the same code), so `rltrade metrics` and `rltrade report`
 //                   apply. Written atomically at the end.
+// Risk limits (--risk RISK.toml, paper/risk.h) apply to the policy's orders when they are
+// sent (with the sim broker, at the bar they fill): a refused order is not sent and is
+// journaled as {"type": "risk", "client_order_id", "rule", "detail"}; max_daily_loss and
+// flatten_before_close send a flattening order ("b<bar>-risk") at the next bar and stop new
+// decisions for the rest of the session; no decisions are taken outside trading_hours.
+// The benchmarks are not limited. summary.json counts the refusals per rule
+// ("risk_refusals").
 // Restart: --journal DIR of a session that was killed (or finished) restarts it. The
 // journal's finished lines are read back (a last line cut by the kill is cut off), the
 // session must be the same (run, checkpoint, feed, broker, start; else Refused), and the
@@ -75,6 +82,7 @@ struct PaperRequest {
   std::string journal_dir;     // "" = RUN_DIR/paper/<UTC time>
   std::string checkpoint;      // "" = RUN_DIR/final
   std::string fsync = "bar";   // bar | session
+  std::string risk_path;       // RISK.toml (paper/risk.h); "" = no limits
   bool quiet = false;
 };
 
