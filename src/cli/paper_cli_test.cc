@@ -106,6 +106,18 @@ TEST_F(PaperCli, AReplayThroughTheSimBrokerIsTheEvaluationOfTheTestRange) {
   EXPECT_EQ(lines.back()["type"], "end");
   // `rltrade metrics` reads the session's daily returns as it reads an evaluation's.
   EXPECT_EQ(RunRltrade("metrics --returns " + j + "/daily_returns.csv").exit_code, 0);
+  // `rltrade status` shows the session: finished, flat after the last close.
+  const auto st = RunRltrade("status " + j + " --json", "", "/dev/null");
+  ASSERT_EQ(st.exit_code, 0) << st.out;
+  const auto sj = nlohmann::json::parse(st.out);
+  EXPECT_EQ(sj["kind"], "paper");
+  EXPECT_EQ(sj["state"], "finished");
+  EXPECT_EQ(sj["position"], 0.0);
+  EXPECT_EQ(sj["bars"], bars);
+  EXPECT_EQ(sj["net_worth"], pp["final_net_worth"]);
+  const auto text = RunRltrade("status " + j);
+  EXPECT_NE(text.out.find("paper session"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("PnL"), std::string::npos) << text.out;
   // ... and `rltrade report` its directory as an evaluation's.
   EXPECT_EQ(RunRltrade("report " + j).exit_code, 0);
   EXPECT_TRUE(fs::exists(j + "/report.html"));
@@ -210,6 +222,11 @@ TEST_F(PaperCli, KilledTwentyTimesAndRestartedItTradesAsAnUninterruptedSession) 
     }
   }
   EXPECT_GE(kills, 15) << "most runs finished before their kill";
+  // A killed session that wrote its status shows as died, with the way to restart it.
+  if (fs::exists(killed + "/status.json")) {
+    const auto st = RunRltrade("status " + killed);
+    EXPECT_NE(st.out.find("died"), std::string::npos) << st.out;
+  }
   const auto last = RunRltrade(args + killed + " --quiet");
   ASSERT_EQ(last.exit_code, 0) << last.out;
   for (const char* f : {"daily_returns.csv", "trades.csv", "equity.csv"}) {

@@ -1,4 +1,6 @@
-// rltrade cli: `rltrade status RUN_DIR [--json]` — a running or finished run at a glance.
+// rltrade cli: `rltrade status RUN_DIR [--json]` — a running or finished run at a glance;
+// also a paper session's journal directory (paper/paper.h: position, PnL today, orders,
+// last bar, risk state).
 // A multi-seed run (RUN/seeds.json, train/seeds.h) shows one row per seed; --json then
 // prints {"run_dir", "seeds": N, "runs": [each seed's status object + "seed", "run_dir"]}.
 //
@@ -213,6 +215,42 @@ int RunSeedsStatus(const std::string& run_dir, const train::SeedsIndex& index, b
   return 0;
 }
 
+// A paper session's journal directory (paper/paper.h writes its status.json).
+void PrintPaper(const std::string& dir, const nlohmann::json& st) {
+  const std::string state = Text(st, "state", "unknown");
+  fmt::print("paper session {}\n", dir);
+  fmt::print("state         {}{}\n", state,
+             state == "died" ? " (process gone; restart it with rltrade paper ... --journal " +
+                                   dir + ", same arguments)"
+                             : "");
+  fmt::print("run           {} (feed {}, broker {})\n", Text(st, "run_dir", "?"),
+             Text(st, "feed", "?"), Text(st, "broker", "?"));
+  fmt::print("last bar      {} (bar {:.0f}, {} bars), session {}{}\n",
+             Text(st, "last_bar_time", "?"), Number(st, "last_bar"), Number(st, "bars"),
+             Text(st, "session_date", "?"),
+             st.contains("trading") && st["trading"].is_boolean() && !st["trading"].get<bool>()
+                 ? " (not trading: warm-up or before --start)"
+                 : "");
+  fmt::print("position      {:.6g} shares; cash {:.2f}; net worth {:.2f}\n", Number(st, "position"),
+             Number(st, "cash"), Number(st, "net_worth"));
+  fmt::print("today         PnL {:+.2f}; {:.0f} orders ({:.0f} fills since the start)\n",
+             Number(st, "pnl_today"), Number(st, "orders_today"), Number(st, "fills"));
+  const nlohmann::json risk =
+      st.contains("risk") && st["risk"].is_object() ? st["risk"] : nlohmann::json();
+  std::string refused;
+  if (risk.contains("refusals") && risk["refusals"].is_object()) {
+    for (const auto& [rule, n] : risk["refusals"].items()) {
+      refused += (refused.empty() ? "" : ", ") + rule + " " + JsonText(n);
+    }
+  }
+  auto flag = [&risk](const char* key) {
+    return risk.contains(key) && risk[key].is_boolean() && risk[key].get<bool>();
+  };
+  fmt::print("risk          {}{}; refusals: {}\n", flag("halted") ? "halted for the session" : "ok",
+             flag("stopped") ? ", stopped (net worth at the stop fraction)" : "",
+             refused.empty() ? "none" : refused);
+}
+
 int RunStatus(const std::string& run_dir, bool json) {
   Result<std::optional<train::SeedsIndex>> index = train::ReadSeedsIndex(run_dir);
   if (!index.ok()) return ReportError(index.status());
@@ -221,6 +259,8 @@ int RunStatus(const std::string& run_dir, bool json) {
   if (!st.ok()) return ReportError(st.status());
   if (json) {
     fmt::print("{}\n", JsonText(*st, 2));
+  } else if (Text(*st, "kind", "") == "paper") {
+    PrintPaper(run_dir, *st);
   } else {
     PrintOne(run_dir, *st);
   }

@@ -301,6 +301,8 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
   int64_t first_valid = -1, decisions = 0;
   int32_t active_session = -1;  // the session being traded, -1 between sessions
   PaperOutcome out;
+  int64_t orders_today = 0;     // the policy's orders in the current (or last) session
+  double day_start_worth = c0;  // the policy's net worth when that session started
   out.journal_dir = journal_dir.string();
   auto shares = [lot](int64_t lots) { return static_cast<double>(lots) * lot; };
   // Client order ids: "b<bar>" for the decision order that fills at bar b, "b<bar>-close"
@@ -312,6 +314,7 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
     w.trips.Fill(f, cash_before, w.result.round_trip_pnls);
     w.result.fills.push_back(f);
     if (!is_policy) return Status::Ok();
+    ++orders_today;
     const std::string id = "b" + std::to_string(b) + suffix;
     const char* side = qty > 0 ? "BUY" : "SELL";
     RLT_RETURN_IF_ERROR(journal.Emit({{"type", "order"},
@@ -332,6 +335,41 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
   };
 
   const auto wall_start = Clock::now();
+  // JOURNAL/status.json for `rltrade status`: rewritten at most once a second of wall
+  // time, at each session's end and at the end (atomically).
+  const int64_t started_time = static_cast<int64_t>(std::time(nullptr));
+  auto last_status = Clock::now() - std::chrono::hours(1);
+  auto write_status = [&](int32_t t, const std::string& state) -> Status {
+    const Walker& w = walkers[0];
+    const double close_lot = bars.close[t] * lot;
+    const double worth = w.book.NetWorth(close_lot);
+    Json risk = {{"halted", w.halted}, {"stopped", w.stopped}};
+    Json counts = Json::object();
+    for (const auto& [rule, n] : refusals) counts[rule] = n;
+    risk["refusals"] = counts;
+    const Json st = {{"kind", "paper"},
+                     {"pid", static_cast<int64_t>(::getpid())},
+                     {"state", state},
+                     {"run_dir", r.run_dir},
+                     {"feed", r.feed},
+                     {"broker", r.broker},
+                     {"start_time", started_time},
+                     {"updated_time", static_cast<int64_t>(std::time(nullptr))},
+                     {"bars", out.bars},
+                     {"last_bar", t},
+                     {"last_bar_time", evalrun::BarTime(bars, t)},
+                     {"session_date", FormatDate(bars.sessions[bars.session[t]].date)},
+                     {"trading", active_session == bars.session[t]},
+                     {"position", shares(w.book.shares)},
+                     {"cash", w.book.cash},
+                     {"net_worth", worth},
+                     {"pnl_today", worth - day_start_worth},
+                     {"orders_today", orders_today},
+                     {"fills", static_cast<int64_t>(w.result.fills.size())},
+                     {"risk", risk}};
+    last_status = Clock::now();
+    return WriteFileAtomic((journal_dir / "status.json").string(), JsonText(st, 2) + "\n");
+  };
   for (int32_t t = 0; t < static_cast<int32_t>(bars.size()); ++t) {
     if (feed.speed > 0 && t > 0) {  // replay paced at SPEED x real time
       const double gap = static_cast<double>(bars.time[t] - bars.time[t - 1]) / feed.speed;
@@ -361,6 +399,8 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
       if (s.date >= start_date && s.size() >= 2 && first_valid >= 0 &&
           s.begin >= first_valid + o.nlags) {
         active_session = si;
+        orders_today = 0;
+        day_start_worth = walkers[0].book.NetWorth(bars.close[t] * lot);
         for (Walker& w : walkers) {
           w.halted = w.flatten_next = false;
           if (w.stopped) continue;
@@ -497,6 +537,9 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
       }
     }
     if (r.fsync == "bar") RLT_RETURN_IF_ERROR(journal.Sync());
+    if (last_bar || Clock::now() - last_status > std::chrono::seconds(1)) {
+      RLT_RETURN_IF_ERROR(write_status(t, "running"));
+    }
   }
   for (Walker& w : walkers) {
     w.result.costs_paid = w.book.costs;
@@ -550,6 +593,8 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
                                     {"fills", out.fills},
                                     {"final_net_worth", out.final_net_worth}}));
   RLT_RETURN_IF_ERROR(journal.Sync());
+  if (!bars.empty())
+    RLT_RETURN_IF_ERROR(write_status(static_cast<int32_t>(bars.size()) - 1, "finished"));
   return out;
 }
 
