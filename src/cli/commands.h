@@ -37,6 +37,8 @@ void RegisterHedgeCommand(CLI::App& app, Action* action);   // hedge
 // retrieval synth, retrieval train, retrieval eval
 void RegisterRetrievalCommands(CLI::App& app, Action* action);
 void RegisterTuneCommand(CLI::App& app, Action* action);  // tune
+// exchange-sim (paper/exchange_sim.h)
+void RegisterExchangeSimCommand(CLI::App& app, Action* action);
 
 // Prints "error: <message>" to stderr and returns exit code 1 (2 for Status::Refused).
 int ReportError(const Status& status);

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   rlt::cli::RegisterHedgeCommand(app, &action);
   rlt::cli::RegisterRetrievalCommands(app, &action);
   rlt::cli::RegisterTuneCommand(app, &action);
+  rlt::cli::RegisterExchangeSimCommand(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

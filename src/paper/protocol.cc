@@ -7,6 +7,7 @@
 // Writing goes through JsonText (core/json_text.h), so no byte can make dump() throw.
 #include "paper/protocol.h"
 
+#include <cctype>
 #include <cmath>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
@@ -99,7 +100,7 @@ class Fields {
   }
   // "epoch" (integer seconds) and "time" (its ISO-8601 UTC text, fractional seconds allowed).
   Status Time(int64_t* epoch) {
-    RLT_RETURN_IF_ERROR(Integer("epoch", INT64_MIN / 2, epoch));
+    RLT_RETURN_IF_ERROR(Integer("epoch", 0, epoch));
     const Json* v = nullptr;
     const std::string iso = IsoTime(*epoch);
     const std::string expected =
@@ -111,7 +112,8 @@ class Fields {
     const size_t dot = text.find('.');
     if (dot != std::string::npos && !text.empty() && text.back() == 'Z') {
       bool digits = dot + 1 < text.size() - 1;
-      for (size_t i = dot + 1; i + 1 < text.size(); ++i) digits = digits && std::isdigit(text[i]);
+      for (size_t i = dot + 1; i + 1 < text.size(); ++i)
+        digits = digits && std::isdigit(static_cast<unsigned char>(text[i]));
       if (digits) text = text.substr(0, dot) + "Z";
     }
     if (text != iso) return Bad("time", "must be " + expected, *v);

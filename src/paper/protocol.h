@@ -11,7 +11,7 @@
 // those listed below (an unknown key is an error naming it; keys marked optional may be
 // left out). Numbers are JSON numbers; ids and symbols are 1-64 bytes without whitespace
 // or control characters. Times are ISO-8601 UTC ("2024-01-02T14:30:00Z", fractional
-// seconds allowed) next to the same instant as integer epoch seconds.
+// seconds allowed) next to the same instant as integer epoch seconds (>= 0).
 //
 // Client → server:
 //   hello       {client, protocol: 1, account, token (optional)}  first message of every
@@ -60,6 +60,28 @@
 // reject — and never fills twice; a client may therefore re-send every order it is unsure
 // about after a reconnect. The same id with a different symbol, side or quantity is
 // rejected (retryable false) and the original order stands.
+//
+// Delivery: messages for a client that is not connected are dropped, and what was in
+// flight when a connection broke may be lost. A reconnecting client reconciles: it asks
+// for positions (open_orders lists what is still pending) and re-sends, with the same
+// ids, the orders it journaled but has no outcome for. The simulator fills a market
+// order at the open of the next bar of its symbol that it streams after accepting the
+// order (see exchange_sim.h); a real broker's fills are whatever its market gives.
+//
+// Example (client lines start with >, server lines with <):
+//   > {"type":"hello","client":"rltrade","protocol":1,"account":"paper-1"}
+//   < {"type":"hello","server":"rltrade exchange-sim","protocol":1,"session":"9f3c..",
+//      "account":"paper-1","symbols":["SPY"],"bars_total":390,"next_bar":0,
+//      "heartbeat_ms":1000,"lockstep":false}
+//   < {"type":"bar","seq":0,"symbol":"SPY","time":"2024-01-02T14:30:00Z",
+//      "epoch":1704205800,"open":472.16,"high":472.5,"low":471.9,"close":472.3,"volume":912}
+//   > {"type":"new_order","client_order_id":"run7-0001","symbol":"SPY","side":"buy",
+//      "quantity":10,"order_type":"market"}
+//   < {"type":"ack","client_order_id":"run7-0001","order_id":"ord-1"}
+//   < {"type":"fill","client_order_id":"run7-0001","order_id":"ord-1","symbol":"SPY",
+//      "side":"buy","quantity":10,"price":472.31,"fee":0.0,"bar":1,
+//      "time":"2024-01-02T14:31:00Z","epoch":1704205860}
+//   < {"type":"bar","seq":1,"symbol":"SPY","time":"2024-01-02T14:31:00Z",...}
 // Thread safety: plain functions and value types.
 #ifndef RLT_PAPER_PROTOCOL_H_
 #define RLT_PAPER_PROTOCOL_H_

@@ -68,6 +68,14 @@ TEST(Protocol, HandWrittenLinesParseToTheDocumentedFields) {
   EXPECT_EQ(std::get<BarMessage>(*bar).epoch, 1704205800);
   EXPECT_EQ(std::get<BarMessage>(*bar).volume, 500000.0);
   EXPECT_EQ(IsoTime(1704205800), "2024-01-02T14:30:00Z");
+  // The fill of protocol.h's example.
+  auto fill = ParseServerMessage(
+      R"({"type":"fill","client_order_id":"run7-0001","order_id":"ord-1","symbol":"SPY",)"
+      R"("side":"buy","quantity":10,"price":472.31,"fee":0.0,"bar":1,)"
+      R"("time":"2024-01-02T14:31:00Z","epoch":1704205860})");
+  ASSERT_TRUE(fill.ok()) << fill.status().ToString();
+  EXPECT_EQ(std::get<Fill>(*fill).price, 472.31);
+  EXPECT_EQ(std::get<Fill>(*fill).bar, 1);
   // The optional token may be left out.
   auto hello = ParseClientMessage(R"({"type":"hello","client":"x","protocol":1,"account":"a"})");
   ASSERT_TRUE(hello.ok()) << hello.status().ToString();
