@@ -38,6 +38,8 @@ void RegisterHedgeCommand(CLI::App& app, Action* action);   // hedge
 void RegisterRetrievalCommands(CLI::App& app, Action* action);
 void RegisterTuneCommand(CLI::App& app, Action* action);   // tune
 void RegisterPaperCommand(CLI::App& app, Action* action);  // paper
+// exchange-sim (paper/exchange_sim.h)
+void RegisterExchangeSimCommand(CLI::App& app, Action* action);
 
 // Prints "error: <message>" to stderr and returns exit code 1 (2 for Status::Refused).
 int ReportError(const Status& status);

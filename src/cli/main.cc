@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   rlt::cli::RegisterRetrievalCommands(app, &action);
   rlt::cli::RegisterTuneCommand(app, &action);
   rlt::cli::RegisterPaperCommand(app, &action);
+  rlt::cli::RegisterExchangeSimCommand(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,119 @@
+// rltrade cli: `rltrade exchange-sim --port P --bars FILE [--latency MS] [--reject-rate X]
+// [--disconnect-every N] [--speed X] [--seed S] [--lockstep] [--fee-rate X] [--cash X]
+// [--timezone TZ] [--quiet]` — serves the broker protocol (paper/protocol.h) on
+// 127.0.0.1 with the exchange simulator (paper/exchange_sim.h). Flag parsing, signals
+// and printing only.
+//
+// stdout: first "listening on 127.0.0.1:PORT" (flushed at once, so a caller that passed
+// --port 0 learns the port), last one line saying why it stopped (end of the file, or a
+// signal) with the counts. stderr: one line per event unless --quiet. SIGINT and SIGTERM
+// stop it cleanly (the client gets end {reason: "shutdown"}). The credential a server
+// checks comes from RLTRADE_BROKER_TOKEN in the environment, never from a flag (flags
+// show in `ps`), and is never printed.
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "cli/commands.h"
+#include "core/printable.h"
+#include "market/csv.h"
+#include "paper/exchange_sim.h"
+#include "paper/tcp_broker.h"
+
+namespace rlt::cli {
+namespace {
+
+struct ExchangeSimFlags {
+  std::string bars;
+  std::string timezone = "UTC";
+  paper::ExchangeSimOptions options;
+  bool quiet = false;
+};
+
+std::atomic<paper::ExchangeSim*> g_running{nullptr};
+std::atomic<int> g_signal{0};
+
+extern "C" void StopOnSignal(int signo) {
+  g_signal.store(signo);
+  if (paper::ExchangeSim* sim = g_running.load()) sim->Stop();
+}
+
+int RunExchangeSim(ExchangeSimFlags f) {
+  market::CsvReadOptions read;
+  read.timezone = f.timezone;
+  Result<market::MarketData> data = market::ReadBarsCsv(f.bars, read);
+  if (!data.ok()) return ReportError(data.status());
+  if (const char* token = std::getenv(paper::kBrokerTokenVariable)) f.options.token = token;
+  if (!f.quiet) {
+    f.options.log = [](const std::string& line) {
+      std::fprintf(stderr, "exchange-sim: %s\n", PrintableText(line).c_str());
+    };
+  }
+  Result<std::unique_ptr<paper::ExchangeSim>> sim =
+      paper::ExchangeSim::Create(std::move(data).value(), f.options);
+  if (!sim.ok()) return ReportError(sim.status());
+  g_running.store(sim->get());
+  struct sigaction action {};
+  action.sa_handler = StopOnSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  fmt::print("listening on 127.0.0.1:{}\n", (*sim)->port());
+  std::fflush(stdout);
+  const Status run = (*sim)->Run();
+  g_running.store(nullptr);
+  if (!run.ok()) return ReportError(run);
+  const paper::ExchangeSimStats s = (*sim)->stats();
+  const std::string counts =
+      fmt::format("{} bars sent, {} connections, {} orders, {} fills, {} rejects", s.bars_sent,
+                  s.connections, s.orders, s.fills, s.rejects);
+  if ((*sim)->ended_at_end_of_data()) {
+    fmt::print("end of {}: {}; exiting\n", f.bars, counts);
+  } else {
+    fmt::print("stopped by signal {}: {}; exiting\n", g_signal.load(), counts);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void RegisterExchangeSimCommand(CLI::App& app, Action* action) {
+  auto f = std::make_shared<ExchangeSimFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "exchange-sim",
+      "Serve the broker protocol on 127.0.0.1: stream a bar file, fill market orders at the "
+      "next bar's open, inject faults");
+  cmd->add_option("--port", f->options.port, "TCP port (0: any free port, printed first)")
+      ->required()
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--bars", f->bars, "bar CSV to stream (any format `rltrade data check` reads)")
+      ->required();
+  cmd->add_option("--latency", f->options.latency_ms, "delay every response by MS milliseconds")
+      ->check(CLI::Range(0, 600000));
+  cmd->add_option("--reject-rate", f->options.reject_rate,
+                  "reject this fraction of new orders (retryable; drawn from --seed)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--disconnect-every", f->options.disconnect_every,
+                  "close the connection after every N-th bar (the client reconnects)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  cmd->add_option("--speed", f->options.speed,
+                  "X times real time (default: as fast as the client reads)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", f->options.seed, "seed of the --reject-rate draws");
+  cmd->add_flag("--lockstep", f->options.lockstep,
+                "stream bar t+1 only after the client's ready {after_bar: t}");
+  cmd->add_option("--fee-rate", f->options.fee_rate,
+                  "fee per fill as a fraction of traded value (default 0)")
+      ->check(CLI::Range(0.0, 0.999));
+  cmd->add_option("--cash", f->options.initial_cash, "every account's starting cash (default 0)");
+  cmd->add_option("--timezone", f->timezone, "IANA zone of naive timestamps in FILE (default UTC)");
+  cmd->add_flag("--quiet", f->quiet, "no event lines on stderr");
+  cmd->callback([f, action] { *action = [f] { return RunExchangeSim(*f); }; });
+}
+
+}  // namespace rlt::cli
