@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -297,23 +298,29 @@ struct BenchTuneFlags {
   bool json = false;
 };
 
-int RunBenchTune(const BenchTuneFlags& f) {
-  Result<std::string> r = evalrun::BenchTune(f.options);
+// A benchmark's JSON result: printed as it is with --json, else through `describe`.
+int PrintBenchJson(const Result<std::string>& r, bool json,
+                   const std::function<void(const nlohmann::json&)>& describe) {
   if (!r.ok()) return ReportError(r.status());
-  if (f.json) {
+  if (json) {
     fmt::print("{}\n", *r);
-    return 0;
+  } else {
+    describe(nlohmann::json::parse(*r));
   }
-  const nlohmann::json j = nlohmann::json::parse(*r);
-  fmt::print(
-      "{} trials of {}: {:.1f} s one at a time, {:.1f} s {} at a time (ratio {:.2f})\n"
-      "per trial: {:.3f} s training loop, {:.3f} s overhead (setup, run files, validation "
-      "evaluation) = {:.1f}% (medians)\n",
-      f.options.trials, f.options.config_path, j["sequential_seconds"].get<double>(),
-      j["parallel_seconds"].get<double>(), f.options.parallel, j["ratio"].get<double>(),
-      j["train_seconds_median"].get<double>(), j["overhead_seconds_median"].get<double>(),
-      100 * j["overhead_fraction_median"].get<double>());
   return 0;
+}
+
+int RunBenchTune(const BenchTuneFlags& f) {
+  return PrintBenchJson(evalrun::BenchTune(f.options), f.json, [&f](const nlohmann::json& j) {
+    fmt::print(
+        "{} trials of {}: {:.1f} s one at a time, {:.1f} s {} at a time (ratio {:.2f})\n"
+        "per trial: {:.3f} s training loop, {:.3f} s overhead (setup, run files, validation "
+        "evaluation) = {:.1f}% (medians)\n",
+        f.options.trials, f.options.config_path, j["sequential_seconds"].get<double>(),
+        j["parallel_seconds"].get<double>(), f.options.parallel, j["ratio"].get<double>(),
+        j["train_seconds_median"].get<double>(), j["overhead_seconds_median"].get<double>(),
+        100 * j["overhead_fraction_median"].get<double>());
+  });
 }
 
 struct BenchPaperFlags {
@@ -322,21 +329,15 @@ struct BenchPaperFlags {
 };
 
 int RunBenchPaper(const BenchPaperFlags& f) {
-  Result<std::string> r = paper::BenchPaper(f.options);
-  if (!r.ok()) return ReportError(r.status());
-  if (f.json) {
-    fmt::print("{}\n", *r);
-    return 0;
-  }
-  const nlohmann::json j = nlohmann::json::parse(*r);
-  fmt::print(
-      "paper session of {} (preset {}): {} bars, {} decisions; bar-to-decision latency p50 "
-      "{:.1f} us, p99 {:.1f} us, max {:.1f} us; {:.0f} bars/s\n",
-      f.options.config_path, j["preset"].get<std::string>(), j["bars"].get<int64_t>(),
-      j["decisions"].get<int64_t>(), j["latency_p50_us"].get<double>(),
-      j["latency_p99_us"].get<double>(), j["latency_max_us"].get<double>(),
-      j["bars_per_second"].get<double>());
-  return 0;
+  return PrintBenchJson(paper::BenchPaper(f.options), f.json, [&f](const nlohmann::json& j) {
+    fmt::print(
+        "paper session of {} (preset {}): {} bars, {} decisions; bar-to-decision latency p50 "
+        "{:.1f} us, p99 {:.1f} us, max {:.1f} us; {:.0f} bars/s\n",
+        f.options.config_path, j["preset"].get<std::string>(), j["bars"].get<int64_t>(),
+        j["decisions"].get<int64_t>(), j["latency_p50_us"].get<double>(),
+        j["latency_p99_us"].get<double>(), j["latency_max_us"].get<double>(),
+        j["bars_per_second"].get<double>());
+  });
 }
 
 }  // namespace

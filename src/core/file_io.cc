@@ -2,11 +2,14 @@
 #include "core/file_io.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include "core/posix_io.h"
 
@@ -120,6 +123,28 @@ Result<std::string> ReadFile(const std::string& path, int64_t max_bytes) {
     out.append(buf, static_cast<size_t>(n));
   }
   return out;
+}
+
+Result<ScratchDirectory> ScratchDirectory::Create(const std::string& parent,
+                                                  const std::string& prefix) {
+  std::error_code ec;
+  std::filesystem::create_directories(parent, ec);
+  std::string dir = (std::filesystem::path(parent) / (prefix + "XXXXXX")).string();
+  if (ec || ::mkdtemp(dir.data()) == nullptr) {
+    return Status::IoError(parent + ": cannot create a scratch directory" +
+                           (ec ? " (" + ec.message() + ")" : std::string()));
+  }
+  return ScratchDirectory(std::move(dir));
+}
+
+ScratchDirectory::ScratchDirectory(ScratchDirectory&& other) noexcept
+    : path_(std::move(other.path_)) {
+  other.path_.clear();
+}
+
+ScratchDirectory::~ScratchDirectory() {
+  std::error_code ec;
+  if (!path_.empty()) std::filesystem::remove_all(path_, ec);
 }
 
 }  // namespace rlt

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/status.h"
 
@@ -47,6 +48,23 @@ Status CheckReplaceableFile(const std::string& path);
 
 // `status` with its message wrapped as prefix + message + suffix, same code (Ok stays Ok).
 Status Annotate(const Status& status, const std::string& prefix, const std::string& suffix = "");
+
+// A directory `<parent>/<prefix>XXXXXX` (parent created when missing), removed with
+// everything in it when the object is destroyed: the scratch space of benchmarks that run
+// real commands (bench tune, bench paper). Move-only.
+class ScratchDirectory {
+ public:
+  static Result<ScratchDirectory> Create(const std::string& parent, const std::string& prefix);
+  ScratchDirectory(ScratchDirectory&& other) noexcept;
+  ScratchDirectory& operator=(ScratchDirectory&&) = delete;
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ~ScratchDirectory();
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit ScratchDirectory(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
 
 }  // namespace rlt
 

@@ -330,19 +330,9 @@ Result<std::string> BenchTune(const TuneBenchOptions& b) {
   if (b.trials < 1 || b.parallel < 2) {
     return Status::InvalidArgument("bench tune needs --trials >= 1 and --parallel >= 2");
   }
-  std::error_code ec;
-  fs::create_directories(b.scratch, ec);
-  std::string dir = (fs::path(b.scratch) / "bench-tune-XXXXXX").string();
-  if (ec || mkdtemp(dir.data()) == nullptr) {
-    return Status::IoError(b.scratch + ": cannot create a scratch directory");
-  }
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() {
-      std::error_code e;
-      fs::remove_all(dir, e);
-    }
-  } cleanup{dir};
+  RLT_ASSIGN_OR_RETURN(const ScratchDirectory scratch,
+                       ScratchDirectory::Create(b.scratch, "bench-tune-"));
+  const std::string dir = scratch.path();
   std::string space = b.space_path;
   if (space.empty()) {
     space = dir + "/space.toml";

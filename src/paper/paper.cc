@@ -600,19 +600,9 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
 
 Result<std::string> BenchPaper(const PaperBenchOptions& b) {
   if (b.days < 10) return Status::InvalidArgument("bench paper needs --days >= 10");
-  std::error_code ec;
-  fs::create_directories(b.scratch, ec);
-  std::string dir = (fs::path(b.scratch) / "bench-paper-XXXXXX").string();
-  if (ec || mkdtemp(dir.data()) == nullptr) {
-    return Status::IoError(b.scratch + ": cannot create a scratch directory");
-  }
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() {
-      std::error_code e;
-      fs::remove_all(dir, e);
-    }
-  } cleanup{dir};
+  RLT_ASSIGN_OR_RETURN(const ScratchDirectory scratch,
+                       ScratchDirectory::Create(b.scratch, "bench-paper-"));
+  const std::string dir = scratch.path();
   market::SynthOptions so;
   so.num_days = b.days;
   RLT_ASSIGN_OR_RETURN(market::MarketData md, market::GenerateSynthetic(so));
