@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "core/file_io.h"
 #include "core/json_text.h"
+#include "core/median.h"
 #include "core/thread_pool.h"
 #include "env/registry.h"
 #include "eval/report.h"
@@ -369,14 +370,9 @@ Result<std::string> BenchTune(const TuneBenchOptions& b) {
       fraction.push_back((all - t) / t);
     }
     if (train.empty()) return Status::DataError("bench tune: no trial trained (see the config)");
-    auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      const size_t n = v.size();
-      return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-    };
-    out["train_seconds_median"] = median(train);
-    out["overhead_seconds_median"] = median(overhead);
-    out["overhead_fraction_median"] = median(fraction);
+    out["train_seconds_median"] = Median(train);
+    out["overhead_seconds_median"] = Median(overhead);
+    out["overhead_fraction_median"] = Median(fraction);
   }
   out["ratio"] = out["parallel_seconds"].get<double>() / out["sequential_seconds"].get<double>();
   return JsonText(out, 2);

@@ -7,18 +7,9 @@
 #include <map>
 
 #include "core/civil_time.h"
+#include "core/median.h"
 
 namespace rlt::market {
-
-namespace {
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
-}  // namespace
 
 Result<ChainPricing> PriceChain(const OptionChain& chain, const ChainPricingOptions& options) {
   const size_t n = chain.size();

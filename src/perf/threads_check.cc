@@ -8,13 +8,6 @@
 
 namespace rlt::perf {
 
-double Median(std::vector<double> values) {
-  RLT_CHECK(!values.empty());
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 ThreadsVerdict Judge(std::vector<ThreadsSample> samples, double tolerance) {
   RLT_CHECK(samples.size() >= 2);
   ThreadsVerdict v;

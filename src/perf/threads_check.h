@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/median.h"
 #include "core/status.h"
 
 namespace rlt::perf {
@@ -45,8 +46,8 @@ struct ThreadsVerdict {
   bool ok = false;                     // ratio >= 1 - tolerance
 };
 
-// Median of a non-empty list (the mean of the two middle values for an even count).
-double Median(std::vector<double> values);
+// Median of a non-empty list (core/median.h).
+using rlt::Median;
 
 // The verdict from measured samples (samples[0] is the default). REQUIRES: samples.size()
 // >= 2, every sample has at least one measurement.
