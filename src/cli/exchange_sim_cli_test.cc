@@ -14,6 +14,7 @@
 #include "cli/cli_test_util.h"
 #include "paper/line_socket.h"
 #include "paper/tcp_broker.h"
+#include "testing/exchange_sim_process.h"
 #include "testing/testing.h"
 
 namespace {
@@ -21,50 +22,9 @@ namespace {
 using rlt::cli::testing_util::RunCli;
 using rlt::paper::BrokerEvent;
 using rlt::paper::TcpBroker;
+using rlt::testing::SimProcess;
 
 constexpr int kWaitMs = 20000;
-
-// `rltrade exchange-sim ARGS` in the background: its pid and stdout, line by line.
-class SimProcess {
- public:
-  SimProcess(const std::string& args, const std::string& env, const std::string& err_file) {
-    const std::string cmd = "echo $$; exec env " + env + " " + rlt::testing::RltradeBinary() +
-                            " exchange-sim " + args + " 2>" + err_file;
-    pipe_ = popen(cmd.c_str(), "r");
-    EXPECT_NE(pipe_, nullptr);
-    pid_ = std::atol(Line().c_str());
-    const std::string listening = Line();
-    const std::string prefix = "listening on 127.0.0.1:";
-    EXPECT_EQ(listening.rfind(prefix, 0), 0u) << listening;
-    if (listening.rfind(prefix, 0) == 0) port_ = std::atoi(listening.c_str() + prefix.size());
-  }
-  ~SimProcess() {
-    if (pipe_ != nullptr) Finish();
-  }
-  std::string Line() {
-    char buf[4096];
-    if (pipe_ == nullptr || std::fgets(buf, sizeof buf, pipe_) == nullptr) return "";
-    std::string s = buf;
-    if (!s.empty() && s.back() == '\n') s.pop_back();
-    return s;
-  }
-  // The rest of stdout and the exit code.
-  int Finish(std::string* rest = nullptr) {
-    for (std::string line = Line(); !line.empty(); line = Line()) {
-      if (rest != nullptr) *rest += line + "\n";
-    }
-    const int status = pclose(pipe_);
-    pipe_ = nullptr;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  pid_t pid() const { return static_cast<pid_t>(pid_); }
-  int port() const { return port_; }
-
- private:
-  FILE* pipe_ = nullptr;
-  long pid_ = 0;
-  int port_ = 0;
-};
 
 std::string WriteBars(const rlt::testing::ScratchDir& dir, int n) {
   std::string csv = "timestamp,symbol,open,high,low,close,volume\n";

@@ -17,9 +17,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "testing/exchange_sim_process.h"
 #include "testing/testing.h"
 
 namespace {
@@ -144,7 +146,9 @@ TEST_F(PaperCli, BadArgumentsAreClearErrorsAndLeaveNoJournal) {
       {"--feed replay: --broker sim", "replay needs a file"},
       {"--feed replay:" + bars + "@0 --broker sim", "must be a number > 0"},
       {"--feed kafka:x --broker sim", "expected replay:FILE"},
-      {"--feed replay:" + bars + " --broker ib", "--broker sim"},
+      {"--feed replay:" + bars + " --broker ib", "--broker ib: expected sim or tcp:HOST:PORT"},
+      {"--feed stdin --broker tcp:127.0.0.1:9", "give the same server as the feed"},
+      {"--feed tcp:127.0.0.1:99999 --broker sim", "the port must be 1-65535"},
       {"--feed replay:" + bars + " --broker sim --start 2023-13-40", "2023-13-40"},
   };
   int k = 0;
@@ -180,34 +184,32 @@ std::map<std::string, nlohmann::json> FillsOf(const std::string& journal) {
   return fills;
 }
 
-TEST_F(PaperCli, KilledTwentyTimesAndRestartedItTradesAsAnUninterruptedSession) {
-  const std::string run = D() + "/run", feed = " --feed replay:" + D() + "/bars.csv";
-  const std::string args = "paper " + run + feed + " --broker sim --start 2023-03-06 --journal ";
-  const std::string straight = D() + "/straight", killed = D() + "/killed";
-  ASSERT_EQ(RunRltrade(args + straight).exit_code, 0);
-  // Each run is killed once its journal has grown by a random 1-20% of what the
-  // uninterrupted journal has left beyond it (so the kills land while the session trades,
-  // however fast the machine is).
-  const auto final_size = fs::file_size(straight + "/journal.jsonl");
-  std::mt19937 rng(11);
+// Runs `rltrade ARGS --quiet` in the background 20 times (fewer when a run finishes), each
+// killed with SIGKILL once `journal` has grown by a random 1-20% of what it has left to
+// `until` bytes (so the kills land while the session trades, however fast the machine is).
+// Returns the number of kills.
+int KillRepeatedly(const std::string& args, const std::string& journal, uintmax_t until,
+                   uint32_t seed) {
+  std::mt19937 rng(seed);
   int kills = 0;
+  const auto size_now = [&]() -> uintmax_t {
+    std::error_code ec;
+    const auto n = fs::file_size(journal, ec);
+    return ec ? 0 : n;
+  };
   for (int k = 0; k < 20; ++k) {
-    const auto size_now = [&]() -> uintmax_t {
-      std::error_code ec;
-      const auto n = fs::file_size(killed + "/journal.jsonl", ec);
-      return ec ? 0 : n;
-    };
     const uintmax_t from = size_now();
-    if (from >= final_size) break;
+    if (from >= until) break;
     const uintmax_t target =
         from + static_cast<uintmax_t>(std::uniform_real_distribution<double>(0.01, 0.2)(rng) *
-                                      static_cast<double>(final_size - from));
+                                      static_cast<double>(until - from));
     const std::string cmd =
-        rlt::testing::RltradeBinary() + " " + args + killed + " --quiet > /dev/null 2>&1 & echo $!";
+        rlt::testing::RltradeBinary() + " " + args + " --quiet > /dev/null 2>&1 & echo $!";
     FILE* p = popen(cmd.c_str(), "r");
-    ASSERT_NE(p, nullptr);
+    EXPECT_NE(p, nullptr);
+    if (p == nullptr) break;
     long pid = 0;
-    ASSERT_EQ(fscanf(p, "%ld", &pid), 1);
+    EXPECT_EQ(fscanf(p, "%ld", &pid), 1);
     pclose(p);
     int status = 0;
     bool exited = false;
@@ -221,6 +223,16 @@ TEST_F(PaperCli, KilledTwentyTimesAndRestartedItTradesAsAnUninterruptedSession) 
       waitpid(static_cast<pid_t>(pid), &status, 0);
     }
   }
+  return kills;
+}
+
+TEST_F(PaperCli, KilledTwentyTimesAndRestartedItTradesAsAnUninterruptedSession) {
+  const std::string run = D() + "/run", feed = " --feed replay:" + D() + "/bars.csv";
+  const std::string args = "paper " + run + feed + " --broker sim --start 2023-03-06 --journal ";
+  const std::string straight = D() + "/straight", killed = D() + "/killed";
+  ASSERT_EQ(RunRltrade(args + straight).exit_code, 0);
+  const int kills = KillRepeatedly(args + killed, killed + "/journal.jsonl",
+                                   fs::file_size(straight + "/journal.jsonl"), 11);
   EXPECT_GE(kills, 15) << "most runs finished before their kill";
   // A killed session that wrote its status shows as died, with the way to restart it.
   if (fs::exists(killed + "/status.json")) {
@@ -316,6 +328,201 @@ TEST_F(PaperCli, RiskLimitsRefuseOrdersFlattenAndStopWithTheRuleJournaled) {
   EXPECT_NE(bad.out.find("hours.toml:1: 'trading_hours': expected \"HH:MM-HH:MM\""),
             std::string::npos)
       << bad.out;
+}
+
+// The evaluation's outputs of the test range against a paper session's.
+void ExpectTheEvaluationsOutputs(const std::string& eval_dir, const std::string& journal_dir) {
+  for (const char* f : {"daily_returns.csv", "trades.csv", "equity.csv"}) {
+    const std::string a = ReadFile(eval_dir + f), b = ReadFile(journal_dir + "/" + f);
+    EXPECT_GT(rlt::testing::Lines(a).size(), 2u) << f;
+    EXPECT_EQ(a, b) << journal_dir << ": " << f << " differs from the evaluation's";
+  }
+}
+
+TEST_F(PaperCli, LiveFeedsOfTheFilesBarsTradeAsTheEvaluation) {
+  const std::string run = D() + "/run", bars = D() + "/bars.csv";
+  const std::string eval = run + "/eval/test/";
+  // stdin: the file's lines, piped.
+  const std::string piped = D() + "/piped";
+  const auto a = RunRltrade("paper " + run + " --feed stdin --broker sim --start 2023-03-06 " +
+                            "--fsync session --journal " + piped + " < " + bars);
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  ExpectTheEvaluationsOutputs(eval, piped);
+  // tcp: the exchange simulator streaming the file; the in-process broker fills.
+  rlt::testing::SimProcess sim("--port 0 --quiet --bars " + bars, "", D() + "/sim_feed.err");
+  ASSERT_GT(sim.port(), 0);
+  const std::string streamed = D() + "/streamed";
+  const auto b =
+      RunRltrade("paper " + run + " --feed tcp:127.0.0.1:" + std::to_string(sim.port()) +
+                 " --broker sim --start 2023-03-06 --fsync session --journal " + streamed);
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  EXPECT_EQ(sim.Finish(), 0);
+  ExpectTheEvaluationsOutputs(eval, streamed);
+  size_t bars_journaled = 0;
+  for (const auto& l : JournalLines(streamed + "/journal.jsonl")) {
+    if (l["type"] != "bar") continue;
+    EXPECT_EQ(l["seq"], bars_journaled) << l.dump();  // every bar of the stream, in order
+    ++bars_journaled;
+  }
+  EXPECT_EQ(bars_journaled, rlt::testing::Lines(ReadFile(bars)).size() - 1);
+}
+
+// A tcp session's fills: (bar, signed quantity, price), in journal order; and checks that
+// each order has exactly one outcome and each fill is at its bar's open.
+struct TcpFill {
+  int64_t bar = 0;
+  double quantity = 0, price = 0;
+  bool operator==(const TcpFill& o) const {
+    return bar == o.bar && quantity == o.quantity && price == o.price;
+  }
+};
+std::vector<TcpFill> CheckTcpJournal(const std::string& journal, double fee_rate) {
+  std::vector<TcpFill> fills;
+  std::map<int64_t, double> open;  // bar -> open price
+  std::map<std::string, int> outcomes;
+  std::set<std::string> orders;
+  double position = 0;
+  const std::vector<nlohmann::json> lines = JournalLines(journal);
+  for (const auto& l : lines) {  // a fill comes before the bar it filled at
+    if (l["type"] == "bar") open[l["bar"].get<int64_t>()] = l["open"].get<double>();
+  }
+  for (const auto& l : lines) {
+    const std::string type = l["type"];
+    if (type == "order") {
+      EXPECT_TRUE(orders.insert(l["client_order_id"]).second) << l.dump();
+    }
+    if (type == "fill" || type == "reject" || type == "cancelled") {
+      ++outcomes[l["client_order_id"].get<std::string>()];
+    }
+    if (type != "fill") continue;
+    const double q = l["quantity"].get<double>() * (l["side"] == "BUY" ? 1 : -1);
+    const int64_t bar = l["bar"];
+    position += q;
+    EXPECT_EQ(l["position_after"].get<double>(), position) << l.dump();
+    EXPECT_TRUE(open.count(bar)) << l.dump();
+    EXPECT_EQ(l["price"].get<double>(), open[bar]) << l.dump();
+    EXPECT_NEAR(l["cost"].get<double>(), fee_rate * std::fabs(q) * l["price"].get<double>(),
+                1e-9 * std::fabs(q) * l["price"].get<double>())
+        << l.dump();
+    fills.push_back({bar, q, l["price"].get<double>()});
+  }
+  for (const std::string& id : orders) EXPECT_EQ(outcomes[id], 1) << id;
+  EXPECT_EQ(position, 0.0) << "the session ends flat";
+  return fills;
+}
+
+TEST_F(PaperCli, TheTcpBrokerTradesAtTheSimulatorsFillsThroughRejectsAndDisconnects) {
+  const std::string run = D() + "/run", bars = D() + "/bars.csv";
+  const std::string args = "paper " + run + " --start 2023-03-06 --fsync session --json --journal ";
+  auto session = [&](const std::string& sim_flags, const std::string& journal) {
+    rlt::testing::SimProcess sim(
+        "--port 0 --quiet --lockstep --fee-rate 0.0005 " + sim_flags + " --bars " + bars, "",
+        journal + ".err");
+    const std::string at = "tcp:127.0.0.1:" + std::to_string(sim.port());
+    const auto r = RunRltrade(args + journal + " --feed " + at + " --broker " + at, "",
+                              journal + ".trader.err");
+    EXPECT_EQ(r.exit_code, 0) << r.out << ReadFile(journal + ".trader.err");
+    EXPECT_EQ(sim.Finish(), 0);
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
+  };
+  const std::string clean = D() + "/tcp_clean", faulty = D() + "/tcp_faulty";
+  const auto s1 = session("", clean);
+  const std::vector<TcpFill> a = CheckTcpJournal(clean + "/journal.jsonl", 0.0005);
+  EXPECT_GT(a.size(), 10u);
+  EXPECT_EQ(s1["fills"]["strategy"], a.size());
+  // Rejects are retried at once under a new id, and disconnects re-send what is unsure:
+  // the same fills at the same bars.
+  session("--reject-rate 0.1 --seed 3 --disconnect-every 700", faulty);
+  const std::vector<TcpFill> b = CheckTcpJournal(faulty + "/journal.jsonl", 0.0005);
+  EXPECT_EQ(a, b);
+  size_t rejects = 0, retries = 0, reconnects = 0;
+  for (const auto& l : JournalLines(faulty + "/journal.jsonl")) {
+    rejects += l["type"] == "reject";
+    retries += l["type"] == "order" && l.contains("retry_of");
+    reconnects += l["type"] == "broker" && l["event"] == "reconnected";
+  }
+  EXPECT_GT(rejects, 0u);
+  EXPECT_EQ(retries, rejects);
+  EXPECT_GE(reconnects, 5u);
+  EXPECT_EQ(ReadFile(clean + "/daily_returns.csv"), ReadFile(faulty + "/daily_returns.csv"));
+}
+
+TEST_F(PaperCli, KilledTwentyTimesAgainstTheSimulatorItFillsAsAnUninterruptedSession) {
+  const std::string run = D() + "/run", bars = D() + "/bars.csv";
+  const std::string sim_args = "--port 0 --quiet --lockstep --fee-rate 0.0005 --bars " + bars;
+  auto args_for = [&](int port) {
+    const std::string at = "tcp:127.0.0.1:" + std::to_string(port);
+    return "paper " + run + " --start 2023-03-06 --fsync session --feed " + at + " --broker " + at +
+           " --journal ";
+  };
+  const std::string straight = D() + "/tcp_straight", killed = D() + "/tcp_killed";
+  {
+    rlt::testing::SimProcess sim(sim_args, "", straight + ".err");
+    ASSERT_EQ(RunRltrade(args_for(sim.port()) + straight + " --quiet").exit_code, 0);
+    EXPECT_EQ(sim.Finish(), 0);
+  }
+  // One simulator for all the runs of the killed session: its account and stream go on.
+  rlt::testing::SimProcess sim(sim_args, "", killed + ".err");
+  // Kills only in the first 90% of the session, while the simulator still streams.
+  const int kills = KillRepeatedly(args_for(sim.port()) + killed, killed + "/journal.jsonl",
+                                   fs::file_size(straight + "/journal.jsonl") * 9 / 10, 17);
+  EXPECT_GE(kills, 15) << "most runs finished before their kill";
+  const auto last = RunRltrade(args_for(sim.port()) + killed + " --quiet");
+  ASSERT_EQ(last.exit_code, 0) << last.out;
+  EXPECT_EQ(sim.Finish(), 0);
+  const std::vector<TcpFill> a = CheckTcpJournal(straight + "/journal.jsonl", 0.0005);
+  const std::vector<TcpFill> b = CheckTcpJournal(killed + "/journal.jsonl", 0.0005);
+  EXPECT_EQ(a, b) << "the killed session's fills differ from the uninterrupted one's";
+  for (const char* f : {"daily_returns.csv", "trades.csv", "equity.csv"}) {
+    EXPECT_EQ(ReadFile(straight + "/" + f), ReadFile(killed + "/" + f)) << f;
+  }
+  size_t reconciles = 0;
+  for (const auto& l : JournalLines(killed + "/journal.jsonl")) {
+    if (l["type"] != "reconcile") continue;
+    ++reconciles;
+    EXPECT_TRUE(l["match"].get<bool>()) << l.dump();
+  }
+  EXPECT_GE(reconciles, static_cast<size_t>(kills));
+}
+
+TEST_F(PaperCli, AStaleFeedStopsNewOrdersAndFlattens) {
+  const std::string run = D() + "/run", bars = D() + "/bars.csv";
+  // The gap: after the bar 40 of the first traded session.
+  const std::vector<std::string> lines = rlt::testing::Lines(ReadFile(bars));
+  size_t first = 0;
+  while (first < lines.size() && lines[first].rfind("2023-03-06", 0) != 0) ++first;
+  ASSERT_LT(first, lines.size());
+  const size_t cut = first + 40;  // lines [0, cut) before the gap (line 0: the header)
+  std::ofstream(D() + "/stale.toml") << "stale_feed_seconds = 1.5\nflatten_on_stale = true\n";
+  const std::string j = D() + "/stale";
+  const auto r =
+      RunRltrade("paper " + run + " --feed stdin --broker sim --start 2023-03-06 --fsync session " +
+                     "--risk " + D() + "/stale.toml --journal " + j,
+                 "( head -n " + std::to_string(cut) + " " + bars + "; sleep 3; tail -n +" +
+                     std::to_string(cut + 1) + " " + bars + " ) | ");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const int64_t before = static_cast<int64_t>(cut) - 2;  // the last bar before the gap
+  int stale_lines = 0;
+  double position = 0;
+  for (const auto& l : JournalLines(j + "/journal.jsonl")) {
+    if (l["type"] == "risk" && l["rule"] == "stale_feed") {
+      ++stale_lines;
+      EXPECT_GE(l["bar"].get<int64_t>(), before) << l.dump();
+      EXPECT_LE(l["bar"].get<int64_t>(), before + 1) << l.dump();
+    }
+    if (l["type"] != "fill") continue;
+    const double after = l["position_after"];
+    if (l["bar"] == before + 1) {  // the first bar after the gap: nothing new
+      EXPECT_LE(std::fabs(after), std::fabs(position)) << l.dump();
+      if (position != 0) {
+        EXPECT_EQ(l["client_order_id"], "b" + std::to_string(before + 1) + "-stale");
+      }
+    }
+    if (l["bar"].get<int64_t>() <= before) position = after;
+  }
+  EXPECT_GE(stale_lines, 1);
+  const auto summary = nlohmann::json::parse(ReadFile(j + "/summary.json"));
+  EXPECT_GE(summary["risk_refusals"]["stale_feed"].get<int>(), 1);
 }
 
 }  // namespace

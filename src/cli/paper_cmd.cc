@@ -40,8 +40,15 @@ void RegisterPaperCommand(CLI::App& app, Action* action) {
   CLI::App* cmd = app.add_subcommand(
       "paper", "Trade a trained run on a bar stream: streaming features, a journal, a broker");
   cmd->add_option("run_dir", f->request.run_dir, "RUN_DIR written by rltrade train")->required();
-  cmd->add_option("--feed", f->request.feed, "replay:FILE[@SPEED] (SPEED x real time)")->required();
-  cmd->add_option("--broker", f->request.broker, "sim (in process: next bar's open, run's costs)")
+  cmd->add_option("--feed", f->request.feed,
+                  "replay:FILE[@SPEED] (SPEED x real time), stdin (CSV bars or ticks, one per "
+                  "line, after a header), tcp:HOST:PORT (a broker-protocol server's bars)")
+      ->required();
+  cmd->add_option("--broker", f->request.broker,
+                  "sim (in process: next bar's open, run's costs) or tcp:HOST:PORT (the feed's "
+                  "server; credentials from RLTRADE_BROKER_TOKEN)")
+      ->capture_default_str();
+  cmd->add_option("--account", f->request.account, "the tcp broker's account")
       ->capture_default_str();
   cmd->add_option("--start", f->request.start,
                   "YYYY-MM-DD: earlier bars only warm up the features; trading starts here");

@@ -131,6 +131,7 @@ class ExchangeSim::Impl {
   std::deque<Delayed> delayed_;
   int64_t cursor_ = 0;           // seq of the next bar to stream
   int64_t ready_after_ = -1;     // lockstep: the client handled bars up to this seq
+  int64_t resend_ = -1;          // lockstep: a bar sent but not readied, to send again
   int64_t next_bar_due_ms_ = 0;  // speed > 0: not before this time
   int64_t next_order_id_ = 1;
   bool ended_ = false;
@@ -277,6 +278,10 @@ void ExchangeSim::Impl::HandleHello(const ClientHello& hello) {
     it->second.cash = options_.initial_cash;
   }
   client_->account = &it->second;
+  // Lockstep: a bar sent but not readied may have died with the previous connection; the
+  // new connection gets it again (the fills before it are not repeated: the client re-sends
+  // its unsure orders and gets their outcomes again, protocol.h).
+  resend_ = options_.lockstep && ready_after_ < cursor_ - 1 ? ready_after_ + 1 : -1;
   Log("client " + client_->conn.peer() + " is '" + hello.client + "', account '" + hello.account +
       "', next bar " + std::to_string(cursor_));
   ServerHello reply;
@@ -285,7 +290,7 @@ void ExchangeSim::Impl::HandleHello(const ClientHello& hello) {
   reply.account = hello.account;
   for (const market::Bars& b : data_.symbols) reply.symbols.push_back(b.symbol);
   reply.bars_total = static_cast<int64_t>(stream_.size());
-  reply.next_bar = cursor_;
+  reply.next_bar = resend_ >= 0 ? resend_ : cursor_;
   reply.heartbeat_ms = options_.heartbeat_ms;
   reply.lockstep = options_.lockstep;
   Respond(reply);
@@ -437,12 +442,20 @@ void ExchangeSim::Impl::FillPending(int64_t seq) {
 }
 
 bool ExchangeSim::Impl::CanStream(int64_t now) const {
+  if (resend_ >= 0) {
+    return greeted() && client_->hello_sent && !client_->conn.has_pending_output();
+  }
   return greeted() && client_->hello_sent && !ended_ &&
          cursor_ < static_cast<int64_t>(stream_.size()) && !client_->conn.has_pending_output() &&
          now >= next_bar_due_ms_ && (!options_.lockstep || ready_after_ >= cursor_ - 1);
 }
 
 void ExchangeSim::Impl::StreamNext(int64_t now) {
+  if (resend_ >= 0) {  // lockstep: the bar the previous connection did not ready, again
+    SendDirect(ToLine(BarAt(resend_)));
+    resend_ = -1;
+    return;
+  }
   FillPending(cursor_);
   SendDirect(ToLine(BarAt(cursor_)));
   ++cursor_;

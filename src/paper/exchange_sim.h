@@ -24,16 +24,20 @@
 //    for a client that is gone are dropped (it reconciles with positions and by re-sending
 //    orders: idempotent client_order_ids, protocol.h).
 //  - Connections: a reconnecting client continues its account and the stream where it
-//    stopped. A new connection while a client is connected takes over (the old one gets
-//    an error and is closed): a client that died without closing its socket cannot lock
-//    the simulator. A client silent for client_timeout_ms is dropped.
+//    stopped; in lockstep mode, from the bar after its last ready (a bar sent and not
+//    readied is sent again, once, to the new connection: a client that died while
+//    handling it loses nothing; the fills before it are not repeated). A new connection while a
+//    client is connected takes over (the old one gets an error and is closed): a client that died
+//    without closing its socket cannot lock the simulator. A client silent for client_timeout_ms is
+//    dropped.
 //  - Faults: latency_ms delays every response (hello, ack, fill, reject, cancelled,
 //    positions, error, end), not bars (responses still delayed when disconnect_every
 //    strikes are sent before the disconnect); reject_rate rejects that fraction of new orders
 //    (drawn from `seed`, retryable true; the outcome is that id's for good: retry under a
 //    new id); disconnect_every N closes the connection gracefully after every N-th bar of
 //    the stream (not after the last), so everything sent before reaches the client, and
-//    the next bar goes to the next connection: no bar is lost or sent twice. A client that
+//    the next bar goes to the next connection: no bar is lost or sent twice (in lockstep
+//    mode the last bar, unless the client readied it in time, is sent again). A client that
 //    breaks its own connection may lose what was in flight (at-most-once delivery).
 //  - Heartbeats after heartbeat_ms without sending. At the end of the data: pending
 //    orders rejected, then end {reason: "end_of_data"}; requests are still answered until

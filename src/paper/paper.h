@@ -20,22 +20,48 @@
 // with the run's initial capital. Trading stops when net worth falls to [env]
 // stop_fraction x capital, as the environment's episode does.
 //
-// Feeds: replay:FILE[@SPEED] (a bar CSV in any format `rltrade eval --data` reads, with the
-// run's [data] timezone, symbol and on_bad_rows; SPEED x real time, or as fast as possible
-// without @SPEED). Session lengths: a replayed file's own sessions. Brokers: sim (in
-// process: an order decided after bar t fills at bar t+1's open, or its (h+l+c)/3 with
-// [env] fill = "next_typical", with the run's costs; sized at that price, as the
-// environment sizes it). With this feed and broker the session equals `rltrade eval`
-// over the same dates: the same decisions, fills and daily returns (tested).
+// Feeds (paper/feed.h): replay:FILE[@SPEED] (a bar CSV in any format `rltrade eval
+// --data` reads, with the run's [data] timezone, symbol and on_bad_rows; SPEED x real
+// time, or as fast as possible without @SPEED); stdin (CSV lines after a header: bars, or
+// ticks aggregated into the run's bar size; a bad line is skipped and journaled); tcp:
+// HOST:PORT (the bars of a broker-protocol server, protocol.h, e.g. `rltrade exchange-sim`).
+// Sessions: a replayed file's own. A live feed (stdin, tcp) knows a session only as it
+// comes: a bar on a new local date starts one, and a session's last bar is the first at
+// or after the local minute of the run's usual last bar (the most common in its data);
+// the observation's time left counts down from the run's usual session length. A session
+// that ends before its usual last bar is closed at the last bar it had.
+// Brokers: sim (in process: an order decided after bar t fills at bar t+1's open, or its
+// (h+l+c)/3 with [env] fill = "next_typical", with the run's costs; sized at that price,
+// as the environment sizes it); tcp:HOST:PORT (the same server as the feed: an order is
+// sized at the decision bar's close and sent at once as a market order; fills are booked
+// at the broker's price and fee; the session's closing order goes out at the bar before
+// its last and fills at the last bar's open; after each bar the session says `ready`, so
+// a lockstep server fills every order at the next bar's open; `ready` waits until every
+// order of the bar has its ack or reject, and a rejected one's retry its own). With the replay feed
+// and the sim broker the session equals `rltrade eval` over the same dates: the same decisions,
+// fills and daily returns (tested); a live feed of the same bars with the sim broker too, when
+// every session has the usual last bar. The tcp broker sizes at the close and closes at the last
+// bar's open, so it differs from the evaluation by those. After every (re)connect the session
+// re-sends the orders it has no outcome for (same ids: the server answers again, never fills
+// twice), tells the server the last bar it handled, asks for positions and takes no bar until they
+// came and agree with the journal's fills (else it stops: Refused, naming both). A retryable reject
+// is retried at once under the id + "-r<n>" (5 times at most); the others are journaled and
+// reported.
 //
 // JOURNAL (default RUN_DIR/paper/<UTC time>):
 //   journal.jsonl   append-only JSON lines: {"type": "start", ...}; per bar {"type":
-//                   "bar", "bar", "time", "open", ..., "volume"}; {"type": "decision",
+//                   "bar", "bar", "time", "epoch", "open", ..., "volume"} ("seq": the
+//                   tcp stream's); {"type": "decision",
 //                   "bar", "time", "action", "latency_us"} (feature update + policy
 //                   forward, from the bar's arrival); {"type": "order", "client_order_id",
 //                   "bar", "side", "quantity"} and {"type": "fill", "client_order_id",
 //                   "bar", "time", "side", "quantity", "price", "cost", "position_after",
-//                   "cash_after"} (shares, price per share); {"type": "snapshot"} at each
+//                   "cash_after"} (shares, price per share; with the tcp broker the
+//                   order line is written before the order is sent, with "decided_bar",
+//                   and "ack", "reject", "cancelled" lines follow); notes: "broker"
+//                   (connected, disconnected, reconnected, error), "reconcile" (the
+//                   broker's and the journal's positions), "feed" (bad lines, gaps, the
+//                   feed's counts at its end); {"type": "snapshot"} at each
 //                   session's end (date, net_worth, cash, return, costs_paid); {"type":
 //                   "end"}. Written through and fsync'd at every bar (--fsync bar) or at
 //                   each session's end (--fsync session).
@@ -52,15 +78,22 @@
 // ("risk_refusals").
 // Restart: --journal DIR of a session that was killed (or finished) restarts it. The
 // journal's finished lines are read back (a last line cut by the kill is cut off), the
-// session must be the same (run, checkpoint, feed, broker, start; else Refused), and the
-// session re-runs from the feed's first bar: features, decisions, orders and fills are
-// recomputed — the sim broker is deterministic — and only the events not journaled yet are
-// written (keyed by bar, or by client order id for orders and fills: an order id already
-// journaled is never sent again). A {"type": "restart"} line marks each restart. The
-// outputs are then those of an uninterrupted session (tested: 20 kills at random points).
-// Not here yet (issue 17): feeds stdin and tcp:HOST:PORT with tick aggregation, the tcp
-// broker (with it, a restart takes journaled fills from the journal and reconciles
-// positions with the broker), risk limits, `rltrade status` on a session.
+// session must be the same (run, checkpoint, feed, broker, start, account; else Refused),
+// and the session re-runs the bars it had: a replay from the feed's first bar, a live
+// feed from the journal's bars, then the feed continues after them (the tcp feed by seq:
+// in lockstep a bar the killed process had not readied comes again; stdin skips bars not
+// after the last journaled one). Features, decisions and orders are recomputed —
+// fills too with the sim broker, which is deterministic; the tcp broker's fills are taken
+// from the journal — and only the events not journaled yet are written (keyed: journal.h):
+// an order id already journaled is never sent again, only re-sent when its outcome is
+// unknown. A {"type": "restart"} line marks each restart. The outputs are then those of
+// an uninterrupted session (tested: 20 kills at random points, with either broker).
+// Stale feed (RISK.toml stale_feed_seconds): no bar for that long while a session is
+// traded: the decision taken before is not sent (orders that reduce the position pass),
+// working orders at the tcp broker are cancelled, and with flatten_on_stale the position
+// is flattened ("b<bar>-stale"); journaled as the rule stale_feed. The next bar ends it.
+// SIGINT or SIGTERM ends a session cleanly: its outputs are written (summary.json "end":
+// "signal"), and it can be restarted from its journal.
 //
 // This header is LibTorch-free (the policy comes through learn/inference.h).
 #ifndef RLT_PAPER_PAPER_H_
@@ -76,13 +109,14 @@ namespace rlt::paper {
 
 struct PaperRequest {
   std::string run_dir;
-  std::string feed;            // replay:FILE[@SPEED]
-  std::string broker = "sim";  // sim
-  std::string start;           // YYYY-MM-DD; "" = trade from the first eligible session
-  std::string journal_dir;     // "" = RUN_DIR/paper/<UTC time>
-  std::string checkpoint;      // "" = RUN_DIR/final
-  std::string fsync = "bar";   // bar | session
-  std::string risk_path;       // RISK.toml (paper/risk.h); "" = no limits
+  std::string feed;                 // replay:FILE[@SPEED] | stdin | tcp:HOST:PORT
+  std::string broker = "sim";       // sim | tcp:HOST:PORT (the feed's server)
+  std::string start;                // YYYY-MM-DD; "" = trade from the first eligible session
+  std::string journal_dir;          // "" = RUN_DIR/paper/<UTC time>
+  std::string checkpoint;           // "" = RUN_DIR/final
+  std::string fsync = "bar";        // bar | session
+  std::string risk_path;            // RISK.toml (paper/risk.h); "" = no limits
+  std::string account = "rltrade";  // the tcp broker's account (hello)
   bool quiet = false;
 };
 

@@ -30,7 +30,9 @@
 // Server → client:
 //   hello       {server, protocol: 1, session, account, symbols: [..], bars_total,
 //               next_bar, heartbeat_ms, lockstep}  session id and where the stream
-//               continues (a reconnecting client continues its account and the stream).
+//               continues (a reconnecting client continues its account and the stream;
+//               in lockstep mode from the bar after its last ready, so a bar it had not
+//               readied comes again: a client keeps the seqs it handled and skips those).
 //   bar         {seq, symbol, time, epoch, open, high, low, close, volume}  seq counts the
 //               stream's bars from 0 in time order (ties by symbol); each is sent once.
 //   ack         {client_order_id, order_id}  the order is accepted and pending.

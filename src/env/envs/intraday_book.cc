@@ -71,8 +71,12 @@ int64_t IntradayBook::OrderQuantity(const IntradaySizing& s, const float* action
 
 double IntradayBook::Execute(const IntradaySizing& s, int64_t qty, double price) {
   if (qty == 0) return 0.0;
+  return ExecuteAt(qty, price, s.Cost(qty, price));
+}
+
+double IntradayBook::ExecuteAt(int64_t qty, double price, double cost) {
+  if (qty == 0) return 0.0;
   const double q = static_cast<double>(qty);
-  const double cost = s.Cost(qty, price);
   if (shares != 0 && (shares > 0) != (qty > 0)) {  // reduces (or flips) the position
     const int64_t closed = std::min(std::llabs(qty), std::llabs(shares));
     realized += static_cast<double>(closed) * (price - avg_price) * (shares > 0 ? 1 : -1);

@@ -53,6 +53,8 @@ struct IntradayBook {
                         ActionKind* kind, float* a0) const;
   // Trades qty lots at lot_price; returns the cost paid (0 and no trade when qty is 0).
   double Execute(const IntradaySizing& s, int64_t qty, double lot_price);
+  // The same with the cost given: a broker's fill, booked at its price and fee.
+  double ExecuteAt(int64_t qty, double lot_price, double cost);
 };
 
 }  // namespace rlt::env
