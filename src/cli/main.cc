@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "core/printable.h"
 #include "core/process_env.h"
+#include "dist/dist.h"
 
 namespace rlt::cli {
 int ReportError(const Status& status) {
@@ -43,7 +44,18 @@ int FinishStdout(int exit_code) {
 // (core/process_env.h).
 RLT_THREADING_ENVIRONMENT_DEFAULTS()
 
-int main(int argc, char** argv) {
+namespace {
+
+// Under mpirun, the commands that spread their work over the ranks; the others would run
+// K copies of the same job into the same directories, so they are refused.
+bool RunsOnRanks(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) {
+    if (sub->get_name() == "walkforward") return true;
+  }
+  return false;
+}
+
+int Main(int argc, char** argv) {
   CLI::App app{
       "rltrade: train and evaluate trading agents fast and honestly.\n"
       "Run `rltrade COMMAND --help` for a command's options."};
@@ -73,9 +85,20 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  if (rlt::dist::Distributed() && !RunsOnRanks(app)) {
+    if (rlt::dist::Rank() == 0) {
+      std::fprintf(stderr,
+                   "error: under mpirun (%d ranks) only `rltrade walkforward` spreads its work "
+                   "over the ranks (its folds); run this command without mpirun\n",
+                   rlt::dist::Size());
+    }
+    return 2;
+  }
   int code = 0;
+  bool threw = true;  // until the action returns
   try {
     code = action ? action() : 0;
+    threw = false;
   } catch (const std::system_error& e) {  // fmt::print reports a failed fwrite by throwing
     std::fprintf(stderr, "error: writing output failed: %s\n", e.what());
     code = 1;
@@ -91,5 +114,17 @@ int main(int argc, char** argv) {
                  rlt::PrintableText(e.what(), 500).c_str());
     code = 1;
   }
+  // Under mpirun a rank that threw may have left the others waiting in a collective: the
+  // job ends with it.
+  if (threw && rlt::dist::Distributed()) rlt::dist::Abort(code);
   return rlt::cli::FinishStdout(code);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  rlt::dist::Init(&argc, &argv);
+  const int code = Main(argc, argv);
+  rlt::dist::Finalize();
+  return code;
 }

@@ -235,6 +235,11 @@ void PrintPaper(const std::string& dir, const nlohmann::json& st) {
              Number(st, "cash"), Number(st, "net_worth"));
   fmt::print("today         PnL {:+.2f}; {:.0f} orders ({:.0f} fills since the start)\n",
              Number(st, "pnl_today"), Number(st, "orders_today"), Number(st, "fills"));
+  if (st.contains("open_orders") && st["open_orders"].is_array() && !st["open_orders"].empty()) {
+    std::string ids;
+    for (const auto& id : st["open_orders"]) ids += (ids.empty() ? "" : ", ") + JsonText(id);
+    fmt::print("open orders   {}\n", ids);
+  }
   const nlohmann::json risk =
       st.contains("risk") && st["risk"].is_object() ? st["risk"] : nlohmann::json();
   std::string refused;
@@ -246,8 +251,10 @@ void PrintPaper(const std::string& dir, const nlohmann::json& st) {
   auto flag = [&risk](const char* key) {
     return risk.contains(key) && risk[key].is_boolean() && risk[key].get<bool>();
   };
-  fmt::print("risk          {}{}; refusals: {}\n", flag("halted") ? "halted for the session" : "ok",
+  fmt::print("risk          {}{}{}; refusals: {}\n",
+             flag("halted") ? "halted for the session" : "ok",
              flag("stopped") ? ", stopped (net worth at the stop fraction)" : "",
+             flag("stale_feed") ? ", feed stale (no new orders until the next bar)" : "",
              refused.empty() ? "none" : refused);
 }
 

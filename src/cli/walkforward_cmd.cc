@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "dist/dist.h"
 #include "evalrun/walkforward.h"
 
 namespace rlt::cli {
@@ -24,6 +25,9 @@ int RunWalkforward(const WalkforwardFlags& f) {
   request.executable = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   if (ec) request.executable = "/proc/self/exe";
   Result<evalrun::WalkforwardOutcome> out = evalrun::RunWalkforward(request);
+  // Under mpirun every rank returns rank 0's verdict; rank 0 alone reports it.
+  if (dist::Rank() != 0)
+    return out.ok() ? out->exit_code : (out.status().code() == Status::Code::kRefused ? 2 : 1);
   if (!out.ok()) return ReportError(out.status());
   if (out->exit_code != 0) return out->exit_code;
   fmt::print("{}", f.json ? out->summary_json : out->table);

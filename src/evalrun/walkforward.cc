@@ -8,6 +8,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -17,6 +18,7 @@
 #include "core/civil_time.h"
 #include "core/json_text.h"
 #include "core/printable.h"
+#include "dist/dist.h"
 #include "env/market_dataset.h"
 #include "eval/eval_files.h"
 #include "eval/metrics.h"
@@ -180,8 +182,9 @@ struct WalkforwardPlan {
 
 // Reads the config, plans the folds (into outcome->windows, ->notes) and creates OUT.
 // Everything that can be checked is checked before OUT is written.
+// create_out false: another rank created OUT (under mpirun, rank 0 plans first).
 Result<WalkforwardPlan> PlanWalkforward(const WalkforwardRequest& request,
-                                        WalkforwardOutcome* outcome) {
+                                        WalkforwardOutcome* outcome, bool create_out = true) {
   WalkforwardPlan plan;
   RLT_ASSIGN_OR_RETURN(plan.base, config::Config::LoadFile(request.config_path));
   for (const std::string& o : request.overrides) RLT_RETURN_IF_ERROR(plan.base.ApplyOverride(o));
@@ -220,6 +223,8 @@ Result<WalkforwardPlan> PlanWalkforward(const WalkforwardRequest& request,
   }
   plan.out_dir = request.out_dir.empty() ? fs::path(DefaultOutDir(request.config_path))
                                          : fs::path(request.out_dir);
+  outcome->out_dir = plan.out_dir.string();
+  if (!create_out) return plan;
   std::error_code ec;
   if (fs::exists(plan.out_dir, ec) && !fs::is_empty(plan.out_dir, ec)) {
     return Status::InvalidArgument(plan.out_dir.string() +
@@ -367,28 +372,161 @@ Status WriteConcatenated(const WalkforwardRequest& request, const WalkforwardPla
   return Status::Ok();
 }
 
+// A Status sent between ranks as its code number and message.
+Status StatusOf(int code, const std::string& message) {
+  switch (static_cast<Status::Code>(code)) {
+    case Status::Code::kOk:
+      return Status::Ok();
+    case Status::Code::kInvalidArgument:
+      return Status::InvalidArgument(message);
+    case Status::Code::kNotFound:
+      return Status::NotFound(message);
+    case Status::Code::kIoError:
+      return Status::IoError(message);
+    case Status::Code::kDataError:
+      return Status::DataError(message);
+    case Status::Code::kOutOfRange:
+      return Status::OutOfRange(message);
+    case Status::Code::kRefused:
+      return Status::Refused(message);
+  }
+  return Status::IoError(message);
+}
+
+// One rank's folds, as a JSON text for rank 0: per fold its summary entry (or the error,
+// or the exit code of an interrupted training), the notes it added, its directory and
+// its daily rows (cells verbatim; values as %.17g text, NaN included).
+Json PackFold(int k, const Result<std::optional<Json>>& result, const WalkforwardOutcome& fo,
+              const std::vector<DailyRow>& rows) {
+  Json f = {{"k", k}, {"exit_code", fo.exit_code}, {"notes", fo.notes}, {"dirs", fo.fold_dirs}};
+  if (!result.ok()) {
+    f["error"] = result.status().message();
+    f["code"] = static_cast<int>(result.status().code());
+  } else if (result->has_value()) {
+    f["entry"] = **result;
+  }
+  Json r = Json::array();
+  for (const DailyRow& d : rows) {
+    r.push_back({d.date, d.cells[0], d.cells[1], d.cells[2], fmt::format("{:.17g}", d.values[0]),
+                 fmt::format("{:.17g}", d.values[1]), fmt::format("{:.17g}", d.values[2]), d.fold});
+  }
+  f["rows"] = std::move(r);
+  return f;
+}
+
 }  // namespace
 
+// Under mpirun (dist/dist.h) fold k runs on rank k mod K: rank 0 plans and creates OUT
+// first, every rank trains and evaluates its folds, and rank 0 gathers the folds' entries
+// and daily rows and writes the concatenated result — the files one process writes. All
+// ranks return rank 0's verdict (an error or an interruption of the first fold, in fold
+// order, that had one).
 Result<WalkforwardOutcome> RunWalkforward(const WalkforwardRequest& request) {
+  const int rank = dist::Rank(), ranks = dist::Size();
   WalkforwardOutcome outcome;
-  RLT_ASSIGN_OR_RETURN(const WalkforwardPlan plan, PlanWalkforward(request, &outcome));
-  for (const std::string& note : outcome.notes) {
-    fmt::print(stderr, "note: {}\n", PrintableText(note));
-  }
-  std::vector<DailyRow> rows;
-  Json folds_json = Json::array();
-  for (int k = 0; k < static_cast<int>(outcome.windows.size()); ++k) {
-    RLT_ASSIGN_OR_RETURN(std::optional<Json> fold, RunFold(request, plan, k, &outcome, &rows));
-    if (!fold) return outcome;  // interrupted
-    folds_json.push_back(std::move(*fold));
-  }
-  if (rows.empty()) return Status::DataError("the folds' evaluations produced no daily returns");
-  for (size_t i = 1; i < rows.size(); ++i) {
-    if (!(rows[i - 1].date < rows[i].date)) {
-      return Status::DataError("fold daily returns are not in time order at " + rows[i].date);
+  std::optional<WalkforwardPlan> plan;
+  Status planned = Status::Ok();
+  if (rank == 0) {
+    Result<WalkforwardPlan> p = PlanWalkforward(request, &outcome);
+    if (p.ok()) {
+      plan = std::move(*p);
+    } else {
+      planned = p.status();
     }
   }
-  RLT_RETURN_IF_ERROR(WriteConcatenated(request, plan, rows, std::move(folds_json), &outcome));
+  if (ranks > 1) {
+    const std::string verdict = dist::Broadcast(planned.ok() ? "" : planned.message());
+    if (!verdict.empty()) return rank == 0 ? planned : Status::Refused(verdict);
+    if (rank != 0) {
+      Result<WalkforwardPlan> p = PlanWalkforward(request, &outcome, /*create_out=*/false);
+      if (!p.ok()) {  // the same inputs as rank 0's: a rank that sees other files
+        std::fprintf(stderr, "error: rank %d: %s\n", rank, p.status().message().c_str());
+        dist::Abort(1);
+      }
+      plan = std::move(*p);
+    }
+  }
+  if (!planned.ok()) return planned;
+  if (rank == 0) {
+    for (const std::string& note : outcome.notes) {
+      fmt::print(stderr, "note: {}\n", PrintableText(note));
+    }
+  }
+  // This rank's folds, stopping at the first that fails or is interrupted.
+  Json mine = Json::array();
+  for (int k = rank; k < static_cast<int>(outcome.windows.size()); k += ranks) {
+    WalkforwardOutcome fo;
+    fo.windows = outcome.windows;
+    std::vector<DailyRow> rows;
+    Result<std::optional<Json>> fold = RunFold(request, *plan, k, &fo, &rows);
+    mine.push_back(PackFold(k, fold, fo, rows));
+    if (!fold.ok() || !fold->has_value()) break;
+  }
+  const std::vector<std::string> packs = dist::Gather(mine.dump());
+  // Rank 0: the folds in order; the first failure decides.
+  Status verdict = Status::Ok();
+  if (rank == 0) {
+    std::map<int, Json> by_fold;
+    for (const std::string& text : packs) {
+      for (Json& f : Json::parse(text)) {
+        const int k = f["k"].get<int>();
+        by_fold[k] = std::move(f);
+      }
+    }
+    std::vector<DailyRow> rows;
+    Json folds_json = Json::array();
+    for (int k = 0; k < static_cast<int>(outcome.windows.size()) && verdict.ok(); ++k) {
+      const auto it = by_fold.find(k);
+      if (it == by_fold.end()) break;  // after an interrupted fold of the same rank
+      const Json& f = it->second;
+      for (const auto& n : f["notes"]) outcome.notes.push_back(n.get<std::string>());
+      for (const auto& d : f["dirs"]) outcome.fold_dirs.push_back(d.get<std::string>());
+      if (f.contains("error")) {
+        verdict = StatusOf(f["code"].get<int>(), f["error"].get<std::string>());
+        break;
+      }
+      if (!f.contains("entry")) {
+        outcome.exit_code = f["exit_code"].get<int>();
+        break;
+      }
+      for (const auto& r : f["rows"]) {
+        DailyRow d;
+        d.date = r[0].get<std::string>();
+        for (int c = 0; c < 3; ++c) {
+          d.cells[c] = r[1 + c].get<std::string>();
+          d.values[c] = std::strtod(r[4 + c].get<std::string>().c_str(), nullptr);
+        }
+        d.fold = r[7].get<int>();
+        rows.push_back(std::move(d));
+      }
+      folds_json.push_back(f["entry"]);
+    }
+    if (verdict.ok() && outcome.exit_code == 0 && folds_json.size() == outcome.windows.size()) {
+      if (rows.empty()) {
+        verdict = Status::DataError("the folds' evaluations produced no daily returns");
+      }
+      for (size_t i = 1; verdict.ok() && i < rows.size(); ++i) {
+        if (!(rows[i - 1].date < rows[i].date)) {
+          verdict =
+              Status::DataError("fold daily returns are not in time order at " + rows[i].date);
+        }
+      }
+      if (verdict.ok()) {
+        verdict = WriteConcatenated(request, *plan, rows, std::move(folds_json), &outcome);
+      }
+    }
+  }
+  if (ranks > 1) {  // every rank ends with rank 0's verdict
+    Json v = {{"code", static_cast<int>(verdict.code())},
+              {"message", verdict.message()},
+              {"exit_code", outcome.exit_code}};
+    v = Json::parse(dist::Broadcast(v.dump()));
+    if (rank != 0) {
+      outcome.exit_code = v["exit_code"].get<int>();
+      verdict = StatusOf(v["code"].get<int>(), v["message"].get<std::string>());
+    }
+  }
+  if (!verdict.ok()) return verdict;
   return outcome;
 }
 
