@@ -50,7 +50,7 @@ namespace {
 // K copies of the same job into the same directories, so they are refused.
 bool RunsOnRanks(const CLI::App& app) {
   for (const CLI::App* sub : app.get_subcommands()) {
-    if (sub->get_name() == "walkforward") return true;
+    if (sub->get_name() == "walkforward" || sub->get_name() == "train") return true;
   }
   return false;
 }
@@ -88,8 +88,9 @@ int Main(int argc, char** argv) {
   if (rlt::dist::Distributed() && !RunsOnRanks(app)) {
     if (rlt::dist::Rank() == 0) {
       std::fprintf(stderr,
-                   "error: under mpirun (%d ranks) only `rltrade walkforward` spreads its work "
-                   "over the ranks (its folds); run this command without mpirun\n",
+                   "error: under mpirun (%d ranks) only `rltrade walkforward` (its folds) and "
+                   "`rltrade train --seeds N` (its seeds) spread their work over the ranks; "
+                   "run this command without mpirun\n",
                    rlt::dist::Size());
     }
     return 2;

@@ -1,7 +1,8 @@
 // End-to-end tests of rltrade under mpirun (dist/dist.h, issue 15): `mpirun -np 2 rltrade
 // walkforward` runs fold k on rank k mod 2 and writes exactly what one process writes (the
 // concatenated daily returns and equity byte for byte, the same summary but for the output
-// path, the same table on stdout); an error is reported once and ends every rank; the
+// path, the same table on stdout); `mpirun -np 2 rltrade train --seeds 3` trains every seed
+// bit for bit as one process does; an error is reported once and ends every rank; the
 // commands that do not spread their work are refused under mpirun.
 #include <gtest/gtest.h>
 
@@ -94,11 +95,37 @@ TEST_F(MpiCli, AnErrorIsReportedOnceAndEndsEveryRank) {
   EXPECT_EQ(ReadFile(fs::path(out) / "keep.txt"), "x");
 }
 
+TEST_F(MpiCli, TrainSeedsOnTwoRanksTrainEachSeedAsOneProcessDoes) {
+  const std::string one = (dir_ / "s1").string(), two = (dir_ / "s2").string();
+  ASSERT_EQ(RunRltrade("train " + config_ + " --seeds 3 --run-dir " + one + " --quiet").exit_code,
+            0);
+  const auto r =
+      RunRltrade("train " + config_ + " --seeds 3 --run-dir " + two + " --quiet", Mpirun(2));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(ReadFile(fs::path(one) / "seeds.json"), ReadFile(fs::path(two) / "seeds.json"));
+  for (const char* seed : {"seed_4", "seed_5", "seed_6"}) {  // seeds 4, 6 on rank 0; 5 on 1
+    for (const char* f : {"policy.rlt", "state.pt", "envs.bin", "normalizer.json"}) {
+      const fs::path a = fs::path(one) / seed / "final" / f, b = fs::path(two) / seed / "final" / f;
+      ASSERT_TRUE(fs::exists(b)) << b;
+      EXPECT_EQ(ReadFile(a), ReadFile(b)) << seed << "/" << f;
+    }
+  }
+}
+
 TEST_F(MpiCli, CommandsThatDoNotSpreadTheirWorkAreRefusedUnderMpirun) {
   const std::string run = (dir_ / "run").string();
-  const auto r = RunRltrade("train " + config_ + " --run-dir " + run + " --quiet", Mpirun(2));
+  auto r = RunRltrade("data synth --days 5 --out " + (dir_ / "bars.csv").string(), Mpirun(2));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("only `rltrade walkforward` (its folds) and `rltrade train --seeds N`"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(dir_ / "bars.csv"));
+  // One seed on several ranks would be data-parallel training, not built yet.
+  r = RunRltrade("train " + config_ + " --run-dir " + run + " --quiet", Mpirun(2));
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.out.find("only `rltrade walkforward` spreads its work"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("one seed on several ranks (data-parallel PPO) is not built yet"),
+            std::string::npos)
+      << r.out;
   EXPECT_FALSE(fs::exists(run));
 }
 

@@ -367,6 +367,34 @@ TEST_F(PaperCli, LiveFeedsOfTheFilesBarsTradeAsTheEvaluation) {
   EXPECT_EQ(bars_journaled, rlt::testing::Lines(ReadFile(bars)).size() - 1);
 }
 
+TEST_F(PaperCli, ARecurrentPolicyCarriesItsStateAcrossBarsAndStartsEachSessionAfresh) {
+  // An LSTM policy: its state runs through the bars of a session and is reset at the next,
+  // as the evaluation's episodes do, so the replay and a pipe of the file equal the eval.
+  const std::string run = D() + "/lstm_run", bars = D() + "/bars.csv";
+  const auto trained =
+      RunRltrade("train " + std::string(RLT_SOURCE_DIR) + "/configs/intraday_ppo.toml" +
+                 " --set data.source=file --set data.file=" + bars +
+                 " --set split.train=start:2023-02-17 --set split.validation=2023-02-20:2023-03-03"
+                 " --set split.test=2023-03-06:end --set run.total_steps=2048 --set run.threads=1"
+                 " --set env.num_envs=8 --set algo.n_steps=64 --set algo.batch_size=128"
+                 " --set algo.sequence_length=8 --set algo.n_epochs=1 --set policy.recurrent=lstm"
+                 " --set policy.lstm_hidden_size=8 --set policy.pi=[16] --set policy.vf=[16]"
+                 " --quiet --run-dir " +
+                 run);
+  ASSERT_EQ(trained.exit_code, 0) << trained.out;
+  ASSERT_EQ(RunRltrade("eval " + run + " --range test").exit_code, 0);
+  const std::string replayed = D() + "/lstm_replay", piped = D() + "/lstm_piped";
+  const auto a =
+      RunRltrade("paper " + run + " --feed replay:" + bars +
+                 " --broker sim --start 2023-03-06 --fsync session --journal " + replayed);
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  ExpectTheEvaluationsOutputs(run + "/eval/test/", replayed);
+  const auto b = RunRltrade("paper " + run + " --feed stdin --broker sim --start 2023-03-06 " +
+                            "--fsync session --journal " + piped + " < " + bars);
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  ExpectTheEvaluationsOutputs(run + "/eval/test/", piped);
+}
+
 // A tcp session's fills: (bar, signed quantity, price), in journal order; and checks that
 // each order has exactly one outcome and each fill is at its bar's open.
 struct TcpFill {

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "dist/dist.h"
 #include "train/seeds.h"
 #include "train/train.h"
 
@@ -20,8 +21,15 @@ int RunTrain(const train::TrainRequest& request) {
   }
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  Result<train::TrainOutcome> out =
-      train::RunTrainCommand(request, ec ? std::string("/proc/self/exe") : self);
+  const std::string executable = ec ? std::string("/proc/self/exe") : self;
+  // Under mpirun the seeds of a run are spread over the ranks; rank 0 alone reports.
+  Result<train::TrainOutcome> out = dist::Distributed()
+                                        ? train::RunSeedsOnRanks(request, executable)
+                                        : train::RunTrainCommand(request, executable);
+  if (dist::Rank() != 0) {
+    if (!out.ok()) return out.status().code() == Status::Code::kRefused ? 2 : 1;
+    return out->exit_code;
+  }
   if (!out.ok()) return ReportError(out.status());
   if (!request.quiet) {
     if (out->exit_code != 0) {

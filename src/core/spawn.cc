@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 
 extern char** environ;
 
@@ -27,6 +28,19 @@ Result<pid_t> SpawnLogged(const std::string& executable, const std::vector<std::
   const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) return Status::IoError(log + ": cannot open: " + std::strerror(errno));
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  // The child is a process of its own, never a rank of the MPI job that may have started
+  // this one: the launcher's variables are left out (with them, its MPI_Init would try
+  // to join the job as this rank).
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view v(*e);
+    bool mpi = false;
+    for (const char* prefix : {"OMPI_", "PMIX_", "PMI_", "OPAL_", "HYDRA_", "MPI_LOCALRANKID"}) {
+      mpi = mpi || v.rfind(prefix, 0) == 0;
+    }
+    if (!mpi) env.push_back(*e);
+  }
+  env.push_back(nullptr);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
@@ -37,7 +51,7 @@ Result<pid_t> SpawnLogged(const std::string& executable, const std::vector<std::
     if (null_fd >= 0) ::dup2(null_fd, 0);
     ::dup2(log_fd, 1);
     ::dup2(log_fd, 2);
-    ::execve(executable.c_str(), argv.data(), environ);
+    ::execve(executable.c_str(), argv.data(), env.data());
     ::_exit(127);
   }
   const int fork_errno = errno;

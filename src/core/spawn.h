@@ -14,7 +14,9 @@
 namespace rlt {
 
 // Starts `executable args...` with stdin from /dev/null and stdout + stderr appended to
-// `log`. The child gets SIGKILL when the thread that started it ends (PR_SET_PDEATHSIG),
+// `log`, in this process's environment minus an MPI launcher's variables (OMPI_*, PMIX_*,
+// PMI_*, ...: a child of a rank is not a rank of the job). The child gets SIGKILL when the
+// thread that started it ends (PR_SET_PDEATHSIG),
 // so killing the parent, even with SIGKILL, kills its children too: call it from a
 // thread that waits for the child. IoError when it cannot start (an exec failure shows as
 // exit code 127).

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -22,6 +23,7 @@
 #include "core/json_text.h"
 #include "core/spawn.h"
 #include "core/thread_pool.h"
+#include "dist/dist.h"
 #include "runlog/manifest.h"
 #include "train/train_options.h"
 
@@ -358,6 +360,69 @@ Result<int> RequestedSeeds(const TrainRequest& request) {
   return seeds;
 }
 
+namespace {
+
+// A new multi-seed run: its directory, its seeds.json and, on the rank that created it,
+// the lock held while the seeds train.
+struct SeedsPlan {
+  std::string run_dir;
+  SeedsIndex index;
+  int configured_threads = 0;  // [run] threads
+  std::optional<runlog::RunLock> lock;
+};
+
+// Checks the request once and, with `create`, creates RUN/logs, takes the lock and writes
+// seeds.json (without: the same plan, for a rank that did not create RUN).
+Result<SeedsPlan> PlanSeeds(const TrainRequest& request, int seeds, bool create) {
+  RLT_ASSIGN_OR_RETURN(const config::Config config, LoadWithOverrides(request));
+  RunOptions run;
+  RLT_RETURN_IF_ERROR(config.Bind("run", run));
+  SeedsPlan plan;
+  plan.configured_threads = run.threads;
+  plan.run_dir = request.run_dir.empty() ? DefaultRunDir(request.config_path) : request.run_dir;
+  plan.index.config_path = request.config_path;
+  plan.index.overrides = request.overrides;
+  for (int i = 0; i < seeds; ++i) plan.index.seeds.push_back(run.seed + static_cast<uint64_t>(i));
+  if (!create) return plan;
+  std::error_code ec;
+  if (fs::exists(plan.run_dir, ec) && !fs::is_empty(plan.run_dir, ec)) {
+    return Status::InvalidArgument("run directory " + plan.run_dir +
+                                   " already exists; continue it with --resume " + plan.run_dir +
+                                   " or choose another --run-dir");
+  }
+  // Everything is checked once before anything is written (the seeds differ only in
+  // run.seed, which no check depends on).
+  RLT_RETURN_IF_ERROR(ValidateTraining(request));
+  fs::create_directories(fs::path(plan.run_dir) / "logs", ec);
+  if (ec) return Status::IoError("cannot create " + plan.run_dir + ": " + ec.message());
+  RLT_ASSIGN_OR_RETURN(runlog::RunLock lock,
+                       runlog::RunLock::Acquire(plan.run_dir, "rltrade train --seeds"));
+  plan.lock.emplace(std::move(lock));
+  RLT_RETURN_IF_ERROR(
+      WriteFileAtomic((fs::path(plan.run_dir) / kSeedsFile).string(), SeedsJson(plan.index)));
+  return plan;
+}
+
+// One child process per seed: `train CONFIG --run-dir RUN/seed_S --set ... run.seed=S`.
+std::vector<Job> SeedJobs(const TrainRequest& request, const SeedsPlan& plan, int threads) {
+  std::vector<Job> jobs;
+  const std::vector<std::string> dirs = plan.index.SeedRuns(plan.run_dir);
+  for (size_t i = 0; i < plan.index.seeds.size(); ++i) {
+    Job j;
+    j.seed = plan.index.seeds[i];
+    j.run_dir = dirs[i];
+    j.log = (fs::path(plan.run_dir) / "logs" / (SeedDirName(j.seed) + ".log")).string();
+    j.args = {"train", request.config_path, "--run-dir", j.run_dir};
+    for (const std::string& o : request.overrides) j.args.insert(j.args.end(), {"--set", o});
+    j.args.insert(j.args.end(), {"--set", "run.seed=" + std::to_string(j.seed), "--set",
+                                 "run.seeds=1", "--set", "run.threads=" + std::to_string(threads)});
+    jobs.push_back(std::move(j));
+  }
+  return jobs;
+}
+
+}  // namespace
+
 Result<TrainOutcome> RunTrainCommand(const TrainRequest& request, const std::string& executable) {
   if (!request.resume_dir.empty()) {
     RLT_ASSIGN_OR_RETURN(const std::optional<SeedsIndex> index, ReadSeedsIndex(request.resume_dir));
@@ -383,48 +448,99 @@ Result<TrainOutcome> RunTrainCommand(const TrainRequest& request, const std::str
     if (request.seeds == 1) one.overrides.push_back("run.seeds=1");
     return RunTraining(one);
   }
-  RLT_ASSIGN_OR_RETURN(const config::Config config, LoadWithOverrides(request));
-  RunOptions run;
-  RLT_RETURN_IF_ERROR(config.Bind("run", run));
-  const std::string run_dir =
-      request.run_dir.empty() ? DefaultRunDir(request.config_path) : request.run_dir;
-  std::error_code ec;
-  if (fs::exists(run_dir, ec) && !fs::is_empty(run_dir, ec)) {
-    return Status::InvalidArgument("run directory " + run_dir +
-                                   " already exists; continue it with --resume " + run_dir +
-                                   " or choose another --run-dir");
-  }
-  // Everything is checked once before anything is written (the seeds differ only in
-  // run.seed, which no check depends on).
-  RLT_RETURN_IF_ERROR(ValidateTraining(request));
-  SeedsIndex index;
-  index.config_path = request.config_path;
-  index.overrides = request.overrides;
-  for (int i = 0; i < seeds; ++i) index.seeds.push_back(run.seed + static_cast<uint64_t>(i));
-  fs::create_directories(fs::path(run_dir) / "logs", ec);
-  if (ec) return Status::IoError("cannot create " + run_dir + ": " + ec.message());
-  RLT_ASSIGN_OR_RETURN(runlog::RunLock lock,
-                       runlog::RunLock::Acquire(run_dir, "rltrade train --seeds"));
-  RLT_RETURN_IF_ERROR(WriteFileAtomic((fs::path(run_dir) / kSeedsFile).string(), SeedsJson(index)));
-  const auto [processes, threads] = Parallelism(seeds, run.threads);
-  std::vector<Job> jobs;
-  const std::vector<std::string> dirs = index.SeedRuns(run_dir);
-  for (int i = 0; i < seeds; ++i) {
-    Job j;
-    j.seed = index.seeds[i];
-    j.run_dir = dirs[i];
-    j.log = (fs::path(run_dir) / "logs" / (SeedDirName(j.seed) + ".log")).string();
-    j.args = {"train", request.config_path, "--run-dir", j.run_dir};
-    for (const std::string& o : request.overrides) j.args.insert(j.args.end(), {"--set", o});
-    j.args.insert(j.args.end(), {"--set", "run.seed=" + std::to_string(j.seed), "--set",
-                                 "run.seeds=1", "--set", "run.threads=" + std::to_string(threads)});
-    jobs.push_back(std::move(j));
-  }
+  RLT_ASSIGN_OR_RETURN(SeedsPlan plan, PlanSeeds(request, seeds, /*create=*/true));
+  const auto [processes, threads] = Parallelism(seeds, plan.configured_threads);
+  std::vector<Job> jobs = SeedJobs(request, plan, threads);
   if (!request.quiet) {
     fmt::print(stderr, "training seeds {} into {}: {} at a time, {} thread{} each\n",
-               ListSeeds(index.seeds), run_dir, processes, threads, threads == 1 ? "" : "s");
+               ListSeeds(plan.index.seeds), plan.run_dir, processes, threads,
+               threads == 1 ? "" : "s");
   }
-  return RunJobs(jobs, processes, executable, run_dir, request.quiet);
+  return RunJobs(jobs, processes, executable, plan.run_dir, request.quiet);
+}
+
+Result<TrainOutcome> RunSeedsOnRanks(const TrainRequest& request, const std::string& executable) {
+  const int rank = dist::Rank(), ranks = dist::Size();
+  if (!request.resume_dir.empty() || request.seed) {
+    return Status::Refused(
+        "under mpirun, rltrade train spreads the seeds of a new run over the ranks; resume "
+        "a run without mpirun (rltrade train --resume RUN)");
+  }
+  RLT_ASSIGN_OR_RETURN(const int seeds, RequestedSeeds(request));
+  if (seeds < 2) {
+    return Status::Refused(
+        "under mpirun, rltrade train spreads the seeds of a run (--seeds N or [run] seeds) "
+        "over the ranks; one seed on several ranks (data-parallel PPO) is not built yet: run "
+        "it without mpirun");
+  }
+  // Rank 0 checks everything and creates RUN (seeds.json, the lock) before any rank starts.
+  std::optional<SeedsPlan> plan;
+  Status planned = Status::Ok();
+  if (rank == 0) {
+    Result<SeedsPlan> p = PlanSeeds(request, seeds, /*create=*/true);
+    if (p.ok()) {
+      plan = std::move(*p);
+    } else {
+      planned = p.status();
+    }
+  }
+  const std::string verdict = dist::Broadcast(planned.ok() ? "" : planned.message());
+  if (!verdict.empty()) return rank == 0 ? planned : Status::Refused(verdict);
+  if (rank != 0) {
+    Result<SeedsPlan> p = PlanSeeds(request, seeds, /*create=*/false);
+    if (!p.ok()) {
+      std::fprintf(stderr, "error: rank %d: %s\n", rank, p.status().message().c_str());
+      dist::Abort(1);
+    }
+    plan = std::move(*p);
+  }
+  // Seed i on rank i mod K; each rank runs its seeds as child processes, as one process
+  // runs all of them.
+  std::vector<Job> mine;
+  {
+    const int count = (seeds - rank + ranks - 1) / ranks;
+    const auto [processes, threads] = Parallelism(count, plan->configured_threads);
+    std::vector<Job> all = SeedJobs(request, *plan, threads);
+    for (int i = rank; i < seeds; i += ranks) mine.push_back(std::move(all[i]));
+    if (!request.quiet && !mine.empty()) {
+      std::vector<uint64_t> ids;
+      for (const Job& j : mine) ids.push_back(j.seed);
+      fmt::print(stderr, "rank {}/{}: training seeds {} into {}: {} at a time, {} thread{} each\n",
+                 rank, ranks, ListSeeds(ids), plan->run_dir, processes, threads,
+                 threads == 1 ? "" : "s");
+    }
+    Result<TrainOutcome> done =
+        mine.empty() ? Result<TrainOutcome>(TrainOutcome{})
+                     : RunJobs(mine, processes, executable, plan->run_dir, request.quiet);
+    nlohmann::json pack = {
+        {"ok", done.ok()},
+        {"message", done.ok() ? "" : done.status().message()},
+        {"refused", !done.ok() && done.status().code() == Status::Code::kRefused},
+        {"exit_code", done.ok() ? done->exit_code : 0},
+        {"steps", done.ok() ? done->total_steps : 0}};
+    const std::vector<std::string> packs = dist::Gather(pack.dump());
+    nlohmann::json all_ranks = {{"message", ""}, {"exit_code", 0}, {"steps", 0}};
+    if (rank == 0) {
+      int64_t steps = 0;
+      for (const std::string& text : packs) {
+        const nlohmann::json r = nlohmann::json::parse(text);
+        steps += r["steps"].get<int64_t>();
+        if (!r["ok"].get<bool>() && all_ranks["message"].get<std::string>().empty()) {
+          all_ranks["message"] = r["message"];
+        }
+        if (all_ranks["exit_code"].get<int>() == 0) all_ranks["exit_code"] = r["exit_code"];
+      }
+      all_ranks["steps"] = steps;
+    }
+    all_ranks = nlohmann::json::parse(dist::Broadcast(all_ranks.dump()));
+    const std::string message = all_ranks["message"].get<std::string>();
+    if (!message.empty()) return Status::IoError(message);
+    TrainOutcome out;
+    out.run_dir = plan->run_dir;
+    out.exit_code = all_ranks["exit_code"].get<int>();
+    out.total_steps = all_ranks["steps"].get<int64_t>();
+    return out;
+  }
 }
 
 }  // namespace rlt::train

@@ -74,6 +74,13 @@ Result<int> RequestedSeeds(const TrainRequest& request);
 // `executable`: the rltrade binary that child processes run (/proc/self/exe).
 Result<TrainOutcome> RunTrainCommand(const TrainRequest& request, const std::string& executable);
 
+// `mpirun -np K rltrade train CONFIG --seeds N` (dist/dist.h): seed i of the N trains on
+// rank i mod K (as a child process of that rank, like RunTrainCommand's seeds); rank 0
+// checks the request and creates RUN, seeds.json and its lock first; every rank returns
+// the job's outcome (the first failure, the summed steps). Refused: a resume, or one seed
+// (data-parallel training is not built yet). A collective: every rank must call it.
+Result<TrainOutcome> RunSeedsOnRanks(const TrainRequest& request, const std::string& executable);
+
 }  // namespace rlt::train
 
 #endif  // RLT_TRAIN_SEEDS_H_
