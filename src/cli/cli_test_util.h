@@ -22,6 +22,30 @@ inline CmdResult RunCli(const std::string& args, const std::string& prefix = "",
   return rlt::testing::RunRltrade(args, prefix, stderr_to);
 }
 
+// A small intraday training (synthetic market, 2,048 steps, seed 4, one thread: a couple
+// of seconds) with train and test ranges, for the tests of multi-seed and multi-rank runs.
+inline constexpr const char* kSmallIntradayConfig = R"(
+[run]
+total_steps = 2048
+seed = 4
+threads = 1
+[data]
+source = "synthetic"
+days = 40
+signal_to_noise = 0.08
+[split]
+train = "2023-01-02:2023-02-10"
+test = "2023-02-13:2023-02-24"
+[env]
+id = "intraday"
+num_envs = 8
+action_mode = "target_position"
+[algo]
+n_steps = 64
+batch_size = 256
+n_epochs = 2
+)";
+
 }  // namespace rlt::cli::testing_util
 
 #endif  // RLT_CLI_CLI_TEST_UTIL_H_

@@ -19,27 +19,7 @@ namespace fs = std::filesystem;
 using testing_util::ReadFile;
 using testing_util::RunCli;
 
-constexpr const char* kConfig = R"(
-[run]
-total_steps = 2048
-seed = 4
-threads = 1
-[data]
-source = "synthetic"
-days = 40
-signal_to_noise = 0.08
-[split]
-train = "2023-01-02:2023-02-10"
-test = "2023-02-13:2023-02-24"
-[env]
-id = "intraday"
-num_envs = 8
-action_mode = "target_position"
-[algo]
-n_steps = 64
-batch_size = 256
-n_epochs = 2
-)";
+constexpr const char* kConfig = rlt::cli::testing_util::kSmallIntradayConfig;
 
 class SeedsCli : public ::testing::Test {
  protected:
