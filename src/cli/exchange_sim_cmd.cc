@@ -1,8 +1,8 @@
 // rltrade cli: `rltrade exchange-sim --port P --bars FILE [--latency MS] [--reject-rate X]
-// [--disconnect-every N] [--speed X] [--seed S] [--lockstep] [--fee-rate X] [--cash X]
-// [--timezone TZ] [--quiet]` — serves the broker protocol (paper/protocol.h) on
-// 127.0.0.1 with the exchange simulator (paper/exchange_sim.h). Flag parsing, signals
-// and printing only.
+// [--disconnect-every N] [--pause-after SEQ --pause-ms MS] [--speed X] [--seed S]
+// [--lockstep] [--fee-rate X] [--cash X] [--timezone TZ] [--quiet]` — serves the broker protocol
+// (paper/protocol.h) on 127.0.0.1 with the exchange simulator (paper/exchange_sim.h). Flag parsing,
+// signals and printing only.
 //
 // stdout: first "listening on 127.0.0.1:PORT" (flushed at once, so a caller that passed
 // --port 0 learns the port), last one line saying why it stopped (end of the file, or a
@@ -104,6 +104,11 @@ void RegisterExchangeSimCommand(CLI::App& app, Action* action) {
   cmd->add_option("--speed", f->options.speed,
                   "X times real time (default: as fast as the client reads)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--pause-after", f->options.pause_after,
+                  "after bar SEQ hold the stream for --pause-ms (a feed that goes quiet)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  cmd->add_option("--pause-ms", f->options.pause_ms, "length of that pause, ms")
+      ->check(CLI::Range(0, 3600000));
   cmd->add_option("--seed", f->options.seed, "seed of the --reject-rate draws");
   cmd->add_flag("--lockstep", f->options.lockstep,
                 "stream bar t+1 only after the client's ready {after_bar: t}");

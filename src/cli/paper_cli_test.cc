@@ -395,6 +395,64 @@ TEST_F(PaperCli, ARecurrentPolicyCarriesItsStateAcrossBarsAndStartsEachSessionAf
   ExpectTheEvaluationsOutputs(run + "/eval/test/", piped);
 }
 
+TEST_F(PaperCli, AQuietExchangeStopsNewOrdersCancelsTheWorkingOnesAndFlattens) {
+  // The simulator holds its stream 3 s after a bar of the first traded session; the
+  // session's stale_feed_seconds is 1.5: it journals the rule, cancels the order it sent
+  // for the next bar, and with flatten_on_stale sends a flatten that fills at that bar.
+  const std::string run = D() + "/run", bars = D() + "/bars.csv";
+  const std::vector<std::string> lines = rlt::testing::Lines(ReadFile(bars));
+  size_t first = 0;
+  while (first < lines.size() && lines[first].rfind("2023-03-06", 0) != 0) ++first;
+  ASSERT_LT(first, lines.size());
+  const int64_t quiet_after = static_cast<int64_t>(first) + 39;  // the seq of bar 40 (1-based)
+  std::ofstream(D() + "/stale_tcp.toml") << "stale_feed_seconds = 1.5\nflatten_on_stale = true\n";
+  const std::string j = D() + "/stale_tcp";
+  rlt::testing::SimProcess sim("--port 0 --quiet --lockstep --fee-rate 0.0005 --pause-after " +
+                                   std::to_string(quiet_after) + " --pause-ms 3000 --bars " + bars,
+                               "", j + ".err");
+  const std::string at = "tcp:127.0.0.1:" + std::to_string(sim.port());
+  const auto r =
+      RunRltrade("paper " + run + " --start 2023-03-06 --fsync session --feed " + at +
+                 " --broker " + at + " --risk " + D() + "/stale_tcp.toml --journal " + j);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(sim.Finish(), 0);
+  int stale = 0;
+  double position = 0;  // before the quiet bar's orders fill
+  std::set<std::string> cancelled, orders_for_next;
+  std::vector<nlohmann::json> next_fills;
+  for (const auto& l : JournalLines(j + "/journal.jsonl")) {
+    const std::string type = l["type"];
+    if (type == "risk" && l["rule"] == "stale_feed") {
+      ++stale;
+      EXPECT_EQ(l["bar"], quiet_after) << l.dump();
+    }
+    if (type == "cancelled") cancelled.insert(l["client_order_id"].get<std::string>());
+    if (type == "order" && l["bar"] == quiet_after + 1) {
+      orders_for_next.insert(l["client_order_id"].get<std::string>());
+    }
+    if (type != "fill") continue;
+    if (l["bar"].get<int64_t>() <= quiet_after) position = l["position_after"];
+    if (l["bar"] == quiet_after + 1) next_fills.push_back(l);
+  }
+  EXPECT_EQ(stale, 1);
+  // Every order for the next bar sent before the feed went quiet was cancelled; only the
+  // stale flatten fills there.
+  for (const std::string& id : orders_for_next) {
+    if (id.find("-stale") == std::string::npos) {
+      EXPECT_TRUE(cancelled.count(id)) << id;
+    }
+  }
+  if (position != 0) {
+    ASSERT_EQ(next_fills.size(), 1u);
+    EXPECT_EQ(next_fills[0]["client_order_id"], "b" + std::to_string(quiet_after + 1) + "-stale");
+    EXPECT_EQ(next_fills[0]["position_after"], 0.0);
+  } else {
+    EXPECT_TRUE(next_fills.empty());
+  }
+  const auto summary = nlohmann::json::parse(ReadFile(j + "/summary.json"));
+  EXPECT_EQ(summary["risk_refusals"]["stale_feed"], 1);
+}
+
 // A tcp session's fills: (bar, signed quantity, price), in journal order; and checks that
 // each order has exactly one outcome and each fill is at its bar's open.
 struct TcpFill {

@@ -465,6 +465,11 @@ void ExchangeSim::Impl::StreamNext(int64_t now) {
     const double gap_s = static_cast<double>(BarAt(cursor_).epoch - BarAt(cursor_ - 1).epoch);
     next_bar_due_ms_ = now + static_cast<int64_t>(std::llround(gap_s * 1000.0 / options_.speed));
   }
+  if (cursor_ - 1 == options_.pause_after) {  // a feed that goes quiet
+    next_bar_due_ms_ = std::max(next_bar_due_ms_, now + options_.pause_ms);
+    Log("pausing the stream for " + std::to_string(options_.pause_ms) + " ms after bar " +
+        std::to_string(options_.pause_after));
+  }
   if (options_.disconnect_every > 0 && cursor_ % options_.disconnect_every == 0 &&
       cursor_ < total) {
     ++stats_.disconnects;
@@ -500,7 +505,9 @@ int ExchangeSim::Impl::NextTimeoutMs(int64_t now) const {
   int64_t due = now + kMaxPollMs;
   if (!delayed_.empty()) due = std::min(due, delayed_.front().due_ms);
   if (client_) due = std::min(due, client_->last_sent_ms + options_.heartbeat_ms);
-  if (greeted() && options_.speed > 0) due = std::min(due, std::max(now, next_bar_due_ms_));
+  if (greeted() && (options_.speed > 0 || options_.pause_ms > 0)) {
+    due = std::min(due, std::max(now, next_bar_due_ms_));
+  }
   return static_cast<int>(std::clamp<int64_t>(due - now, 0, kMaxPollMs));
 }
 
@@ -579,6 +586,9 @@ Result<std::unique_ptr<ExchangeSim>> ExchangeSim::Create(market::MarketData data
     return Status::InvalidArgument(
         "--speed must be > 0 (times real time), or 0 for as fast as "
         "the client reads");
+  }
+  if (o.pause_ms < 0 || o.pause_after < -1) {
+    return Status::InvalidArgument("--pause-ms must be >= 0 and --pause-after a bar seq >= 0");
   }
   if (o.latency_ms < 0 || o.disconnect_every < 0 || o.heartbeat_ms <= 0 ||
       o.client_timeout_ms <= 0 || o.end_linger_ms < 0) {

@@ -39,6 +39,8 @@
 //    the next bar goes to the next connection: no bar is lost or sent twice (in lockstep
 //    mode the last bar, unless the client readied it in time, is sent again). A client that
 //    breaks its own connection may lose what was in flight (at-most-once delivery).
+//  - pause_after N, pause_ms M: after bar N the next bar waits M ms more (a feed that
+//    goes quiet: heartbeats go on, orders are still answered).
 //  - Heartbeats after heartbeat_ms without sending. At the end of the data: pending
 //    orders rejected, then end {reason: "end_of_data"}; requests are still answered until
 //    the client closes or end_linger_ms passes; then Run() returns. Stop() (any thread, or
@@ -65,6 +67,8 @@ struct ExchangeSimOptions {
   int64_t disconnect_every = 0;   // close the connection after every N-th bar; 0: never
   double speed = 0;               // 0: as fast as the client reads; X: X times real time
   bool lockstep = false;          // stream bar t+1 only after the client's ready {after_bar: t}
+  int64_t pause_after = -1;       // hold the stream for pause_ms after this bar's seq; -1: never
+  int pause_ms = 0;               // (a stale feed, for tests; heartbeats go on)
   uint64_t seed = 0;              // the reject draws
   double fee_rate = 0;            // fee per fill as a fraction of traded value
   double initial_cash = 0;        // every account's cash before its first fill

@@ -998,7 +998,11 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
           const double q = std::llround(f->quantity / lot);
           const int64_t lots = static_cast<int64_t>(f->side == Side::kBuy ? q : -q);
           RLT_RETURN_IF_ERROR(book_fill(f->client_order_id, lots, f->price, f->fee, b,
-                                        Json{{"seq", f->bar}, {"order_id", f->order_id}}, false));
+                                        Json{{"seq", f->bar},
+                                             {"order_id", f->order_id},
+                                             {"time", FormatIso8601(f->epoch, tz.OffsetAt(f->epoch),
+                                                                    /*utc_z=*/false)}},
+                                        false));
         } else if (const auto* rj = std::get_if<Reject>(&m)) {
           if (rj->request == "cancel") continue;  // a cancel that came too late: it filled
           RLT_RETURN_IF_ERROR(reject_retry(*rj));
