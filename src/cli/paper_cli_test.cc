@@ -330,6 +330,15 @@ TEST_F(PaperCli, RiskLimitsRefuseOrdersFlattenAndStopWithTheRuleJournaled) {
       << bad.out;
 }
 
+// The index of the first line of a bar file that starts with `date` (line 0: the header).
+size_t FirstLineOn(const std::string& bars, const std::string& date) {
+  const std::vector<std::string> lines = rlt::testing::Lines(ReadFile(bars));
+  size_t first = 0;
+  while (first < lines.size() && lines[first].rfind(date, 0) != 0) ++first;
+  EXPECT_LT(first, lines.size()) << "no bar on " << date;
+  return first;
+}
+
 // The evaluation's outputs of the test range against a paper session's.
 void ExpectTheEvaluationsOutputs(const std::string& eval_dir, const std::string& journal_dir) {
   for (const char* f : {"daily_returns.csv", "trades.csv", "equity.csv"}) {
@@ -400,10 +409,7 @@ TEST_F(PaperCli, AQuietExchangeStopsNewOrdersCancelsTheWorkingOnesAndFlattens) {
   // session's stale_feed_seconds is 1.5: it journals the rule, cancels the order it sent
   // for the next bar, and with flatten_on_stale sends a flatten that fills at that bar.
   const std::string run = D() + "/run", bars = D() + "/bars.csv";
-  const std::vector<std::string> lines = rlt::testing::Lines(ReadFile(bars));
-  size_t first = 0;
-  while (first < lines.size() && lines[first].rfind("2023-03-06", 0) != 0) ++first;
-  ASSERT_LT(first, lines.size());
+  const size_t first = FirstLineOn(bars, "2023-03-06");
   const int64_t quiet_after = static_cast<int64_t>(first) + 39;  // the seq of bar 40 (1-based)
   std::ofstream(D() + "/stale_tcp.toml") << "stale_feed_seconds = 1.5\nflatten_on_stale = true\n";
   const std::string j = D() + "/stale_tcp";
@@ -574,10 +580,7 @@ TEST_F(PaperCli, KilledTwentyTimesAgainstTheSimulatorItFillsAsAnUninterruptedSes
 TEST_F(PaperCli, AStaleFeedStopsNewOrdersAndFlattens) {
   const std::string run = D() + "/run", bars = D() + "/bars.csv";
   // The gap: after the bar 40 of the first traded session.
-  const std::vector<std::string> lines = rlt::testing::Lines(ReadFile(bars));
-  size_t first = 0;
-  while (first < lines.size() && lines[first].rfind("2023-03-06", 0) != 0) ++first;
-  ASSERT_LT(first, lines.size());
+  const size_t first = FirstLineOn(bars, "2023-03-06");
   const size_t cut = first + 40;  // lines [0, cut) before the gap (line 0: the header)
   std::ofstream(D() + "/stale.toml") << "stale_feed_seconds = 1.5\nflatten_on_stale = true\n";
   const std::string j = D() + "/stale";
