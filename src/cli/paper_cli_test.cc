@@ -149,6 +149,7 @@ TEST_F(PaperCli, BadArgumentsAreClearErrorsAndLeaveNoJournal) {
       {"--feed replay:" + bars + " --broker ib", "--broker ib: expected sim or tcp:HOST:PORT"},
       {"--feed stdin --broker tcp:127.0.0.1:9", "give the same server as the feed"},
       {"--feed tcp:127.0.0.1:99999 --broker sim", "the port must be 1-65535"},
+      {"--feed tcp:127.0.0.1:1 --broker sim", "cannot reach the broker"},  // nobody there
       {"--feed replay:" + bars + " --broker sim --start 2023-13-40", "2023-13-40"},
   };
   int k = 0;

@@ -260,6 +260,17 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
     bo.port = feed.port;
     bo.account = r.account;
     broker = std::make_unique<TcpBroker>(bo);
+    // Connected (and the hello accepted: account, credential) before the journal is
+    // created: a server that is down or refuses leaves nothing behind.
+    RLT_RETURN_IF_ERROR(broker->Connect());
+    const ServerHello& hello = broker->hello();
+    if (std::find(hello.symbols.begin(), hello.symbols.end(), data_bars.symbol) ==
+        hello.symbols.end()) {
+      std::string listed;
+      for (const std::string& sym : hello.symbols) listed += (listed.empty() ? "" : ", ") + sym;
+      return Status::InvalidArgument("--feed " + r.feed + ": the server streams " + listed +
+                                     ", not the run's symbol " + data_bars.symbol);
+    }
   }
   std::error_code ec;
   fs::create_directories(journal_dir, ec);
@@ -870,15 +881,7 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
         awaiting_positions = broker->RequestPositions().ok();
         return Status::Ok();
       };
-      RLT_RETURN_IF_ERROR(broker->Connect());
       const ServerHello& hello = broker->hello();
-      if (std::find(hello.symbols.begin(), hello.symbols.end(), bars.symbol) ==
-          hello.symbols.end()) {
-        std::string listed;
-        for (const std::string& sym : hello.symbols) listed += (listed.empty() ? "" : ", ") + sym;
-        return Status::InvalidArgument("--feed " + r.feed + ": the server streams " + listed +
-                                       ", not the run's symbol " + bars.symbol);
-      }
       RLT_RETURN_IF_ERROR(journal.Emit({{"type", "broker"},
                                         {"event", "connected"},
                                         {"session", hello.session},
