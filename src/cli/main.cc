@@ -89,8 +89,8 @@ int Main(int argc, char** argv) {
     if (rlt::dist::Rank() == 0) {
       std::fprintf(stderr,
                    "error: under mpirun (%d ranks) only `rltrade walkforward` (its folds) and "
-                   "`rltrade train --seeds N` (its seeds) spread their work over the ranks; "
-                   "run this command without mpirun\n",
+                   "`rltrade train` (its seeds, or one policy data-parallel) spread their work "
+                   "over the ranks; run this command without mpirun\n",
                    rlt::dist::Size());
     }
     return 2;

@@ -3,12 +3,26 @@
 // concatenated daily returns and equity byte for byte, the same summary but for the output
 // path, the same table on stdout); `mpirun -np 2 rltrade train --seeds 3` trains every seed
 // bit for bit as one process does; an error is reported once and ends every rank; the
-// commands that do not spread their work are refused under mpirun.
+// commands that do not spread their work are refused under mpirun. `mpirun -np 2 rltrade
+// train CONFIG` trains one policy data-parallel: rank 0 writes one run, --resume on 2 ranks
+// ends bit for bit where the uninterrupted run ended, on one process it continues with new
+// environments; a rank killed (SIGKILL) or stopped (SIGSTOP) ends the job within 60 s and
+// the run resumes from its last checkpoint. (That the 2-rank run equals one process with
+// twice the environments is learn/data_parallel_test.cc.)
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "cli/cli_test_util.h"
 #include "testing/testing.h"
@@ -95,20 +109,218 @@ TEST_F(MpiCli, TrainSeedsOnTwoRanksTrainEachSeedAsOneProcessDoes) {
 }
 
 TEST_F(MpiCli, CommandsThatDoNotSpreadTheirWorkAreRefusedUnderMpirun) {
-  const std::string run = (dir_ / "run").string();
   auto r = RunRltrade("data synth --days 5 --out " + (dir_ / "bars.csv").string(), Mpirun(2));
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.out.find("only `rltrade walkforward` (its folds) and `rltrade train --seeds N`"),
+  EXPECT_NE(r.out.find("only `rltrade walkforward` (its folds) and `rltrade train` (its seeds, "
+                       "or one policy data-parallel)"),
             std::string::npos)
       << r.out;
   EXPECT_FALSE(fs::exists(dir_ / "bars.csv"));
-  // One seed on several ranks would be data-parallel training, not built yet.
-  r = RunRltrade("train " + config_ + " --run-dir " + run + " --quiet", Mpirun(2));
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.out.find("one seed on several ranks (data-parallel PPO) is not built yet"),
+}
+
+// ---- Data-parallel training: one policy on the ranks (issue 15 §1) --------------------
+
+// CartPole, 2 environments per rank: with 2 ranks, 4 environments of 32 steps per update
+// and minibatches of 16 samples per environment (batch_size 64 = 4 x 16).
+constexpr const char* kCartPole = R"toml(
+[run]
+total_steps = 4096
+seed = 3
+threads = 1
+checkpoint_every = 1024
+[env]
+id = "cartpole"
+num_envs = 2
+[algo]
+n_steps = 32
+batch_size = 64
+n_epochs = 4
+norm_obs = true
+norm_reward = true
+learning_rate = "linear(1e-3, 0)"
+[policy]
+pi = [32, 32]
+vf = [32, 32]
+)toml";
+
+// metrics.csv without the columns that measure time and the machine (time/fps, sys/*).
+std::string TrainingColumns(const std::string& csv) {
+  std::string out;
+  std::vector<bool> keep;
+  for (const std::string& line : rlt::testing::Lines(csv)) {
+    std::vector<std::string> cells;
+    std::stringstream in(line);
+    for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
+    if (keep.empty()) {
+      for (const std::string& name : cells) {
+        keep.push_back(name != "time/fps" && name.rfind("sys/", 0) != 0);
+      }
+    }
+    for (size_t k = 0; k < cells.size() && k < keep.size(); ++k) {
+      if (keep[k]) out += cells[k] + ",";
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+class MpiTrain : public MpiCli {
+ protected:
+  void SetUp() override {
+    MpiCli::SetUp();
+    cartpole_ = (dir_ / "cartpole.toml").string();
+    rlt::testing::WriteFile(cartpole_, kCartPole);
+  }
+  // A copy of run `from` as it was at checkpoint step_<step>: later checkpoints and final/
+  // removed (what a run killed after that checkpoint leaves).
+  std::string CutAt(const std::string& from, const std::string& name, int step) {
+    const fs::path to = dir_ / name;
+    fs::copy(from, to, fs::copy_options::recursive);
+    fs::remove_all(to / "final");
+    for (const auto& e : fs::directory_iterator(to / "checkpoints")) {
+      if (std::stoi(e.path().filename().string().substr(5)) > step) fs::remove_all(e.path());
+    }
+    return to.string();
+  }
+  std::string cartpole_;
+};
+
+TEST_F(MpiTrain, OnePolicyOnTwoRanksResumesBitForBit) {
+  const std::string run = (dir_ / "dp").string();
+  const auto r = RunRltrade("train " + cartpole_ + " --run-dir " + run, Mpirun(2));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("on 2 ranks of 2 environments each (4 environments, one policy)"),
             std::string::npos)
       << r.out;
+  // Rank 0 wrote one run: every update once, counting both ranks' steps.
+  const std::vector<std::string> rows =
+      rlt::testing::Lines(ReadFile(fs::path(run) / "metrics.csv"));
+  ASSERT_EQ(rows.size(), 1u + 4096 / 128);
+  EXPECT_EQ(rows[1].substr(0, 4), "128,");
+  for (const char* f : {"group.txt", "member_1.bin", "envs.bin", "policy.rlt"}) {
+    EXPECT_TRUE(fs::exists(fs::path(run) / "final" / f)) << f;
+  }
+  EXPECT_EQ(ReadFile(fs::path(run) / "final" / "group.txt"), "ranks 2\nenvs_per_rank 2\n");
+
+  // Killed after step 2048: --resume on 2 ranks ends where the uninterrupted run ended.
+  const std::string cut = CutAt(run, "cut", 2048);
+  const auto resumed = RunRltrade("train --resume " + cut + " --quiet", Mpirun(2));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  for (const char* f : {"policy.rlt", "envs.bin", "member_1.bin", "normalizer.pt"}) {
+    EXPECT_EQ(ReadFile(fs::path(run) / "final" / f), ReadFile(fs::path(cut) / "final" / f)) << f;
+  }
+  EXPECT_EQ(TrainingColumns(ReadFile(fs::path(run) / "metrics.csv")),
+            TrainingColumns(ReadFile(fs::path(cut) / "metrics.csv")));
+
+  // On another number of ranks (here one process) the policy continues, the envs restart.
+  const std::string alone = CutAt(run, "alone", 2048);
+  const auto single = RunRltrade("train --resume " + alone);
+  ASSERT_EQ(single.exit_code, 0) << single.out;
+  EXPECT_NE(single.out.find("was written by 2 ranks of 2 environments and this run has 1"),
+            std::string::npos)
+      << single.out;
+  EXPECT_TRUE(fs::exists(fs::path(alone) / "final" / "MANIFEST"));
+}
+
+TEST_F(MpiTrain, SettingsDataParallelTrainingCannotUseAreRefusedBeforeAnythingIsWritten) {
+  const std::string run = (dir_ / "bad").string();
+  auto r =
+      RunRltrade("train " + cartpole_ + " --set algo.batch_size=2 --run-dir " + run, Mpirun(2));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("batch_size must be a multiple of env.num_envs x ranks = 2 x 2 = 4"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("e.g. batch_size = 4"), std::string::npos) << r.out;
+  r = RunRltrade("train " + cartpole_ + " --set policy.backend=torch --run-dir " + run, Mpirun(2));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("runs on the native backend"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(run));
+}
+
+// The PIDs of the processes whose parent is `parent` (mpirun's ranks on this machine).
+std::vector<pid_t> Children(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state = 0;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent) out.push_back(std::stoi(name));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A long data-parallel run; once it has written a checkpoint, `signal` goes to one rank.
+// The job must end within 60 s with a non-zero status, and the run must resume.
+void KillOneRank(const fs::path& dir, const std::string& config, int signal,
+                 const std::string& expected_message) {
+  const std::string run = (dir / "long").string(), log = (dir / "long.log").string();
+  const std::string command =
+      "export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; exec " +
+      std::string(RLT_MPIEXEC) + " --oversubscribe -np 2 " + rlt::testing::RltradeBinary() +
+      " train " + config +
+      " --set run.total_steps=100000000 --set run.rank_timeout_seconds=10 --run-dir " + run +
+      " --quiet > " + log + " 2>&1";
+  const pid_t mpirun = ::fork();
+  ASSERT_GE(mpirun, 0);
+  if (mpirun == 0) {
+    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  while (seconds() < 60 && !fs::exists(fs::path(run) / "checkpoints")) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(fs::exists(fs::path(run) / "checkpoints")) << ReadFile(log);
+  std::vector<pid_t> ranks = Children(mpirun);
+  ASSERT_EQ(ranks.size(), 2u) << ReadFile(log);
+  ASSERT_EQ(::kill(ranks[1], signal), 0);
+  const auto hit = std::chrono::steady_clock::now();
+  int status = 0;
+  pid_t done = 0;
+  while ((done = ::waitpid(mpirun, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() - hit < std::chrono::seconds(60)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (done == 0) {  // still running: fail, and do not leave the job behind
+    ::kill(ranks[1], SIGCONT);
+    ::kill(mpirun, SIGKILL);
+    ::waitpid(mpirun, &status, 0);
+    FAIL() << "the job did not end within 60 s of the signal:\n" << ReadFile(log);
+  }
+  EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << ReadFile(log);
+  EXPECT_NE(ReadFile(log).find(expected_message), std::string::npos) << ReadFile(log);
+  // The last checkpoint stays loadable: the run resumes on 2 ranks and finishes.
+  int64_t last = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(run) / "checkpoints")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("step_", 0) == 0) last = std::max<int64_t>(last, std::stoll(name.substr(5)));
+  }
+  ASSERT_GT(last, 0);
+  const auto resumed = RunRltrade(
+      "train --resume " + run + " --set run.total_steps=" + std::to_string(last + 512) + " --quiet",
+      Mpirun(2));
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_TRUE(fs::exists(fs::path(run) / "final" / "MANIFEST"));
+}
+
+TEST_F(MpiTrain, ARankKilledEndsTheJob) {
+  KillOneRank(dir_, cartpole_, SIGKILL, "exited on signal 9");
+}
+
+TEST_F(MpiTrain, AStoppedRankEndsTheJobWithAMessage) {
+  KillOneRank(dir_, cartpole_, SIGSTOP, "no answer from the other ranks for 10 s");
 }
 
 }  // namespace

@@ -1,9 +1,17 @@
 // rltrade dist: the MPI job of this process (see dist.h).
 #include "dist/dist.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <thread>
 
 #ifdef RLT_HAVE_MPI
 #include <mpi.h>
@@ -118,6 +126,139 @@ void Barrier() {
 #ifdef RLT_HAVE_MPI
   if (g_mpi) MPI_Barrier(MPI_COMM_WORLD);
 #endif
+}
+
+namespace {
+
+// MPI_COMM_WORLD as a Collective, each call timed by a watchdog thread.
+class MpiCollective : public WatchedCollective {
+ public:
+  explicit MpiCollective(double timeout_seconds) : timeout_(timeout_seconds) {
+    if (g_size > 1) watchdog_ = std::thread([this] { Watch(); });
+  }
+  ~MpiCollective() override {
+    if (!watchdog_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    watchdog_.join();
+  }
+  int rank() const override { return g_rank; }
+  int size() const override { return g_size; }
+  void set_context(const std::string& context) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    context_ = context;
+  }
+
+  void SumDoubles(double* data, int64_t n, const char* what) override {
+    if (g_size == 1) return;
+#ifdef RLT_HAVE_MPI
+    Watched w(this, what);
+    for (int64_t done = 0; done < n;) {  // MPI counts are int
+      const int part = static_cast<int>(std::min<int64_t>(n - done, 1 << 30));
+      MPI_Allreduce(MPI_IN_PLACE, data + done, part, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      done += part;
+    }
+#else
+    (void)data, (void)n, (void)what;
+#endif
+  }
+  void SumFloats(float* data, int64_t n, const char* what) override {
+    if (g_size == 1) return;
+#ifdef RLT_HAVE_MPI
+    Watched w(this, what);
+    for (int64_t done = 0; done < n;) {
+      const int part = static_cast<int>(std::min<int64_t>(n - done, 1 << 30));
+      MPI_Allreduce(MPI_IN_PLACE, data + done, part, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      done += part;
+    }
+#else
+    (void)data, (void)n, (void)what;
+#endif
+  }
+  std::vector<std::string> Allgather(const std::string& mine, const char* what) override {
+    if (g_size == 1) return {mine};
+#ifdef RLT_HAVE_MPI
+    Watched w(this, what);
+    const int n = static_cast<int>(mine.size());
+    std::vector<int> counts(g_size), offsets(g_size);
+    MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    int64_t total = 0;
+    for (int r = 0; r < g_size; ++r) {
+      offsets[r] = static_cast<int>(total);
+      total += counts[r];
+    }
+    std::string all(static_cast<size_t>(total), '\0');
+    MPI_Allgatherv(mine.data(), n, MPI_CHAR, all.data(), counts.data(), offsets.data(), MPI_CHAR,
+                   MPI_COMM_WORLD);
+    std::vector<std::string> out;
+    for (int r = 0; r < g_size; ++r) out.push_back(all.substr(offsets[r], counts[r]));
+    return out;
+#else
+    (void)what;
+    return {mine};
+#endif
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  // Marks one call as in flight for the watchdog.
+  struct Watched {
+    Watched(MpiCollective* c, const char* what) : c(c) {
+      c->what_.store(what);
+      c->started_.store(Clock::now().time_since_epoch().count());
+    }
+    ~Watched() { c->started_.store(0); }
+    MpiCollective* c;
+  };
+
+  void Watch() {
+    std::unique_lock<std::mutex> lock(mu_);
+    auto last_wake = Clock::now();
+    while (!stop_) {
+      wake_.wait_for(lock, std::chrono::milliseconds(200));
+      // A wake far later than asked means this process itself was stopped (SIGSTOP, a
+      // suspended VM): its own wait is not the others' silence, so it starts over.
+      const auto now = Clock::now();
+      const bool suspended = now - last_wake > std::chrono::seconds(5);
+      last_wake = now;
+      int64_t started = started_.load();
+      if (started == 0) continue;
+      if (suspended) {  // unless the call has ended meanwhile
+        started_.compare_exchange_strong(started, now.time_since_epoch().count());
+        continue;
+      }
+      const double waited =
+          std::chrono::duration<double>(now.time_since_epoch() - Clock::duration(started)).count();
+      if (waited < timeout_) continue;
+      const char* what = what_.load();
+      std::fprintf(stderr,
+                   "error: rank %d of %d: no answer from the other ranks for %.0f s in %s%s%s: "
+                   "a rank died, hangs or was stopped, or the network is down; ending the job "
+                   "(a longer wait: --set run.rank_timeout_seconds=S)\n",
+                   g_rank, g_size, waited, what != nullptr ? what : "a collective",
+                   context_.empty() ? "" : ", ", context_.c_str());
+      std::fflush(stderr);
+      ::_exit(3);
+    }
+  }
+
+  const double timeout_;
+  std::atomic<int64_t> started_{0};  // steady_clock ticks of the call in flight, 0 = none
+  std::atomic<const char*> what_{nullptr};
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::string context_;  // guarded by mu_
+  bool stop_ = false;    // guarded by mu_
+  std::thread watchdog_;
+};
+
+}  // namespace
+
+std::unique_ptr<WatchedCollective> WorldCollective(double timeout_seconds) {
+  return std::make_unique<MpiCollective>(timeout_seconds);
 }
 
 }  // namespace rlt::dist

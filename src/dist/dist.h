@@ -8,14 +8,18 @@
 // its own value). So `rltrade` never needs mpirun, and a build without MPI still runs
 // every command. The calls are collectives: every rank of the job must make them in the
 // same order (a rank that skips one hangs the others, so callers reach them on errors too).
-// What it is not: the data-parallel learner's allreduce (that needs the tensors; it will
-// use Comm() of this module).
+// WorldCollective() is the job as a core/collective.h Collective, for the data-parallel
+// learner (sums of flat float/double buffers with MPI_Allreduce, gathers), with a
+// watchdog that ends the job when a rank dies or hangs.
 // Thread safety: call from the main thread only (MPI_THREAD_FUNNELED).
 #ifndef RLT_DIST_DIST_H_
 #define RLT_DIST_DIST_H_
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "core/collective.h"
 
 namespace rlt::dist {
 
@@ -37,6 +41,18 @@ std::vector<std::string> Gather(const std::string& mine);
 // Rank 0's `value` on every rank.
 std::string Broadcast(const std::string& value);
 void Barrier();
+
+// The job as a Collective (LocalCollective's behaviour for a job of 1). Every call is
+// watched: when one has not completed after `timeout_seconds` (another rank died, hangs,
+// was stopped, or the network is gone), this process prints the call it waited in, the
+// rank and the advice, and exits with code 3 from the watchdog thread; mpirun then ends
+// the other ranks. So a job never hangs silently.
+class WatchedCollective : public Collective {
+ public:
+  // Named in the timeout message with the call, e.g. "update 12"; set by the caller.
+  virtual void set_context(const std::string& context) = 0;
+};
+std::unique_ptr<WatchedCollective> WorldCollective(double timeout_seconds);
 
 }  // namespace rlt::dist
 

@@ -6,12 +6,15 @@
 #include <torch/torch.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "core/file_io.h"
 #include "core/options.h"
+#include "core/state_io.h"
+#include "learn/native_learner.h"
 #include "learn/torch_error.h"
 #include "runlog/atomic_dir.h"
 #include "runlog/manifest.h"
@@ -147,10 +150,81 @@ Status ReadState(PpoTrainer& t, const fs::path& path) {
   return Status::Ok();
 }
 
+constexpr const char* kGroupFile = "group.txt";
+constexpr const char* kMemberMagic = "rltrade-member-state 1";
+
+std::string MemberFileName(int rank) { return "member_" + std::to_string(rank) + ".bin"; }
+
+// What a data-parallel member holds that the others do not: its environments, its
+// normaliser's per-env discounted returns and its envs' episode-start flags.
+std::string MemberState(PpoTrainer& t) {
+  StateWriter w;
+  w.PutString(kMemberMagic);
+  w.PutString(t.venv().SaveState());
+  const std::vector<double> returns = t.normalizer()->returns();
+  w.Put<uint64_t>(returns.size());
+  w.PutArray(returns.data(), returns.size());
+  const PpoTrainer::State st = t.state();
+  w.PutArray(st.last_episode_starts.data(), st.last_episode_starts.size());
+  return w.Release();
+}
+
+Status SetMemberState(PpoTrainer& t, std::string_view bytes, const std::string& what) {
+  StateReader r(bytes, what);
+  RLT_RETURN_IF_ERROR(r.ExpectString(kMemberMagic, "format"));
+  std::string_view env_state;
+  RLT_RETURN_IF_ERROR(r.GetString(&env_state, "environment state"));
+  RLT_RETURN_IF_ERROR(r.Expect<uint64_t>(t.venv().num_envs(), "environments"));
+  std::vector<double> returns(t.venv().num_envs());
+  RLT_RETURN_IF_ERROR(r.GetArray(returns.data(), returns.size(), "discounted returns"));
+  PpoTrainer::State st = t.state();
+  RLT_RETURN_IF_ERROR(
+      r.GetArray(st.last_episode_starts.data(), st.last_episode_starts.size(), "episode starts"));
+  RLT_RETURN_IF_ERROR(r.Finish());
+  RLT_RETURN_IF_ERROR(t.venv().LoadState(std::string(env_state), what));
+  t.normalizer()->set_returns(returns);
+  t.set_state(st);
+  return Status::Ok();
+}
+
+// The checkpoint's group ("ranks K" and "envs_per_rank N" lines), {1, 0} when it has none
+// (written by one process).
+std::pair<int, int> ReadGroup(const fs::path& dir) {
+  Result<std::string> text = ReadFile((dir / kGroupFile).string());
+  if (!text.ok()) return {1, 0};
+  int ranks = 1, envs = 0;
+  std::sscanf(text->c_str(), "ranks %d\nenvs_per_rank %d", &ranks, &envs);
+  return {ranks, envs};
+}
+
+// Writes the checkpoint (rank 0 of a group writes every member's state next to its own).
+Status WriteCheckpointFiles(const fs::path& dir, PpoTrainer& trainer,
+                            const std::map<std::string, std::string>& extra_files,
+                            const std::vector<std::string>& members);
+
 }  // namespace
 
 Status SaveCheckpoint(const fs::path& dir, PpoTrainer& trainer,
                       const std::map<std::string, std::string>& extra_files) {
+  Collective* group = trainer.group();
+  if (group == nullptr) return WriteCheckpointFiles(dir, trainer, extra_files, {});
+  // Every member sends its state; rank 0 writes and tells the others how it went.
+  const std::vector<std::string> members =
+      group->Allgather(MemberState(trainer), "the checkpoint's member states");
+  Status written = Status::Ok();
+  if (group->rank() == 0) written = WriteCheckpointFiles(dir, trainer, extra_files, members);
+  const std::vector<std::string> outcome = group->Allgather(
+      group->rank() == 0 ? (written.ok() ? std::string() : "E" + written.message()) : "",
+      "the checkpoint's outcome");
+  if (group->rank() == 0) return written;
+  return outcome[0].empty() ? Status::Ok() : Status::IoError(outcome[0].substr(1));
+}
+
+namespace {
+
+Status WriteCheckpointFiles(const fs::path& dir, PpoTrainer& trainer,
+                            const std::map<std::string, std::string>& extra_files,
+                            const std::vector<std::string>& members) {
   const fs::path final_dir = dir.lexically_normal();
   std::error_code ec;
   if (final_dir.has_parent_path()) fs::create_directories(final_dir.parent_path(), ec);
@@ -196,12 +270,23 @@ Status SaveCheckpoint(const fs::path& dir, PpoTrainer& trainer,
   RLT_RETURN_IF_ERROR(WriteFile(tmp / "normalizer.pt", normalizer.str()));
   RLT_RETURN_IF_ERROR(WriteFile(tmp / "optimizer.pt", optimizer.str()));
   RLT_RETURN_IF_ERROR(WriteFile(tmp / "state.pt", state.str()));
+  if (!members.empty()) {
+    // Data-parallel: rank 0's state is the files above; the other ranks' next to them.
+    RLT_RETURN_IF_ERROR(
+        WriteFile(tmp / kGroupFile, "ranks " + std::to_string(members.size()) + "\nenvs_per_rank " +
+                                        std::to_string(trainer.venv().num_envs()) + "\n"));
+    for (size_t r = 1; r < members.size(); ++r) {
+      RLT_RETURN_IF_ERROR(WriteFile(tmp / MemberFileName(static_cast<int>(r)), members[r]));
+    }
+  }
   RLT_RETURN_IF_ERROR(
       WriteFile(tmp / "FORMAT", std::string(kFormat) + "\n" + Shapes(trainer) + "\n"));
   // Last: the checksums of everything above (and of any file a caller or backend added).
   RLT_RETURN_IF_ERROR(runlog::WriteDirManifest(tmp.string()));
   return staging.Commit(/*replace=*/true);
 }
+
+}  // namespace
 
 Status VerifyCheckpointFiles(const fs::path& dir) {
   return runlog::VerifyManifest(dir.lexically_normal().string(), /*complete=*/true);
@@ -250,10 +335,36 @@ Status LoadCheckpoint(const fs::path& dir, PpoTrainer& trainer) {
     RLT_RETURN_IF_ERROR(CheckFiniteModule(*trainer.normalizer(), (dir / "normalizer.pt").string()));
     RLT_RETURN_IF_ERROR(ReadState(trainer, dir / "state.pt"));
     trainer.SyncFromTorch();  // native backend: parameters and Adam state from the files
-    return Status::Ok();
   } catch (const std::exception& e) {
     return Status::DataError("reading checkpoint " + dir.string() + ": " + TorchErrorMessage(e));
   }
+  // Data-parallel: each member continues its own environments when the checkpoint was
+  // written by as many ranks of as many environments; otherwise every member starts its
+  // environments afresh (the policy, optimiser, normalisers and counters are kept).
+  const auto [ranks, envs_per_rank] = ReadGroup(dir);
+  Collective* group = trainer.group();
+  const int ranks_now = group != nullptr ? group->size() : 1;
+  const bool same =
+      ranks == ranks_now && (ranks == 1 || envs_per_rank == trainer.venv().num_envs());
+  if (!same) {
+    trainer.RestartEnvironments(
+        StreamSeed(trainer.seed(), 3, static_cast<uint64_t>(trainer.total_steps()), 0, 0));
+    if (group == nullptr || group->rank() == 0) {
+      std::fprintf(stderr,
+                   "note: %s was written by %d rank%s of %d environments and this run has %d: "
+                   "the policy, optimiser, normalisers and counters continue, every environment "
+                   "starts a new episode\n",
+                   dir.string().c_str(), ranks, ranks == 1 ? "" : "s",
+                   ranks == 1 ? trainer.venv().num_envs() : envs_per_rank, ranks_now);
+    }
+    return Status::Ok();
+  }
+  if (group != nullptr && group->rank() > 0) {
+    const fs::path member = dir / MemberFileName(group->rank());
+    RLT_ASSIGN_OR_RETURN(const std::string bytes, ReadBytes(member));
+    RLT_RETURN_IF_ERROR(SetMemberState(trainer, bytes, member.lexically_normal().string()));
+  }
+  return Status::Ok();
 }
 
 }  // namespace rlt::learn

@@ -25,6 +25,16 @@
 // With all of it, a trainer that loads a checkpoint continues exactly as the one that
 // saved it would have: same parameters and metrics bit for bit (same options and LibTorch
 // thread count; the env worker count does not matter), across a process restart.
+//   group.txt, member_<r>.bin
+//                   data-parallel runs (PpoTrainer::EnableDataParallel): "ranks K" and
+//                   "envs_per_rank N", and the state only rank r holds (its envs.bin, its
+//                   normaliser's per-env discounted returns, its episode-start flags) for
+//                   r = 1..K-1; rank 0's is in the files above. SaveCheckpoint is then a
+//                   collective: every rank calls it, rank 0 writes, and every rank returns
+//                   rank 0's outcome. LoadCheckpoint on a group of the same K and N restores
+//                   each rank's own state (the run continues bit for bit); on any other K
+//                   or N (or without a group) it keeps the policy, optimiser, normalisers and
+//                   counters and starts every environment afresh (a note on stderr).
 //   MANIFEST        written last (runlog/manifest.h): size and CRC-32C of every file above
 //                   and of any other file in the directory
 // Version 1 checkpoints (no envs.bin) are refused by the FORMAT check.

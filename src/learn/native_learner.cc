@@ -1,6 +1,7 @@
 // rltrade learn: NativeLearner implementation (see native_learner.h).
 #include "learn/native_learner.h"
 
+#include <fmt/format.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -84,6 +85,19 @@ NativeLearner::NativeLearner(ActorCritic& policy, int obs_dim, const env::Action
 }
 
 void NativeLearner::Act(const float* obs, int n, float* actions, float* values, float* log_probs) {
+  if (dp_) {
+    act_rngs_.resize(n);
+    for (int i = 0; i < n; ++i) {
+      act_rngs_[i].Seed(StreamSeed(dp_->seed, 1, static_cast<uint64_t>(dp_->first_env + i),
+                                   static_cast<uint64_t>(vector_step_), 0));
+    }
+    if (pool_) {
+      net_.Act(*pool_, obs, n, act_rngs_.data(), false, actions, values, log_probs, true);
+    } else {
+      net_.Act(obs, n, act_rngs_.data(), false, actions, values, log_probs, true);
+    }
+    return;
+  }
   if (pool_) {
     net_.Act(*pool_, obs, n, &rng_, /*deterministic=*/false, actions, values, log_probs);
   } else {
@@ -98,6 +112,7 @@ void NativeLearner::PredictValues(const float* obs, int n, float* values) {
 UpdateStats NativeLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
                                   const PpoLossSettings& s, double lr, UpdateTiming* timing) {
   adam_.set_lr(lr);
+  if (dp_) return SharedUpdate(buffer, o, s, timing);
   const int64_t n = buffer.size();
   const int obs_dim = net_.spec().obs_dim, act_dim = net_.spec().act_dim;
   const float* obs = buffer.flat_obs().data_ptr<float>();
@@ -145,6 +160,166 @@ UpdateStats NativeLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
     }
   };
   return RunPpoEpochs(o, s, n, o.batch_size, rng_, perm_, buffers, forward, backward, step, timing);
+}
+
+uint64_t StreamSeed(uint64_t seed, uint64_t kind, uint64_t a, uint64_t b, uint64_t c) {
+  // SplitMix64's finaliser over the coordinates in turn: distinct coordinates give
+  // unrelated seeds (Rng::Seed expands the result with SplitMix64 again).
+  auto mix = [](uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  uint64_t h = mix(seed + 0x9e3779b97f4a7c15ULL);
+  for (uint64_t v : {kind, a, b, c}) h = mix(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
+  return h;
+}
+
+Status ValidateDataParallel(const PpoOptions& o, const PolicyOptions& policy, int num_envs,
+                            int members) {
+  if (policy.is_recurrent()) {
+    return Status::InvalidArgument(
+        "data-parallel training (mpirun -np K rltrade train) supports MLP policies; this "
+        "config's policy is recurrent ([policy] lstm_hidden_size > 0): train it in one process");
+  }
+  if (policy.backend != "native") {
+    return Status::InvalidArgument(
+        "data-parallel training (mpirun -np K rltrade train) runs on the native backend; set "
+        "[policy] backend = \"native\" (--set policy.backend=native)");
+  }
+  const int64_t global = static_cast<int64_t>(num_envs) * members;
+  const int64_t batch = std::min<int64_t>(o.batch_size, static_cast<int64_t>(o.n_steps) * global);
+  if (batch % global != 0 || o.n_steps % (batch / global) != 0) {
+    int per_env = static_cast<int>(std::max<int64_t>(1, batch / global));
+    while (o.n_steps % per_env != 0) ++per_env;
+    return Status::InvalidArgument(fmt::format(
+        "[algo] batch_size = {}: data-parallel training takes the same number of samples from "
+        "every environment into each minibatch, so batch_size must be a multiple of "
+        "env.num_envs x ranks = {} x {} = {}, and batch_size / {} must divide algo.n_steps = "
+        "{}; e.g. batch_size = {}",
+        o.batch_size, num_envs, members, global, global, o.n_steps, global * per_env));
+  }
+  return Status::Ok();
+}
+
+void NativeLearner::SetDataParallel(const DataParallel& dp) {
+  RLT_CHECK(dp.collective != nullptr && dp.global_envs >= 1);
+  dp_ = dp;
+}
+
+uint64_t NativeLearner::ParamHash() const {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(net_.params().data());
+  for (size_t k = 0; k < net_.params().size() * sizeof(float); ++k) {
+    h = (h ^ bytes[k]) * 0x100000001b3ULL;
+  }
+  return h;
+}
+
+UpdateStats NativeLearner::SharedUpdate(RolloutBuffer& buffer, const PpoOptions& o,
+                                        const PpoLossSettings& s, UpdateTiming* timing) {
+  const int n_steps = buffer.n_steps(), n_envs = buffer.n_envs();
+  const int64_t global = dp_->global_envs;
+  const int64_t batch = std::min<int64_t>(o.batch_size, static_cast<int64_t>(n_steps) * global);
+  const int per_env = static_cast<int>(batch / global);
+  RLT_CHECK(per_env >= 1 && n_steps % per_env == 0);
+  const int rows = per_env * n_envs;  // this member's share of every minibatch
+  const int minibatches = n_steps / per_env;
+  const int obs_dim = net_.spec().obs_dim, act_dim = net_.spec().act_dim;
+  const float* obs = buffer.flat_obs().data_ptr<float>();
+  const float* actions = buffer.flat_actions().data_ptr<float>();
+  const float* old_values = buffer.flat_values().data_ptr<float>();
+  const float* old_log_probs = buffer.flat_log_probs().data_ptr<float>();
+  const float* advantages = buffer.flat_advantages().data_ptr<float>();
+  const float* returns = buffer.flat_returns().data_ptr<float>();
+  mb_obs_.resize(static_cast<size_t>(rows) * obs_dim);
+  mb_actions_.resize(static_cast<size_t>(rows) * act_dim);
+  for (auto* v : {&mb_values_, &mb_log_probs_, &mb_advantages_, &mb_returns_, &values_, &log_probs_,
+                  &entropy_, &d_values_, &d_log_probs_, &d_entropy_}) {
+    v->resize(rows);
+  }
+  Collective& group = *dp_->collective;
+  double comm_seconds = 0;
+  auto sum = [&](double* data, int n) {
+    const auto c0 = Clock::now();
+    group.SumDoubles(data, n, "the PPO loss sums");
+    comm_seconds += Seconds(c0, Clock::now());
+  };
+  const native::PpoLossSettings ns{s.clip_range, s.clip_range_vf, s.ent_coef, s.vf_coef,
+                                   s.normalize_advantage};
+  UpdateLossLog log;
+  UpdateStats stats;
+  perm_.resize(static_cast<size_t>(n_steps) * n_envs);
+  env_perm_.resize(n_steps);
+  Rng shuffle;
+  for (int epoch = 0; epoch < o.n_epochs && !stats.early_stopped; ++epoch) {
+    ++stats.epochs;
+    log.StartEpoch();
+    // perm_ holds minibatch j's local rows at [j * rows, (j + 1) * rows), environment by
+    // environment: buffer row t * n_envs + i for the steps t of environment i's j-th slice.
+    for (int i = 0; i < n_envs; ++i) {
+      shuffle.Seed(StreamSeed(dp_->seed, 2, static_cast<uint64_t>(dp_->first_env + i),
+                              static_cast<uint64_t>(update_index_), static_cast<uint64_t>(epoch)));
+      for (int t = 0; t < n_steps; ++t) env_perm_[t] = t;
+      for (int t = n_steps - 1; t > 0; --t) {  // Fisher-Yates
+        std::swap(env_perm_[t], env_perm_[static_cast<int64_t>(shuffle.UniformInt(t + 1))]);
+      }
+      for (int j = 0; j < minibatches; ++j) {
+        for (int k = 0; k < per_env; ++k) {
+          perm_[static_cast<size_t>(j) * rows + static_cast<size_t>(i) * per_env + k] =
+              env_perm_[static_cast<size_t>(j) * per_env + k] * n_envs + i;
+        }
+      }
+    }
+    for (int j = 0; j < minibatches; ++j) {
+      const int64_t start = static_cast<int64_t>(j) * rows;
+      const auto t0 = Clock::now();
+      comm_seconds = 0;
+      if (pool_) {
+        ParallelForward(start, rows, obs, actions, old_values, old_log_probs, advantages, returns);
+      } else {
+        Gather(start, 0, rows, obs, actions, old_values, old_log_probs, advantages, returns);
+        net_.Evaluate(ws_, mb_obs_.data(), mb_actions_.data(), rows, values_.data(),
+                      log_probs_.data(), entropy_.data());
+      }
+      const native::PpoLossTerms t = native::PpoLossShared(
+          rows,
+          {values_.data(), log_probs_.data(), entropy_.data(), mb_values_.data(),
+           mb_log_probs_.data(), mb_advantages_.data(), mb_returns_.data()},
+          ns, d_values_.data(), d_log_probs_.data(), d_entropy_.data(), sum);
+      log.Add(t.policy_loss, t.value_loss, t.entropy_loss, t.clip_fraction, t.approx_kl);
+      stats.loss = t.loss;
+      const auto t1 = Clock::now();
+      if (o.target_kl > 0 && t.approx_kl > 1.5 * o.target_kl) {
+        stats.early_stopped = true;
+        if (timing) {
+          timing->forward += Seconds(t0, t1) - comm_seconds;
+          timing->communicate += comm_seconds;
+        }
+        break;
+      }
+      if (pool_) {
+        ParallelBackward(rows);
+      } else {
+        std::fill(grads_.begin(), grads_.end(), 0.0f);
+        net_.Backward(ws_, d_values_.data(), d_log_probs_.data(), d_entropy_.data(), grads_.data());
+      }
+      const auto t2 = Clock::now();
+      group.SumFloats(grads_.data(), static_cast<int64_t>(grads_.size()), "the gradient sum");
+      const auto t3 = Clock::now();
+      native::ClipGradNorm(grads_.data(), net_.num_params(), o.max_grad_norm);
+      adam_.Step(net_.params().data(), grads_.data());
+      ++stats.optimizer_steps;
+      if (timing) {
+        timing->forward += Seconds(t0, t1) - comm_seconds;
+        timing->backward += Seconds(t1, t2);
+        timing->communicate += comm_seconds + Seconds(t2, t3);
+        timing->optimizer += Seconds(t3, Clock::now());
+      }
+    }
+  }
+  log.WriteMeans(&stats);
+  return stats;
 }
 
 UpdateStats RunPpoEpochs(const PpoOptions& o, const PpoLossSettings& s, int64_t items,

@@ -32,10 +32,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/collective.h"
 #include "core/rng.h"
+#include "core/status.h"
 #include "core/thread_pool.h"
 #include "env/env.h"
 #include "learn/learner.h"
@@ -56,6 +59,20 @@ bool NativeSupports(const PolicyOptions& options);
 std::unique_ptr<native::ActorCritic> NativeNetFromTorch(ActorCritic& policy, int obs_dim,
                                                         const env::ActionSpace& space,
                                                         const PolicyOptions& options);
+
+// Data-parallel training over a group of processes (issue 15 §1; NativeLearner::
+// SetDataParallel). Each member steps environments first_env .. first_env + num_envs - 1
+// of the group's global_envs and holds their part of the rollout.
+struct DataParallel {
+  Collective* collective = nullptr;  // not owned
+  int64_t first_env = 0;
+  int64_t global_envs = 0;
+  uint64_t seed = 0;  // the run's seed: the streams below derive from it
+};
+
+// The seed of one random stream of data-parallel training: a hash of the run's seed, the
+// stream's kind and its coordinates (environment, step or update, epoch).
+uint64_t StreamSeed(uint64_t seed, uint64_t kind, uint64_t a, uint64_t b, uint64_t c);
 
 class NativeLearner : public Learner {
  public:
@@ -87,6 +104,27 @@ class NativeLearner : public Learner {
   void CopyToTorch(ActorCritic& policy, torch::optim::Adam& optimizer) const override;
   void CopyFromTorch(ActorCritic& policy, torch::optim::Adam& optimizer) override;
 
+  // Makes this learner one member of a data-parallel group, with per-environment random
+  // streams so that the group's run equals one process's run with all global_envs
+  // environments and the same settings (up to the order of floating-point sums):
+  //  - the action of global environment e at global vector step s is drawn from a stream
+  //    seeded StreamSeed(seed, 1, e, s, 0) (set_vector_step() before each Act());
+  //  - minibatches are stratified by environment: in epoch k of update u, environment e's
+  //    n_steps samples are shuffled by a stream seeded StreamSeed(seed, 2, e, u, k)
+  //    (set_update_index() before Update()), and minibatch j takes the j-th slice of
+  //    batch_size / global_envs samples of every environment, so each member's share of
+  //    every minibatch is the same size (REQUIRES: global_envs divides batch_size and
+  //    batch_size / global_envs divides n_steps; ValidateDataParallel);
+  //  - the loss's advantage statistics, loss terms and approx-KL are sums over the group
+  //    (native::PpoLossShared), and the gradient is summed with one flat SumFloats per
+  //    minibatch before clipping and Adam, which every member then applies identically.
+  // The learner's own rng_ is not used. REQUIRES: dp.collective != nullptr.
+  void SetDataParallel(const DataParallel& dp);
+  void set_vector_step(int64_t step) { vector_step_ = step; }
+  void set_update_index(int64_t update) { update_index_ = update; }
+  // FNV-1a of the parameters' bytes: equal on every member after each update.
+  uint64_t ParamHash() const;
+
   native::ActorCritic& net() { return net_; }
   const std::vector<float>& grads() const { return grads_; }
   double MeanStd() const override;
@@ -109,6 +147,9 @@ class NativeLearner : public Learner {
   void ParallelBackward(int b);
   // threads > 1: gradient clipping and the Adam step, on parameter ranges.
   void ParallelStep(double max_grad_norm);
+  // Update() of a data-parallel member (SetDataParallel).
+  UpdateStats SharedUpdate(RolloutBuffer& buffer, const PpoOptions& options,
+                           const PpoLossSettings& settings, UpdateTiming* timing);
 
   native::ActorCritic net_;
   native::Adam adam_;
@@ -125,7 +166,16 @@ class NativeLearner : public Learner {
   std::vector<float> values_, log_probs_, entropy_, d_values_, d_log_probs_, d_entropy_;
   std::vector<int64_t> perm_;
   int last_batch_ = 0;  // rows of the minibatch being processed
+  std::optional<DataParallel> dp_;
+  int64_t vector_step_ = 0, update_index_ = 0;
+  std::vector<Rng> act_rngs_;      // data-parallel: one per environment, per step
+  std::vector<int64_t> env_perm_;  // data-parallel: one environment's shuffled steps
 };
+
+// Whether options and environment counts allow data-parallel training with `members`
+// processes of `num_envs` environments each; the message names the setting to change.
+Status ValidateDataParallel(const PpoOptions& options, const PolicyOptions& policy, int num_envs,
+                            int members);
 
 // The policy's parameters as a native tensor file (names = named_parameters() keys), and
 // back. The file format needs no LibTorch (native/tensor_file.h); checkpoints carry it as

@@ -35,8 +35,40 @@ VecNormalizerImpl::VecNormalizerImpl(int obs_dim, int num_envs, const NormalizeO
   returns_ = register_buffer("returns", torch::zeros({num_envs}, f64));
 }
 
+double VecNormalizerImpl::SharedMoments(const double* rows, int n, int dim, double* mean,
+                                        double* var) const {
+  std::vector<double> sums(dim + 1, 0.0);
+  sums[dim] = n;
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < dim; ++j) sums[j] += rows[static_cast<size_t>(i) * dim + j];
+  }
+  collective_->SumDoubles(sums.data(), dim + 1, "the normaliser's mean");
+  const double total = sums[dim];
+  for (int j = 0; j < dim; ++j) {
+    mean[j] = sums[j] / total;
+    sums[j] = 0.0;
+  }
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < dim; ++j) {
+      const double d = rows[static_cast<size_t>(i) * dim + j] - mean[j];
+      sums[j] += d * d;
+    }
+  }
+  collective_->SumDoubles(sums.data(), dim, "the normaliser's variance");
+  for (int j = 0; j < dim; ++j) var[j] = sums[j] / total;
+  return total;
+}
+
 void VecNormalizerImpl::UpdateObs(const float* obs, int n) {
   if (!options_.norm_obs || n < 1) return;
+  if (collective_ != nullptr) {
+    scratch_.assign(obs, obs + static_cast<size_t>(n) * obs_dim_);
+    std::vector<double> mean(obs_dim_), var(obs_dim_);
+    const double total = SharedMoments(scratch_.data(), n, obs_dim_, mean.data(), var.data());
+    UpdateMoments(obs_mean_.data_ptr<double>(), obs_var_.data_ptr<double>(),
+                  obs_count_.data_ptr<double>(), obs_dim_, mean.data(), var.data(), total);
+    return;
+  }
   std::vector<double> mean(obs_dim_, 0.0), var(obs_dim_, 0.0);
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < obs_dim_; ++j) mean[j] += obs[static_cast<size_t>(i) * obs_dim_ + j];
@@ -80,11 +112,16 @@ void VecNormalizerImpl::ProcessRewards(const float* rewards, const uint8_t* done
       returns[i] = returns[i] * options_.gamma + rewards[i];
       mean += returns[i];
     }
-    mean /= num_envs_;
-    for (int i = 0; i < num_envs_; ++i) var += (returns[i] - mean) * (returns[i] - mean);
-    var /= num_envs_;
+    double count = num_envs_;
+    if (collective_ != nullptr) {
+      count = SharedMoments(returns, num_envs_, 1, &mean, &var);
+    } else {
+      mean /= num_envs_;
+      for (int i = 0; i < num_envs_; ++i) var += (returns[i] - mean) * (returns[i] - mean);
+      var /= num_envs_;
+    }
     UpdateMoments(ret_mean_.data_ptr<double>(), ret_var_.data_ptr<double>(),
-                  ret_count_.data_ptr<double>(), 1, &mean, &var, num_envs_);
+                  ret_count_.data_ptr<double>(), 1, &mean, &var, count);
   }
   const double std_dev = std::sqrt(return_var() + options_.epsilon);
   for (int i = 0; i < num_envs_; ++i) {
@@ -99,6 +136,16 @@ void VecNormalizerImpl::ProcessRewards(const float* rewards, const uint8_t* done
 }
 
 void VecNormalizerImpl::ResetReturns() { returns_.zero_(); }
+
+std::vector<double> VecNormalizerImpl::returns() const {
+  const double* r = returns_.data_ptr<double>();
+  return std::vector<double>(r, r + num_envs_);
+}
+
+void VecNormalizerImpl::set_returns(const std::vector<double>& r) {
+  RLT_CHECK(static_cast<int>(r.size()) == num_envs_);
+  std::copy(r.begin(), r.end(), returns_.data_ptr<double>());
+}
 
 double VecNormalizerImpl::obs_count() const { return obs_count_.data_ptr<double>()[0]; }
 double VecNormalizerImpl::return_var() const { return ret_var_.data_ptr<double>()[0]; }

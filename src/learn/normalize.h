@@ -20,6 +20,9 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <vector>
+
+#include "core/collective.h"
 
 namespace rlt::learn {
 
@@ -42,6 +45,11 @@ class VecNormalizerImpl : public torch::nn::Module {
   VecNormalizerImpl(int obs_dim, int num_envs, const NormalizeOptions& options);
 
   const NormalizeOptions& options() const { return options_; }
+  // Data-parallel training (issue 15): with a collective, every statistics update uses the
+  // moments of all the group's environments (sums over the members, two passes), so each
+  // member keeps the statistics one process with all the environments would. nullptr (the
+  // default): this process's environments only. Not owned; must outlive the normaliser.
+  void set_collective(Collective* collective) { collective_ = collective; }
   // Updates the observation statistics with obs (n, obs_dim). No-op unless norm_obs.
   void UpdateObs(const float* obs, int n);
   // out (n, obs_dim) = normalised obs (a copy when !norm_obs). out may alias obs.
@@ -52,6 +60,10 @@ class VecNormalizerImpl : public torch::nn::Module {
   void ProcessRewards(const float* rewards, const uint8_t* dones, bool update, float* out);
   // Forgets the per-env discounted returns (after VecEnv::Reset()).
   void ResetReturns();
+  // The per-env discounted returns (num_envs), for a data-parallel checkpoint's member state.
+  std::vector<double> returns() const;
+  // REQUIRES: r.size() == num_envs.
+  void set_returns(const std::vector<double>& r);
 
   // Statistics (float64 buffers).
   const torch::Tensor& obs_mean() const { return obs_mean_; }  // (obs_dim)
@@ -66,6 +78,11 @@ class VecNormalizerImpl : public torch::nn::Module {
   torch::Tensor obs_mean_, obs_var_, obs_count_;  // (obs_dim), (obs_dim), (1)
   torch::Tensor ret_mean_, ret_var_, ret_count_;  // (1) each
   torch::Tensor returns_;                         // (num_envs) discounted returns
+  Collective* collective_ = nullptr;
+  // Mean and population variance (dim each) of n rows (n, dim) over the collective.
+  // Returns the number of rows over the collective.
+  double SharedMoments(const double* rows, int n, int dim, double* mean, double* var) const;
+  std::vector<double> scratch_;
 };
 TORCH_MODULE(VecNormalizer);
 

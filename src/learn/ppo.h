@@ -129,6 +129,7 @@ class UpdateLossLog {
 // Seconds spent, accumulated across calls.
 struct UpdateTiming {
   double forward = 0, backward = 0, optimizer = 0;
+  double communicate = 0;  // data-parallel: waiting in the gradient and loss sums
 };
 
 void SetLearningRate(torch::optim::Adam& optimizer, double lr);

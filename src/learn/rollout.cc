@@ -63,4 +63,26 @@ double ExplainedVariance(const float* y_pred, const float* y_true, int64_t n) {
   return 1.0 - var_diff / var_true;
 }
 
+double ExplainedVarianceShared(const float* y_pred, const float* y_true, int64_t n,
+                               Collective& group) {
+  double sums[3] = {static_cast<double>(n), 0.0, 0.0};
+  for (int64_t k = 0; k < n; ++k) {
+    sums[1] += y_true[k];
+    sums[2] += static_cast<double>(y_true[k]) - y_pred[k];
+  }
+  group.SumDoubles(sums, 3, "the explained variance");
+  if (sums[0] < 1) return std::numeric_limits<double>::quiet_NaN();
+  const double mean_true = sums[1] / sums[0], mean_diff = sums[2] / sums[0];
+  double vars[2] = {0.0, 0.0};
+  for (int64_t k = 0; k < n; ++k) {
+    const double a = y_true[k] - mean_true;
+    const double b = static_cast<double>(y_true[k]) - y_pred[k] - mean_diff;
+    vars[0] += a * a;
+    vars[1] += b * b;
+  }
+  group.SumDoubles(vars, 2, "the explained variance");
+  if (vars[0] == 0) return std::numeric_limits<double>::quiet_NaN();
+  return 1.0 - vars[1] / vars[0];
+}
+
 }  // namespace rlt::learn

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "core/collective.h"
+
 namespace rlt::learn {
 
 // GAE(lambda) exactly as SB3 RolloutBuffer.compute_returns_and_advantage:
@@ -75,6 +77,9 @@ class RolloutBuffer {
 
 // SB3 explained_variance: 1 - Var[y_true - y_pred] / Var[y_true] (NaN when Var[y_true] = 0).
 double ExplainedVariance(const float* y_pred, const float* y_true, int64_t n);
+// The same over the rows of every member of `group` (two passes, each one sum).
+double ExplainedVarianceShared(const float* y_pred, const float* y_true, int64_t n,
+                               Collective& group);
 
 }  // namespace rlt::learn
 

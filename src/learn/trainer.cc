@@ -4,6 +4,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -122,9 +123,59 @@ PpoTrainer::PpoTrainer(env::VecEnv& venv, const PolicyOptions& policy_options,
   scratch_obs_.assign(static_cast<size_t>(num_envs_) * obs_dim_, 0.0f);
   scratch_values_.assign(num_envs_, 0.0f);
   truncated_envs_.reserve(num_envs_);
+  seed_ = seed;
   venv_.Reset(seed);
   normalizer_->UpdateObs(venv_.observations(), num_envs_);  // VecNormalize.reset()
   start_time_ = Clock::now();
+}
+
+Status PpoTrainer::EnableDataParallel(Collective* group) {
+  RLT_CHECK(group != nullptr && group_ == nullptr && total_steps_ == 0);
+  auto* learner = native_learner();
+  RLT_RETURN_IF_ERROR(
+      ValidateDataParallel(ppo_options_, policy_options_, num_envs_, group->size()));
+  RLT_CHECK(learner != nullptr);
+  group_ = group;
+  const int64_t first_env = static_cast<int64_t>(group->rank()) * num_envs_;
+  learner->SetDataParallel(
+      DataParallel{group, first_env, static_cast<int64_t>(num_envs_) * group->size(), seed_});
+  // The constructor's reset and first statistics update, again as this member of the group.
+  normalizer_ = VecNormalizer(obs_dim_, num_envs_, MakeNormalizeOptions(ppo_options_));
+  normalizer_->set_collective(group);
+  venv_.Reset(seed_ + static_cast<uint64_t>(first_env));
+  normalizer_->UpdateObs(venv_.observations(), num_envs_);
+  return Status::Ok();
+}
+
+void PpoTrainer::RestartEnvironments(uint64_t seed) {
+  const int64_t first_env =
+      group_ != nullptr ? static_cast<int64_t>(group_->rank()) * num_envs_ : 0;
+  venv_.Reset(seed + static_cast<uint64_t>(first_env));
+  normalizer_->ResetReturns();
+  std::fill(last_episode_starts_.begin(), last_episode_starts_.end(), 1.0f);
+}
+
+void PpoTrainer::MergeGroupEpisodes() {
+  std::string mine;
+  for (const FinishedEpisode& e : finished_) {
+    mine.append(reinterpret_cast<const char*>(&e), sizeof e);
+  }
+  finished_.clear();
+  std::vector<FinishedEpisode> all;
+  for (const std::string& part : group_->Allgather(mine, "the episode statistics")) {
+    for (size_t k = 0; k + sizeof(FinishedEpisode) <= part.size(); k += sizeof(FinishedEpisode)) {
+      FinishedEpisode e;
+      std::memcpy(&e, part.data() + k, sizeof e);
+      all.push_back(e);
+    }
+  }
+  std::sort(all.begin(), all.end(), [](const FinishedEpisode& a, const FinishedEpisode& b) {
+    return a.t != b.t ? a.t < b.t : a.env < b.env;
+  });
+  for (const FinishedEpisode& e : all) {
+    episodes_.emplace_back(e.ret, e.len);
+    if (episodes_.size() > kEpisodeWindow) episodes_.pop_front();
+  }
 }
 
 void PpoTrainer::StepOnce(int t) {
@@ -133,6 +184,10 @@ void PpoTrainer::StepOnce(int t) {
   float* obs_row = buffer_.obs(t);
   normalizer_->NormalizeObs(venv_.observations(), num_envs_, obs_row);
   float* forward_obs = ppo_options_.norm_obs ? obs_row : venv_.mutable_observations();
+  if (group_ != nullptr) {
+    native_learner()->set_vector_step(total_steps_ /
+                                      (static_cast<int64_t>(num_envs_) * group_->size()));
+  }
   if (native_) {
     native_->Act(t, forward_obs, num_envs_, last_episode_starts_.data(), buffer_.actions(t),
                  buffer_.values(t), buffer_.log_probs(t));
@@ -155,12 +210,17 @@ void PpoTrainer::StepOnce(int t) {
   const auto t2 = Clock::now();
   timing_.inference += Seconds(t0, t1);
   timing_.env_step += Seconds(t1, t2);
-  total_steps_ += num_envs_;
+  total_steps_ += static_cast<int64_t>(num_envs_) * (group_ != nullptr ? group_->size() : 1);
 
   std::vector<uint8_t>& dones = done_scratch_;
   for (int i = 0; i < num_envs_; ++i) {
     dones[i] = venv_.done(i);
     if (!dones[i]) continue;
+    if (group_ != nullptr) {
+      finished_.push_back({t, static_cast<int64_t>(group_->rank()) * num_envs_ + i,
+                           venv_.episode_returns()[i], venv_.episode_lengths()[i]});
+      continue;
+    }
     episodes_.emplace_back(venv_.episode_returns()[i], venv_.episode_lengths()[i]);
     if (episodes_.size() > kEpisodeWindow) episodes_.pop_front();
   }
@@ -221,7 +281,8 @@ bool PpoTrainer::CollectRollout() {
   done_scratch_.assign(num_envs_, 0);
   const auto start = Clock::now();
   for (int t = 0; t < ppo_options_.n_steps; ++t) {
-    if (interrupt_ != nullptr && interrupt_->load(std::memory_order_relaxed) != 0 && t > 0) {
+    if (interrupt_ != nullptr && group_ == nullptr &&
+        interrupt_->load(std::memory_order_relaxed) != 0 && t > 0) {
       const double per_step = Seconds(start, Clock::now()) / t;
       if (per_step * (ppo_options_.n_steps - t) > kInterruptSeconds) return false;
     }
@@ -236,6 +297,11 @@ bool PpoTrainer::CollectRollout() {
                                      static_cast<float>(ppo_options_.gae_lambda));
   timing_.inference += Seconds(t0, t1);
   timing_.gae += Seconds(t1, Clock::now());
+  if (group_ != nullptr) {
+    const auto t2 = Clock::now();
+    MergeGroupEpisodes();
+    timing_.communicate += Seconds(t2, Clock::now());
+  }
   return true;
 }
 
@@ -254,6 +320,7 @@ IterationStats PpoTrainer::Update() {
   PpoLossSettings settings{s.clip_range, o.clip_range_vf, s.ent_coef, o.vf_coef,
                            o.normalize_advantage};
   UpdateTiming t;
+  if (group_ != nullptr) native_learner()->set_update_index(iterations_);
   if (native_) {
     s.update = native_->Update(buffer_, o, settings, s.learning_rate, &t);
     torch_stale_ = true;
@@ -264,6 +331,7 @@ IterationStats PpoTrainer::Update() {
   timing_.update_forward += t.forward;
   timing_.backward += t.backward;
   timing_.optimizer += t.optimizer;
+  timing_.communicate += t.communicate;
   ++iterations_;
   static const int64_t poison_update = PoisonUpdateFromEnv("RLT_TEST_POISON_PARAMETER_AT_UPDATE");
   static const int64_t poison_loss = PoisonUpdateFromEnv("RLT_TEST_POISON_LOSS_AT_UPDATE");
@@ -276,8 +344,12 @@ IterationStats PpoTrainer::Update() {
       policy_->parameters().front().fill_(NAN);
     }
   }
-  s.explained_variance = ExplainedVariance(
-      buffer_.values(0), buffer_.flat_returns().data_ptr<float>(), buffer_.size());
+  s.explained_variance =
+      group_ != nullptr
+          ? ExplainedVarianceShared(buffer_.values(0), buffer_.flat_returns().data_ptr<float>(),
+                                    buffer_.size(), *group_)
+          : ExplainedVariance(buffer_.values(0), buffer_.flat_returns().data_ptr<float>(),
+                              buffer_.size());
   if (!policy_->discrete()) {
     torch::NoGradGuard no_grad;
     s.has_std = true;
@@ -313,7 +385,31 @@ Result<IterationStats> PpoTrainer::Iterate() {
   const double elapsed = std::max(Seconds(start_time_, Clock::now()), 1e-9);
   s.fps = static_cast<double>(total_steps_ - steps_at_start_) / elapsed;
   RLT_RETURN_IF_ERROR(CheckFinite(s));
+  if (group_ != nullptr) RLT_RETURN_IF_ERROR(CheckGroupAgrees());
   return s;
+}
+
+// Every member applied the same summed gradient to the same parameters, so the parameters
+// must be equal bit for bit; a difference means a member diverged (a bug, or a different
+// build or machine arithmetic) and training would silently average different policies.
+Status PpoTrainer::CheckGroupAgrees() {
+  const auto t0 = Clock::now();
+  const uint64_t mine = native_learner()->ParamHash();
+  const std::vector<std::string> all = group_->Allgather(
+      std::string(reinterpret_cast<const char*>(&mine), sizeof mine), "the parameter check");
+  timing_.communicate += Seconds(t0, Clock::now());
+  for (size_t r = 0; r < all.size(); ++r) {
+    uint64_t h = 0;
+    std::memcpy(&h, all[r].data(), std::min(sizeof h, all[r].size()));
+    if (h != mine) {
+      return Status::DataError(fmt::format(
+          "after update {} the parameters of rank {} (hash {:016x}) differ from rank {}'s "
+          "({:016x}): the ranks no longer train one policy; run every rank with the same "
+          "rltrade build on machines of the same architecture",
+          iterations_, r, h, group_->rank(), mine));
+    }
+  }
+  return Status::Ok();
 }
 
 // Loss first, then the gradients of the last minibatch, then the parameters after the step:

@@ -77,7 +77,8 @@ struct IterationStats {
 struct TrainerTiming {
   double env_step = 0, inference = 0, gae = 0;
   double update_forward = 0, backward = 0, optimizer = 0;
-  double logging = 0;  // metrics / status / checkpoint writing (added by the caller)
+  double logging = 0;      // metrics / status / checkpoint writing (added by the caller)
+  double communicate = 0;  // data-parallel: waiting in the group's sums and gathers
 };
 
 class PpoTrainer {
@@ -108,6 +109,32 @@ class PpoTrainer {
   // signal during a short rollout still ends with a normal update. nullptr: never.
   static constexpr double kInterruptSeconds = 1.0;
   void set_interrupt_flag(const std::atomic<int>* flag) { interrupt_ = flag; }
+
+  // Data-parallel training (issue 15 §1): makes this trainer member group->rank() of a
+  // group of group->size() trainers, each with venv.num_envs() environments, that train one
+  // policy. Call once, right after construction (before Iterate() or set_state()); returns
+  // an error when the settings do not allow it (ValidateDataParallel). From then on:
+  //  - the environments are reset as environments rank * num_envs + i of the group's run
+  //    (env i seeded seed + rank * num_envs + i);
+  //  - the learner draws from per-environment streams and shares minibatches, loss and
+  //    gradient with the group (NativeLearner::SetDataParallel);
+  //  - the observation and reward normalisers use all members' statistics;
+  //  - total_steps() counts every member's steps, and the episode window and explained
+  //    variance cover every member's environments (episodes ordered by step, then global
+  //    environment index, as one process would see them);
+  //  - every update ends by comparing the members' parameter hashes: a mismatch is an
+  //    error naming the ranks;
+  //  - the interrupt flag does not cut rollouts (the members would disagree on where).
+  // So the group's run equals this trainer alone with group->size() * num_envs environments
+  // and a LocalCollective (up to the order of floating-point sums). `group` is not owned.
+  Status EnableDataParallel(Collective* group);
+  Collective* group() const { return group_; }
+  uint64_t seed() const { return seed_; }
+  // Starts every environment afresh (seeded from `seed`: env i with seed + first env + i),
+  // forgets the normaliser's per-env discounted returns, and marks every env's next
+  // observation as an episode start; the policy, optimiser, statistics and counters stay.
+  // A data-parallel resume on another number of ranks does this (learn/checkpoint.h).
+  void RestartEnvironments(uint64_t seed);
 
   int64_t total_steps() const { return total_steps_; }
   int64_t iterations() const { return iterations_; }
@@ -158,6 +185,7 @@ class PpoTrainer {
   IterationStats Update();
   Status CheckFinite(const IterationStats& s);
   Status CheckFiniteNative(const std::string& at, const std::string& advice);
+  Status CheckGroupAgrees();
   void SyncToTorch();
 
   env::VecEnv& venv_;
@@ -183,6 +211,16 @@ class PpoTrainer {
   std::chrono::steady_clock::time_point start_time_;
   TrainerTiming timing_;
   const std::atomic<int>* interrupt_ = nullptr;
+  uint64_t seed_ = 0;
+  Collective* group_ = nullptr;  // data-parallel group (not owned), nullptr = alone
+  // Data-parallel: episodes finished during this rollout (step, global env, return, length).
+  struct FinishedEpisode {
+    int64_t t, env;
+    double ret;
+    int64_t len;
+  };
+  std::vector<FinishedEpisode> finished_;
+  void MergeGroupEpisodes();
   bool interrupted_ = false;  // a rollout was cut short: the state is partial
 };
 

@@ -225,8 +225,9 @@ void ActorCritic::PredictValues(const float* obs, int batch, float* values) {
 }
 
 void ActorCritic::Act(const float* obs, int batch, Rng* rng, bool deterministic, float* actions,
-                      float* values, float* log_probs) {
-  ActSplit(obs, obs, batch, rng, deterministic, actions, values, log_probs);
+                      float* values, float* log_probs, bool rng_per_row) {
+  SampleActions(obs, batch, rng, deterministic, actions, log_probs, rng_per_row);
+  PredictValues(obs, batch, values);
 }
 
 void ActorCritic::ActSplit(const float* pi_in, const float* vf_in, int batch, Rng* rng,
@@ -236,13 +237,13 @@ void ActorCritic::ActSplit(const float* pi_in, const float* vf_in, int batch, Rn
 }
 
 void ActorCritic::Act(WorkerPool& pool, const float* obs, int batch, Rng* rng, bool deterministic,
-                      float* actions, float* values, float* log_probs) {
+                      float* actions, float* values, float* log_probs, bool rng_per_row) {
   if (pool.num_workers() < 2) {
-    Act(obs, batch, rng, deterministic, actions, values, log_probs);
+    Act(obs, batch, rng, deterministic, actions, values, log_probs, rng_per_row);
     return;
   }
   pool.Run([&](int w) {
-    if (w == 0) SampleActions(obs, batch, rng, deterministic, actions, log_probs);
+    if (w == 0) SampleActions(obs, batch, rng, deterministic, actions, log_probs, rng_per_row);
     if (w == 1) ValueForward(value_ws_, obs, batch, values);
   });
 }
@@ -252,7 +253,7 @@ void ActorCritic::PredictValuesConcurrent(const float* vf_in, int batch, float* 
 }
 
 void ActorCritic::SampleActions(const float* obs, int batch, Rng* rng, bool deterministic,
-                                float* actions, float* log_probs) {
+                                float* actions, float* log_probs, bool rng_per_row) {
   RLT_CHECK(deterministic || rng != nullptr);
   ActorCriticWorkspace& ws = inference_ws_;
   ActionHeadForward(ws, obs, batch);
@@ -268,7 +269,7 @@ void ActorCritic::SampleActions(const float* obs, int batch, Rng* rng, bool dete
             pick = k;
         }
       } else {  // inverse CDF of the softmax
-        const double u = rng->Uniform();
+        const double u = (rng_per_row ? rng[i] : *rng).Uniform();
         double cdf = 0.0;
         pick = n - 1;
         for (int k = 0; k < n; ++k) {
@@ -288,7 +289,9 @@ void ActorCritic::SampleActions(const float* obs, int batch, Rng* rng, bool dete
       for (int j = 0; j < n; ++j) {
         const float mean = ws.head[static_cast<size_t>(i) * n + j];
         actions[static_cast<size_t>(i) * n + j] =
-            deterministic ? mean : mean + std::exp(log_std[j]) * static_cast<float>(rng->Normal());
+            deterministic ? mean
+                          : mean + std::exp(log_std[j]) *
+                                       static_cast<float>((rng_per_row ? rng[i] : *rng).Normal());
       }
     }
     GaussianLogProb(ws.head.data(), log_std, actions, batch, n, log_probs, nullptr);

@@ -92,13 +92,15 @@ class ActorCritic {
   // One batched forward for B observations (B, obs_dim): actions (B, act_dim) sampled
   // with `rng` (Gaussian: mean + exp(log_std) N(0, 1); Discrete: inverse CDF of the
   // softmax) or the mean / argmax when deterministic; values (B); log_probs (B).
-  // rng may be nullptr when deterministic.
+  // rng may be nullptr when deterministic. With rng_per_row, rng points to `batch`
+  // generators and row i draws from rng[i] only (per-environment streams: the draws of an
+  // environment do not depend on which other rows share the batch).
   void Act(const float* obs, int batch, Rng* rng, bool deterministic, float* actions, float* values,
-           float* log_probs);
+           float* log_probs, bool rng_per_row = false);
   // The same with the policy tower (and sampling) on worker 0 of `pool` and the value tower
   // on worker 1 at once: the towers share nothing, so the results are Act()'s bit for bit.
   void Act(WorkerPool& pool, const float* obs, int batch, Rng* rng, bool deterministic,
-           float* actions, float* values, float* log_probs);
+           float* actions, float* values, float* log_probs, bool rng_per_row = false);
   // V(s) -> values (B).
   void PredictValues(const float* obs, int batch, float* values);
 
@@ -137,7 +139,7 @@ class ActorCritic {
   // sampled (or deterministic) actions and their log-probabilities from the policy tower,
   // and V from the value tower.
   void SampleActions(const float* pi_in, int batch, Rng* rng, bool deterministic, float* actions,
-                     float* log_probs);
+                     float* log_probs, bool rng_per_row = false);
   void PredictValuesConcurrent(const float* vf_in, int batch, float* values);
 
  private:

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 #include "core/status.h"
@@ -24,12 +25,17 @@ void MeanStd(const T* x, int n, double* mean, double* std_dev) {
 
 }  // namespace
 
-PpoLossTerms PpoLoss(int batch, const PpoLossInputs& in, const PpoLossSettings& s, float* d_values,
-                     float* d_log_probs, float* d_entropy) {
-  RLT_CHECK(batch >= 1);
-  const bool normalize = s.normalize_advantage && batch > 1;
-  double adv_mean = 0.0, adv_std = 1.0;
-  if (normalize) MeanStd(in.advantages, batch, &adv_mean, &adv_std);
+namespace {
+
+// Per-sample terms of the loss (sums over the rows given) and, when d_log_probs is not
+// nullptr, its gradients with the minibatch size 1 / inv_b.
+struct PartialSums {
+  double pg = 0, v = 0, ent = 0, kl = 0;
+  int clipped = 0;
+};
+PartialSums Accumulate(int rows, const PpoLossInputs& in, const PpoLossSettings& s, bool normalize,
+                       double adv_mean, double adv_std, float inv_b, float* d_values,
+                       float* d_log_probs, float* d_entropy) {
   const float adv_shift = static_cast<float>(adv_mean);
   const float adv_scale = static_cast<float>(adv_std + 1e-8);
   const float lo = static_cast<float>(1.0 - s.clip_range),
@@ -37,26 +43,24 @@ PpoLossTerms PpoLoss(int batch, const PpoLossInputs& in, const PpoLossSettings& 
   const float clip = static_cast<float>(s.clip_range),
               clip_vf = static_cast<float>(s.clip_range_vf);
   const bool clip_values = s.clip_range_vf > 0;
-  const float inv_b = 1.0f / static_cast<float>(batch);
   const float vf_coef = static_cast<float>(s.vf_coef), ent_coef = static_cast<float>(s.ent_coef);
-  double pg_sum = 0, v_sum = 0, ent_sum = 0, kl_sum = 0;
-  int clipped = 0;
-  for (int i = 0; i < batch; ++i) {
+  PartialSums p;
+  for (int i = 0; i < rows; ++i) {
     const float a = normalize ? (in.advantages[i] - adv_shift) / adv_scale : in.advantages[i];
     const float log_ratio = in.log_probs[i] - in.old_log_probs[i];
     const float r = std::exp(log_ratio);
     const float r_clamped = std::clamp(r, lo, hi);
     const float s1 = a * r, s2 = a * r_clamped;
-    pg_sum += std::min(s1, s2);
-    kl_sum += static_cast<double>((r - 1.0f) - log_ratio);
-    clipped += std::fabs(r - 1.0f) > clip;
+    p.pg += std::min(s1, s2);
+    p.kl += static_cast<double>((r - 1.0f) - log_ratio);
+    p.clipped += std::fabs(r - 1.0f) > clip;
     const float dv = in.values[i] - in.old_values[i];
     const bool v_inside = !clip_values || (dv >= -clip_vf && dv <= clip_vf);
     const float v_pred =
         clip_values ? in.old_values[i] + std::clamp(dv, -clip_vf, clip_vf) : in.values[i];
     const float diff = in.returns[i] - v_pred;
-    v_sum += static_cast<double>(diff) * diff;
-    ent_sum += in.entropy[i];
+    p.v += static_cast<double>(diff) * diff;
+    p.ent += in.entropy[i];
     if (d_log_probs != nullptr) {
       // d L_pg / d s = -1/B on the smaller surrogate (half each on a tie); ds1/dr = A,
       // ds2/dr = A [lo <= r <= hi]; dr/dlog_prob = r.
@@ -75,14 +79,65 @@ PpoLossTerms PpoLoss(int batch, const PpoLossInputs& in, const PpoLossSettings& 
       d_entropy[i] = -ent_coef * inv_b;
     }
   }
+  return p;
+}
+
+PpoLossTerms Terms(const PartialSums& p, double batch, const PpoLossSettings& s) {
   PpoLossTerms t;
-  t.policy_loss = -pg_sum / batch;
-  t.value_loss = v_sum / batch;
-  t.entropy_loss = -ent_sum / batch;
+  t.policy_loss = -p.pg / batch;
+  t.value_loss = p.v / batch;
+  t.entropy_loss = -p.ent / batch;
   t.loss = t.policy_loss + s.ent_coef * t.entropy_loss + s.vf_coef * t.value_loss;
-  t.approx_kl = kl_sum / batch;
-  t.clip_fraction = static_cast<double>(clipped) / batch;
+  t.approx_kl = p.kl / batch;
+  t.clip_fraction = static_cast<double>(p.clipped) / batch;
   return t;
+}
+
+}  // namespace
+
+PpoLossTerms PpoLoss(int batch, const PpoLossInputs& in, const PpoLossSettings& s, float* d_values,
+                     float* d_log_probs, float* d_entropy) {
+  RLT_CHECK(batch >= 1);
+  const bool normalize = s.normalize_advantage && batch > 1;
+  double adv_mean = 0.0, adv_std = 1.0;
+  if (normalize) MeanStd(in.advantages, batch, &adv_mean, &adv_std);
+  const float inv_b = 1.0f / static_cast<float>(batch);
+  return Terms(Accumulate(batch, in, s, normalize, adv_mean, adv_std, inv_b, d_values, d_log_probs,
+                          d_entropy),
+               batch, s);
+}
+
+PpoLossTerms PpoLossShared(int rows, const PpoLossInputs& in, const PpoLossSettings& s,
+                           float* d_values, float* d_log_probs, float* d_entropy,
+                           const std::function<void(double*, int)>& sum) {
+  // Advantage moments of the whole minibatch: one sum of (count, sum, sum of squares).
+  double moments[3] = {static_cast<double>(rows), 0.0, 0.0};
+  for (int i = 0; i < rows; ++i) {
+    moments[1] += in.advantages[i];
+    moments[2] += static_cast<double>(in.advantages[i]) * in.advantages[i];
+  }
+  sum(moments, 3);
+  const double batch = moments[0];
+  RLT_CHECK(batch >= 1);
+  const bool normalize = s.normalize_advantage && batch > 1;
+  double adv_mean = 0.0, adv_std = 1.0;
+  if (normalize) {
+    adv_mean = moments[1] / batch;
+    const double ss = std::max(0.0, moments[2] - batch * adv_mean * adv_mean);
+    adv_std = std::sqrt(ss / (batch - 1));
+  }
+  const float inv_b = 1.0f / static_cast<float>(batch);
+  const PartialSums p = Accumulate(rows, in, s, normalize, adv_mean, adv_std, inv_b, d_values,
+                                   d_log_probs, d_entropy);
+  double parts[5] = {p.pg, p.v, p.ent, p.kl, static_cast<double>(p.clipped)};
+  sum(parts, 5);
+  PartialSums all;
+  all.pg = parts[0];
+  all.v = parts[1];
+  all.ent = parts[2];
+  all.kl = parts[3];
+  all.clipped = static_cast<int>(std::lround(parts[4]));
+  return Terms(all, batch, s);
 }
 
 PpoLossTerms PpoLossReference(int batch, const PpoLossInputsF64& in, const PpoLossSettings& s) {

@@ -16,6 +16,8 @@
 #ifndef RLT_NATIVE_PPO_LOSS_H_
 #define RLT_NATIVE_PPO_LOSS_H_
 
+#include <functional>
+
 namespace rlt::native {
 
 struct PpoLossSettings {
@@ -46,6 +48,17 @@ struct PpoLossTerms {
 // not nullptr. REQUIRES: batch >= 1.
 PpoLossTerms PpoLoss(int batch, const PpoLossInputs& in, const PpoLossSettings& settings,
                      float* d_values, float* d_log_probs, float* d_entropy);
+
+// The loss of a minibatch spread over several processes (data-parallel PPO): this process
+// holds `rows` of its rows (rows may be 0), and `sum` replaces a few doubles by their sum
+// over all the processes (in place; every process gets the same sums). The advantage
+// mean and unbiased std come from the summed count, sum and sum of squares (one pass, in
+// double), the gradients use the whole minibatch's size, and the returned terms are the
+// whole minibatch's. With one process this is PpoLoss up to the rounding of the one-pass
+// variance. Two calls to `sum` per minibatch.
+PpoLossTerms PpoLossShared(int rows, const PpoLossInputs& in, const PpoLossSettings& settings,
+                           float* d_values, float* d_log_probs, float* d_entropy,
+                           const std::function<void(double*, int)>& sum);
 
 // The same loss value computed in double precision from double inputs (no gradient):
 // the reference the finite-difference checks differentiate.

@@ -461,17 +461,28 @@ Result<TrainOutcome> RunTrainCommand(const TrainRequest& request, const std::str
 
 Result<TrainOutcome> RunSeedsOnRanks(const TrainRequest& request, const std::string& executable) {
   const int rank = dist::Rank(), ranks = dist::Size();
-  if (!request.resume_dir.empty() || request.seed) {
-    return Status::Refused(
-        "under mpirun, rltrade train spreads the seeds of a new run over the ranks; resume "
-        "a run without mpirun (rltrade train --resume RUN)");
+  if (!request.resume_dir.empty()) {
+    // A single-seed run continues data-parallel; a multi-seed run's seeds are resumed
+    // without mpirun.
+    RLT_ASSIGN_OR_RETURN(const std::optional<SeedsIndex> index, ReadSeedsIndex(request.resume_dir));
+    if (index || request.seed) {
+      return Status::Refused(
+          "under mpirun, rltrade train --resume continues a single-seed run on the ranks; "
+          "resume the seeds of a multi-seed run without mpirun (rltrade train --resume RUN)");
+    }
+    return RunTrainingOnRanks(request);
+  }
+  if (request.seed) {
+    return Status::InvalidArgument(
+        "--seed S picks one seed of a multi-seed run to resume (with --resume RUN); for a new "
+        "run use --set run.seed=S");
   }
   RLT_ASSIGN_OR_RETURN(const int seeds, RequestedSeeds(request));
-  if (seeds < 2) {
-    return Status::Refused(
-        "under mpirun, rltrade train spreads the seeds of a run (--seeds N or [run] seeds) "
-        "over the ranks; one seed on several ranks (data-parallel PPO) is not built yet: run "
-        "it without mpirun");
+  if (seeds < 2) {  // one policy, data-parallel
+    TrainRequest one = request;
+    one.seeds = 0;
+    if (request.seeds == 1) one.overrides.push_back("run.seeds=1");
+    return RunTrainingOnRanks(one);
   }
   // Rank 0 checks everything and creates RUN (seeds.json, the lock) before any rank starts.
   std::optional<SeedsPlan> plan;

@@ -23,11 +23,13 @@
 
 #include "config/config.h"
 #include "core/civil_time.h"
+#include "core/collective.h"
 #include "core/file_io.h"
 #include "core/json_text.h"
 #include "core/options.h"
 #include "core/proc_stats.h"
 #include "core/thread_pool.h"
+#include "dist/dist.h"
 #include "env/registry.h"
 #include "env/vec_env.h"
 #include "learn/checkpoint.h"
@@ -105,7 +107,46 @@ struct Setup {
   std::map<std::string, market::DateRange> split;  // [split] ranges
   TrainingRanges ranges;    // what this setup's training envs and normaliser use
   std::string ranges_json;  // RUN_DIR/training_ranges.json (set by RunTraining)
+  // Data-parallel training under mpirun (RunTrainingOnRanks): the ranks' group, nullptr
+  // alone. Rank 0 writes the run directory; every rank takes part in checkpoints.
+  Collective* group = nullptr;
+  bool writer() const { return group == nullptr || group->rank() == 0; }
 };
+
+// Data-parallel: a Status as text for the other ranks, and back (code kept).
+std::string StatusText(const Status& st) {
+  return st.ok() ? std::string() : std::to_string(static_cast<int>(st.code())) + ":" + st.message();
+}
+Status StatusFromText(const std::string& text) {
+  if (text.empty()) return Status::Ok();
+  const size_t colon = text.find(':');
+  const int code = std::atoi(text.substr(0, colon).c_str());
+  const std::string message = text.substr(colon + 1);
+  switch (static_cast<Status::Code>(code)) {
+    case Status::Code::kInvalidArgument:
+      return Status::InvalidArgument(message);
+    case Status::Code::kNotFound:
+      return Status::NotFound(message);
+    case Status::Code::kDataError:
+      return Status::DataError(message);
+    case Status::Code::kOutOfRange:
+      return Status::OutOfRange(message);
+    case Status::Code::kRefused:
+      return Status::Refused(message);
+    default:
+      return Status::IoError(message);
+  }
+}
+
+// Data-parallel: every rank's status; the lowest failing rank's on every rank (so all
+// ranks stop together and none waits in a collective the others left).
+Status Agree(Collective* group, const Status& mine, const char* what) {
+  if (group == nullptr) return mine;
+  for (const std::string& text : group->Allgather(StatusText(mine), what)) {
+    if (!text.empty()) return StatusFromText(text);
+  }
+  return Status::Ok();
+}
 
 // Printed once per process (the --device auto trial builds a second setup).
 void WarnIfOversubscribed(int threads) {
@@ -329,6 +370,11 @@ Result<Setup> BuildSetup(config::Config config) {
         ": one training run trains one seed; several seeds are trained by `rltrade train` "
         "(each into RUN/seed_<seed>/)");
   }
+  if (!(s.run.rank_timeout_seconds >= 1 && s.run.rank_timeout_seconds <= 86400)) {
+    return Status::InvalidArgument(
+        "[run] rank_timeout_seconds = " + rlt::internal::FormatValue(s.run.rank_timeout_seconds) +
+        ": expected 1 to 86400 seconds (how long a rank under mpirun waits for the others)");
+  }
   if (s.run.eval_every < 0) {
     return Status::InvalidArgument("[run] eval_every must be >= 0 (0 = no evaluation)");
   }
@@ -457,6 +503,7 @@ struct LoopState {
   double last_rollout_seconds = 0;
   CpuMeter cpu;
   bool sys_columns = true;  // false when resuming a run whose metrics.csv predates sys/*
+  Status held_error;        // data-parallel: rank 0's logging failure, until the ranks agree
 };
 
 // A full disk must not abort inside LibTorch's writer (its zip writer reports a failed
@@ -506,8 +553,11 @@ LoopState MakeLoopState(const Setup& s) {
 }
 
 // Writes a checkpoint after the disk-space check; records it as the last checkpoint.
+// Data-parallel: a collective (rank 0 checks the space and writes; learn/checkpoint.h).
 Status WriteCheckpoint(const fs::path& dir, Setup& s, LoopState& ls) {
-  RLT_RETURN_IF_ERROR(CheckDiskSpace(dir, ls.last_checkpoint, s));
+  RLT_RETURN_IF_ERROR(Agree(s.group,
+                            s.writer() ? CheckDiskSpace(dir, ls.last_checkpoint, s) : Status::Ok(),
+                            "the checkpoint's disk check"));
   Status st = learn::SaveCheckpoint(dir, *s.trainer, ls.extra_files);
   if (!st.ok()) {
     return Status::IoError(
@@ -524,7 +574,7 @@ Status WriteCheckpoint(const fs::path& dir, Setup& s, LoopState& ls) {
 // The time after the trainer's update is added to the trainer's timing().logging, minus the
 // evaluation (which counts as "other").
 Result<learn::IterationStats> UpdateOnce(Setup& s, LoopState& ls, const fs::path& run_dir,
-                                         runlog::MetricsLogger& log, bool force_checkpoint) {
+                                         runlog::MetricsLogger* log, bool force_checkpoint) {
   Result<learn::IterationStats> st = s.trainer->Iterate();
   if (st.ok() && st->interrupted) return st;  // nothing to log or checkpoint
   if (!st.ok()) {
@@ -554,7 +604,13 @@ Result<learn::IterationStats> UpdateOnce(Setup& s, LoopState& ls, const fs::path
     rows.emplace_back("sys/cpu_percent", ls.cpu.PercentSinceLast());
     rows.emplace_back("sys/rss_bytes", static_cast<double>(ResidentBytes()));
   }
-  RLT_RETURN_IF_ERROR(log.Log(s.trainer->total_steps(), rows));
+  // Data-parallel: only rank 0 logs, and a failure is held back until the ranks agree
+  // after the update (the others are about to join this update's checkpoint).
+  if (log != nullptr) {
+    Status logged = log->Log(s.trainer->total_steps(), rows);
+    if (s.group == nullptr) RLT_RETURN_IF_ERROR(logged);
+    if (!logged.ok() && ls.held_error.ok()) ls.held_error = logged;
+  }
   if (s.trainer->total_steps() >= ls.next_checkpoint || force_checkpoint) {
     const fs::path dir =
         run_dir / "checkpoints" / ("step_" + std::to_string(s.trainer->total_steps()));
@@ -650,7 +706,7 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
     }
     const learn::TrainerTiming before = s.trainer->timing();
     const std::string checkpoint_before = ls.last_checkpoint;
-    Result<learn::IterationStats> st = UpdateOnce(s, ls, run_dir, log, g_signal.load() != 0);
+    Result<learn::IterationStats> st = UpdateOnce(s, ls, run_dir, &log, g_signal.load() != 0);
     if (!st.ok()) {
       status = st.status();
       break;
@@ -717,6 +773,89 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
                                            status.message(), /*force=*/true);
   if (!status.ok()) return status;
   RLT_RETURN_IF_ERROR(written);
+  out.total_steps = s.trainer->total_steps();
+  out.checkpoint = ls.last_checkpoint;
+  out.loop_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
+  return out;
+}
+
+// The training loop of a data-parallel rank (RunTrainingOnRanks): TrainLoop without its
+// safety checkpoints (a data-parallel rollout is never cut short, so a signal takes effect
+// at the end of the update), with one agreement per update (the first rank's error and
+// whether any rank got a signal: mpirun forwards SIGINT/SIGTERM to every rank, not at the
+// same instant), and with rank 0 alone writing metrics, status.json and progress.
+Result<TrainOutcome> TrainLoopOnRanks(Setup& s, const fs::path& run_dir, runlog::MetricsLogger* log,
+                                      bool quiet, const std::string& resumed_from) {
+  runlog::ProgressOptions popt;
+  if (quiet || !s.writer()) popt.mode = runlog::ProgressOptions::Mode::kQuiet;
+  runlog::ProgressReporter progress(popt);
+  LoopState ls = MakeLoopState(s);
+  ls.last_checkpoint = resumed_from;
+  ls.sys_columns =
+      log == nullptr || log->keys().empty() ||
+      std::find(log->keys().begin(), log->keys().end(), "sys/cpu_percent") != log->keys().end();
+  const auto loop_start = std::chrono::steady_clock::now();
+  CpuMeter progress_meter;
+  std::optional<StatusFile> status_file;
+  if (s.writer()) status_file.emplace(run_dir, s);
+  std::optional<SignalScope> signals(std::in_place);
+  TrainOutcome out;
+  out.run_dir = run_dir.string();
+  double fps = 0;
+  Status status = Agree(s.group,
+                        status_file ? status_file->Write(s.trainer->total_steps(), 0,
+                                                         ls.last_checkpoint, "running", "", true)
+                                    : Status::Ok(),
+                        "the start of training");
+  auto* watched = dynamic_cast<dist::WatchedCollective*>(s.group);
+  while (status.ok() && s.trainer->total_steps() < s.run.total_steps) {
+    if (watched != nullptr) {  // named by the timeout message
+      watched->set_context(fmt::format(
+          "update {} (step {}); the last checkpoint, {}, stays loadable with "
+          "rltrade train --resume {}",
+          s.trainer->iterations() + 1, s.trainer->total_steps(),
+          ls.last_checkpoint.empty() ? "none yet" : ls.last_checkpoint, run_dir.string()));
+    }
+    Result<learn::IterationStats> st = UpdateOnce(s, ls, run_dir, log, false);
+    Status mine = st.ok() ? ls.held_error : st.status();
+    if (mine.ok()) {
+      fps = st->fps;
+      progress.Update(s.trainer->total_steps(), s.run.total_steps, st->fps,
+                      st->episodes_seen > 0 ? st->ep_rew_mean : NAN, ProgressExtra(progress_meter));
+      if (status_file) {
+        mine = status_file->Write(s.trainer->total_steps(), fps, ls.last_checkpoint, "running", "",
+                                  false);
+      }
+    }
+    int sig = 0;
+    for (const std::string& text : s.group->Allgather(
+             std::to_string(g_signal.load()) + "|" + StatusText(mine), "the end of an update")) {
+      const size_t bar = text.find('|');
+      if (sig == 0) sig = std::atoi(text.substr(0, bar).c_str());
+      if (status.ok()) status = StatusFromText(text.substr(bar + 1));
+    }
+    if (!status.ok()) break;
+    if (sig != 0) {
+      const fs::path dir =
+          run_dir / "checkpoints" / ("step_" + std::to_string(s.trainer->total_steps()));
+      if (ls.last_checkpoint != dir.string()) status = WriteCheckpoint(dir, s, ls);
+      out.exit_code = 128 + sig;
+      break;
+    }
+  }
+  progress.Finish();
+  signals.reset();
+  if (status.ok() && out.exit_code == 0) status = WriteCheckpoint(run_dir / "final", s, ls);
+  const std::string state = !status.ok()         ? "failed"
+                            : out.exit_code != 0 ? "interrupted"
+                                                 : "finished";
+  if (status_file) {  // best effort, as in TrainLoop
+    const Status written = status_file->Write(s.trainer->total_steps(), fps, ls.last_checkpoint,
+                                              state, status.message(), /*force=*/true);
+    if (status.ok()) status = written;
+  }
+  RLT_RETURN_IF_ERROR(status);
   out.total_steps = s.trainer->total_steps();
   out.checkpoint = ls.last_checkpoint;
   out.loop_seconds =
@@ -1060,6 +1199,105 @@ Result<TrainOutcome> RunTraining(const TrainRequest& request) {
   return TrainLoop(setup, run_dir, *log, request.quiet, checkpoint, request.stop_at_steps);
 }
 
+Result<TrainOutcome> RunTrainingOnRanks(const TrainRequest& request) {
+  const int rank = dist::Rank(), ranks = dist::Size();
+  const bool resume = !request.resume_dir.empty();
+  // Rank 0 names the run directory (DefaultRunDir reads the clock) and, for a resume,
+  // takes the lock and picks the checkpoint; the other ranks follow.
+  const fs::path run_dir = dist::Broadcast(
+      resume ? request.resume_dir
+             : (request.run_dir.empty() ? DefaultRunDir(request.config_path) : request.run_dir));
+  std::optional<runlog::RunLock> lock;
+  std::string checkpoint;
+  if (resume) {
+    Status found = Status::Ok();
+    if (rank == 0) {
+      found = [&]() -> Status {
+        if (!fs::is_directory(run_dir)) {
+          return Status::NotFound(run_dir.string() +
+                                  " does not exist: no complete checkpoint to resume from; start "
+                                  "a new run instead");
+        }
+        RLT_ASSIGN_OR_RETURN(lock, runlog::RunLock::Acquire(run_dir.string(), "rltrade train"));
+        RemoveStaleRunTemps(run_dir);
+        RLT_ASSIGN_OR_RETURN(checkpoint, ResumeCheckpoint(run_dir));
+        return runlog::VerifyManifestFiles(run_dir.string(), RunFiles());
+      }();
+    }
+    RLT_RETURN_IF_ERROR(StatusFromText(dist::Broadcast(StatusText(found))));
+    checkpoint = dist::Broadcast(checkpoint);
+  }
+  const std::string config_path = resume ? (run_dir / "config.toml").string() : request.config_path;
+  RLT_ASSIGN_OR_RETURN(config::Config config, config::Config::LoadFile(config_path));
+  const config::Config stored_config = config;
+  for (const std::string& o : request.overrides) RLT_RETURN_IF_ERROR(config.ApplyOverride(o));
+  RLT_RETURN_IF_ERROR(ResolveAutoDevice(config, request.quiet || rank != 0));
+  RLT_RETURN_IF_ERROR(ResolveAutoThreads(config, request.quiet || rank != 0));
+  RLT_ASSIGN_OR_RETURN(Setup setup, BuildSetup(std::move(config)));
+  // From here every rank holds a trainer; failures are agreed so that no rank is left
+  // waiting in a collective.
+  std::unique_ptr<dist::WatchedCollective> group =
+      dist::WorldCollective(setup.run.rank_timeout_seconds);
+  setup.group = group.get();
+  RLT_RETURN_IF_ERROR(setup.trainer->EnableDataParallel(group.get()));
+  std::vector<ConfigChange> changes;
+  TrainingRanges ranges = setup.ranges;
+  Status ready = Status::Ok();
+  if (resume) {
+    changes = DiffConfigs(stored_config, setup.config);
+    ready = CheckResumeChanges(changes, request.allow_config_change, run_dir);
+    if (ready.ok()) ready = learn::LoadCheckpoint(checkpoint, *setup.trainer);
+  }
+  RLT_RETURN_IF_ERROR(Agree(group.get(), ready, "loading the checkpoint"));
+  std::optional<runlog::MetricsLogger> log;
+  if (rank == 0) {
+    ready = [&]() -> Status {
+      if (resume) {
+        RLT_ASSIGN_OR_RETURN(const TrainingRanges before, ReadRecordedRanges(run_dir));
+        ranges = MergeTrainingRanges(before, setup.ranges);
+        RLT_RETURN_IF_ERROR(CheckOutsideTest(setup.split, ranges));
+      } else if (fs::exists(run_dir) && !fs::is_empty(run_dir)) {
+        return Status::InvalidArgument("run directory " + run_dir.string() +
+                                       " already exists; continue it with --resume " +
+                                       run_dir.string() + " or choose another --run-dir");
+      }
+      std::error_code ec;
+      fs::create_directories(run_dir, ec);
+      if (ec) return Status::IoError("cannot create " + run_dir.string() + ": " + ec.message());
+      if (!lock) {
+        RLT_ASSIGN_OR_RETURN(lock, runlog::RunLock::Acquire(run_dir.string(), "rltrade train"));
+      }
+      if (!ranges.empty()) setup.ranges_json = TrainingRangesJson(ranges);
+      RLT_RETURN_IF_ERROR(WriteRunFiles(run_dir, setup, !resume || !changes.empty()));
+      if (!changes.empty()) {
+        RLT_RETURN_IF_ERROR(AppendHistory(run_dir, changes, checkpoint,
+                                          setup.trainer->total_steps(),
+                                          request.allow_config_change));
+      }
+      Result<runlog::MetricsLogger> opened =
+          resume ? runlog::MetricsLogger::Resume(run_dir.string(), setup.trainer->total_steps())
+                 : runlog::MetricsLogger::Create(run_dir.string());
+      if (!opened.ok()) return opened.status();
+      log.emplace(std::move(*opened));
+      return Status::Ok();
+    }();
+  }
+  RLT_RETURN_IF_ERROR(Agree(group.get(), ready, "creating the run directory"));
+  if (rank == 0) {
+    setup.ranges_json = setup.ranges_json.empty() && !ranges.empty() ? TrainingRangesJson(ranges)
+                                                                     : setup.ranges_json;
+  } else if (!ranges.empty()) {
+    setup.ranges_json = TrainingRangesJson(ranges);
+  }
+  if (!request.quiet && rank == 0) {
+    std::fprintf(stderr,
+                 "%s %s on %d ranks of %d environments each (%d environments, one policy)%s\n",
+                 resume ? "resuming" : "training", run_dir.c_str(), ranks, setup.venv->num_envs(),
+                 ranks * setup.venv->num_envs(), resume ? (" from " + checkpoint).c_str() : "");
+  }
+  return TrainLoopOnRanks(setup, run_dir, log ? &*log : nullptr, request.quiet, checkpoint);
+}
+
 struct TrainingSession::Impl {
   Setup setup;
   std::optional<runlog::MetricsLogger> log;
@@ -1071,7 +1309,7 @@ TrainingSession::TrainingSession(std::unique_ptr<Impl> impl) : impl_(std::move(i
 TrainingSession::~TrainingSession() = default;
 
 Status TrainingSession::Iterate() {
-  return UpdateOnce(impl_->setup, *impl_->loop, impl_->scratch_dir, *impl_->log, false).status();
+  return UpdateOnce(impl_->setup, *impl_->loop, impl_->scratch_dir, &*impl_->log, false).status();
 }
 
 int64_t TrainingSession::steps() const { return impl_->setup.trainer->total_steps(); }

@@ -82,6 +82,19 @@ struct TrainOutcome {
 
 Result<TrainOutcome> RunTraining(const TrainRequest& request);
 
+// RunTraining as one rank of `mpirun -np K rltrade train CONFIG` (issue 15 §1): the K
+// ranks train one policy data-parallel (learn::PpoTrainer::EnableDataParallel), each with
+// [env] num_envs environments, so the run is one process's run with K x num_envs
+// environments and the same seed (its per-environment random streams; up to the order of
+// floating-point sums). Rank 0 writes the run directory (config.toml, metrics, status,
+// TensorBoard) exactly as RunTraining does; checkpoints are written by rank 0 with every
+// rank's environment state (learn/checkpoint.h), so `--resume` under mpirun with the same K
+// continues bit for bit, and with another K (or without mpirun) keeps the policy,
+// optimiser and normalisers and restarts the environments. Every rank calls it; errors are
+// agreed so that all ranks return together. A rank that dies or hangs for more than
+// [run] rank_timeout_seconds ends the job (dist::WorldCollective).
+Result<TrainOutcome> RunTrainingOnRanks(const TrainRequest& request);
+
 // runs/<config file stem>-<UTC time>: the run directory when none is given.
 std::string DefaultRunDir(const std::string& config_path);
 

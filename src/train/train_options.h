@@ -29,6 +29,9 @@ struct RunOptions {
   int64_t eval_every = 0;        // env steps between evaluations; 0 = off (see EvalEnvSetup)
   int eval_episodes = 10;        // episodes per evaluation (episodic envs; market envs: 1)
   int seeds = 1;  // seeds seed .. seed + seeds - 1, each a run of its own (train/seeds.h)
+  // Under mpirun: seconds a rank waits for the others in one collective before it ends the
+  // job (a rank died or hangs; dist::WorldCollective).
+  double rank_timeout_seconds = 30;
   template <typename V>
   void VisitFields(V& v) {
     v("total_steps", &total_steps, "env steps to train for");
@@ -42,6 +45,8 @@ struct RunOptions {
     v("eval_episodes", &eval_episodes, "episodes per evaluation (episodic envs)");
     v("seeds", &seeds,
       "train this many seeds (run.seed, run.seed + 1, ...) into RUN/seed_<seed>/ (1 = one run)");
+    v("rank_timeout_seconds", &rank_timeout_seconds,
+      "under mpirun: seconds to wait for the other ranks in one exchange before ending the job");
   }
 };
 
