@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <fstream>
@@ -19,12 +20,14 @@
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands.h"
 #include "core/json_text.h"
 #include "core/options.h"
 #include "core/rng.h"
 #include "core/thread_pool.h"
+#include "dist/dist.h"
 #include "env/registry.h"
 #include "env/vec_env.h"
 #include "evalrun/tune_run.h"
@@ -32,6 +35,7 @@
 #include "market/synth.h"
 #include "paper/paper.h"
 #include "perf/machine.h"
+#include "perf/mpi_bench.h"
 #include "perf/threads_check.h"
 #include "perf/train_bench.h"
 
@@ -217,6 +221,8 @@ Result<std::vector<int>> ParseThreadList(const std::string& text) {
   return out;
 }
 
+int RunBenchTrainOnRanks(const BenchTrainFlags& f);
+
 int RunBenchTrain(BenchTrainFlags f) {
   Result<std::vector<std::string>> devices = SplitList(f.devices);
   if (!devices.ok()) return ReportError(devices.status());
@@ -231,6 +237,7 @@ int RunBenchTrain(BenchTrainFlags f) {
     if (!threads.ok()) return ReportError(threads.status());
     f.options.threads = *threads;
   }
+  if (dist::Distributed()) return RunBenchTrainOnRanks(f);
   Result<std::vector<perf::TrainBenchResult>> results = perf::MeasureTraining(f.options);
   if (!results.ok()) return ReportError(results.status());
   if (f.json) {
@@ -265,6 +272,154 @@ int RunBenchTrain(BenchTrainFlags f) {
       return ReportError(
           Status::IoError("cannot write the report " + f.report + " (disk full or not writable?)"));
     }
+  }
+  return 0;
+}
+
+// `mpirun -np K rltrade bench train`: the config data-parallel on rank 0 alone, then on
+// all ranks; rank 0 prints aggregate env steps/s, speed-up and efficiency.
+int RunBenchTrainOnRanks(const BenchTrainFlags& f) {
+  auto world = dist::WorldCollective(/*timeout_seconds=*/600);
+  Result<perf::ScalingResult> r = perf::MeasureScaling(f.options, *world);
+  if (world->rank() != 0) return r.ok() ? 0 : 1;
+  if (!r.ok()) return ReportError(r.status());
+  const perf::DataParallelMeasure &one = r->one, &all = r->all;
+  if (f.json) {
+    fmt::print("{}\n",
+               JsonText(nlohmann::json{{"ranks", all.ranks},
+                                       {"envs_per_rank", all.shape.num_envs},
+                                       {"threads_per_rank", all.shape.threads},
+                                       {"one_rank_env_steps_per_sec", one.env_steps_per_sec},
+                                       {"env_steps_per_sec", all.env_steps_per_sec},
+                                       {"speedup", r->speedup},
+                                       {"scaling_efficiency", r->efficiency},
+                                       {"communicate_fraction", all.communicate_fraction},
+                                       {"communicate_fraction_max", all.communicate_fraction_max},
+                                       {"steps", all.steps},
+                                       {"seconds", all.seconds}},
+                        2));
+    return 0;
+  }
+  fmt::print(
+      "data-parallel training of {} ({} envs and {} thread(s) per rank, after one warm-up "
+      "update)\n"
+      "  1 rank : {:>10.0f} env steps/s\n"
+      "  {} ranks: {:>10.0f} env steps/s (all ranks), speed-up {:.2f}x, scaling efficiency "
+      "{:.0f}%, {:.1f}% of the wall time communicating (mean over the ranks; largest "
+      "{:.1f}%)\n",
+      f.options.config_path, all.shape.num_envs, all.shape.threads, one.env_steps_per_sec,
+      all.ranks, all.env_steps_per_sec, r->speedup, 100 * r->efficiency,
+      100 * all.communicate_fraction, 100 * all.communicate_fraction_max);
+  return 0;
+}
+
+struct BenchMpiFlags {
+  perf::TrainBenchOptions options;
+  bool json = false;
+};
+
+std::string Micros(double seconds) { return fmt::format("{:.1f}", seconds * 1e6); }
+
+// `mpirun -np K rltrade bench mpi`: allreduce latency and bandwidth, the communicating
+// fraction of a data-parallel update, and the projection past this machine.
+int RunBenchMpi(const BenchMpiFlags& f) {
+  auto world = dist::WorldCollective(/*timeout_seconds=*/600);
+  const int k = world->size();
+  std::optional<perf::ScalingResult> scaling;
+  std::vector<int64_t> sizes = {1, 1024, 16384, 262144, 4194304};
+  if (!f.options.config_path.empty()) {
+    Result<perf::ScalingResult> r = perf::MeasureScaling(f.options, *world);
+    if (!r.ok()) {
+      if (world->rank() != 0) return 1;
+      return ReportError(r.status());
+    }
+    scaling = *r;
+    sizes.push_back(r->all.shape.parameters);
+    std::sort(sizes.begin(), sizes.end());
+  }
+  const std::vector<perf::AllreduceTiming> timings = perf::MeasureAllreduce(*world, sizes);
+  if (world->rank() != 0) return 0;
+  std::vector<perf::ProjectionRow> projection;
+  // The model with this machine's own allreduce (alpha from the 1-float sum, the bandwidth
+  // at the policy's size) against the measured communicating time per update.
+  double modelled_here = 0, measured_here = 0;
+  if (scaling && k > 1) {
+    projection = perf::ProjectScaling(scaling->one, {2, 8, 64, 512}, perf::DefaultNetworks());
+    perf::NetworkModel here{"this machine", 0, 0};
+    for (const auto& t : timings) {
+      if (t.floats == 1) here.latency_seconds = t.median_seconds / (2.0 * (k - 1));
+      if (t.floats == scaling->all.shape.parameters) here.gbit_per_sec = 8 * t.bus_gbps;
+    }
+    modelled_here = perf::ModelCommunicateSeconds(scaling->one.shape, k, here);
+    measured_here = scaling->all.communicate_fraction * scaling->all.seconds_per_update;
+  }
+  if (f.json) {
+    nlohmann::json j = {{"ranks", k}, {"allreduce", nlohmann::json::array()}};
+    for (const auto& t : timings) {
+      j["allreduce"].push_back({{"floats", t.floats},
+                                {"bytes", 4 * t.floats},
+                                {"repeats", t.repeats},
+                                {"median_seconds", t.median_seconds},
+                                {"algorithm_gbps", t.algorithm_gbps},
+                                {"bus_gbps", t.bus_gbps}});
+    }
+    if (scaling) {
+      j["parameters"] = scaling->all.shape.parameters;
+      j["one_rank_env_steps_per_sec"] = scaling->one.env_steps_per_sec;
+      j["env_steps_per_sec"] = scaling->all.env_steps_per_sec;
+      j["scaling_efficiency"] = scaling->efficiency;
+      j["communicate_fraction"] = scaling->all.communicate_fraction;
+      j["communicate_fraction_max"] = scaling->all.communicate_fraction_max;
+      j["one_rank_seconds_per_update"] = scaling->one.seconds_per_update;
+      j["seconds_per_update"] = scaling->all.seconds_per_update;
+      j["modelled_communicate_seconds_here"] = modelled_here;
+      j["measured_communicate_seconds_here"] = measured_here;
+      j["projection"] = nlohmann::json::array();
+      for (const auto& p : projection) {
+        j["projection"].push_back({{"ranks", p.ranks},
+                                   {"network", p.network},
+                                   {"communicate_seconds", p.communicate_seconds},
+                                   {"update_seconds", p.update_seconds},
+                                   {"efficiency", p.efficiency},
+                                   {"env_steps_per_sec", p.env_steps_per_sec}});
+      }
+    }
+    fmt::print("{}\n", JsonText(j, 2));
+    return 0;
+  }
+  fmt::print("allreduce of float32 sums over {} ranks (median of the repeats)\n", k);
+  fmt::print("  {:>10} {:>12} {:>8} {:>12} {:>14} {:>10}\n", "floats", "bytes", "repeats",
+             "median us", "algorithm GB/s", "bus GB/s");
+  for (const auto& t : timings) {
+    const bool policy = scaling && t.floats == scaling->all.shape.parameters;
+    fmt::print("  {:>10} {:>12} {:>8} {:>12} {:>14.3f} {:>10.3f}{}\n", t.floats, 4 * t.floats,
+               t.repeats, Micros(t.median_seconds), t.algorithm_gbps, t.bus_gbps,
+               policy ? "  (the policy's parameters)" : "");
+  }
+  if (!scaling) return 0;
+  const perf::DataParallelMeasure &one = scaling->one, &all = scaling->all;
+  fmt::print(
+      "\ndata-parallel training of {} ({} parameters; {} envs, {} thread(s) per rank)\n"
+      "  1 rank : {:>10.0f} env steps/s, {:.4f} s per update\n"
+      "  {} ranks: {:>10.0f} env steps/s, {:.4f} s per update, scaling efficiency {:.0f}%, "
+      "{:.1f}% of the wall time communicating (mean over the ranks; largest {:.1f}%)\n",
+      f.options.config_path, all.shape.parameters, all.shape.num_envs, all.shape.threads,
+      one.env_steps_per_sec, one.seconds_per_update, k, all.env_steps_per_sec,
+      all.seconds_per_update, 100 * scaling->efficiency, 100 * all.communicate_fraction,
+      100 * all.communicate_fraction_max);
+  if (k < 2) return 0;
+  fmt::print(
+      "  the model with this machine's allreduce: {:.4f} s per update communicating; "
+      "measured (mean over the ranks): {:.4f} s, the rest being waits for the slower rank\n",
+      modelled_here, measured_here);
+  fmt::print(
+      "\nprojection (model: ring allreduce of the gradient per minibatch, latency-bound small "
+      "sums; weak scaling; README \"Under mpirun\")\n");
+  fmt::print("  {:<26} {:>6} {:>14} {:>12} {:>11} {:>14}\n", "network", "ranks", "comm s/update",
+             "s/update", "efficiency", "env steps/s");
+  for (const auto& p : projection) {
+    fmt::print("  {:<26} {:>6} {:>14.5f} {:>12.4f} {:>10.0f}% {:>14.0f}\n", p.network, p.ranks,
+               p.communicate_seconds, p.update_seconds, 100 * p.efficiency, p.env_steps_per_sec);
   }
   return 0;
 }
@@ -384,6 +539,18 @@ void RegisterBenchCommands(CLI::App& app, Action* action) {
   train->add_option("--report", tf->report, "write a Markdown report with a recommendation");
   train->add_flag("--json", tf->json, "print JSON (an array with several settings)");
   train->callback([tf, action] { *action = [tf] { return RunBenchTrain(*tf); }; });
+
+  auto mf = std::make_shared<BenchMpiFlags>();
+  CLI::App* mpi = bench->add_subcommand(
+      "mpi",
+      "Under mpirun: allreduce latency and bandwidth, and with --config the communicating "
+      "fraction of a data-parallel update and a projection to 8, 64 and 512 ranks");
+  mpi->add_option("--config", mf->options.config_path, "training config (TOML) to measure");
+  mpi->add_option("--steps", mf->options.steps, "env steps to measure (0 = 4 updates)")
+      ->capture_default_str();
+  mpi->add_option("--set", mf->options.overrides, "config override SECTION.KEY=VALUE");
+  mpi->add_flag("--json", mf->json, "print JSON");
+  mpi->callback([mf, action] { *action = [mf] { return RunBenchMpi(*mf); }; });
 
   auto thf = std::make_shared<BenchThreadsFlags>();
   CLI::App* threads = bench->add_subcommand(

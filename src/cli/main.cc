@@ -51,6 +51,11 @@ namespace {
 bool RunsOnRanks(const CLI::App& app) {
   for (const CLI::App* sub : app.get_subcommands()) {
     if (sub->get_name() == "walkforward" || sub->get_name() == "train") return true;
+    if (sub->get_name() == "bench") {  // bench mpi, and bench train data-parallel
+      for (const CLI::App* b : sub->get_subcommands()) {
+        if (b->get_name() == "mpi" || b->get_name() == "train") return true;
+      }
+    }
   }
   return false;
 }
@@ -90,7 +95,8 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr,
                    "error: under mpirun (%d ranks) only `rltrade walkforward` (its folds) and "
                    "`rltrade train` (its seeds, or one policy data-parallel) spread their work "
-                   "over the ranks; run this command without mpirun\n",
+                   "over the ranks (and `rltrade bench mpi` / `bench train` measure them); run "
+                   "this command without mpirun\n",
                    rlt::dist::Size());
     }
     return 2;

@@ -18,6 +18,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -235,6 +236,39 @@ TEST_F(MpiTrain, SettingsDataParallelTrainingCannotUseAreRefusedBeforeAnythingIs
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.out.find("runs on the native backend"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(run));
+}
+
+// `bench mpi` and `bench train` under mpirun measure the data-parallel run; the parameter
+// count is the analytic one of pi = vf = [32, 32] on CartPole (obs 4, 2 actions):
+// 2 x (4*32 + 32 + 32*32 + 32) + (32*2 + 2) + (32 + 1) = 2531.
+TEST_F(MpiTrain, BenchMpiAndBenchTrainMeasureTheRanks) {
+  auto r =
+      RunRltrade("bench mpi --config " + cartpole_ + " --steps 512 --json", Mpirun(2), "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["ranks"], 2);
+  EXPECT_EQ(j["parameters"], 2531);
+  bool policy_size = false;
+  for (const auto& a : j["allreduce"]) {
+    EXPECT_GT(a["median_seconds"].get<double>(), 0);
+    EXPECT_GT(a["bus_gbps"].get<double>(), 0);
+    policy_size = policy_size || a["floats"] == 2531;
+  }
+  EXPECT_TRUE(policy_size);
+  EXPECT_GT(j["env_steps_per_sec"].get<double>(), 0);
+  EXPECT_GE(j["communicate_fraction"].get<double>(), 0);
+  EXPECT_LT(j["communicate_fraction"].get<double>(), 1);
+  ASSERT_EQ(j["projection"].size(), 8u);
+  EXPECT_EQ(j["projection"][3]["ranks"], 512);
+
+  r = RunRltrade("bench train --config " + cartpole_ + " --steps 512 --json", Mpirun(2),
+                 "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json t = nlohmann::json::parse(r.out);
+  EXPECT_EQ(t["ranks"], 2);
+  EXPECT_EQ(t["envs_per_rank"], 2);
+  EXPECT_GT(t["one_rank_env_steps_per_sec"].get<double>(), 0);
+  EXPECT_NEAR(t["scaling_efficiency"].get<double>(), t["speedup"].get<double>() / 2, 1e-9);
 }
 
 // The PIDs of the processes whose parent is `parent` (mpirun's ranks on this machine).

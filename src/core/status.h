@@ -44,6 +44,13 @@ class [[nodiscard]] Status {
   static Status OutOfRange(std::string msg) { return {Code::kOutOfRange, std::move(msg)}; }
   // The CLI exits 2 (usage error) for these.
   static Status Refused(std::string msg) { return {Code::kRefused, std::move(msg)}; }
+  // A Status sent between processes (MPI ranks) as its code number and message; a number
+  // that is no Code is an IoError.
+  static Status FromCode(int code, std::string msg) {
+    if (code == static_cast<int>(Code::kOk)) return Ok();
+    if (code < 0 || code > static_cast<int>(Code::kRefused)) return IoError(std::move(msg));
+    return {static_cast<Code>(code), std::move(msg)};
+  }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

@@ -22,7 +22,7 @@ namespace {
 
 int g_rank = 0;
 int g_size = 1;
-bool g_mpi = false;  // MPI_Init was called here
+[[maybe_unused]] bool g_mpi = false;  // MPI_Init was called here (unused without MPI)
 
 bool LaunchedByMpi() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {

@@ -372,27 +372,6 @@ Status WriteConcatenated(const WalkforwardRequest& request, const WalkforwardPla
   return Status::Ok();
 }
 
-// A Status sent between ranks as its code number and message.
-Status StatusOf(int code, const std::string& message) {
-  switch (static_cast<Status::Code>(code)) {
-    case Status::Code::kOk:
-      return Status::Ok();
-    case Status::Code::kInvalidArgument:
-      return Status::InvalidArgument(message);
-    case Status::Code::kNotFound:
-      return Status::NotFound(message);
-    case Status::Code::kIoError:
-      return Status::IoError(message);
-    case Status::Code::kDataError:
-      return Status::DataError(message);
-    case Status::Code::kOutOfRange:
-      return Status::OutOfRange(message);
-    case Status::Code::kRefused:
-      return Status::Refused(message);
-  }
-  return Status::IoError(message);
-}
-
 // One rank's folds, as a JSON text for rank 0: per fold its summary entry (or the error,
 // or the exit code of an interrupted training), the notes it added, its directory and
 // its daily rows (cells verbatim; values as %.17g text, NaN included).
@@ -482,7 +461,7 @@ Result<WalkforwardOutcome> RunWalkforward(const WalkforwardRequest& request) {
       for (const auto& n : f["notes"]) outcome.notes.push_back(n.get<std::string>());
       for (const auto& d : f["dirs"]) outcome.fold_dirs.push_back(d.get<std::string>());
       if (f.contains("error")) {
-        verdict = StatusOf(f["code"].get<int>(), f["error"].get<std::string>());
+        verdict = Status::FromCode(f["code"].get<int>(), f["error"].get<std::string>());
         break;
       }
       if (!f.contains("entry")) {
@@ -523,7 +502,7 @@ Result<WalkforwardOutcome> RunWalkforward(const WalkforwardRequest& request) {
     v = Json::parse(dist::Broadcast(v.dump()));
     if (rank != 0) {
       outcome.exit_code = v["exit_code"].get<int>();
-      verdict = StatusOf(v["code"].get<int>(), v["message"].get<std::string>());
+      verdict = Status::FromCode(v["code"].get<int>(), v["message"].get<std::string>());
     }
   }
   if (!verdict.ok()) return verdict;

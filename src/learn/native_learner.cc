@@ -114,20 +114,13 @@ UpdateStats NativeLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
   adam_.set_lr(lr);
   if (dp_) return SharedUpdate(buffer, o, s, timing);
   const int64_t n = buffer.size();
-  const int obs_dim = net_.spec().obs_dim, act_dim = net_.spec().act_dim;
   const float* obs = buffer.flat_obs().data_ptr<float>();
   const float* actions = buffer.flat_actions().data_ptr<float>();
   const float* old_values = buffer.flat_values().data_ptr<float>();
   const float* old_log_probs = buffer.flat_log_probs().data_ptr<float>();
   const float* advantages = buffer.flat_advantages().data_ptr<float>();
   const float* returns = buffer.flat_returns().data_ptr<float>();
-  const size_t cap = static_cast<size_t>(std::min<int64_t>(o.batch_size, n));
-  mb_obs_.resize(cap * obs_dim);
-  mb_actions_.resize(cap * act_dim);
-  for (auto* v : {&mb_values_, &mb_log_probs_, &mb_advantages_, &mb_returns_, &values_, &log_probs_,
-                  &entropy_, &d_values_, &d_log_probs_, &d_entropy_}) {
-    v->resize(cap);
-  }
+  SizeMinibatch(static_cast<size_t>(std::min<int64_t>(o.batch_size, n)));
   const PpoMinibatchBuffers buffers{values_.data(),     log_probs_.data(),    entropy_.data(),
                                     mb_values_.data(),  mb_log_probs_.data(), mb_advantages_.data(),
                                     mb_returns_.data(), d_values_.data(),     d_log_probs_.data(),
@@ -202,6 +195,15 @@ Status ValidateDataParallel(const PpoOptions& o, const PolicyOptions& policy, in
   return Status::Ok();
 }
 
+void NativeLearner::SizeMinibatch(size_t rows) {
+  mb_obs_.resize(rows * net_.spec().obs_dim);
+  mb_actions_.resize(rows * net_.spec().act_dim);
+  for (auto* v : {&mb_values_, &mb_log_probs_, &mb_advantages_, &mb_returns_, &values_, &log_probs_,
+                  &entropy_, &d_values_, &d_log_probs_, &d_entropy_}) {
+    v->resize(rows);
+  }
+}
+
 void NativeLearner::SetDataParallel(const DataParallel& dp) {
   RLT_CHECK(dp.collective != nullptr && dp.global_envs >= 1);
   dp_ = dp;
@@ -225,19 +227,13 @@ UpdateStats NativeLearner::SharedUpdate(RolloutBuffer& buffer, const PpoOptions&
   RLT_CHECK(per_env >= 1 && n_steps % per_env == 0);
   const int rows = per_env * n_envs;  // this member's share of every minibatch
   const int minibatches = n_steps / per_env;
-  const int obs_dim = net_.spec().obs_dim, act_dim = net_.spec().act_dim;
   const float* obs = buffer.flat_obs().data_ptr<float>();
   const float* actions = buffer.flat_actions().data_ptr<float>();
   const float* old_values = buffer.flat_values().data_ptr<float>();
   const float* old_log_probs = buffer.flat_log_probs().data_ptr<float>();
   const float* advantages = buffer.flat_advantages().data_ptr<float>();
   const float* returns = buffer.flat_returns().data_ptr<float>();
-  mb_obs_.resize(static_cast<size_t>(rows) * obs_dim);
-  mb_actions_.resize(static_cast<size_t>(rows) * act_dim);
-  for (auto* v : {&mb_values_, &mb_log_probs_, &mb_advantages_, &mb_returns_, &values_, &log_probs_,
-                  &entropy_, &d_values_, &d_log_probs_, &d_entropy_}) {
-    v->resize(rows);
-  }
+  SizeMinibatch(static_cast<size_t>(rows));
   Collective& group = *dp_->collective;
   double comm_seconds = 0;
   auto sum = [&](double* data, int n) {

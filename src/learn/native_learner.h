@@ -147,6 +147,8 @@ class NativeLearner : public Learner {
   void ParallelBackward(int b);
   // threads > 1: gradient clipping and the Adam step, on parameter ranges.
   void ParallelStep(double max_grad_norm);
+  // The gathered-minibatch buffers for minibatches of up to `rows` rows.
+  void SizeMinibatch(size_t rows);
   // Update() of a data-parallel member (SetDataParallel).
   UpdateStats SharedUpdate(RolloutBuffer& buffer, const PpoOptions& options,
                            const PpoLossSettings& settings, UpdateTiming* timing);

@@ -120,22 +120,7 @@ std::string StatusText(const Status& st) {
 Status StatusFromText(const std::string& text) {
   if (text.empty()) return Status::Ok();
   const size_t colon = text.find(':');
-  const int code = std::atoi(text.substr(0, colon).c_str());
-  const std::string message = text.substr(colon + 1);
-  switch (static_cast<Status::Code>(code)) {
-    case Status::Code::kInvalidArgument:
-      return Status::InvalidArgument(message);
-    case Status::Code::kNotFound:
-      return Status::NotFound(message);
-    case Status::Code::kDataError:
-      return Status::DataError(message);
-    case Status::Code::kOutOfRange:
-      return Status::OutOfRange(message);
-    case Status::Code::kRefused:
-      return Status::Refused(message);
-    default:
-      return Status::IoError(message);
-  }
+  return Status::FromCode(std::atoi(text.substr(0, colon).c_str()), text.substr(colon + 1));
 }
 
 // Data-parallel: every rank's status; the lowest failing rank's on every rank (so all
@@ -1126,6 +1111,53 @@ Status ValidateTraining(const TrainRequest& request) {
   return BuildSetup(std::move(config)).status();
 }
 
+// After the setup is built (and a resumed checkpoint loaded): the test-range check of
+// every range the run has seen, the run directory created (a new run's must be absent or
+// empty), its lock taken, the run files and the history line of a changed resume
+// written, and the metrics log opened. RunTraining and rank 0 of RunTrainingOnRanks.
+Status OpenRunDir(const fs::path& run_dir, const TrainRequest& request, bool resume,
+                  const std::string& checkpoint, const std::vector<ConfigChange>& changes,
+                  Setup& setup, std::optional<runlog::RunLock>& lock,
+                  std::optional<runlog::MetricsLogger>& log) {
+  TrainingRanges ranges = setup.ranges;
+  if (resume) {
+    // The resumed policy has seen everything recorded so far as well.
+    RLT_ASSIGN_OR_RETURN(const TrainingRanges before, ReadRecordedRanges(run_dir));
+    ranges = MergeTrainingRanges(before, setup.ranges);
+    RLT_RETURN_IF_ERROR(CheckOutsideTest(setup.split, ranges));
+  } else if (fs::exists(run_dir) && !fs::is_empty(run_dir)) {
+    return Status::InvalidArgument("run directory " + run_dir.string() +
+                                   " already exists; continue it with --resume " +
+                                   run_dir.string() + " or choose another --run-dir");
+  }
+  std::error_code ec;
+  fs::create_directories(run_dir, ec);
+  if (ec) return Status::IoError("cannot create " + run_dir.string() + ": " + ec.message());
+  if (!lock) {
+    RLT_ASSIGN_OR_RETURN(lock, runlog::RunLock::Acquire(run_dir.string(), "rltrade train"));
+  }
+  if (!ranges.empty()) setup.ranges_json = TrainingRangesJson(ranges);
+  RLT_RETURN_IF_ERROR(WriteRunFiles(run_dir, setup, !resume || !changes.empty()));
+  if (!changes.empty()) {
+    RLT_RETURN_IF_ERROR(AppendHistory(run_dir, changes, checkpoint, setup.trainer->total_steps(),
+                                      request.allow_config_change));
+  }
+  Result<runlog::MetricsLogger> opened =
+      resume ? runlog::MetricsLogger::Resume(run_dir.string(), setup.trainer->total_steps())
+             : runlog::MetricsLogger::Create(run_dir.string());
+  if (!opened.ok()) return opened.status();
+  if (setup.eval_venv && !opened->keys().empty() &&
+      std::find(opened->keys().begin(), opened->keys().end(), "eval/mean_reward") ==
+          opened->keys().end()) {
+    return Status::InvalidArgument(
+        run_dir.string() +
+        " was started without evaluation and metrics.csv has no eval/* "
+        "columns; resume it with --set run.eval_every=0 or start a new run");
+  }
+  log.emplace(std::move(*opened));
+  return Status::Ok();
+}
+
 Result<TrainOutcome> RunTraining(const TrainRequest& request) {
   const bool resume = !request.resume_dir.empty();
   const fs::path run_dir =
@@ -1155,43 +1187,13 @@ Result<TrainOutcome> RunTraining(const TrainRequest& request) {
   RLT_RETURN_IF_ERROR(ResolveAutoThreads(config, request.quiet));
   RLT_ASSIGN_OR_RETURN(Setup setup, BuildSetup(std::move(config)));
   std::vector<ConfigChange> changes;
-  TrainingRanges ranges = setup.ranges;
   if (resume) {
     changes = DiffConfigs(stored_config, setup.config);
     RLT_RETURN_IF_ERROR(CheckResumeChanges(changes, request.allow_config_change, run_dir));
     RLT_RETURN_IF_ERROR(learn::LoadCheckpoint(checkpoint, *setup.trainer));
-    // The resumed policy has seen everything recorded so far as well.
-    RLT_ASSIGN_OR_RETURN(const TrainingRanges before, ReadRecordedRanges(run_dir));
-    ranges = MergeTrainingRanges(before, setup.ranges);
-    RLT_RETURN_IF_ERROR(CheckOutsideTest(setup.split, ranges));
-  } else if (fs::exists(run_dir) && !fs::is_empty(run_dir)) {
-    return Status::InvalidArgument("run directory " + run_dir.string() +
-                                   " already exists; continue it with --resume " +
-                                   run_dir.string() + " or choose another --run-dir");
   }
-  std::error_code ec;
-  fs::create_directories(run_dir, ec);
-  if (ec) return Status::IoError("cannot create " + run_dir.string() + ": " + ec.message());
-  if (!lock) {
-    RLT_ASSIGN_OR_RETURN(lock, runlog::RunLock::Acquire(run_dir.string(), "rltrade train"));
-  }
-  if (!ranges.empty()) setup.ranges_json = TrainingRangesJson(ranges);
-  RLT_RETURN_IF_ERROR(WriteRunFiles(run_dir, setup, !resume || !changes.empty()));
-  if (!changes.empty()) {
-    RLT_RETURN_IF_ERROR(AppendHistory(run_dir, changes, checkpoint, setup.trainer->total_steps(),
-                                      request.allow_config_change));
-  }
-  Result<runlog::MetricsLogger> log =
-      resume ? runlog::MetricsLogger::Resume(run_dir.string(), setup.trainer->total_steps())
-             : runlog::MetricsLogger::Create(run_dir.string());
-  if (!log.ok()) return log.status();
-  if (setup.eval_venv && !log->keys().empty() &&
-      std::find(log->keys().begin(), log->keys().end(), "eval/mean_reward") == log->keys().end()) {
-    return Status::InvalidArgument(
-        run_dir.string() +
-        " was started without evaluation and metrics.csv has no eval/* "
-        "columns; resume it with --set run.eval_every=0 or start a new run");
-  }
+  std::optional<runlog::MetricsLogger> log;
+  RLT_RETURN_IF_ERROR(OpenRunDir(run_dir, request, resume, checkpoint, changes, setup, lock, log));
   if (!request.quiet && resume) {
     std::fprintf(stderr, "resuming %s from %s at step %lld\n", run_dir.c_str(), checkpoint.c_str(),
                  static_cast<long long>(setup.trainer->total_steps()));
@@ -1241,7 +1243,6 @@ Result<TrainOutcome> RunTrainingOnRanks(const TrainRequest& request) {
   setup.group = group.get();
   RLT_RETURN_IF_ERROR(setup.trainer->EnableDataParallel(group.get()));
   std::vector<ConfigChange> changes;
-  TrainingRanges ranges = setup.ranges;
   Status ready = Status::Ok();
   if (resume) {
     changes = DiffConfigs(stored_config, setup.config);
@@ -1250,45 +1251,9 @@ Result<TrainOutcome> RunTrainingOnRanks(const TrainRequest& request) {
   }
   RLT_RETURN_IF_ERROR(Agree(group.get(), ready, "loading the checkpoint"));
   std::optional<runlog::MetricsLogger> log;
-  if (rank == 0) {
-    ready = [&]() -> Status {
-      if (resume) {
-        RLT_ASSIGN_OR_RETURN(const TrainingRanges before, ReadRecordedRanges(run_dir));
-        ranges = MergeTrainingRanges(before, setup.ranges);
-        RLT_RETURN_IF_ERROR(CheckOutsideTest(setup.split, ranges));
-      } else if (fs::exists(run_dir) && !fs::is_empty(run_dir)) {
-        return Status::InvalidArgument("run directory " + run_dir.string() +
-                                       " already exists; continue it with --resume " +
-                                       run_dir.string() + " or choose another --run-dir");
-      }
-      std::error_code ec;
-      fs::create_directories(run_dir, ec);
-      if (ec) return Status::IoError("cannot create " + run_dir.string() + ": " + ec.message());
-      if (!lock) {
-        RLT_ASSIGN_OR_RETURN(lock, runlog::RunLock::Acquire(run_dir.string(), "rltrade train"));
-      }
-      if (!ranges.empty()) setup.ranges_json = TrainingRangesJson(ranges);
-      RLT_RETURN_IF_ERROR(WriteRunFiles(run_dir, setup, !resume || !changes.empty()));
-      if (!changes.empty()) {
-        RLT_RETURN_IF_ERROR(AppendHistory(run_dir, changes, checkpoint,
-                                          setup.trainer->total_steps(),
-                                          request.allow_config_change));
-      }
-      Result<runlog::MetricsLogger> opened =
-          resume ? runlog::MetricsLogger::Resume(run_dir.string(), setup.trainer->total_steps())
-                 : runlog::MetricsLogger::Create(run_dir.string());
-      if (!opened.ok()) return opened.status();
-      log.emplace(std::move(*opened));
-      return Status::Ok();
-    }();
-  }
+  if (rank == 0)
+    ready = OpenRunDir(run_dir, request, resume, checkpoint, changes, setup, lock, log);
   RLT_RETURN_IF_ERROR(Agree(group.get(), ready, "creating the run directory"));
-  if (rank == 0) {
-    setup.ranges_json = setup.ranges_json.empty() && !ranges.empty() ? TrainingRangesJson(ranges)
-                                                                     : setup.ranges_json;
-  } else if (!ranges.empty()) {
-    setup.ranges_json = TrainingRangesJson(ranges);
-  }
   if (!request.quiet && rank == 0) {
     std::fprintf(stderr,
                  "%s %s on %d ranks of %d environments each (%d environments, one policy)%s\n",
@@ -1324,17 +1289,22 @@ PhaseSeconds TrainingSession::timing() const {
   p.backward = t.backward;
   p.optimizer = t.optimizer;
   p.logging = t.logging;
+  p.communicate = t.communicate;
   return p;
 }
 
 Result<std::unique_ptr<TrainingSession>> OpenTrainingSession(
     const std::string& config_path, const std::vector<std::string>& overrides,
-    const std::string& scratch_dir) {
+    const std::string& scratch_dir, Collective* group) {
   RLT_ASSIGN_OR_RETURN(config::Config config, config::Config::LoadFile(config_path));
   for (const std::string& o : overrides) RLT_RETURN_IF_ERROR(config.ApplyOverride(o));
   RLT_RETURN_IF_ERROR(ResolveAutoThreads(config, /*quiet=*/false));  // as `train` does
   auto impl = std::make_unique<TrainingSession::Impl>();
   RLT_ASSIGN_OR_RETURN(impl->setup, BuildSetup(std::move(config)));
+  if (group != nullptr) {
+    impl->setup.group = group;
+    RLT_RETURN_IF_ERROR(impl->setup.trainer->EnableDataParallel(group));
+  }
   impl->scratch_dir = scratch_dir;
   std::error_code ec;
   fs::create_directories(scratch_dir, ec);
@@ -1359,6 +1329,11 @@ Result<std::unique_ptr<TrainingSession>> OpenTrainingSession(
   shape.backend = s.policy.backend;
   shape.total_steps = s.run.total_steps;
   shape.checkpoint_every = s.run.checkpoint_every;
+  shape.batch_size = s.ppo.batch_size;
+  for (const auto& p : s.trainer->policy()->parameters()) shape.parameters += p.numel();
+  shape.norm_obs = s.ppo.norm_obs;
+  shape.norm_reward = s.ppo.norm_reward;
+  shape.ranks = group != nullptr ? group->size() : 1;
   std::unique_ptr<TrainingSession> bench(new TrainingSession(std::move(impl)));
   bench->shape_ = shape;
   return bench;

@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "core/collective.h"
 #include "core/status.h"
 
 namespace rlt::train {
@@ -113,7 +114,8 @@ Status ValidateTraining(const TrainRequest& request);
 struct PhaseSeconds {
   double env_step = 0, inference = 0, gae = 0;
   double update_forward = 0, backward = 0, optimizer = 0;
-  double logging = 0;  // metrics rows, status file, checkpoints
+  double logging = 0;      // metrics rows, status file, checkpoints
+  double communicate = 0;  // data-parallel: waiting in the ranks' sums and gathers
 };
 
 // What the FLOP count of an update needs to know about the config.
@@ -130,6 +132,10 @@ struct SessionShape {
   std::string backend;      // [policy] backend: "native" or "torch"
   int64_t total_steps = 0;  // [run] total_steps of the config
   int64_t checkpoint_every = 0;
+  int64_t batch_size = 0;  // [algo] batch_size
+  int64_t parameters = 0;  // the policy's parameters (floats)
+  bool norm_obs = false, norm_reward = false;
+  int ranks = 1;  // data-parallel group size (OpenTrainingSession's group)
 };
 
 // The real training loop of a config, one update at a time, without a run directory:
@@ -148,7 +154,7 @@ class TrainingSession {
 
  private:
   friend Result<std::unique_ptr<TrainingSession>> OpenTrainingSession(
-      const std::string&, const std::vector<std::string>&, const std::string&);
+      const std::string&, const std::vector<std::string>&, const std::string&, Collective*);
   struct Impl;
   explicit TrainingSession(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
@@ -157,9 +163,11 @@ class TrainingSession {
 
 // Opens a TrainingSession of CONFIG + overrides; `scratch_dir` is created (the caller
 // removes it). [run] device = "auto" is not allowed here (callers pick devices).
+// With `group`, the session is one member of a data-parallel group
+// (learn::PpoTrainer::EnableDataParallel): every member opens it and iterates in step.
 Result<std::unique_ptr<TrainingSession>> OpenTrainingSession(
     const std::string& config_path, const std::vector<std::string>& overrides,
-    const std::string& scratch_dir);
+    const std::string& scratch_dir, Collective* group = nullptr);
 
 }  // namespace rlt::train
 

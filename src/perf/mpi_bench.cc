@@ -1,0 +1,175 @@
+// rltrade perf: data-parallel communication measured and modelled (see mpi_bench.h).
+#include "perf/mpi_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "core/file_io.h"
+#include "dist/dist.h"
+
+namespace rlt::perf {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// The per-minibatch and per-step shape of one update with `ranks` ranks (weak scaling:
+// each rank's share of a minibatch as in the measured shape).
+int64_t MinibatchesPerUpdate(const train::SessionShape& s) {
+  const int64_t global = s.num_envs * s.ranks;
+  const int64_t batch = std::min<int64_t>(s.batch_size, s.n_steps * global);
+  const int64_t per_env = std::max<int64_t>(1, batch / global);
+  return static_cast<int64_t>(s.n_epochs) * (s.n_steps / per_env);
+}
+
+}  // namespace
+
+std::vector<AllreduceTiming> MeasureAllreduce(Collective& group,
+                                              const std::vector<int64_t>& sizes) {
+  std::vector<AllreduceTiming> out;
+  const int k = group.size();
+  for (int64_t n : sizes) {
+    std::vector<float> buffer(static_cast<size_t>(n), 1.0f);
+    for (int w = 0; w < 3; ++w) group.SumFloats(buffer.data(), n, "bench mpi");
+    // Repeats: about 0.2 s per size, at least 10; rank 0's estimate decides for all.
+    const auto t0 = Clock::now();
+    group.SumFloats(buffer.data(), n, "bench mpi");
+    double estimate = Since(t0);
+    group.SumDoubles(&estimate, 1, "bench mpi");
+    const int repeats =
+        static_cast<int>(std::clamp(0.2 / std::max(estimate / k, 1e-7), 10.0, 20000.0));
+    std::vector<double> times;
+    times.reserve(repeats);
+    for (int r = 0; r < repeats; ++r) {
+      const auto t = Clock::now();
+      group.SumFloats(buffer.data(), n, "bench mpi");
+      times.push_back(Since(t));
+    }
+    std::sort(times.begin(), times.end());
+    AllreduceTiming a;
+    a.floats = n;
+    a.repeats = repeats;
+    a.median_seconds = times[times.size() / 2];
+    const double bytes = 4.0 * static_cast<double>(n);
+    a.algorithm_gbps = bytes / a.median_seconds / 1e9;
+    a.bus_gbps = k > 1 ? 2.0 * (k - 1) / k * bytes / a.median_seconds / 1e9 : 0.0;
+    out.push_back(a);
+  }
+  return out;
+}
+
+Result<DataParallelMeasure> MeasureDataParallel(const TrainBenchOptions& o, Collective* group) {
+  RLT_ASSIGN_OR_RETURN(
+      const ScratchDirectory scratch,
+      ScratchDirectory::Create(fs::temp_directory_path().string(), "rltrade_bench_mpi_"));
+  RLT_ASSIGN_OR_RETURN(
+      std::unique_ptr<train::TrainingSession> session,
+      train::OpenTrainingSession(o.config_path, o.overrides, scratch.path(), group));
+  const train::SessionShape& shape = session->shape();
+  const int64_t per_update = shape.n_steps * shape.num_envs * shape.ranks;
+  const int64_t target = o.steps > 0 ? o.steps : 4 * per_update;
+  RLT_RETURN_IF_ERROR(session->Iterate());  // warm-up
+  const train::PhaseSeconds before = session->timing();
+  const int64_t steps0 = session->steps();
+  const auto t0 = Clock::now();
+  DataParallelMeasure m;
+  do {
+    RLT_RETURN_IF_ERROR(session->Iterate());
+    ++m.updates;
+  } while (session->steps() - steps0 < target);
+  m.seconds = Since(t0);
+  m.ranks = shape.ranks;
+  m.steps = session->steps() - steps0;
+  m.env_steps_per_sec = static_cast<double>(m.steps) / m.seconds;
+  m.seconds_per_update = m.seconds / m.updates;
+  // Every rank's waiting differs (the slower rank waits least): the mean and the largest.
+  const double mine = (session->timing().communicate - before.communicate) / m.seconds;
+  m.communicate_fraction = mine;
+  m.communicate_fraction_max = mine;
+  if (group != nullptr && group->size() > 1) {
+    double sum = mine;
+    group->SumDoubles(&sum, 1, "bench: the communicating fraction");
+    m.communicate_fraction = sum / group->size();
+    for (const std::string& text :
+         group->Allgather(std::to_string(mine), "bench: the communicating fraction")) {
+      m.communicate_fraction_max = std::max(m.communicate_fraction_max, std::stod(text));
+    }
+  }
+  m.shape = shape;
+  return m;
+}
+
+Result<ScalingResult> MeasureScaling(const TrainBenchOptions& o, Collective& world) {
+  ScalingResult r;
+  // Rank 0 alone with the data-parallel code path and the same environments per rank.
+  Status alone = Status::Ok();
+  if (world.rank() == 0) {
+    LocalCollective one;
+    Result<DataParallelMeasure> m = MeasureDataParallel(o, &one);
+    if (m.ok()) {
+      r.one = *m;
+    } else {
+      alone = m.status();
+    }
+  }
+  dist::Barrier();
+  const std::vector<std::string> verdict =
+      world.Allgather(alone.ok() ? "" : alone.message(), "bench: the one-rank measurement");
+  if (!verdict[0].empty()) return Status::InvalidArgument(verdict[0]);
+  RLT_ASSIGN_OR_RETURN(r.all, MeasureDataParallel(o, &world));
+  if (world.rank() == 0 && r.one.env_steps_per_sec > 0) {
+    r.speedup = r.all.env_steps_per_sec / r.one.env_steps_per_sec;
+    r.efficiency = r.speedup / world.size();
+  }
+  return r;
+}
+
+std::vector<NetworkModel> DefaultNetworks() {
+  return {{"10 Gbit/s Ethernet (TCP)", 10, 10e-6}, {"100 Gbit/s RDMA", 100, 2e-6}};
+}
+
+double ModelCommunicateSeconds(const train::SessionShape& shape, int ranks,
+                               const NetworkModel& net) {
+  if (ranks < 2) return 0.0;
+  const double k = ranks;
+  const double alpha = net.latency_seconds, beta = net.gbit_per_sec * 1e9 / 8.0;  // bytes/s
+  const double minibatches = static_cast<double>(MinibatchesPerUpdate(shape));
+  const double gradient = 2.0 * (k - 1) * alpha +
+                          2.0 * (k - 1) / k * 4.0 * static_cast<double>(shape.parameters) / beta;
+  const double small_calls =
+      2.0 * minibatches + (shape.norm_obs ? 2.0 : 0.0) * static_cast<double>(shape.n_steps) +
+      (shape.norm_reward ? 2.0 : 0.0) * static_cast<double>(shape.n_steps) + 4.0;
+  const double small = 2.0 * std::ceil(std::log2(k)) * alpha;
+  return minibatches * gradient + small_calls * small;
+}
+
+std::vector<ProjectionRow> ProjectScaling(const DataParallelMeasure& one,
+                                          const std::vector<int>& ranks,
+                                          const std::vector<NetworkModel>& networks) {
+  std::vector<ProjectionRow> rows;
+  const double compute = one.seconds_per_update * (1.0 - one.communicate_fraction);
+  const double per_rank_steps = static_cast<double>(one.shape.n_steps * one.shape.num_envs);
+  for (const NetworkModel& net : networks) {
+    for (int k : ranks) {
+      ProjectionRow row;
+      row.ranks = k;
+      row.network = net.name;
+      row.communicate_seconds = ModelCommunicateSeconds(one.shape, k, net);
+      row.update_seconds = compute + row.communicate_seconds;
+      row.efficiency = compute / row.update_seconds;
+      row.env_steps_per_sec = k * per_rank_steps / row.update_seconds;
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+}  // namespace rlt::perf
