@@ -50,7 +50,10 @@ namespace {
 // K copies of the same job into the same directories, so they are refused.
 bool RunsOnRanks(const CLI::App& app) {
   for (const CLI::App* sub : app.get_subcommands()) {
-    if (sub->get_name() == "walkforward" || sub->get_name() == "train") return true;
+    if (sub->get_name() == "walkforward" || sub->get_name() == "train" ||
+        sub->get_name() == "tune") {
+      return true;
+    }
     if (sub->get_name() == "bench") {  // bench mpi, and bench train data-parallel
       for (const CLI::App* b : sub->get_subcommands()) {
         if (b->get_name() == "mpi" || b->get_name() == "train") return true;
@@ -93,10 +96,10 @@ int Main(int argc, char** argv) {
   if (rlt::dist::Distributed() && !RunsOnRanks(app)) {
     if (rlt::dist::Rank() == 0) {
       std::fprintf(stderr,
-                   "error: under mpirun (%d ranks) only `rltrade walkforward` (its folds) and "
-                   "`rltrade train` (its seeds, or one policy data-parallel) spread their work "
-                   "over the ranks (and `rltrade bench mpi` / `bench train` measure them); run "
-                   "this command without mpirun\n",
+                   "error: under mpirun (%d ranks) only `rltrade walkforward` (its folds), "
+                   "`rltrade train` (its seeds, or one policy data-parallel) and `rltrade tune` "
+                   "(its trials) spread their work over the ranks, and `rltrade bench mpi` / "
+                   "`bench train` measure them; run this command without mpirun\n",
                    rlt::dist::Size());
     }
     return 2;

@@ -20,6 +20,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -112,8 +113,9 @@ TEST_F(MpiCli, TrainSeedsOnTwoRanksTrainEachSeedAsOneProcessDoes) {
 TEST_F(MpiCli, CommandsThatDoNotSpreadTheirWorkAreRefusedUnderMpirun) {
   auto r = RunRltrade("data synth --days 5 --out " + (dir_ / "bars.csv").string(), Mpirun(2));
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.out.find("only `rltrade walkforward` (its folds) and `rltrade train` (its seeds, "
-                       "or one policy data-parallel)"),
+  EXPECT_NE(r.out.find("only `rltrade walkforward` (its folds), `rltrade train` (its seeds, or "
+                       "one policy data-parallel) and `rltrade tune` (its trials) spread their "
+                       "work over the ranks"),
             std::string::npos)
       << r.out;
   EXPECT_FALSE(fs::exists(dir_ / "bars.csv"));
@@ -269,6 +271,62 @@ TEST_F(MpiTrain, BenchMpiAndBenchTrainMeasureTheRanks) {
   EXPECT_EQ(t["envs_per_rank"], 2);
   EXPECT_GT(t["one_rank_env_steps_per_sec"].get<double>(), 0);
   EXPECT_NEAR(t["scaling_efficiency"].get<double>(), t["speedup"].get<double>() / 2, 1e-9);
+}
+
+// Trials on the ranks (issue 15 §2): the study a single process runs, each trial run once,
+// on both ranks (journaled as "rank"); with training, each trial equals one process's.
+TEST_F(MpiTrain, TuneTrialsOnTwoRanksEqualOneProcess) {
+  const std::string branin = (dir_ / "branin.toml").string();
+  rlt::testing::WriteFile(branin, "x1 = { uniform = [-5, 10] }\nx2 = { uniform = [0, 15] }\n");
+  auto study = [&](const std::string& args, const std::string& prefix) {
+    const auto r = RunRltrade("tune " + args + " --json --quiet", prefix, "/dev/null");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return r;
+  };
+  auto journal = [](const std::string& out) {
+    std::vector<nlohmann::json> lines;
+    for (const std::string& l : rlt::testing::Lines(ReadFile(fs::path(out) / "trials.jsonl"))) {
+      lines.push_back(nlohmann::json::parse(l));
+    }
+    return lines;
+  };
+  const std::string one = (dir_ / "t1").string(), two = (dir_ / "t2").string();
+  const std::string common =
+      "--space " + branin + " --objective-fn branin --method sobol --trials 8";
+  const auto a = study(common + " --out " + one, "");
+  const auto b = study(common + " --out " + two, Mpirun(2));
+  EXPECT_EQ(nlohmann::json::parse(a.out)["best_objective"],
+            nlohmann::json::parse(b.out)["best_objective"]);
+  const auto ja = journal(one), jb = journal(two);
+  ASSERT_EQ(ja.size(), 8u);
+  ASSERT_EQ(jb.size(), 8u);
+  std::set<int> ranks;
+  for (size_t i = 0; i < ja.size(); ++i) {
+    EXPECT_EQ(ja[i]["trial"], jb[i]["trial"]);
+    EXPECT_EQ(ja[i]["params"], jb[i]["params"]);
+    EXPECT_EQ(ja[i]["objective"], jb[i]["objective"]);
+    ranks.insert(jb[i]["rank"].get<int>());
+  }
+  EXPECT_EQ(ranks.count(1), 1u);  // the first trial goes to rank 1 (rank 0 dispatches)
+
+  // Training trials: each rank trains its trials; the scores equal one process's.
+  const std::string space = (dir_ / "lr.toml").string();
+  rlt::testing::WriteFile(space, "\"algo.learning_rate\" = { log_uniform = [1e-4, 3e-3] }\n");
+  const std::string trained1 = (dir_ / "r1").string(), trained2 = (dir_ / "r2").string();
+  const std::string train_args =
+      cartpole_ + " --space " + space + " --method sobol --trials 2 --set run.total_steps=1024";
+  study(train_args + " --out " + trained1, "");
+  study(train_args + " --out " + trained2, Mpirun(2));
+  const auto ta = journal(trained1), tb = journal(trained2);
+  ASSERT_EQ(ta.size(), 2u);
+  ASSERT_EQ(tb.size(), 2u);
+  for (size_t i = 0; i < ta.size(); ++i) {
+    EXPECT_EQ(ta[i]["status"], "ok") << ta[i].dump();
+    EXPECT_EQ(ta[i]["params"], tb[i]["params"]);
+    EXPECT_EQ(ta[i]["objective"], tb[i]["objective"]);
+    EXPECT_EQ(ta[i]["steps"], tb[i]["steps"]);
+  }
+  EXPECT_NE(tb[0]["rank"], tb[1]["rank"]);
 }
 
 // The PIDs of the processes whose parent is `parent` (mpirun's ranks on this machine).

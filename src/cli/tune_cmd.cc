@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "dist/dist.h"
 #include "evalrun/tune_run.h"
 
 namespace rlt::cli {
@@ -20,6 +21,10 @@ struct TuneFlags {
 
 int RunTune(const TuneFlags& f) {
   Result<evalrun::TuneOutcome> out = evalrun::RunTune(f.request);
+  if (dist::Rank() != 0) {  // under mpirun, rank 0 reports
+    if (!out.ok()) return out.status().code() == Status::Code::kRefused ? 2 : 1;
+    return 0;
+  }
   if (!out.ok()) return ReportError(out.status());
   fmt::print("{}\n", out->json);
   if (!f.json) {

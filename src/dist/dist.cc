@@ -128,6 +128,43 @@ void Barrier() {
 #endif
 }
 
+void SendText(int to, int tag, const std::string& text) {
+#ifdef RLT_HAVE_MPI
+  MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, to, tag, MPI_COMM_WORLD);
+#else
+  (void)to, (void)tag, (void)text;
+#endif
+}
+
+Message ReceiveText(int from) {
+  Message m;
+#ifdef RLT_HAVE_MPI
+  MPI_Status status;
+  MPI_Probe(from == kAnySource ? MPI_ANY_SOURCE : from, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
+  int count = 0;
+  MPI_Get_count(&status, MPI_CHAR, &count);
+  m.source = status.MPI_SOURCE;
+  m.tag = status.MPI_TAG;
+  m.text.resize(static_cast<size_t>(count));
+  MPI_Recv(m.text.data(), count, MPI_CHAR, m.source, m.tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+#else
+  (void)from;
+#endif
+  return m;
+}
+
+bool MessageWaiting(int from) {
+#ifdef RLT_HAVE_MPI
+  int flag = 0;
+  MPI_Iprobe(from == kAnySource ? MPI_ANY_SOURCE : from, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
+             MPI_STATUS_IGNORE);
+  return flag != 0;
+#else
+  (void)from;
+  return false;
+#endif
+}
+
 namespace {
 
 // MPI_COMM_WORLD as a Collective, each call timed by a watchdog thread.

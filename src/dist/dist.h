@@ -42,6 +42,19 @@ std::vector<std::string> Gather(const std::string& mine);
 std::string Broadcast(const std::string& value);
 void Barrier();
 
+// Point to point, for a dispatcher on rank 0 that hands out work to the other ranks (tune
+// trials). Blocking; from the main thread only. `tag` >= 0.
+void SendText(int to, int tag, const std::string& text);
+struct Message {
+  int source = 0, tag = 0;
+  std::string text;
+};
+// The next message from `from` (kAnySource: any rank), waiting for it.
+inline constexpr int kAnySource = -1;
+Message ReceiveText(int from);
+// Whether a message from `from` (kAnySource: any rank) is waiting, without taking it.
+bool MessageWaiting(int from);
+
 // The job as a Collective (LocalCollective's behaviour for a job of 1). Every call is
 // watched: when one has not completed after `timeout_seconds` (another rank died, hangs,
 // was stopped, or the network is gone), this process prints the call it waited in, the

@@ -2,18 +2,27 @@
 #include "evalrun/tune_run.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <ctime>
+#include <deque>
 #include <filesystem>
+#include <future>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include "config/config.h"
 #include "core/file_io.h"
 #include "core/json_text.h"
 #include "core/median.h"
 #include "core/thread_pool.h"
+#include "dist/dist.h"
 #include "env/registry.h"
 #include "eval/report.h"
 #include "evalrun/evalrun.h"
@@ -98,6 +107,152 @@ tune::TrialResult Scored(tune::TrialResult t, const Result<double>& metric) {
   return t;
 }
 
+// ---- Trials on the ranks of mpirun (issue 15 §2) -----------------------------------
+// Rank 0 runs the study in a thread with one worker per rank; a worker hands its trial to
+// a free rank (rank 0's own run in the worker) and rank 0's main thread alone talks MPI:
+// it sends each trial to its rank and passes the result back. The other ranks serve: run
+// each trial they receive with the same trial function, send the result, until told to
+// stop. The study's files are rank 0's, as one process writes them.
+constexpr int kTagTrial = 1, kTagResult = 2, kTagStop = 3;
+
+json TrialJobJson(const tune::TrialJob& j) {
+  return {{"trial", j.trial}, {"rung", j.rung}, {"steps", j.steps}, {"params", j.params}};
+}
+
+tune::TrialJob TrialJobFrom(const json& j) {
+  tune::TrialJob t;
+  t.trial = j["trial"].get<int>();
+  t.rung = j["rung"].get<int>();
+  t.steps = j["steps"].get<int64_t>();
+  t.params = j["params"].get<std::vector<std::pair<std::string, std::string>>>();
+  return t;
+}
+
+json TrialResultJson(const tune::TrialResult& t) {
+  return {{"status", t.status},
+          {"reason", t.reason},
+          {"objective", t.objective},
+          {"run_dir", t.run_dir},
+          {"checkpoint", t.checkpoint},
+          {"steps", t.steps},
+          {"train_seconds", t.train_seconds},
+          {"rank", t.rank}};
+}
+
+tune::TrialResult TrialResultFrom(const json& j) {
+  tune::TrialResult t;
+  t.status = j["status"].get<std::string>();
+  t.reason = j["reason"].get<std::string>();
+  t.objective = j["objective"].is_number() ? j["objective"].get<double>() : 0.0;
+  t.run_dir = j["run_dir"].get<std::string>();
+  t.checkpoint = j["checkpoint"].get<std::string>();
+  t.steps = j["steps"].get<int64_t>();
+  t.train_seconds = j["train_seconds"].get<double>();
+  t.rank = j["rank"].get<int>();
+  return t;
+}
+
+// RunStudy, spread over the ranks when under mpirun. On ranks other than 0 it serves
+// trials and returns nullopt (the study's result is rank 0's).
+Result<std::optional<tune::StudyResult>> RunStudyOnRanks(const tune::Space& space,
+                                                         tune::StudyOptions o,
+                                                         const tune::TrialFn& fn) {
+  if (!dist::Distributed()) {
+    RLT_ASSIGN_OR_RETURN(tune::StudyResult s, tune::RunStudy(space, o, fn));
+    return std::optional<tune::StudyResult>(std::move(s));
+  }
+  const int ranks = dist::Size();
+  if (dist::Rank() != 0) {
+    for (;;) {
+      const dist::Message m = dist::ReceiveText(0);
+      if (m.tag == kTagStop) return std::optional<tune::StudyResult>();
+      tune::TrialResult t = fn(TrialJobFrom(json::parse(m.text)));
+      t.rank = dist::Rank();
+      dist::SendText(0, kTagResult, TrialResultJson(t).dump());
+    }
+  }
+  // One trial at a time per rank (the annealing search proposes one at a time anyway).
+  o.parallel = o.method == "anneal" ? 1 : ranks;
+  struct Pending {
+    int rank = 0;
+    std::string trial;
+    std::promise<std::string> reply;
+  };
+  std::mutex mu;
+  std::condition_variable freed;
+  std::vector<bool> busy(ranks, false);
+  std::deque<Pending*> outbox;
+  std::map<int, Pending*> running;  // by rank
+  std::atomic<bool> done{false};
+  auto on_a_rank = [&](const tune::TrialJob& job) {
+    int rank = 0;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      // The other ranks first: rank 0's main thread is also the dispatcher.
+      freed.wait(lock, [&] { return std::find(busy.begin(), busy.end(), false) != busy.end(); });
+      const auto free_remote = std::find(busy.begin() + 1, busy.end(), false);
+      rank = free_remote != busy.end() ? static_cast<int>(free_remote - busy.begin()) : 0;
+      busy[rank] = true;
+    }
+    tune::TrialResult t;
+    if (rank == 0) {
+      t = fn(job);
+      t.rank = 0;
+    } else {
+      Pending p;
+      p.rank = rank;
+      p.trial = TrialJobJson(job).dump();
+      std::future<std::string> reply = p.reply.get_future();
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        outbox.push_back(&p);
+      }
+      t = TrialResultFrom(json::parse(reply.get()));
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      busy[rank] = false;
+    }
+    freed.notify_one();
+    return t;
+  };
+  std::optional<Result<tune::StudyResult>> result;
+  std::thread study([&] {
+    result.emplace(tune::RunStudy(space, o, on_a_rank));
+    done.store(true);
+  });
+  while (!done.load()) {
+    Pending* next = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!outbox.empty()) {
+        next = outbox.front();
+        outbox.pop_front();
+        running[next->rank] = next;
+      }
+    }
+    if (next != nullptr) {
+      dist::SendText(next->rank, kTagTrial, next->trial);
+      continue;
+    }
+    if (dist::MessageWaiting(dist::kAnySource)) {
+      dist::Message m = dist::ReceiveText(dist::kAnySource);
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = running.find(m.source);
+      if (it != running.end()) {
+        it->second->reply.set_value(std::move(m.text));
+        running.erase(it);
+      }
+      continue;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  study.join();
+  for (int r = 1; r < ranks; ++r) dist::SendText(r, kTagStop, "");
+  RLT_ASSIGN_OR_RETURN(tune::StudyResult s, std::move(*result));
+  return std::optional<tune::StudyResult>(std::move(s));
+}
+
 // A resumed study's request: its arguments as study.json recorded them.
 Result<TuneRequest> ResumedRequest(const TuneRequest& given) {
   RLT_ASSIGN_OR_RETURN(std::string text, tune::ReadStudyHeader(given.resume_dir));
@@ -140,6 +295,7 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
   }
   TuneOutcome out;
   out.out_dir = resume ? r.resume_dir : (r.out_dir.empty() ? DefaultOutDir() : r.out_dir);
+  if (dist::Distributed()) out.out_dir = dist::Broadcast(out.out_dir);  // rank 0's clock
   std::string space_text = r.space_text;
   if (!resume) {
     RLT_ASSIGN_OR_RETURN(space_text, ReadFile(r.space_path));
@@ -180,17 +336,19 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
     o.minimize = true;
     set_rungs(81);
     if (r.parallel > 0) o.parallel = r.parallel;
-    RLT_ASSIGN_OR_RETURN(
-        tune::StudyResult s, tune::RunStudy(space, o, [&](const tune::TrialJob& job) {
-          tune::TrialResult t;
-          std::vector<double> x;
-          for (const auto& [k, v] : job.params) x.push_back(std::stod(v));
-          t.objective = r.objective_fn == "branin" ? tune::Branin(x[0], x[1]) : tune::Rosenbrock(x);
-          t.steps = job.steps;
-          return t;
-        }));
+    RLT_ASSIGN_OR_RETURN(std::optional<tune::StudyResult> s,
+                         RunStudyOnRanks(space, o, [&](const tune::TrialJob& job) {
+                           tune::TrialResult t;
+                           std::vector<double> x;
+                           for (const auto& [k, v] : job.params) x.push_back(std::stod(v));
+                           t.objective = r.objective_fn == "branin" ? tune::Branin(x[0], x[1])
+                                                                    : tune::Rosenbrock(x);
+                           t.steps = job.steps;
+                           return t;
+                         }));
+    if (!s) return out;  // a rank that served trials
     RLT_RETURN_IF_ERROR(eval::WriteTuneReport(out.out_dir));
-    out.json = tune::StudyJson(s, r.method);
+    out.json = tune::StudyJson(*s, r.method);
     return out;
   }
   if (r.config_path.empty())
@@ -232,6 +390,7 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
     o.parallel = std::max(1, cores / std::max(1, per_trial));
   }
   if (r.method == "anneal") o.parallel = 1;
+  if (dist::Distributed()) o.parallel = 1;  // per rank: the ranks are the parallel trials
   const int trial_threads =
       per_trial > 0 ? per_trial : (o.parallel > 1 ? std::max(1, cores / o.parallel) : 0);
   std::vector<std::string> base_sets = r.overrides;
@@ -243,7 +402,8 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
     set_rungs(total != nullptr ? std::max<int64_t>(1, std::atoll(total->text.c_str())) : 1);
   }
   RLT_ASSIGN_OR_RETURN(
-      tune::StudyResult s, tune::RunStudy(space, o, [&](const tune::TrialJob& job) {
+      std::optional<tune::StudyResult> served,
+      RunStudyOnRanks(space, o, [&](const tune::TrialJob& job) {
         tune::TrialResult t;
         train::TrainRequest tr;
         tr.run_dir =
@@ -286,6 +446,8 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
         return Scored(std::move(t), ev.ok() ? MetricOf(ev->summary_json, o.objective)
                                             : Result<double>(ev.status()));
       }));
+  if (!served) return out;  // a rank that served trials
+  const tune::StudyResult& s = *served;
   json j = json::parse(tune::StudyJson(s, r.method));
   if (s.best_trial >= 0) {
     const fs::path best_dir =

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sstream>
 
 #include "core/file_io.h"
@@ -17,6 +18,7 @@
 #include "learn/evaluate.h"
 #include "learn/ppo.h"
 #include "learn/torch_error.h"
+#include "learn/trainer.h"
 
 namespace rlt::learn {
 namespace fs = std::filesystem;
@@ -113,7 +115,14 @@ Result<std::unique_ptr<PolicyRunner>> PolicyRunner::Load(const std::string& chec
   norm.clip_reward = ppo.clip_reward;
   norm.gamma = ppo.gamma;
   try {
-    impl->policy = ActorCritic(obs_dim, action, policy_options);
+    {
+      // The module's constructor draws its (then overwritten) initial weights from
+      // LibTorch's process-wide generator: without the lock, a policy loaded in one thread
+      // would consume the draws of a trainer initialising its weights in another (parallel
+      // tune trials) and change that trainer's run.
+      std::lock_guard<std::mutex> lock(GlobalGeneratorMutex());
+      impl->policy = ActorCritic(obs_dim, action, policy_options);
+    }
     impl->normalizer = VecNormalizer(obs_dim, static_cast<int>(shapes["num_envs"]), norm);
     torch::load(impl->policy, (dir / "policy.pt").string());
     torch::load(impl->normalizer, (dir / "normalizer.pt").string());

@@ -42,8 +42,12 @@ TEST(MpiBenchModel, ProjectionEfficiencyFallsWithRanksAndRisesWithBandwidth) {
     EXPECT_LE(rows[i].efficiency, 1);
     EXPECT_NEAR(rows[i].update_seconds, 0.05 + rows[i].communicate_seconds, 1e-12);
     EXPECT_NEAR(rows[i].env_steps_per_sec, rows[i].ranks * 20 / rows[i].update_seconds, 1e-6);
-    if (i % 4 != 0) EXPECT_LT(rows[i].efficiency, rows[i - 1].efficiency);
-    if (i >= 4) EXPECT_GT(rows[i].efficiency, rows[i - 4].efficiency);  // 100 vs 10 Gbit/s
+    if (i % 4 != 0) {
+      EXPECT_LT(rows[i].efficiency, rows[i - 1].efficiency);
+    }
+    if (i >= 4) {  // 100 vs 10 Gbit/s
+      EXPECT_GT(rows[i].efficiency, rows[i - 4].efficiency);
+    }
   }
 }
 

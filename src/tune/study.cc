@@ -53,6 +53,7 @@ json JournalLine(const TrialJob& job, const json& params, const TrialResult& t, 
                {"seconds", seconds}, {"run_dir", t.run_dir}, {"checkpoint", t.checkpoint}};
   line["objective"] = t.status == "ok" ? json(t.objective) : json(nullptr);
   line["train_seconds"] = t.train_seconds >= 0 ? json(t.train_seconds) : json(nullptr);
+  if (t.rank >= 0) line["rank"] = t.rank;
   return line;
 }
 

@@ -37,6 +37,7 @@ struct TrialResult {
   std::string checkpoint;     // the evaluated checkpoint, if any
   int64_t steps = 0;          // env steps trained (0: none, or no training)
   double train_seconds = -1;  // seconds in the training loop (< 0: no training)
+  int rank = -1;              // under mpirun: the rank that ran it (journaled); -1 alone
 };
 
 // One job: trial `trial` (its parameters {key: value text}); with successive halving,
