@@ -190,27 +190,15 @@ class MpiCollective : public WatchedCollective {
   }
 
   void SumDoubles(double* data, int64_t n, const char* what) override {
-    if (g_size == 1) return;
 #ifdef RLT_HAVE_MPI
-    Watched w(this, what);
-    for (int64_t done = 0; done < n;) {  // MPI counts are int
-      const int part = static_cast<int>(std::min<int64_t>(n - done, 1 << 30));
-      MPI_Allreduce(MPI_IN_PLACE, data + done, part, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-      done += part;
-    }
+    Sum(data, n, MPI_DOUBLE, sizeof(double), what);
 #else
     (void)data, (void)n, (void)what;
 #endif
   }
   void SumFloats(float* data, int64_t n, const char* what) override {
-    if (g_size == 1) return;
 #ifdef RLT_HAVE_MPI
-    Watched w(this, what);
-    for (int64_t done = 0; done < n;) {
-      const int part = static_cast<int>(std::min<int64_t>(n - done, 1 << 30));
-      MPI_Allreduce(MPI_IN_PLACE, data + done, part, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-      done += part;
-    }
+    Sum(data, n, MPI_FLOAT, sizeof(float), what);
 #else
     (void)data, (void)n, (void)what;
 #endif
@@ -241,6 +229,20 @@ class MpiCollective : public WatchedCollective {
 
  private:
   using Clock = std::chrono::steady_clock;
+#ifdef RLT_HAVE_MPI
+  // In place: data (n values of `type`, `bytes` each) summed over the ranks, in parts of at
+  // most 2^30 values (MPI counts are int).
+  void Sum(void* data, int64_t n, MPI_Datatype type, size_t bytes, const char* what) {
+    if (g_size == 1) return;
+    Watched w(this, what);
+    for (int64_t done = 0; done < n;) {
+      const int part = static_cast<int>(std::min<int64_t>(n - done, 1 << 30));
+      MPI_Allreduce(MPI_IN_PLACE, static_cast<char*>(data) + done * bytes, part, type, MPI_SUM,
+                    MPI_COMM_WORLD);
+      done += part;
+    }
+  }
+#endif
   // Marks one call as in flight for the watchdog.
   struct Watched {
     Watched(MpiCollective* c, const char* what) : c(c) {

@@ -38,6 +38,16 @@ native::ActorCriticSpec MakeSpec(int obs_dim, const env::ActionSpace& space,
 // A stream distinct from the environments' (env i is seeded seed + i).
 uint64_t LearnerSeed(uint64_t seed) { return seed * 0x9E3779B97F4A7C15ULL + 0x6E617469766543ULL; }
 
+// The rollout's flat (n_steps * n_envs, ...) arrays a minibatch is gathered from.
+struct FlatRollout {
+  const float *obs, *actions, *old_values, *old_log_probs, *advantages, *returns;
+};
+FlatRollout FlatArrays(RolloutBuffer& buffer) {
+  return {buffer.flat_obs().data_ptr<float>(),        buffer.flat_actions().data_ptr<float>(),
+          buffer.flat_values().data_ptr<float>(),     buffer.flat_log_probs().data_ptr<float>(),
+          buffer.flat_advantages().data_ptr<float>(), buffer.flat_returns().data_ptr<float>()};
+}
+
 std::string AdamKey(const torch::Tensor& p) {
   return c10::guts::to_string(p.unsafeGetTensorImpl());
 }
@@ -114,12 +124,7 @@ UpdateStats NativeLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
   adam_.set_lr(lr);
   if (dp_) return SharedUpdate(buffer, o, s, timing);
   const int64_t n = buffer.size();
-  const float* obs = buffer.flat_obs().data_ptr<float>();
-  const float* actions = buffer.flat_actions().data_ptr<float>();
-  const float* old_values = buffer.flat_values().data_ptr<float>();
-  const float* old_log_probs = buffer.flat_log_probs().data_ptr<float>();
-  const float* advantages = buffer.flat_advantages().data_ptr<float>();
-  const float* returns = buffer.flat_returns().data_ptr<float>();
+  const auto [obs, actions, old_values, old_log_probs, advantages, returns] = FlatArrays(buffer);
   SizeMinibatch(static_cast<size_t>(std::min<int64_t>(o.batch_size, n)));
   const PpoMinibatchBuffers buffers{values_.data(),     log_probs_.data(),    entropy_.data(),
                                     mb_values_.data(),  mb_log_probs_.data(), mb_advantages_.data(),
@@ -227,12 +232,7 @@ UpdateStats NativeLearner::SharedUpdate(RolloutBuffer& buffer, const PpoOptions&
   RLT_CHECK(per_env >= 1 && n_steps % per_env == 0);
   const int rows = per_env * n_envs;  // this member's share of every minibatch
   const int minibatches = n_steps / per_env;
-  const float* obs = buffer.flat_obs().data_ptr<float>();
-  const float* actions = buffer.flat_actions().data_ptr<float>();
-  const float* old_values = buffer.flat_values().data_ptr<float>();
-  const float* old_log_probs = buffer.flat_log_probs().data_ptr<float>();
-  const float* advantages = buffer.flat_advantages().data_ptr<float>();
-  const float* returns = buffer.flat_returns().data_ptr<float>();
+  const auto [obs, actions, old_values, old_log_probs, advantages, returns] = FlatArrays(buffer);
   SizeMinibatch(static_cast<size_t>(rows));
   Collective& group = *dp_->collective;
   double comm_seconds = 0;

@@ -421,6 +421,13 @@ std::vector<Job> SeedJobs(const TrainRequest& request, const SeedsPlan& plan, in
   return jobs;
 }
 
+// --seed S without --resume.
+Status SeedWithoutResume() {
+  return Status::InvalidArgument(
+      "--seed S picks one seed of a multi-seed run to resume (with --resume RUN); for a new "
+      "run use --set run.seed=S");
+}
+
 }  // namespace
 
 Result<TrainOutcome> RunTrainCommand(const TrainRequest& request, const std::string& executable) {
@@ -436,11 +443,7 @@ Result<TrainOutcome> RunTrainCommand(const TrainRequest& request, const std::str
     one.seed.reset();
     return RunTraining(one);
   }
-  if (request.seed) {
-    return Status::InvalidArgument(
-        "--seed S picks one seed of a multi-seed run to resume (with --resume RUN); for a new "
-        "run use --set run.seed=S");
-  }
+  if (request.seed) return SeedWithoutResume();
   RLT_ASSIGN_OR_RETURN(const int seeds, RequestedSeeds(request));
   if (seeds == 1) {
     TrainRequest one = request;
@@ -472,11 +475,7 @@ Result<TrainOutcome> RunSeedsOnRanks(const TrainRequest& request, const std::str
     }
     return RunTrainingOnRanks(request);
   }
-  if (request.seed) {
-    return Status::InvalidArgument(
-        "--seed S picks one seed of a multi-seed run to resume (with --resume RUN); for a new "
-        "run use --set run.seed=S");
-  }
+  if (request.seed) return SeedWithoutResume();
   RLT_ASSIGN_OR_RETURN(const int seeds, RequestedSeeds(request));
   if (seeds < 2) {  // one policy, data-parallel
     TrainRequest one = request;

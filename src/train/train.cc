@@ -1111,6 +1111,22 @@ Status ValidateTraining(const TrainRequest& request) {
   return BuildSetup(std::move(config)).status();
 }
 
+// A resume's first steps, before anything is read: RUN must exist; its lock is taken (one
+// writer per run directory), leftover staging directories of a killed process removed, the
+// newest complete checkpoint picked and the run's MANIFEST verified.
+Status OpenResume(const fs::path& run_dir, std::optional<runlog::RunLock>& lock,
+                  std::string& checkpoint) {
+  if (!fs::is_directory(run_dir)) {
+    return Status::NotFound(run_dir.string() +
+                            " does not exist: no complete checkpoint to resume from; start a "
+                            "new run instead");
+  }
+  RLT_ASSIGN_OR_RETURN(lock, runlog::RunLock::Acquire(run_dir.string(), "rltrade train"));
+  RemoveStaleRunTemps(run_dir);
+  RLT_ASSIGN_OR_RETURN(checkpoint, ResumeCheckpoint(run_dir));
+  return runlog::VerifyManifestFiles(run_dir.string(), RunFiles());
+}
+
 // After the setup is built (and a resumed checkpoint loaded): the test-range check of
 // every range the run has seen, the run directory created (a new run's must be absent or
 // empty), its lock taken, the run files and the history line of a changed resume
@@ -1167,17 +1183,7 @@ Result<TrainOutcome> RunTraining(const TrainRequest& request) {
   // One writer per run directory: a resume holds the lock before reading anything.
   std::optional<runlog::RunLock> lock;
   std::string checkpoint;  // resume: the checkpoint to continue from
-  if (resume) {
-    if (!fs::is_directory(run_dir)) {
-      return Status::NotFound(run_dir.string() +
-                              " does not exist: no complete checkpoint to resume from; start a "
-                              "new run instead");
-    }
-    RLT_ASSIGN_OR_RETURN(lock, runlog::RunLock::Acquire(run_dir.string(), "rltrade train"));
-    RemoveStaleRunTemps(run_dir);
-    RLT_ASSIGN_OR_RETURN(checkpoint, ResumeCheckpoint(run_dir));
-    RLT_RETURN_IF_ERROR(runlog::VerifyManifestFiles(run_dir.string(), RunFiles()));
-  }
+  if (resume) RLT_RETURN_IF_ERROR(OpenResume(run_dir, lock, checkpoint));
   const std::string config_path = resume ? (run_dir / "config.toml").string() : request.config_path;
   RLT_ASSIGN_OR_RETURN(config::Config config, config::Config::LoadFile(config_path));
   const config::Config stored_config = config;
@@ -1213,19 +1219,7 @@ Result<TrainOutcome> RunTrainingOnRanks(const TrainRequest& request) {
   std::string checkpoint;
   if (resume) {
     Status found = Status::Ok();
-    if (rank == 0) {
-      found = [&]() -> Status {
-        if (!fs::is_directory(run_dir)) {
-          return Status::NotFound(run_dir.string() +
-                                  " does not exist: no complete checkpoint to resume from; start "
-                                  "a new run instead");
-        }
-        RLT_ASSIGN_OR_RETURN(lock, runlog::RunLock::Acquire(run_dir.string(), "rltrade train"));
-        RemoveStaleRunTemps(run_dir);
-        RLT_ASSIGN_OR_RETURN(checkpoint, ResumeCheckpoint(run_dir));
-        return runlog::VerifyManifestFiles(run_dir.string(), RunFiles());
-      }();
-    }
+    if (rank == 0) found = OpenResume(run_dir, lock, checkpoint);
     RLT_RETURN_IF_ERROR(StatusFromText(dist::Broadcast(StatusText(found))));
     checkpoint = dist::Broadcast(checkpoint);
   }
