@@ -337,7 +337,9 @@ int RunBenchMpi(const BenchMpiFlags& f) {
     sizes.push_back(r->all.shape.parameters);
     std::sort(sizes.begin(), sizes.end());
   }
-  const std::vector<perf::AllreduceTiming> timings = perf::MeasureAllreduce(*world, sizes);
+  // Alone there is nothing to exchange: no allreduce timings.
+  const std::vector<perf::AllreduceTiming> timings =
+      k > 1 ? perf::MeasureAllreduce(*world, sizes) : std::vector<perf::AllreduceTiming>{};
   if (world->rank() != 0) return 0;
   std::vector<perf::ProjectionRow> projection;
   // The model with this machine's own allreduce (alpha from the 1-float sum, the bandwidth
@@ -387,9 +389,17 @@ int RunBenchMpi(const BenchMpiFlags& f) {
     fmt::print("{}\n", JsonText(j, 2));
     return 0;
   }
-  fmt::print("allreduce of float32 sums over {} ranks (median of the repeats)\n", k);
-  fmt::print("  {:>10} {:>12} {:>8} {:>12} {:>14} {:>10}\n", "floats", "bytes", "repeats",
-             "median us", "algorithm GB/s", "bus GB/s");
+  if (k == 1) {
+    fmt::print(
+        "one rank: nothing to exchange. Run it as `mpirun -np K rltrade bench mpi ...` for the "
+        "allreduce timings, the K-rank update and the projection.\n");
+  } else {
+    fmt::print("allreduce of float32 sums over {} ranks (median of the repeats)\n", k);
+  }
+  if (k > 1) {
+    fmt::print("  {:>10} {:>12} {:>8} {:>12} {:>14} {:>10}\n", "floats", "bytes", "repeats",
+               "median us", "algorithm GB/s", "bus GB/s");
+  }
   for (const auto& t : timings) {
     const bool policy = scaling && t.floats == scaling->all.shape.parameters;
     fmt::print("  {:>10} {:>12} {:>8} {:>12} {:>14.3f} {:>10.3f}{}\n", t.floats, 4 * t.floats,
@@ -400,14 +410,15 @@ int RunBenchMpi(const BenchMpiFlags& f) {
   const perf::DataParallelMeasure &one = scaling->one, &all = scaling->all;
   fmt::print(
       "\ndata-parallel training of {} ({} parameters; {} envs, {} thread(s) per rank)\n"
-      "  1 rank : {:>10.0f} env steps/s, {:.4f} s per update\n"
+      "  1 rank : {:>10.0f} env steps/s, {:.4f} s per update\n",
+      f.options.config_path, all.shape.parameters, all.shape.num_envs, all.shape.threads,
+      one.env_steps_per_sec, one.seconds_per_update);
+  if (k < 2) return 0;
+  fmt::print(
       "  {} ranks: {:>10.0f} env steps/s, {:.4f} s per update, scaling efficiency {:.0f}%, "
       "{:.1f}% of the wall time communicating (mean over the ranks; largest {:.1f}%)\n",
-      f.options.config_path, all.shape.parameters, all.shape.num_envs, all.shape.threads,
-      one.env_steps_per_sec, one.seconds_per_update, k, all.env_steps_per_sec,
-      all.seconds_per_update, 100 * scaling->efficiency, 100 * all.communicate_fraction,
-      100 * all.communicate_fraction_max);
-  if (k < 2) return 0;
+      k, all.env_steps_per_sec, all.seconds_per_update, 100 * scaling->efficiency,
+      100 * all.communicate_fraction, 100 * all.communicate_fraction_max);
   fmt::print(
       "  the model with this machine's allreduce: {:.4f} s per update communicating; "
       "measured (mean over the ranks): {:.4f} s, the rest being waits for the slower rank\n",
@@ -528,7 +539,8 @@ void RegisterBenchCommands(CLI::App& app, Action* action) {
       "train", "A config's real training loop per device and thread count, with a breakdown");
   train->add_option("--config", tf->options.config_path, "training config (TOML)")->required();
   train->add_option("--steps", tf->options.steps, "env steps to measure (0 = 4 updates)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 50));
   train->add_option("--devices", tf->devices, "comma-separated devices (cpu; cuda if built)")
       ->capture_default_str();
   train->add_option("--threads", tf->threads, "comma-separated thread counts (default: config)");
@@ -547,7 +559,8 @@ void RegisterBenchCommands(CLI::App& app, Action* action) {
       "fraction of a data-parallel update and a projection to 8, 64 and 512 ranks");
   mpi->add_option("--config", mf->options.config_path, "training config (TOML) to measure");
   mpi->add_option("--steps", mf->options.steps, "env steps to measure (0 = 4 updates)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 50));
   mpi->add_option("--set", mf->options.overrides, "config override SECTION.KEY=VALUE");
   mpi->add_flag("--json", mf->json, "print JSON");
   mpi->callback([mf, action] { *action = [mf] { return RunBenchMpi(*mf); }; });

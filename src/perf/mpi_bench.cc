@@ -124,6 +124,11 @@ Result<ScalingResult> MeasureScaling(const TrainBenchOptions& o, Collective& wor
   const std::vector<std::string> verdict =
       world.Allgather(alone.ok() ? "" : alone.message(), "bench: the one-rank measurement");
   if (!verdict[0].empty()) return Status::InvalidArgument(verdict[0]);
+  if (world.size() == 1) {  // alone: the one measurement is both
+    r.all = r.one;
+    r.speedup = r.efficiency = 1;
+    return r;
+  }
   RLT_ASSIGN_OR_RETURN(r.all, MeasureDataParallel(o, &world));
   if (world.rank() == 0 && r.one.env_steps_per_sec > 0) {
     r.speedup = r.all.env_steps_per_sec / r.one.env_steps_per_sec;

@@ -14,6 +14,7 @@
 // MeasureScaling     rank 0 alone (the group of one, same environments per rank), then all
 //                    K ranks together: aggregate env steps/s, speed-up and efficiency
 //                    (speed-up / K). The idle ranks wait in a barrier during the first part.
+//                    A job of one rank is measured once.
 // ProjectScaling     the update time on K ranks of a network, from the one-rank compute
 //                    time and a ring-allreduce model (README "Under mpirun" states it):
 //                    per update, M = n_epochs x minibatches gradient sums of P floats at
