@@ -23,6 +23,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "config/config.h"
 #include "core/json_text.h"
 #include "core/options.h"
 #include "core/rng.h"
@@ -251,6 +252,8 @@ int RunBenchTrain(BenchTrainFlags f) {
                      {"steps", r.steps},
                      {"seconds", r.seconds},
                      {"env_steps_per_sec", r.env_steps_per_sec},
+                     {"env_steps_per_sec_per_core", r.env_steps_per_core},
+                     {"algo", r.algo},
                      {"breakdown", breakdown},
                      {"update_gflops", r.update_gflops},
                      {"peak_gflops", r.peak_gflops},
@@ -284,6 +287,8 @@ int RunBenchTrainOnRanks(const BenchTrainFlags& f) {
   if (world->rank() != 0) return r.ok() ? 0 : 1;
   if (!r.ok()) return ReportError(r.status());
   const perf::DataParallelMeasure &one = r->one, &all = r->all;
+  const double cores = static_cast<double>(all.ranks) * std::max(1, all.shape.threads);
+  const double per_core = all.env_steps_per_sec / cores;
   if (f.json) {
     fmt::print("{}\n",
                JsonText(nlohmann::json{{"ranks", all.ranks},
@@ -291,7 +296,10 @@ int RunBenchTrainOnRanks(const BenchTrainFlags& f) {
                                        {"threads_per_rank", all.shape.threads},
                                        {"one_rank_env_steps_per_sec", one.env_steps_per_sec},
                                        {"env_steps_per_sec", all.env_steps_per_sec},
+                                       {"env_steps_per_sec_per_core", per_core},
+                                       {"algo", all.shape.algo},
                                        {"speedup", r->speedup},
+                                       {"round_speedups", r->round_speedups},
                                        {"scaling_efficiency", r->efficiency},
                                        {"communicate_fraction", all.communicate_fraction},
                                        {"communicate_fraction_max", all.communicate_fraction_max},
@@ -300,15 +308,22 @@ int RunBenchTrainOnRanks(const BenchTrainFlags& f) {
                         2));
     return 0;
   }
+  const std::string what =
+      all.shape.algo == "es"
+          ? fmt::format("evolution strategies on {} (population {}, {} thread(s) per rank",
+                        f.options.config_path, all.shape.population, all.shape.threads)
+          : fmt::format("data-parallel training of {} ({} envs and {} thread(s) per rank",
+                        f.options.config_path, all.shape.num_envs, all.shape.threads);
   fmt::print(
-      "data-parallel training of {} ({} envs and {} thread(s) per rank, after one warm-up "
-      "update)\n"
-      "  1 rank : {:>10.0f} env steps/s\n"
-      "  {} ranks: {:>10.0f} env steps/s (all ranks), speed-up {:.2f}x, scaling efficiency "
-      "{:.0f}%, {:.1f}% of the wall time communicating (mean over the ranks; largest "
-      "{:.1f}%)\n",
-      f.options.config_path, all.shape.num_envs, all.shape.threads, one.env_steps_per_sec,
-      all.ranks, all.env_steps_per_sec, r->speedup, 100 * r->efficiency,
+      "{}, after one warm-up update; the median of {} rounds of 1 rank then {} ranks: "
+      "speed-ups {:.2f})\n"
+      "  1 rank : {:>10.0f} env steps/s ({:.0f} per core)\n"
+      "  {} ranks: {:>10.0f} env steps/s (all ranks; {:.0f} per core), speed-up {:.2f}x, "
+      "scaling efficiency {:.0f}%, {:.1f}% of the wall time communicating (mean over the "
+      "ranks; largest {:.1f}%)\n",
+      what, r->round_speedups.size(), all.ranks, fmt::join(r->round_speedups, ", "),
+      one.env_steps_per_sec, one.env_steps_per_sec / std::max(1, one.shape.threads), all.ranks,
+      all.env_steps_per_sec, per_core, r->speedup, 100 * r->efficiency,
       100 * all.communicate_fraction, 100 * all.communicate_fraction_max);
   return 0;
 }
@@ -323,6 +338,24 @@ std::string Micros(double seconds) { return fmt::format("{:.1f}", seconds * 1e6)
 // `mpirun -np K rltrade bench mpi`: allreduce latency and bandwidth, the communicating
 // fraction of a data-parallel update, and the projection past this machine.
 int RunBenchMpi(const BenchMpiFlags& f) {
+  if (!f.options.config_path.empty()) {
+    // The model is PPO's per-minibatch gradient allreduce: an ES config has none.
+    Result<config::Config> c = config::Config::LoadFile(f.options.config_path);
+    Status st = c.ok() ? Status::Ok() : c.status();
+    for (const std::string& o : f.options.overrides) {
+      if (st.ok()) st = c->ApplyOverride(o);
+    }
+    const config::ConfigValue* name = st.ok() ? c->Get("algo", "name") : nullptr;
+    if (st.ok() && name != nullptr && name->text == "es") {
+      st = Status::InvalidArgument(
+          f.options.config_path +
+          ": [algo] name = \"es\": bench mpi models PPO's gradient allreduce per minibatch; "
+          "evolution strategies exchange only their members' fitnesses once per generation. "
+          "Measure their scaling with `mpirun -np K rltrade bench train --config " +
+          f.options.config_path + "`");
+    }
+    if (!st.ok()) return dist::Rank() == 0 ? ReportError(st) : 1;
+  }
   auto world = dist::WorldCollective(/*timeout_seconds=*/600);
   const int k = world->size();
   std::optional<perf::ScalingResult> scaling;
@@ -548,6 +581,11 @@ void RegisterBenchCommands(CLI::App& app, Action* action) {
                     "comma-separated learner backends to compare, e.g. native,torch "
                     "(default: the config's [policy] backend)");
   train->add_option("--set", tf->options.overrides, "config override SECTION.KEY=VALUE");
+  train
+      ->add_option("--rounds", tf->options.rounds,
+                   "under mpirun: rounds of (1 rank, then all ranks), median reported")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   train->add_option("--report", tf->report, "write a Markdown report with a recommendation");
   train->add_flag("--json", tf->json, "print JSON (an array with several settings)");
   train->callback([tf, action] { *action = [tf] { return RunBenchTrain(*tf); }; });
@@ -562,6 +600,10 @@ void RegisterBenchCommands(CLI::App& app, Action* action) {
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 50));
   mpi->add_option("--set", mf->options.overrides, "config override SECTION.KEY=VALUE");
+  mpi->add_option("--rounds", mf->options.rounds,
+                  "rounds of (1 rank, then all ranks); the median is reported")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   mpi->add_flag("--json", mf->json, "print JSON");
   mpi->callback([mf, action] { *action = [mf] { return RunBenchMpi(*mf); }; });
 

@@ -46,6 +46,29 @@ batch_size = 256
 n_epochs = 2
 )";
 
+// The same market and environment trained by evolution strategies (issue 15 §3): 256
+// members of 74 steps per generation.
+inline constexpr const char* kSmallIntradayEsConfig = R"(
+[run]
+total_steps = 300000
+seed = 4
+threads = 1
+checkpoint_every = 0
+[data]
+source = "synthetic"
+days = 40
+signal_to_noise = 0.08
+[split]
+train = "2023-01-02:2023-02-10"
+test = "2023-02-13:2023-02-24"
+[env]
+id = "intraday"
+action_mode = "target_position"
+[algo]
+name = "es"
+population = 256
+)";
+
 }  // namespace rlt::cli::testing_util
 
 #endif  // RLT_CLI_CLI_TEST_UTIL_H_

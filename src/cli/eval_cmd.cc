@@ -1,5 +1,5 @@
 // rltrade cli: `rltrade eval RUN_DIR [--range test|train|validation|START:END] [--data FILE]
-// [--policy trained|flat|buy-and-hold|rule:NAME] [--allow-in-sample] [--json]
+// [--policy trained|flat|buy-and-hold|random|rule:NAME] [--allow-in-sample] [--json]
 // [--episodes N] [--checkpoint DIR]`. Flag parsing only; the work is in evalrun/evalrun.h.
 #include <fmt/format.h>
 
@@ -67,8 +67,9 @@ void RegisterEvalCommand(CLI::App& app, Action* action) {
                   "a [split] name (test, train, validation) or START:END dates (default test)");
   cmd->add_option("--data", f->request.data_file,
                   "bar CSV replacing the run's data (same features and stored normaliser)");
-  cmd->add_option("--policy", f->request.policy,
-                  "trained, flat, buy-and-hold or rule:NAME (rule:momentum5)");
+  cmd->add_option(
+      "--policy", f->request.policy,
+      "trained, flat, buy-and-hold, random (uniform actions) or rule:NAME (rule:momentum5)");
   cmd->add_flag("--allow-in-sample", f->request.allow_in_sample,
                 "allow a range that overlaps training (outputs are labelled IN-SAMPLE)");
   cmd->add_option("--episodes", f->request.episodes,

@@ -240,6 +240,36 @@ TEST_F(MpiTrain, SettingsDataParallelTrainingCannotUseAreRefusedBeforeAnythingIs
   EXPECT_FALSE(fs::exists(run));
 }
 
+// Evolution strategies (issue 15 §3): the population split over 2 ranks is the
+// one-process population — the same fitnesses every generation (metrics.csv) and the same
+// parameters, Adam state and observation statistics bit for bit — and a checkpoint written
+// by one process resumes on 2 ranks bit for bit.
+TEST_F(MpiTrain, EsPopulationOnTwoRanksEqualsOneProcess) {
+  const std::string config = (dir_ / "es.toml").string();
+  rlt::testing::WriteFile(config, rlt::cli::testing_util::kSmallIntradayEsConfig);
+  const std::string one = (dir_ / "es1").string(), two = (dir_ / "es2").string(),
+                    half = (dir_ / "es_half").string();
+  const std::string steps = " --set run.total_steps=120000 --quiet";
+  ASSERT_EQ(RunRltrade("train " + config + steps + " --run-dir " + one).exit_code, 0);
+  const auto r = RunRltrade("train " + config + steps + " --run-dir " + two, Mpirun(2));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_EQ(RunRltrade("train " + config + " --set run.total_steps=60000 --quiet --run-dir " + half)
+                .exit_code,
+            0);
+  const auto resumed = RunRltrade("train --resume " + half + steps, Mpirun(2));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  const std::string rows = TrainingColumns(ReadFile(fs::path(one) / "metrics.csv"));
+  EXPECT_GT(rlt::testing::Lines(rows).size(), 6u);
+  EXPECT_EQ(rows, TrainingColumns(ReadFile(fs::path(two) / "metrics.csv")));
+  EXPECT_EQ(rows, TrainingColumns(ReadFile(fs::path(half) / "metrics.csv")));
+  for (const char* f : {"es_state.bin", "policy.rlt", "normalizer.pt"}) {
+    const std::string expected = ReadFile(fs::path(one) / "final" / f);
+    EXPECT_FALSE(expected.empty()) << f;
+    EXPECT_TRUE(expected == ReadFile(fs::path(two) / "final" / f)) << f;  // binary: no dump
+    EXPECT_TRUE(expected == ReadFile(fs::path(half) / "final" / f)) << f;
+  }
+}
+
 // `bench mpi` and `bench train` under mpirun measure the data-parallel run; the parameter
 // count is the analytic one of pi = vf = [32, 32] on CartPole (obs 4, 2 actions):
 // 2 x (4*32 + 32 + 32*32 + 32) + (32*2 + 2) + (32 + 1) = 2531.

@@ -128,6 +128,20 @@ void Barrier() {
 #endif
 }
 
+void IdleBarrier() {
+#ifdef RLT_HAVE_MPI
+  if (!g_mpi) return;
+  MPI_Request request;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  int done = 0;
+  MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+  while (!done) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+  }
+#endif
+}
+
 void SendText(int to, int tag, const std::string& text) {
 #ifdef RLT_HAVE_MPI
   MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, to, tag, MPI_COMM_WORLD);

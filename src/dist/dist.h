@@ -41,6 +41,9 @@ std::vector<std::string> Gather(const std::string& mine);
 // Rank 0's `value` on every rank.
 std::string Broadcast(const std::string& value);
 void Barrier();
+// A barrier that waits asleep (polling every millisecond) instead of spinning: for a rank
+// that waits long while another measures alone, so the waiting core stays idle.
+void IdleBarrier();
 
 // Point to point, for a dispatcher on rank 0 that hands out work to the other ranks (tune
 // trials). Blocking; from the main thread only. `tag` >= 0.

@@ -37,16 +37,18 @@ VecEnv::VecEnv(std::vector<std::unique_ptr<Env>> envs, int threads)
 void VecEnv::Reset(uint64_t seed) {
   pool_.Run([&](int w) {
     auto [begin, end] = WorkerPool::Slice(num_envs_, pool_.num_workers(), w);
-    for (int i = begin; i < end; ++i) {
-      envs_[i]->Seed(seed + static_cast<uint64_t>(i));
-      envs_[i]->Reset(&obs_[static_cast<size_t>(i) * obs_dim_],
-                      &info_[static_cast<size_t>(i) * info_dim_]);
-      rewards_[i] = 0.0f;
-      terminated_[i] = truncated_[i] = 0;
-      running_return_[i] = 0.0;
-      running_length_[i] = 0;
-    }
+    for (int i = begin; i < end; ++i) ResetOne(i, seed + static_cast<uint64_t>(i));
   });
+}
+
+void VecEnv::ResetOne(int i, uint64_t seed) {
+  envs_[i]->Seed(seed);
+  envs_[i]->Reset(&obs_[static_cast<size_t>(i) * obs_dim_],
+                  &info_[static_cast<size_t>(i) * info_dim_]);
+  rewards_[i] = 0.0f;
+  terminated_[i] = truncated_[i] = 0;
+  running_return_[i] = 0.0;
+  running_length_[i] = 0;
 }
 
 namespace {
@@ -145,25 +147,27 @@ void VecEnv::Step(const float* actions) {
 
 void VecEnv::StepSlice(int worker, const float* actions) {
   auto [begin, end] = WorkerPool::Slice(num_envs_, pool_.num_workers(), worker);
-  for (int i = begin; i < end; ++i) {
-    float* obs = &obs_[static_cast<size_t>(i) * obs_dim_];
-    double* info = &info_[static_cast<size_t>(i) * info_dim_];
-    const StepResult r = envs_[i]->Step(actions + static_cast<size_t>(i) * act_dim_, obs, info);
-    rewards_[i] = r.reward;
-    terminated_[i] = r.terminated;
-    truncated_[i] = r.truncated;
-    running_return_[i] += r.reward;
-    running_length_[i] += 1;
-    if (r.terminated || r.truncated) {
-      std::memcpy(&terminal_obs_[static_cast<size_t>(i) * obs_dim_], obs, sizeof(float) * obs_dim_);
-      episode_return_[i] = running_return_[i];
-      episode_length_[i] = running_length_[i];
-      running_return_[i] = 0.0;
-      running_length_[i] = 0;
-      std::memcpy(&terminal_info_[static_cast<size_t>(i) * info_dim_], info,
-                  sizeof(double) * info_dim_);
-      envs_[i]->Reset(obs, info);
-    }
+  for (int i = begin; i < end; ++i) StepOne(i, actions + static_cast<size_t>(i) * act_dim_);
+}
+
+void VecEnv::StepOne(int i, const float* action) {
+  float* obs = &obs_[static_cast<size_t>(i) * obs_dim_];
+  double* info = &info_[static_cast<size_t>(i) * info_dim_];
+  const StepResult r = envs_[i]->Step(action, obs, info);
+  rewards_[i] = r.reward;
+  terminated_[i] = r.terminated;
+  truncated_[i] = r.truncated;
+  running_return_[i] += r.reward;
+  running_length_[i] += 1;
+  if (r.terminated || r.truncated) {
+    std::memcpy(&terminal_obs_[static_cast<size_t>(i) * obs_dim_], obs, sizeof(float) * obs_dim_);
+    episode_return_[i] = running_return_[i];
+    episode_length_[i] = running_length_[i];
+    running_return_[i] = 0.0;
+    running_length_[i] = 0;
+    std::memcpy(&terminal_info_[static_cast<size_t>(i) * info_dim_], info,
+                sizeof(double) * info_dim_);
+    envs_[i]->Reset(obs, info);
   }
 }
 

@@ -57,6 +57,13 @@ class VecEnv {
   void Reset(uint64_t seed);
   // actions: (N, act_dim). Steps every env once, auto-resetting finished ones.
   void Step(const float* actions);
+  // One env at a time, for callers that drive each env on its own schedule (evolution
+  // strategies run one episode per population member, learn/es.h). ResetOne seeds env i
+  // with `seed` and starts its episode (observations, info, flags and running totals of
+  // row i); StepOne is Step() for env i alone (same auto-reset and episode totals).
+  // Calls for different i may run on different threads at once (each touches row i only).
+  void ResetOne(int i, uint64_t seed);
+  void StepOne(int i, const float* action);
 
   // The complete state (see the file comment), as bytes for a checkpoint file.
   std::string SaveState() const;

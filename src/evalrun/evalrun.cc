@@ -19,6 +19,7 @@
 #include "core/file_io.h"
 #include "core/json_text.h"
 #include "core/options.h"
+#include "core/rng.h"
 #include "env/envs/intraday.h"
 #include "env/envs/intraday_rules.h"
 #include "env/envs/options_portfolio.h"
@@ -177,6 +178,9 @@ Result<EnvBundle> MakeBacktestEnv(const train::EnvSetup& setup, const market::Da
 }
 
 // Writes a target exposure as an action of the env's action mode. Original mode:
+// The random policy's stream (--policy random).
+constexpr uint64_t kRandomPolicySeed = 0x52414e444f4dULL;
+
 // > 0 buys with amount 1, < 0 sells with amount 1, 0 holds.
 void ExposureAction(float exposure, bool target_mode, float* action) {
   action[0] = exposure;
@@ -201,6 +205,21 @@ Result<ActionFn> MakePolicy(const EvalRequest& request, const std::string& polic
       ExposureAction(target || first ? 1.0f : 0.0f, target, a);
     });
   }
+  if (policy == "random") {
+    // What no learning earns: actions drawn uniformly from the action space (each Box
+    // dimension within its bounds), from a fixed stream so the baseline is reproducible.
+    const env::ActionSpace space = venv.spec().action;
+    auto rng = std::make_shared<Rng>(kRandomPolicySeed);
+    return ActionFn([space, rng](const float*, const double*, float* a) {
+      if (space.discrete) {
+        a[0] = static_cast<float>(rng->UniformInt(static_cast<uint64_t>(space.n)));
+        return;
+      }
+      for (int k = 0; k < space.dim; ++k) {
+        a[k] = static_cast<float>(rng->Uniform(space.low[k], space.high[k]));
+      }
+    });
+  }
   if (policy.rfind("rule:", 0) == 0) {
     RLT_ASSIGN_OR_RETURN(env::IntradayRule rule, env::FindIntradayRule(policy.substr(5)));
     const market::Bars* bars = &data.bars;
@@ -210,7 +229,7 @@ Result<ActionFn> MakePolicy(const EvalRequest& request, const std::string& polic
   }
   if (policy != "trained") {
     return Status::InvalidArgument("--policy " + policy +
-                                   ": expected trained, flat, buy-and-hold or rule:NAME");
+                                   ": expected trained, flat, buy-and-hold, random or rule:NAME");
   }
   const std::string dir = request.checkpoint.empty()
                               ? (fs::path(request.run_dir) / "final").string()

@@ -14,6 +14,7 @@
 #include "core/file_io.h"
 #include "core/options.h"
 #include "core/state_io.h"
+#include "learn/es.h"
 #include "learn/native_learner.h"
 #include "learn/torch_error.h"
 #include "runlog/atomic_dir.h"
@@ -197,6 +198,77 @@ std::pair<int, int> ReadGroup(const fs::path& dir) {
   return {ranks, envs};
 }
 
+// A loader's first checks: `dir` holds a FORMAT file, its MANIFEST matches every file,
+// and FORMAT is `expected` (this trainer's algorithm, version and shapes).
+Status CheckFormat(const fs::path& dir, const std::string& expected) {
+  Result<std::string> text = ReadFile((dir / "FORMAT").string());
+  if (!text.ok()) {
+    return Status::NotFound(dir.string() +
+                            " is not a checkpoint (no FORMAT file); pass a "
+                            "directory written by SaveCheckpoint");
+  }
+  RLT_RETURN_IF_ERROR(VerifyCheckpointFiles(dir));
+  if (*text != expected) {
+    return Status::DataError(dir.string() + "/FORMAT: expected\n" + expected + "got\n" + *text +
+                             "(a checkpoint of another algorithm, version or env shape)");
+  }
+  return Status::Ok();
+}
+
+// policy.pt, policy.rlt (the same parameters in the LibTorch-free tensor format,
+// native/tensor_file.h) and normalizer.pt into the staging directory `tmp`. Serialised in
+// memory first, then written with our own checked I/O, so that a full disk is a Status
+// (the previous checkpoint intact) rather than an abort inside LibTorch.
+Status WritePolicyFiles(const fs::path& tmp, ActorCritic& policy, VecNormalizer& normalizer) {
+  std::ostringstream policy_bytes, normalizer_bytes;
+  try {
+    torch::save(policy, policy_bytes);
+    torch::save(normalizer, normalizer_bytes);
+  } catch (const std::exception& e) {
+    return Status::IoError("serialising checkpoint " + tmp.string() + ": " + TorchErrorMessage(e));
+  }
+  RLT_RETURN_IF_ERROR(WriteFile(tmp / "policy.pt", policy_bytes.str()));
+  RLT_RETURN_IF_ERROR(WriteFile(tmp / "policy.rlt", PolicyToTensorFile(policy).Serialize()));
+  return WriteFile(tmp / "normalizer.pt", normalizer_bytes.str());
+}
+
+// A staging directory for checkpoint `dir` (its parents created).
+Result<runlog::StagingDir> StageCheckpoint(const fs::path& dir) {
+  const fs::path final_dir = dir.lexically_normal();
+  std::error_code ec;
+  if (final_dir.has_parent_path()) fs::create_directories(final_dir.parent_path(), ec);
+  if (ec) {
+    return Status::IoError("cannot create " + final_dir.parent_path().string() + ": " +
+                           ec.message());
+  }
+  return runlog::StagingDir::Create(final_dir.string());
+}
+
+// The caller's extra files into the staging directory `tmp`; names it must not use are
+// refused. `reserved`: the kind's own state file.
+Status WriteExtraFiles(const fs::path& tmp, const std::map<std::string, std::string>& extra_files,
+                       const char* reserved) {
+  for (const auto& [name, contents] : extra_files) {
+    if (name.empty() || name.find('/') != std::string::npos || name == "FORMAT" ||
+        name == reserved) {
+      return Status::InvalidArgument("checkpoint extra file name '" + name +
+                                     "' must be a plain file name other than FORMAT and " +
+                                     reserved);
+    }
+    RLT_RETURN_IF_ERROR(WriteFile(tmp / name, contents));
+  }
+  return Status::Ok();
+}
+
+// Data-parallel saves: rank 0 runs `write` and every rank returns its outcome.
+Status OutcomeOfRankZero(Collective* group, const Status& written) {
+  const std::vector<std::string> outcome = group->Allgather(
+      group->rank() == 0 ? (written.ok() ? std::string() : "E" + written.message()) : "",
+      "the checkpoint's outcome");
+  if (group->rank() == 0) return written;
+  return outcome[0].empty() ? Status::Ok() : Status::IoError(outcome[0].substr(1));
+}
+
 // Writes the checkpoint (rank 0 of a group writes every member's state next to its own).
 Status WriteCheckpointFiles(const fs::path& dir, PpoTrainer& trainer,
                             const std::map<std::string, std::string>& extra_files,
@@ -213,11 +285,7 @@ Status SaveCheckpoint(const fs::path& dir, PpoTrainer& trainer,
       group->Allgather(MemberState(trainer), "the checkpoint's member states");
   Status written = Status::Ok();
   if (group->rank() == 0) written = WriteCheckpointFiles(dir, trainer, extra_files, members);
-  const std::vector<std::string> outcome = group->Allgather(
-      group->rank() == 0 ? (written.ok() ? std::string() : "E" + written.message()) : "",
-      "the checkpoint's outcome");
-  if (group->rank() == 0) return written;
-  return outcome[0].empty() ? Status::Ok() : Status::IoError(outcome[0].substr(1));
+  return OutcomeOfRankZero(group, written);
 }
 
 namespace {
@@ -225,14 +293,7 @@ namespace {
 Status WriteCheckpointFiles(const fs::path& dir, PpoTrainer& trainer,
                             const std::map<std::string, std::string>& extra_files,
                             const std::vector<std::string>& members) {
-  const fs::path final_dir = dir.lexically_normal();
-  std::error_code ec;
-  if (final_dir.has_parent_path()) fs::create_directories(final_dir.parent_path(), ec);
-  if (ec) {
-    return Status::IoError("cannot create " + final_dir.parent_path().string() + ": " +
-                           ec.message());
-  }
-  RLT_ASSIGN_OR_RETURN(runlog::StagingDir staging, runlog::StagingDir::Create(final_dir.string()));
+  RLT_ASSIGN_OR_RETURN(runlog::StagingDir staging, StageCheckpoint(dir));
   const fs::path tmp = staging.path();
   std::string options;
   for (const auto& row : DescribeOptions(trainer.ppo_options())) {
@@ -243,31 +304,16 @@ Status WriteCheckpointFiles(const fs::path& dir, PpoTrainer& trainer,
   }
   RLT_RETURN_IF_ERROR(WriteFile(tmp / "options.txt", options));
   RLT_RETURN_IF_ERROR(WriteFile(tmp / kEnvStateFile, trainer.venv().SaveState()));
-  for (const auto& [name, contents] : extra_files) {
-    if (name.empty() || name.find('/') != std::string::npos || name == "FORMAT" ||
-        name == kEnvStateFile) {
-      return Status::InvalidArgument("checkpoint extra file name '" + name +
-                                     "' must be a plain file name other than FORMAT and " +
-                                     kEnvStateFile);
-    }
-    RLT_RETURN_IF_ERROR(WriteFile(tmp / name, contents));
-  }
-  // Serialise in memory, then write with our own checked I/O, so that a full disk is a
-  // Status (previous checkpoint intact) rather than an abort inside LibTorch.
-  std::ostringstream policy, normalizer, optimizer, state;
+  RLT_RETURN_IF_ERROR(WriteExtraFiles(tmp, extra_files, kEnvStateFile));
+  // In memory first, then our own checked I/O (as WritePolicyFiles).
+  RLT_RETURN_IF_ERROR(WritePolicyFiles(tmp, trainer.policy(), trainer.normalizer()));
+  std::ostringstream optimizer, state;
   try {
-    torch::save(trainer.policy(), policy);
-    torch::save(trainer.normalizer(), normalizer);
     torch::save(trainer.optimizer(), optimizer);
     WriteState(trainer, state);
   } catch (const std::exception& e) {
     return Status::IoError("serialising checkpoint " + tmp.string() + ": " + TorchErrorMessage(e));
   }
-  RLT_RETURN_IF_ERROR(WriteFile(tmp / "policy.pt", policy.str()));
-  // The same parameters in the LibTorch-free tensor format (native/tensor_file.h).
-  RLT_RETURN_IF_ERROR(
-      WriteFile(tmp / "policy.rlt", PolicyToTensorFile(trainer.policy()).Serialize()));
-  RLT_RETURN_IF_ERROR(WriteFile(tmp / "normalizer.pt", normalizer.str()));
   RLT_RETURN_IF_ERROR(WriteFile(tmp / "optimizer.pt", optimizer.str()));
   RLT_RETURN_IF_ERROR(WriteFile(tmp / "state.pt", state.str()));
   if (!members.empty()) {
@@ -311,18 +357,7 @@ Status CheckFiniteModule(const torch::nn::Module& module, const std::string& fil
 }
 
 Status LoadCheckpoint(const fs::path& dir, PpoTrainer& trainer) {
-  Result<std::string> text = ReadFile((dir / "FORMAT").string());
-  if (!text.ok()) {
-    return Status::NotFound(dir.string() +
-                            " is not a checkpoint (no FORMAT file); pass a "
-                            "directory written by SaveCheckpoint");
-  }
-  RLT_RETURN_IF_ERROR(VerifyCheckpointFiles(dir));
-  const std::string expected = std::string(kFormat) + "\n" + Shapes(trainer) + "\n";
-  if (*text != expected) {
-    return Status::DataError(dir.string() + "/FORMAT: expected\n" + expected + "got\n" + *text +
-                             "(checkpoint from another version or env shape)");
-  }
+  RLT_RETURN_IF_ERROR(CheckFormat(dir, std::string(kFormat) + "\n" + Shapes(trainer) + "\n"));
   // The env state first: its header check (env id, shapes) fails before anything changes.
   RLT_ASSIGN_OR_RETURN(const std::string env_state, ReadBytes(dir / kEnvStateFile));
   RLT_RETURN_IF_ERROR(
@@ -365,6 +400,81 @@ Status LoadCheckpoint(const fs::path& dir, PpoTrainer& trainer) {
     RLT_RETURN_IF_ERROR(SetMemberState(trainer, bytes, member.lexically_normal().string()));
   }
   return Status::Ok();
+}
+
+// ---- evolution strategies ----
+
+namespace {
+
+constexpr const char* kEsFormat = "rltrade-es-checkpoint 1";
+constexpr const char* kEsStateFile = "es_state.bin";
+
+std::string EsFormat(EsTrainer& t) {
+  return std::string(kEsFormat) + "\nnum_envs " + std::to_string(t.venv().num_envs()) +
+         "\nobs_dim " + std::to_string(t.venv().obs_dim()) + "\nact_dim " +
+         std::to_string(t.venv().act_dim()) + "\n";
+}
+
+Status WriteEsCheckpointFiles(const fs::path& dir, EsTrainer& trainer,
+                              const std::map<std::string, std::string>& extra_files) {
+  RLT_ASSIGN_OR_RETURN(runlog::StagingDir staging, StageCheckpoint(dir));
+  const fs::path tmp = staging.path();
+  // The normalisation keys every loader reads (PolicyRunner::Load), then the ES options.
+  PpoOptions norm;
+  norm.norm_obs = trainer.options().norm_obs;
+  norm.norm_reward = false;
+  norm.clip_obs = trainer.options().clip_obs;
+  std::string options;
+  for (const auto& row : DescribeOptions(norm)) {
+    if (row.key == "norm_obs" || row.key == "norm_reward" || row.key == "clip_obs") {
+      options += "ppo." + row.key + " = " + row.value + "\n";
+    }
+  }
+  EsOptions es = trainer.options();
+  for (const auto& row : DescribeOptions(es)) options += "es." + row.key + " = " + row.value + "\n";
+  for (const auto& row : DescribeOptions(trainer.policy_options())) {
+    options += "policy." + row.key + " = " + row.value + "\n";
+  }
+  RLT_RETURN_IF_ERROR(WriteFile(tmp / "options.txt", options));
+  RLT_RETURN_IF_ERROR(WriteExtraFiles(tmp, extra_files, kEsStateFile));
+  RLT_RETURN_IF_ERROR(WritePolicyFiles(tmp, trainer.policy(), trainer.normalizer()));
+  RLT_RETURN_IF_ERROR(WriteFile(tmp / kEsStateFile, trainer.SaveState()));
+  RLT_RETURN_IF_ERROR(WriteFile(tmp / "FORMAT", EsFormat(trainer)));
+  RLT_RETURN_IF_ERROR(runlog::WriteDirManifest(tmp.string()));
+  return staging.Commit(/*replace=*/true);
+}
+
+Status LoadEsCheckpoint(const fs::path& dir, EsTrainer& trainer) {
+  RLT_RETURN_IF_ERROR(CheckFormat(dir, EsFormat(trainer)));
+  RLT_ASSIGN_OR_RETURN(const std::string state, ReadBytes(dir / kEsStateFile));
+  try {
+    torch::load(trainer.normalizer(), (dir / "normalizer.pt").string());
+    RLT_RETURN_IF_ERROR(CheckFiniteModule(*trainer.normalizer(), (dir / "normalizer.pt").string()));
+  } catch (const std::exception& e) {
+    return Status::DataError("reading checkpoint " + dir.string() + ": " + TorchErrorMessage(e));
+  }
+  // The parameters come from es_state.bin (policy.pt holds the same actor for the loaders).
+  return trainer.LoadState(state, (dir / kEsStateFile).lexically_normal().string());
+}
+
+}  // namespace
+
+Status SaveCheckpoint(const fs::path& dir, Trainer& trainer,
+                      const std::map<std::string, std::string>& extra_files) {
+  if (auto* ppo = dynamic_cast<PpoTrainer*>(&trainer))
+    return SaveCheckpoint(dir, *ppo, extra_files);
+  auto& es = dynamic_cast<EsTrainer&>(trainer);
+  Collective* group = es.group();
+  // Every rank holds the same state: rank 0 writes.
+  Status written = Status::Ok();
+  if (group == nullptr || group->rank() == 0)
+    written = WriteEsCheckpointFiles(dir, es, extra_files);
+  return group == nullptr ? written : OutcomeOfRankZero(group, written);
+}
+
+Status LoadCheckpoint(const fs::path& dir, Trainer& trainer) {
+  if (auto* ppo = dynamic_cast<PpoTrainer*>(&trainer)) return LoadCheckpoint(dir, *ppo);
+  return LoadEsCheckpoint(dir, dynamic_cast<EsTrainer&>(trainer));
 }
 
 }  // namespace rlt::learn

@@ -57,10 +57,26 @@
 
 namespace rlt::learn {
 
+// Evolution strategies (EsTrainer, learn/es.h) write the same directory layout with
+//   FORMAT          "rltrade-es-checkpoint 1" and the shapes
+//   options.txt     the observation-normalisation keys every loader reads (ppo.norm_obs,
+//                   ppo.clip_obs, ppo.norm_reward = false, ...), the es.* options and the
+//                   policy options
+//   policy.pt, policy.rlt, normalizer.pt   as above (the actor searched; the value head
+//                   and log_std at their initial values)
+//   es_state.bin    EsTrainer::SaveState(): generation, steps, Adam's moments, parameters
+//   <extra files>, MANIFEST
+// and no environment state: a generation depends only on the seed, its number and the
+// parameters, so an ES checkpoint resumes bit for bit on any number of ranks. The Trainer
+// overloads below dispatch on the trainer's kind.
+//
 // extra_files: file name (no '/') -> contents, written into the checkpoint as well.
 Status SaveCheckpoint(const std::filesystem::path& dir, PpoTrainer& trainer,
                       const std::map<std::string, std::string>& extra_files = {});
 Status LoadCheckpoint(const std::filesystem::path& dir, PpoTrainer& trainer);
+Status SaveCheckpoint(const std::filesystem::path& dir, Trainer& trainer,
+                      const std::map<std::string, std::string>& extra_files = {});
+Status LoadCheckpoint(const std::filesystem::path& dir, Trainer& trainer);
 
 // The checks every loader runs: `dir`/MANIFEST lists every file of `dir` and each matches.
 Status VerifyCheckpointFiles(const std::filesystem::path& dir);

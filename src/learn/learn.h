@@ -11,9 +11,12 @@
 //   schedule.h    constant / linear / warmup_cosine schedules parsed from strings.
 //   ppo.h         PpoOptions (the [algo] section), the clipped-surrogate loss, gradient
 //                 clipping and one PPO update over a rollout.
-//   trainer.h     PpoTrainer: rollout + update per Iterate(), one batched forward per
-//                 vector step for all environments; SetComputeThreads(), the one place the
-//                 learner's thread counts are set.
+//   trainer.h     Trainer, the interface the training loop drives; PpoTrainer: rollout +
+//                 update per Iterate(), one batched forward per vector step for all
+//                 environments; SetComputeThreads(), the one place the learner's thread
+//                 counts are set.
+//   es.h          EsTrainer: evolution strategies (OpenAI-ES, ARS) on the same actor,
+//                 [algo] name = "es"; scales out over a Collective.
 //   native_learner.h  the native backend ([policy] backend = "native"): the trainer's
 //                 forwards, update and Adam on src/native/, synced to the torch modules
 //                 for checkpoints and evaluation.
@@ -34,6 +37,7 @@
 #define RLT_LEARN_LEARN_H_
 
 #include "learn/checkpoint.h"
+#include "learn/es.h"
 #include "learn/evaluate.h"
 #include "learn/inference.h"
 #include "learn/native_learner.h"

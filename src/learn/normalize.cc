@@ -85,6 +85,13 @@ void VecNormalizerImpl::UpdateObs(const float* obs, int n) {
                 obs_count_.data_ptr<double>(), obs_dim_, mean.data(), var.data(), n);
 }
 
+void VecNormalizerImpl::MergeObsMoments(const double* batch_mean, const double* batch_var,
+                                        double batch_count) {
+  if (!options_.norm_obs || !(batch_count > 0)) return;
+  UpdateMoments(obs_mean_.data_ptr<double>(), obs_var_.data_ptr<double>(),
+                obs_count_.data_ptr<double>(), obs_dim_, batch_mean, batch_var, batch_count);
+}
+
 void VecNormalizerImpl::NormalizeObs(const float* obs, int n, float* out) const {
   const size_t total = static_cast<size_t>(n) * obs_dim_;
   if (!options_.norm_obs) {

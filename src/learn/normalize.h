@@ -52,6 +52,10 @@ class VecNormalizerImpl : public torch::nn::Module {
   void set_collective(Collective* collective) { collective_ = collective; }
   // Updates the observation statistics with obs (n, obs_dim). No-op unless norm_obs.
   void UpdateObs(const float* obs, int n);
+  // Merges the moments of batch_count observations gathered elsewhere (evolution
+  // strategies sum them over the whole population, learn/es.h) into the statistics, as
+  // UpdateObs would merge those observations. No-op unless norm_obs.
+  void MergeObsMoments(const double* batch_mean, const double* batch_var, double batch_count);
   // out (n, obs_dim) = normalised obs (a copy when !norm_obs). out may alias obs.
   void NormalizeObs(const float* obs, int n, float* out) const;
   // For one step of all num_envs envs: when `update`, R = gamma R + r and the return

@@ -58,6 +58,12 @@ std::vector<std::pair<std::string, double>> IterationStats::Named() const {
     rows.emplace_back("rollout/ep_rew_mean", ep_rew_mean);
     rows.emplace_back("rollout/ep_len_mean", ep_len_mean);
   }
+  if (!algo_rows.empty()) {
+    rows.insert(rows.end(), algo_rows.begin(), algo_rows.end());
+    rows.emplace_back("time/fps", fps);
+    rows.emplace_back("time/total_timesteps", static_cast<double>(total_timesteps));
+    return rows;
+  }
   rows.emplace_back("train/policy_gradient_loss", update.policy_gradient_loss);
   rows.emplace_back("train/value_loss", update.value_loss);
   rows.emplace_back("train/entropy_loss", update.entropy_loss);
@@ -73,6 +79,18 @@ std::vector<std::pair<std::string, double>> IterationStats::Named() const {
   return rows;
 }
 
+Status ValidateActionSpace(const env::EnvSpec& spec) {
+  const env::ActionSpace& space = spec.action;
+  if (space.discrete ? space.n < 1
+                     : (static_cast<int>(space.low.size()) != space.dim ||
+                        static_cast<int>(space.high.size()) != space.dim)) {
+    return Status::InvalidArgument("environment '" + spec.id +
+                                   "' declares an action space no trainer can use (Discrete "
+                                   "with n < 1, or Box bounds not matching its dimension)");
+  }
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(env::VecEnv& venv,
                                                        const PolicyOptions& policy_options,
                                                        const PpoOptions& ppo_options, uint64_t seed,
@@ -80,13 +98,7 @@ Result<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(env::VecEnv& venv,
   RLT_RETURN_IF_ERROR(ValidatePolicyOptions(policy_options));
   RLT_RETURN_IF_ERROR(ValidatePpoOptions(ppo_options));
   RLT_RETURN_IF_ERROR(ValidateRecurrentPpo(policy_options, ppo_options));
-  const env::ActionSpace& space = venv.spec().action;
-  if (space.discrete ? space.n < 1
-                     : (static_cast<int>(space.low.size()) != space.dim ||
-                        static_cast<int>(space.high.size()) != space.dim)) {
-    return Status::InvalidArgument("environment '" + venv.spec().id +
-                                   "' declares an action space PPO cannot use");
-  }
+  RLT_RETURN_IF_ERROR(ValidateActionSpace(venv.spec()));
   return std::make_unique<PpoTrainer>(venv, policy_options, ppo_options, seed, threads);
 }
 

@@ -66,6 +66,9 @@ struct IterationStats {
   // The rollout was cut short by the interrupt flag (set_interrupt_flag): no update ran and
   // every other field is unset.
   bool interrupted = false;
+  // Algorithms other than PPO (evolution strategies, learn/es.h): their own rows, which
+  // replace the train/* rows of `update` and the PPO settings in Named().
+  std::vector<std::pair<std::string, double>> algo_rows;
 
   // ("rollout/ep_rew_mean", v), ("train/value_loss", v), ... in SB3's names; the rollout/*
   // rows only once an episode has finished, train/std only for Box actions.
@@ -81,7 +84,34 @@ struct TrainerTiming {
   double communicate = 0;  // data-parallel: waiting in the group's sums and gathers
 };
 
-class PpoTrainer {
+// An action space the trainers can use: Discrete(n >= 1), or a Box whose bounds have its
+// dimension. Otherwise an InvalidArgument naming the environment.
+Status ValidateActionSpace(const env::EnvSpec& spec);
+
+// What the training loop (train/train.cc) drives, one Iterate() per update: PpoTrainer
+// (PPO and recurrent PPO) or EsTrainer (evolution strategies, learn/es.h). Both train an
+// ActorCritic with a VecNormalizer, the format checkpoints, evaluation and every later
+// command read.
+class Trainer {
+ public:
+  virtual ~Trainer() = default;
+  virtual Result<IterationStats> Iterate() = 0;
+  virtual int64_t total_steps() const = 0;
+  virtual int64_t iterations() const = 0;
+  virtual const TrainerTiming& timing() const = 0;
+  virtual TrainerTiming& mutable_timing() = 0;
+  virtual ActorCritic& policy() = 0;
+  virtual VecNormalizer& normalizer() = 0;
+  virtual void set_interrupt_flag(const std::atomic<int>* flag) = 0;
+  // Whether Iterate() may stop at the interrupt flag part-way (then the training loop
+  // writes safety checkpoints before long rollouts, train/train.cc).
+  virtual bool cuts_rollouts() const = 0;
+  // Makes this trainer one member of a group that trains one policy (see the trainers).
+  virtual Status EnableDataParallel(Collective* group) = 0;
+  virtual Collective* group() const = 0;
+};
+
+class PpoTrainer : public Trainer {
  public:
   // Validates the options against the env, then constructs.
   // `threads`: the run's thread count for the recurrent learner (which splits actor and
@@ -99,7 +129,7 @@ class PpoTrainer {
 
   // Collects one rollout and updates. Fails (without aborting) when a loss, a gradient or a
   // parameter is not finite; the message names the tensor and the update.
-  Result<IterationStats> Iterate();
+  Result<IterationStats> Iterate() override;
   // Interrupts (SIGINT/SIGTERM in `rltrade train`): the rollout reads *flag before every
   // vector step. When it is set and the rest of the rollout would take more than
   // kInterruptSeconds at the pace so far, the rollout stops there and Iterate() returns
@@ -108,7 +138,8 @@ class PpoTrainer {
   // checkpointed or iterated again (REQUIRES). A short rest is finished as usual, so a
   // signal during a short rollout still ends with a normal update. nullptr: never.
   static constexpr double kInterruptSeconds = 1.0;
-  void set_interrupt_flag(const std::atomic<int>* flag) { interrupt_ = flag; }
+  void set_interrupt_flag(const std::atomic<int>* flag) override { interrupt_ = flag; }
+  bool cuts_rollouts() const override { return group_ == nullptr; }
 
   // Data-parallel training (issue 15 §1): makes this trainer member group->rank() of a
   // group of group->size() trainers, each with venv.num_envs() environments, that train one
@@ -127,8 +158,8 @@ class PpoTrainer {
   //  - the interrupt flag does not cut rollouts (the members would disagree on where).
   // So the group's run equals this trainer alone with group->size() * num_envs environments
   // and a LocalCollective (up to the order of floating-point sums). `group` is not owned.
-  Status EnableDataParallel(Collective* group);
-  Collective* group() const { return group_; }
+  Status EnableDataParallel(Collective* group) override;
+  Collective* group() const override { return group_; }
   uint64_t seed() const { return seed_; }
   // Starts every environment afresh (seeded from `seed`: env i with seed + first env + i),
   // forgets the normaliser's per-env discounted returns, and marks every env's next
@@ -136,19 +167,19 @@ class PpoTrainer {
   // A data-parallel resume on another number of ranks does this (learn/checkpoint.h).
   void RestartEnvironments(uint64_t seed);
 
-  int64_t total_steps() const { return total_steps_; }
-  int64_t iterations() const { return iterations_; }
-  const TrainerTiming& timing() const { return timing_; }
-  TrainerTiming& mutable_timing() { return timing_; }
+  int64_t total_steps() const override { return total_steps_; }
+  int64_t iterations() const override { return iterations_; }
+  const TrainerTiming& timing() const override { return timing_; }
+  TrainerTiming& mutable_timing() override { return timing_; }
   const PolicyOptions& policy_options() const { return policy_options_; }
   const PpoOptions& ppo_options() const { return ppo_options_; }
   env::VecEnv& venv() { return venv_; }
   // With the native backend these first copy the native parameters and Adam state in.
-  ActorCritic& policy() {
+  ActorCritic& policy() override {
     SyncToTorch();
     return policy_;
   }
-  VecNormalizer& normalizer() { return normalizer_; }
+  VecNormalizer& normalizer() override { return normalizer_; }
   torch::optim::Adam& optimizer() {
     SyncToTorch();
     return *optimizer_;

@@ -64,9 +64,12 @@ struct DataParallelMeasure {
 Result<DataParallelMeasure> MeasureDataParallel(const TrainBenchOptions& options,
                                                 Collective* group);
 
+// options.rounds rounds, each rank 0 alone and then all ranks; one, all and speedup are
+// those of the round with the median speed-up (efficiency = speedup / ranks).
 struct ScalingResult {
   DataParallelMeasure one, all;
   double speedup = 0, efficiency = 0;
+  std::vector<double> round_speedups;  // every round's, in order
 };
 Result<ScalingResult> MeasureScaling(const TrainBenchOptions& options, Collective& world);
 

@@ -76,7 +76,9 @@ Result<TrainBenchResult> MeasureOne(const TrainBenchOptions& o, const std::strin
   RLT_ASSIGN_OR_RETURN(std::unique_ptr<train::TrainingSession> bench,
                        train::OpenTrainingSession(o.config_path, overrides, scratch.string()));
   const train::SessionShape& shape = bench->shape();
-  const int64_t per_update = shape.n_steps * shape.num_envs;
+  // ES: a generation is population members' episodes; four are measured by default.
+  const int64_t per_update =
+      shape.algo == "es" ? shape.population * 100 : shape.n_steps * shape.num_envs;
   const int64_t target = o.steps > 0 ? o.steps : 4 * per_update;
   RLT_RETURN_IF_ERROR(bench->Iterate());  // warm-up: first-touch allocations, thread pools
   const train::PhaseSeconds before = bench->timing();
@@ -95,11 +97,16 @@ Result<TrainBenchResult> MeasureOne(const TrainBenchOptions& o, const std::strin
   r.threads = shape.threads;
   r.steps = bench->steps() - steps0;
   r.env_steps_per_sec = static_cast<double>(r.steps) / r.seconds;
+  r.env_steps_per_core = r.env_steps_per_sec / std::max(1, shape.threads);
+  r.algo = shape.algo;
   r.breakdown = Breakdown(p, r.seconds);
   const double update_seconds = p.update_forward + p.backward + p.optimizer;
+  // ES's update is a weighted sum of noise vectors, not dense layers: no FLOP figure.
   const double flops =
-      updates * UpdateFlops(shape.obs_dim, shape.action_outputs, shape.pi, shape.vf, per_update,
-                            shape.n_epochs, shape.lstm_hidden, shape.shared_lstm);
+      shape.algo == "es"
+          ? 0.0
+          : updates * UpdateFlops(shape.obs_dim, shape.action_outputs, shape.pi, shape.vf,
+                                  per_update, shape.n_epochs, shape.lstm_hidden, shape.shared_lstm);
   r.update_gflops = update_seconds > 0 ? flops / update_seconds / 1e9 : 0;
   r.peak_gflops = PeakMatmulGflops(2000, shape.threads);
   r.end_to_end_gflops = r.seconds > 0 ? flops / r.seconds / 1e9 : 0;
@@ -171,7 +178,7 @@ std::string Fmt(const char* format, double v) {
 }  // namespace
 
 std::string TrainBenchTable(const std::vector<TrainBenchResult>& results, bool markdown) {
-  std::vector<std::string> head = {"backend", "device", "threads", "env steps/s"};
+  std::vector<std::string> head = {"backend", "device", "threads", "env steps/s", "per core"};
   if (!results.empty()) {
     for (const auto& kv : results.front().breakdown) head.push_back(kv.first + " %");
   }
@@ -181,7 +188,8 @@ std::string TrainBenchTable(const std::vector<TrainBenchResult>& results, bool m
   std::vector<std::vector<std::string>> rows = {head};
   for (const auto& r : results) {
     std::vector<std::string> row = {r.backend, r.device, std::to_string(r.threads),
-                                    Fmt("%.0f", r.env_steps_per_sec)};
+                                    Fmt("%.0f", r.env_steps_per_sec),
+                                    Fmt("%.0f", r.env_steps_per_core)};
     for (const auto& kv : r.breakdown) row.push_back(Fmt("%.1f", 100 * kv.second));
     row.push_back(Fmt("%.2f", r.update_gflops));
     row.push_back(Fmt("%.1f", r.peak_gflops));
@@ -245,11 +253,17 @@ std::string TrainBenchMarkdown(const TrainBenchOptions& o,
   md << "; the config's " << best->total_steps << " steps would take about "
      << Fmt("%.0f", best->projected_seconds) << " s.\n\n";
   md << "Where the time goes with it: " << top->first << " takes " << Fmt("%.0f", 100 * top->second)
-     << "% of wall time. The update reaches " << Fmt("%.2f", best->update_gflops) << " GFLOP/s, "
-     << Fmt("%.1f", 100 * best->update_gflops / std::max(best->peak_gflops, 1e-9))
-     << "% of the machine's matmul peak at this thread count (" << Fmt("%.1f", best->peak_gflops)
-     << " GFLOP/s)";
-  if (best->update_gflops < 0.1 * best->peak_gflops) {
+     << "% of wall time";
+  if (best->algo == "es") {
+    md << " (evolution strategies: `inference` is the members' policy forwards, `optimizer` "
+          "the update from the population's fitnesses)";
+  } else {
+    md << ". The update reaches " << Fmt("%.2f", best->update_gflops) << " GFLOP/s, "
+       << Fmt("%.1f", 100 * best->update_gflops / std::max(best->peak_gflops, 1e-9))
+       << "% of the machine's matmul peak at this thread count (" << Fmt("%.1f", best->peak_gflops)
+       << " GFLOP/s)";
+  }
+  if (best->algo != "es" && best->update_gflops < 0.1 * best->peak_gflops) {
     md << ": the network is too small for the matmuls to dominate, so per-operator overhead "
           "and the environment set the pace and more threads or a GPU help little";
   }

@@ -34,6 +34,9 @@ struct TrainBenchOptions {
   std::string config_path;
   std::vector<std::string> overrides;  // "section.key=value", as `rltrade train --set`
   int64_t steps = 0;                   // env steps to measure; 0 = 4 updates' worth
+  // Under mpirun: rounds of (rank 0 alone, then all ranks), alternated so that a machine
+  // whose speed drifts affects both sides alike; the median round is reported.
+  int rounds = 3;
   std::vector<std::string> devices = {"cpu"};
   std::vector<int> threads;  // empty: the config's [run] threads
   // Learner backends to measure side by side ("native", "torch"); empty: the config's
@@ -48,6 +51,8 @@ struct TrainBenchResult {
   int64_t steps = 0;  // measured env steps
   double seconds = 0;
   double env_steps_per_sec = 0;
+  double env_steps_per_core = 0;  // env_steps_per_sec / threads (one rank's cores)
+  std::string algo = "ppo";       // [algo] name; "es" has no dense update (update_gflops 0)
   // (phase, fraction of wall time) in a fixed order: env_step, inference, advantage,
   // update_forward, backward, optimizer, logging, other.
   std::vector<std::pair<std::string, double>> breakdown;

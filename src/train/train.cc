@@ -33,6 +33,7 @@
 #include "env/registry.h"
 #include "env/vec_env.h"
 #include "learn/checkpoint.h"
+#include "learn/es.h"
 #include "learn/evaluate.h"
 #include "learn/trainer.h"
 #include "market/date_range.h"
@@ -99,8 +100,12 @@ struct Setup {
   RunOptions run;
   learn::PpoOptions ppo;
   learn::PolicyOptions policy;
+  // [algo] name = "es": evolution strategies (learn/es.h) with these options; `ppo` then
+  // keeps its defaults and is not used.
+  bool es = false;
+  learn::EsOptions es_options;
   std::unique_ptr<env::VecEnv> venv;
-  std::unique_ptr<learn::PpoTrainer> trainer;
+  std::unique_ptr<learn::Trainer> trainer;
   std::unique_ptr<env::VecEnv> eval_venv;  // run.eval_every > 0: the evaluation envs
   EvalEnvSetup eval;
   std::string normalizer_json;  // market envs: the feature normaliser fitted on train
@@ -226,6 +231,19 @@ Status CheckMemory(const learn::PpoOptions& ppo, const learn::PolicyOptions& pol
   return Status::InvalidArgument(text);
 }
 
+// ES holds the shared noise table (noise_table_size floats) in every process; the rest
+// (one environment per thread, the actor) is small.
+Status CheckEsMemory(const config::Config& config, const learn::EsOptions& es, int64_t available) {
+  const double bytes = 4.0 * static_cast<double>(es.noise_table_size);
+  if (available <= 0 || bytes <= 0.8 * static_cast<double>(available)) return Status::Ok();
+  const config::ConfigValue* v = config.Get("algo", "noise_table_size");
+  return Status::InvalidArgument(fmt::format(
+      "{}[algo] noise_table_size = {}: the noise table needs {:.0f} MB but only {:.0f} MB is "
+      "available; lower noise_table_size",
+      v != nullptr ? config::internal::MessagePlace(v->source) + ": " : std::string(),
+      es.noise_table_size, bytes / 1e6, static_cast<double>(available) / 1e6));
+}
+
 // "file:line: [section] key" when the config sets the key, else "[section] key".
 std::string KeyPlace(const config::Config& config, const std::string& section,
                      const std::string& key) {
@@ -342,7 +360,21 @@ Result<Setup> BuildSetup(config::Config config) {
   RLT_RETURN_IF_ERROR(
       config.CheckSections({"run", "data", "split", "features", "env", "algo", "policy"}));
   RLT_RETURN_IF_ERROR(config.Bind("run", s.run));
-  RLT_RETURN_IF_ERROR(config.Bind("algo", s.ppo, {"total_timesteps"}));
+  if (const config::ConfigValue* name = config.Get("algo", "name"); name != nullptr) {
+    if (name->text != "ppo" && name->text != "es") {
+      return Status::InvalidArgument(KeyPlace(config, "algo", "name") + " = \"" + name->text +
+                                     "\": expected \"ppo\" (the default) or \"es\" (evolution "
+                                     "strategies: OpenAI-ES or ARS, see README)");
+    }
+    s.es = name->text == "es";
+  }
+  if (s.es) {
+    RLT_RETURN_IF_ERROR(config.Bind("algo", s.es_options, {"name", "total_timesteps"}));
+    RLT_RETURN_IF_ERROR(learn::ValidateEsOptions(
+        s.es_options, [&](const std::string& key) { return KeyPlace(config, "algo", key); }));
+  } else {
+    RLT_RETURN_IF_ERROR(config.Bind("algo", s.ppo, {"name", "total_timesteps"}));
+  }
   if (config.Get("algo", "total_timesteps") != nullptr) {
     return Status::InvalidArgument(config.Get("algo", "total_timesteps")->source +
                                    ": [algo] total_timesteps is set by [run] total_steps");
@@ -364,6 +396,8 @@ Result<Setup> BuildSetup(config::Config config) {
     return Status::InvalidArgument("[run] eval_every must be >= 0 (0 = no evaluation)");
   }
   RLT_ASSIGN_OR_RETURN(EnvSetup env_setup, BuildEnvSetup(config));
+  // ES: [algo] holds ES keys, so only the [run] and [policy] rules apply (PPO's defaults
+  // pass the others).
   RLT_RETURN_IF_ERROR(CheckRanges(config, s.run, s.ppo, s.policy, env_setup.num_envs));
   // Honesty (issue 9 §1): whatever set the training range ([env] range, --set, a fold's
   // split), the dates training will see must not touch [split] test.
@@ -386,14 +420,18 @@ Result<Setup> BuildSetup(config::Config config) {
   s.run.threads = threads;
   WarnIfOversubscribed(threads);
   learn::SetComputeThreads(threads);
-  {
+  // ES plays one episode at a time per worker: one environment per thread ([env]
+  // num_envs is not used; learn/es.h).
+  const int num_envs = s.es ? threads : env_setup.num_envs;
+  if (s.es) {
+    RLT_RETURN_IF_ERROR(CheckEsMemory(config, s.es_options, AvailableMemoryBytes()));
+  } else {
     // One probe env gives the spec the memory estimate needs, before num_envs are built.
     RLT_ASSIGN_OR_RETURN(auto probe, env::MakeEnvs(env_setup.id, env_setup.context, 1));
     RLT_RETURN_IF_ERROR(CheckMemory(s.ppo, s.policy, env_setup.num_envs, probe.front()->spec(),
                                     AvailableMemoryBytes()));
   }
-  RLT_ASSIGN_OR_RETURN(auto envs,
-                       env::MakeEnvs(env_setup.id, env_setup.context, env_setup.num_envs));
+  RLT_ASSIGN_OR_RETURN(auto envs, env::MakeEnvs(env_setup.id, env_setup.context, num_envs));
   s.venv = std::make_unique<env::VecEnv>(std::move(envs), threads);
   if (s.run.eval_every > 0) {
     Result<std::vector<std::unique_ptr<env::Env>>> eval_envs =
@@ -404,14 +442,22 @@ Result<Setup> BuildSetup(config::Config config) {
     }
     s.eval_venv = std::make_unique<env::VecEnv>(std::move(*eval_envs), threads);
   }
-  RLT_ASSIGN_OR_RETURN(s.trainer,
-                       learn::PpoTrainer::Create(*s.venv, s.policy, s.ppo, s.run.seed, threads));
-  config.SetSection("run", s.run);
-  // [algo] as resolved, minus total_timesteps: the run length lives in [run] total_steps.
   std::vector<std::pair<std::string, std::string>> algo_rows;
-  for (const auto& row : DescribeOptions(s.ppo)) {
-    if (row.key != "total_timesteps") algo_rows.emplace_back(row.key, row.value);
+  if (s.es) {
+    RLT_ASSIGN_OR_RETURN(
+        s.trainer, learn::EsTrainer::Create(*s.venv, s.policy, s.es_options, s.run.seed, threads));
+    algo_rows.emplace_back("name", "es");
+    for (const auto& row : DescribeOptions(s.es_options))
+      algo_rows.emplace_back(row.key, row.value);
+  } else {
+    RLT_ASSIGN_OR_RETURN(s.trainer,
+                         learn::PpoTrainer::Create(*s.venv, s.policy, s.ppo, s.run.seed, threads));
+    // [algo] as resolved, minus total_timesteps: the run length lives in [run] total_steps.
+    for (const auto& row : DescribeOptions(s.ppo)) {
+      if (row.key != "total_timesteps") algo_rows.emplace_back(row.key, row.value);
+    }
   }
+  config.SetSection("run", s.run);
   config.SetSectionValues("algo", algo_rows);
   config.SetSection("policy", s.policy);
   ResolveEnvSection(config, env_setup);
@@ -676,7 +722,8 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
     // take longer than that (the previous one did) starts from a checkpoint of the state
     // it starts from; the previous such safety checkpoint is then removed (scheduled ones
     // are kept).
-    if (ls.last_rollout_seconds > learn::PpoTrainer::kInterruptSeconds &&
+    if (s.trainer->cuts_rollouts() &&
+        ls.last_rollout_seconds > learn::PpoTrainer::kInterruptSeconds &&
         s.trainer->iterations() > 0) {
       const fs::path dir =
           run_dir / "checkpoints" / ("step_" + std::to_string(s.trainer->total_steps()));
@@ -1328,6 +1375,10 @@ Result<std::unique_ptr<TrainingSession>> OpenTrainingSession(
   shape.norm_obs = s.ppo.norm_obs;
   shape.norm_reward = s.ppo.norm_reward;
   shape.ranks = group != nullptr ? group->size() : 1;
+  if (s.es) {
+    shape.algo = "es";
+    shape.population = s.es_options.population;
+  }
   std::unique_ptr<TrainingSession> bench(new TrainingSession(std::move(impl)));
   bench->shape_ = shape;
   return bench;

@@ -135,7 +135,9 @@ struct SessionShape {
   int64_t batch_size = 0;  // [algo] batch_size
   int64_t parameters = 0;  // the policy's parameters (floats)
   bool norm_obs = false, norm_reward = false;
-  int ranks = 1;  // data-parallel group size (OpenTrainingSession's group)
+  int ranks = 1;             // data-parallel group size (OpenTrainingSession's group)
+  std::string algo = "ppo";  // [algo] name: "ppo" or "es" (PPO's fields above then unused)
+  int64_t population = 0;    // es: members per generation
 };
 
 // The real training loop of a config, one update at a time, without a run directory:
