@@ -268,6 +268,16 @@ TEST_F(MpiTrain, EsPopulationOnTwoRanksEqualsOneProcess) {
     EXPECT_TRUE(expected == ReadFile(fs::path(two) / "final" / f)) << f;  // binary: no dump
     EXPECT_TRUE(expected == ReadFile(fs::path(half) / "final" / f)) << f;
   }
+  // Every rank needs a pair: refused before anything is written.
+  const std::string never = (dir_ / "es_never").string();
+  const auto small =
+      RunRltrade("train " + config + " --set algo.population=2 --run-dir " + never, Mpirun(2));
+  EXPECT_NE(small.exit_code, 0);
+  EXPECT_NE(small.out.find("than the 2 ranks, and every rank needs one; raise population to at "
+                           "least 4"),
+            std::string::npos)
+      << small.out;
+  EXPECT_FALSE(fs::exists(never));
 }
 
 // `bench mpi` and `bench train` under mpirun measure the data-parallel run; the parameter

@@ -249,9 +249,10 @@ Status EsTrainer::EnableDataParallel(Collective* group) {
   }
   if (group->size() > options_.population / 2) {
     return Status::InvalidArgument(
-        "[algo] population = " + std::to_string(options_.population) + " has " +
-        std::to_string(options_.population / 2) + " mirrored pairs, fewer than the " +
-        std::to_string(group->size()) + " ranks; raise population to at least " +
+        "[algo] population = " + std::to_string(options_.population) +
+        " gives fewer mirrored pairs (population / 2 = " + std::to_string(options_.population / 2) +
+        ") than the " + std::to_string(group->size()) +
+        " ranks, and every rank needs one; raise population to at least " +
         std::to_string(2 * group->size()));
   }
   group_ = group;
