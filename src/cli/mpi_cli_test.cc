@@ -185,12 +185,15 @@ class MpiTrain : public MpiCli {
     }
     return to.string();
   }
+  void ExpectOnePolicyOnTwoRanksResumesBitForBit(const std::string& sets);
   std::string cartpole_;
 };
 
-TEST_F(MpiTrain, OnePolicyOnTwoRanksResumesBitForBit) {
+// Trains kCartPole (with `sets`, --set options) on 2 ranks, checks what rank 0 wrote, and
+// resumes it from a mid-run checkpoint on 2 ranks (bit for bit) and on one process.
+void MpiTrain::ExpectOnePolicyOnTwoRanksResumesBitForBit(const std::string& sets) {
   const std::string run = (dir_ / "dp").string();
-  const auto r = RunRltrade("train " + cartpole_ + " --run-dir " + run, Mpirun(2));
+  const auto r = RunRltrade("train " + cartpole_ + sets + " --run-dir " + run, Mpirun(2));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("on 2 ranks of 2 environments each (4 environments, one policy)"),
             std::string::npos)
@@ -210,10 +213,12 @@ TEST_F(MpiTrain, OnePolicyOnTwoRanksResumesBitForBit) {
   const auto resumed = RunRltrade("train --resume " + cut + " --quiet", Mpirun(2));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
   for (const char* f : {"policy.rlt", "envs.bin", "member_1.bin", "normalizer.pt"}) {
-    EXPECT_EQ(ReadFile(fs::path(run) / "final" / f), ReadFile(fs::path(cut) / "final" / f)) << f;
+    EXPECT_TRUE(ReadFile(fs::path(run) / "final" / f) == ReadFile(fs::path(cut) / "final" / f))
+        << f << " differs";
   }
-  EXPECT_EQ(TrainingColumns(ReadFile(fs::path(run) / "metrics.csv")),
-            TrainingColumns(ReadFile(fs::path(cut) / "metrics.csv")));
+  EXPECT_TRUE(TrainingColumns(ReadFile(fs::path(run) / "metrics.csv")) ==
+              TrainingColumns(ReadFile(fs::path(cut) / "metrics.csv")))
+      << "metrics.csv differs";
 
   // On another number of ranks (here one process) the policy continues, the envs restart.
   const std::string alone = CutAt(run, "alone", 2048);
@@ -223,6 +228,18 @@ TEST_F(MpiTrain, OnePolicyOnTwoRanksResumesBitForBit) {
             std::string::npos)
       << single.out;
   EXPECT_TRUE(fs::exists(fs::path(alone) / "final" / "MANIFEST"));
+}
+
+TEST_F(MpiTrain, OnePolicyOnTwoRanksResumesBitForBit) {
+  ExpectOnePolicyOnTwoRanksResumesBitForBit("");
+}
+
+// A recurrent policy: each rank's LSTM states travel in its member file, so the 2-rank
+// resume is bit for bit too (2 sequences of 8 steps per environment per minibatch).
+TEST_F(MpiTrain, OneRecurrentPolicyOnTwoRanksResumesBitForBit) {
+  ExpectOnePolicyOnTwoRanksResumesBitForBit(
+      " --set policy.recurrent=lstm --set policy.lstm_hidden_size=16 --set "
+      "algo.sequence_length=8");
 }
 
 TEST_F(MpiTrain, SettingsDataParallelTrainingCannotUseAreRefusedBeforeAnythingIsWritten) {
@@ -237,6 +254,18 @@ TEST_F(MpiTrain, SettingsDataParallelTrainingCannotUseAreRefusedBeforeAnythingIs
   r = RunRltrade("train " + cartpole_ + " --set policy.backend=torch --run-dir " + run, Mpirun(2));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.out.find("runs on the native backend"), std::string::npos) << r.out;
+  // A recurrent minibatch of one 8-step sequence cannot take one from each of 4 envs.
+  r = RunRltrade("train " + cartpole_ +
+                     " --set policy.recurrent=lstm --set algo.sequence_length=8 --set "
+                     "algo.batch_size=8 --run-dir " +
+                     run,
+                 Mpirun(2));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("batch_size / sequence_length = 1 must be a multiple of env.num_envs x "
+                       "ranks = 2 x 2 = 4"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("e.g. batch_size = 32"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(run));
 }
 

@@ -152,12 +152,15 @@ Status ReadState(PpoTrainer& t, const fs::path& path) {
 }
 
 constexpr const char* kGroupFile = "group.txt";
-constexpr const char* kMemberMagic = "rltrade-member-state 1";
+// Version 2 adds the recurrent states; version 1 (MLP policies only) is still read.
+constexpr const char* kMemberMagic = "rltrade-member-state 2";
+constexpr const char* kMemberMagicV1 = "rltrade-member-state 1";
 
 std::string MemberFileName(int rank) { return "member_" + std::to_string(rank) + ".bin"; }
 
 // What a data-parallel member holds that the others do not: its environments, its
-// normaliser's per-env discounted returns and its envs' episode-start flags.
+// normaliser's per-env discounted returns, its envs' episode-start flags and (recurrent
+// policies) their LSTM states.
 std::string MemberState(PpoTrainer& t) {
   StateWriter w;
   w.PutString(kMemberMagic);
@@ -167,12 +170,21 @@ std::string MemberState(PpoTrainer& t) {
   w.PutArray(returns.data(), returns.size());
   const PpoTrainer::State st = t.state();
   w.PutArray(st.last_episode_starts.data(), st.last_episode_starts.size());
+  const std::vector<float> states =
+      t.learner() ? t.learner()->RecurrentStates() : std::vector<float>{};
+  w.Put<uint64_t>(states.size());
+  w.PutArray(states.data(), states.size());
   return w.Release();
 }
 
 Status SetMemberState(PpoTrainer& t, std::string_view bytes, const std::string& what) {
   StateReader r(bytes, what);
-  RLT_RETURN_IF_ERROR(r.ExpectString(kMemberMagic, "format"));
+  std::string_view magic;
+  RLT_RETURN_IF_ERROR(r.GetString(&magic, "format"));
+  if (magic != kMemberMagic && magic != kMemberMagicV1) {
+    return Status::DataError(what + ": format is \"" + std::string(magic) + "\", expected \"" +
+                             kMemberMagic + "\" (not a member state of this rltrade version)");
+  }
   std::string_view env_state;
   RLT_RETURN_IF_ERROR(r.GetString(&env_state, "environment state"));
   RLT_RETURN_IF_ERROR(r.Expect<uint64_t>(t.venv().num_envs(), "environments"));
@@ -181,8 +193,20 @@ Status SetMemberState(PpoTrainer& t, std::string_view bytes, const std::string& 
   PpoTrainer::State st = t.state();
   RLT_RETURN_IF_ERROR(
       r.GetArray(st.last_episode_starts.data(), st.last_episode_starts.size(), "episode starts"));
+  std::vector<float> states;
+  if (magic == kMemberMagic) {
+    const size_t expected = t.learner() ? t.learner()->RecurrentStates().size() : 0;
+    RLT_RETURN_IF_ERROR(r.Expect<uint64_t>(expected, "recurrent state values"));
+    states.resize(expected);
+    RLT_RETURN_IF_ERROR(r.GetArray(states.data(), states.size(), "recurrent states"));
+  }
   RLT_RETURN_IF_ERROR(r.Finish());
   RLT_RETURN_IF_ERROR(t.venv().LoadState(std::string(env_state), what));
+  if (t.learner()) {
+    if (Status st_rec = t.learner()->SetRecurrentStates(states); !st_rec.ok()) {
+      return Status::DataError(what + ": " + st_rec.message());
+    }
+  }
   t.normalizer()->set_returns(returns);
   t.set_state(st);
   return Status::Ok();

@@ -7,13 +7,19 @@
 
 #include "env/registry.h"
 #include "env/vec_env.h"
+#include "learn/native_learner.h"
+#include "learn/recurrent_learner.h"
 #include "learn/trainer.h"
 
 namespace rlt::learn::testing {
 
 Result<DataParallelResult> RunDataParallel(const std::string& id, int num_envs, int updates,
                                            Collective& group) {
-  RLT_ASSIGN_OR_RETURN(auto envs, env::MakeEnvs(id, {}, num_envs));
+  const std::string suffix = "_lstm";
+  const bool recurrent = id.size() > suffix.size() &&
+                         id.compare(id.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const std::string env_id = recurrent ? id.substr(0, id.size() - suffix.size()) : id;
+  RLT_ASSIGN_OR_RETURN(auto envs, env::MakeEnvs(env_id, {}, num_envs));
   env::VecEnv venv(std::move(envs), 1);
   PpoOptions o;
   o.n_steps = 64;
@@ -23,6 +29,12 @@ Result<DataParallelResult> RunDataParallel(const std::string& id, int num_envs, 
   o.norm_obs = o.norm_reward = true;
   PolicyOptions p;
   p.backend = "native";
+  if (recurrent) {
+    p.recurrent = "lstm";
+    p.lstm_hidden_size = 16;
+    p.pi = p.vf = {32};
+    o.sequence_length = 16;  // 4 chunks per environment, one of each per minibatch
+  }
   RLT_ASSIGN_OR_RETURN(auto trainer, PpoTrainer::Create(venv, p, o, /*seed=*/7, /*threads=*/1));
   RLT_RETURN_IF_ERROR(trainer->EnableDataParallel(&group));
   DataParallelResult r;
@@ -33,8 +45,17 @@ Result<DataParallelResult> RunDataParallel(const std::string& id, int num_envs, 
     r.explained_variance = s.explained_variance;
     r.approx_kl = s.update.approx_kl;
   }
-  r.params = trainer->native_learner()->net().params();
-  r.hash = trainer->native_learner()->ParamHash();
+  if (NativeLearner* mlp = trainer->native_learner()) {
+    r.params = mlp->net().params();
+  } else {
+    auto* lstm = dynamic_cast<RecurrentLearner*>(trainer->learner());
+    RLT_CHECK(lstm != nullptr);
+    for (int g = 0; g < lstm->net().num_groups(); ++g) {
+      const std::vector<float>& v = lstm->net().group_params(g);
+      r.params.insert(r.params.end(), v.begin(), v.end());
+    }
+  }
+  r.hash = trainer->learner()->ParamHash();
   r.total_steps = trainer->total_steps();
   return r;
 }

@@ -15,14 +15,16 @@
 namespace rlt::learn::testing {
 
 struct DataParallelResult {
-  std::vector<float> params;  // the native parameters after the updates
+  std::vector<float> params;  // the native parameters after the updates (groups in order)
   uint64_t hash = 0;          // NativeLearner::ParamHash
   int64_t total_steps = 0;
   double ep_rew_mean = 0, explained_variance = 0, approx_kl = 0;
   int64_t episodes_seen = 0;
 };
 
-// Trains `updates` PPO updates of env `id` (cartpole or pendulum) with num_envs
+// Trains `updates` PPO updates of env `id` (cartpole or pendulum; with the suffix _lstm,
+// a recurrent policy: 16 LSTM units, separate actor and critic LSTMs, sequence_length 16)
+// with num_envs
 // environments on this member of `group` (seed 7, observation and reward normalisation on,
 // n_steps 64, batch_size 16 * num_envs * group.size(), 4 epochs).
 Result<DataParallelResult> RunDataParallel(const std::string& id, int num_envs, int updates,

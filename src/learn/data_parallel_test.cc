@@ -81,6 +81,16 @@ TEST(DataParallel, TwoRanksEqualOneProcessWithTwiceTheEnvironmentsPendulum) {
   ExpectTwoRanksEqualOneProcess("pendulum");
 }
 
+// Recurrent PPO (LSTM): per-environment action streams, minibatches of whole sequences
+// stratified by environment, each rank's LSTM states.
+TEST(DataParallel, TwoRanksEqualOneProcessWithTwiceTheEnvironmentsRecurrentCartPole) {
+  ExpectTwoRanksEqualOneProcess("cartpole_lstm");
+}
+
+TEST(DataParallel, TwoRanksEqualOneProcessWithTwiceTheEnvironmentsRecurrentPendulum) {
+  ExpectTwoRanksEqualOneProcess("pendulum_lstm");
+}
+
 // The shared loss with the group of one is PpoLoss (the one-pass advantage variance
 // aside), value and gradients.
 TEST(DataParallel, SharedLossOfOneMemberIsThePpoLoss) {

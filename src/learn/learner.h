@@ -8,10 +8,13 @@
 
 #include <torch/optim/adam.h>
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/collective.h"
 #include "core/rng.h"
 #include "core/status.h"
 #include "learn/policy.h"
@@ -19,6 +22,20 @@
 #include "learn/rollout.h"
 
 namespace rlt::learn {
+
+// Data-parallel training over a group of processes (issue 15 §1; Learner::
+// SetDataParallel). Each member steps environments first_env .. first_env + num_envs - 1
+// of the group's global_envs and holds their part of the rollout.
+struct DataParallel {
+  Collective* collective = nullptr;  // not owned
+  int64_t first_env = 0;
+  int64_t global_envs = 0;
+  uint64_t seed = 0;  // the run's seed: the streams below derive from it
+};
+
+// The seed of one random stream of data-parallel training: a hash of the run's seed, the
+// stream's kind and its coordinates (environment, step or update, epoch).
+uint64_t StreamSeed(uint64_t seed, uint64_t kind, uint64_t a, uint64_t b, uint64_t c);
 
 class Learner {
  public:
@@ -59,7 +76,38 @@ class Learner {
     return states.empty() ? Status::Ok()
                           : Status::DataError("recurrent state given to a non-recurrent policy");
   }
+
+  // Makes this learner one member of a data-parallel group whose run equals one process's
+  // run with all global_envs environments (up to the order of floating-point sums); each
+  // learner documents its streams and minibatches. The learner's own rng is then unused.
+  // REQUIRES: dp.collective != nullptr, dp.global_envs >= 1.
+  void SetDataParallel(const DataParallel& dp) {
+    RLT_CHECK(dp.collective != nullptr && dp.global_envs >= 1);
+    dp_ = dp;
+  }
+  // The group's vector step (before each Act()) and update index (before each Update()):
+  // coordinates of the per-environment random streams.
+  void set_vector_step(int64_t step) { vector_step_ = step; }
+  void set_update_index(int64_t update) { update_index_ = update; }
+  // FNV-1a of the parameters' bytes: equal on every member after each update.
+  virtual uint64_t ParamHash() const = 0;
+
+ protected:
+  const std::optional<DataParallel>& data_parallel() const { return dp_; }
+  int64_t update_index() const { return update_index_; }
+  // Data-parallel: one generator per environment of this member for this vector step,
+  // environment e's seeded StreamSeed(seed, 1, e, vector step, 0) (n generators).
+  Rng* ActStreams(int n);
+
+ private:
+  std::optional<DataParallel> dp_;
+  int64_t vector_step_ = 0, update_index_ = 0;
+  std::vector<Rng> act_rngs_;
 };
+
+// FNV-1a over n floats' bytes, continuing from h (start with kFnvOffset).
+inline constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
+uint64_t HashFloats(uint64_t h, const float* data, size_t n);
 
 // The epoch and minibatch loop of learn::PpoUpdate shared by the native learners. Per
 // epoch, `perm` (items entries) is a fresh Fisher-Yates permutation drawn from rng and cut
@@ -82,6 +130,25 @@ UpdateStats RunPpoEpochs(const PpoOptions& options, const PpoLossSettings& setti
                          const std::function<int(int64_t first, int count)>& forward,
                          const std::function<void()>& backward, const std::function<void()>& step,
                          UpdateTiming* timing);
+
+// RunPpoEpochs for a member of a data-parallel group (Learner::SetDataParallel), whose
+// minibatches are stratified by environment. The member's rollout holds n_envs
+// environments of `units` items each (steps, or a recurrent learner's sequence chunks);
+// item u of local environment i is perm entry u * n_envs + i. In epoch k of update
+// `update`, environment i's items are shuffled by a stream seeded StreamSeed(dp.seed, 2,
+// dp.first_env + i, update, k), and minibatch j takes the j-th slice of per_env items of
+// every environment (REQUIRES: per_env divides units), so each member's share of every
+// minibatch is per_env * n_envs items, whichever member holds the environment. The loss is
+// native::PpoLossShared with the group's sums; after backward(), sum_gradients() sums the
+// gradient over the group (timed as communication), then step() clips and steps.
+UpdateStats RunSharedPpoEpochs(const PpoOptions& options, const PpoLossSettings& settings,
+                               const DataParallel& dp, int64_t update, int n_envs, int units,
+                               int per_env, std::vector<int64_t>& perm,
+                               const PpoMinibatchBuffers& buffers,
+                               const std::function<int(int64_t first, int count)>& forward,
+                               const std::function<void()>& backward,
+                               const std::function<void()>& sum_gradients,
+                               const std::function<void()>& step, UpdateTiming* timing);
 
 // Where one named LibTorch parameter lives in a native learner: its values, its Adam
 // moments (same layout) and its shape. `param` is nullptr when the name is unknown.

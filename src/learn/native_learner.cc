@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "learn/recurrent_learner.h"
 #include "learn/trainer.h"
 #include "native/ppo_loss.h"
 
@@ -95,16 +96,12 @@ NativeLearner::NativeLearner(ActorCritic& policy, int obs_dim, const env::Action
 }
 
 void NativeLearner::Act(const float* obs, int n, float* actions, float* values, float* log_probs) {
-  if (dp_) {
-    act_rngs_.resize(n);
-    for (int i = 0; i < n; ++i) {
-      act_rngs_[i].Seed(StreamSeed(dp_->seed, 1, static_cast<uint64_t>(dp_->first_env + i),
-                                   static_cast<uint64_t>(vector_step_), 0));
-    }
+  if (data_parallel()) {
+    Rng* streams = ActStreams(n);
     if (pool_) {
-      net_.Act(*pool_, obs, n, act_rngs_.data(), false, actions, values, log_probs, true);
+      net_.Act(*pool_, obs, n, streams, false, actions, values, log_probs, true);
     } else {
-      net_.Act(obs, n, act_rngs_.data(), false, actions, values, log_probs, true);
+      net_.Act(obs, n, streams, false, actions, values, log_probs, true);
     }
     return;
   }
@@ -122,10 +119,19 @@ void NativeLearner::PredictValues(const float* obs, int n, float* values) {
 UpdateStats NativeLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
                                   const PpoLossSettings& s, double lr, UpdateTiming* timing) {
   adam_.set_lr(lr);
-  if (dp_) return SharedUpdate(buffer, o, s, timing);
   const int64_t n = buffer.size();
+  const std::optional<DataParallel>& dp = data_parallel();
+  int per_env = 0;  // data-parallel: each environment's samples per minibatch
+  int64_t rows = std::min<int64_t>(o.batch_size, n);
+  if (dp) {
+    const int64_t batch =
+        std::min<int64_t>(o.batch_size, static_cast<int64_t>(buffer.n_steps()) * dp->global_envs);
+    per_env = static_cast<int>(batch / dp->global_envs);
+    RLT_CHECK(per_env >= 1 && buffer.n_steps() % per_env == 0);
+    rows = static_cast<int64_t>(per_env) * buffer.n_envs();  // this member's share
+  }
   const auto [obs, actions, old_values, old_log_probs, advantages, returns] = FlatArrays(buffer);
-  SizeMinibatch(static_cast<size_t>(std::min<int64_t>(o.batch_size, n)));
+  SizeMinibatch(static_cast<size_t>(rows));
   const PpoMinibatchBuffers buffers{values_.data(),     log_probs_.data(),    entropy_.data(),
                                     mb_values_.data(),  mb_log_probs_.data(), mb_advantages_.data(),
                                     mb_returns_.data(), d_values_.data(),     d_log_probs_.data(),
@@ -149,12 +155,25 @@ UpdateStats NativeLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
       net_.Backward(ws_, d_values_.data(), d_log_probs_.data(), d_entropy_.data(), grads_.data());
     }
   };
+  auto serial_step = [&] {
+    native::ClipGradNorm(grads_.data(), net_.num_params(), o.max_grad_norm);
+    adam_.Step(net_.params().data(), grads_.data());
+  };
+  if (dp) {
+    // The summed gradient's norm is the group's: clip and step after the sum, serially.
+    auto sum_gradients = [&] {
+      dp->collective->SumFloats(grads_.data(), static_cast<int64_t>(grads_.size()),
+                                "the gradient sum");
+    };
+    return RunSharedPpoEpochs(o, s, *dp, update_index(), buffer.n_envs(), buffer.n_steps(), per_env,
+                              perm_, buffers, forward, backward, sum_gradients, serial_step,
+                              timing);
+  }
   auto step = [&] {
     if (pool_) {
       ParallelStep(o.max_grad_norm);
     } else {
-      native::ClipGradNorm(grads_.data(), net_.num_params(), o.max_grad_norm);
-      adam_.Step(net_.params().data(), grads_.data());
+      serial_step();
     }
   };
   return RunPpoEpochs(o, s, n, o.batch_size, rng_, perm_, buffers, forward, backward, step, timing);
@@ -175,17 +194,31 @@ uint64_t StreamSeed(uint64_t seed, uint64_t kind, uint64_t a, uint64_t b, uint64
 
 Status ValidateDataParallel(const PpoOptions& o, const PolicyOptions& policy, int num_envs,
                             int members) {
+  const int64_t global = static_cast<int64_t>(num_envs) * members;
   if (policy.is_recurrent()) {
-    return Status::InvalidArgument(
-        "data-parallel training (mpirun -np K rltrade train) supports MLP policies; this "
-        "config's policy is recurrent ([policy] lstm_hidden_size > 0): train it in one process");
+    // Minibatches of whole sequences: the same number of chunks from every environment.
+    RLT_RETURN_IF_ERROR(ValidateRecurrentPpo(policy, o));
+    const int L = o.sequence_length, chunks = o.n_steps / L;
+    const int64_t seqs = std::min<int64_t>(o.batch_size / L, int64_t{chunks} * global);
+    if (seqs % global != 0 || chunks % (seqs / global) != 0) {
+      int per_env = static_cast<int>(std::max<int64_t>(1, seqs / global));
+      while (chunks % per_env != 0) ++per_env;
+      return Status::InvalidArgument(fmt::format(
+          "[algo] batch_size = {}: data-parallel training of a recurrent policy takes the same "
+          "number of sequences ({} steps each, algo.sequence_length) from every environment "
+          "into each minibatch, so batch_size / sequence_length = {} must be a multiple of "
+          "env.num_envs x ranks = {} x {} = {}, and the quotient must divide the {} chunks of "
+          "algo.n_steps = {}; e.g. batch_size = {}",
+          o.batch_size, L, o.batch_size / L, num_envs, members, global, chunks, o.n_steps,
+          global * per_env * L));
+    }
+    return Status::Ok();
   }
   if (policy.backend != "native") {
     return Status::InvalidArgument(
         "data-parallel training (mpirun -np K rltrade train) runs on the native backend; set "
         "[policy] backend = \"native\" (--set policy.backend=native)");
   }
-  const int64_t global = static_cast<int64_t>(num_envs) * members;
   const int64_t batch = std::min<int64_t>(o.batch_size, static_cast<int64_t>(o.n_steps) * global);
   if (batch % global != 0 || o.n_steps % (batch / global) != 0) {
     int per_env = static_cast<int>(std::max<int64_t>(1, batch / global));
@@ -209,32 +242,38 @@ void NativeLearner::SizeMinibatch(size_t rows) {
   }
 }
 
-void NativeLearner::SetDataParallel(const DataParallel& dp) {
-  RLT_CHECK(dp.collective != nullptr && dp.global_envs >= 1);
-  dp_ = dp;
+Rng* Learner::ActStreams(int n) {
+  RLT_CHECK(dp_.has_value());
+  act_rngs_.resize(n);
+  for (int i = 0; i < n; ++i) {
+    act_rngs_[i].Seed(StreamSeed(dp_->seed, 1, static_cast<uint64_t>(dp_->first_env + i),
+                                 static_cast<uint64_t>(vector_step_), 0));
+  }
+  return act_rngs_.data();
 }
 
-uint64_t NativeLearner::ParamHash() const {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  const auto* bytes = reinterpret_cast<const unsigned char*>(net_.params().data());
-  for (size_t k = 0; k < net_.params().size() * sizeof(float); ++k) {
-    h = (h ^ bytes[k]) * 0x100000001b3ULL;
-  }
+uint64_t HashFloats(uint64_t h, const float* data, size_t n) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data);
+  for (size_t k = 0; k < n * sizeof(float); ++k) h = (h ^ bytes[k]) * 0x100000001b3ULL;
   return h;
 }
 
-UpdateStats NativeLearner::SharedUpdate(RolloutBuffer& buffer, const PpoOptions& o,
-                                        const PpoLossSettings& s, UpdateTiming* timing) {
-  const int n_steps = buffer.n_steps(), n_envs = buffer.n_envs();
-  const int64_t global = dp_->global_envs;
-  const int64_t batch = std::min<int64_t>(o.batch_size, static_cast<int64_t>(n_steps) * global);
-  const int per_env = static_cast<int>(batch / global);
-  RLT_CHECK(per_env >= 1 && n_steps % per_env == 0);
-  const int rows = per_env * n_envs;  // this member's share of every minibatch
-  const int minibatches = n_steps / per_env;
-  const auto [obs, actions, old_values, old_log_probs, advantages, returns] = FlatArrays(buffer);
-  SizeMinibatch(static_cast<size_t>(rows));
-  Collective& group = *dp_->collective;
+uint64_t NativeLearner::ParamHash() const {
+  return HashFloats(kFnvOffset, net_.params().data(), net_.params().size());
+}
+
+UpdateStats RunSharedPpoEpochs(const PpoOptions& o, const PpoLossSettings& s,
+                               const DataParallel& dp, int64_t update, int n_envs, int units,
+                               int per_env, std::vector<int64_t>& perm,
+                               const PpoMinibatchBuffers& buf,
+                               const std::function<int(int64_t first, int count)>& forward,
+                               const std::function<void()>& backward,
+                               const std::function<void()>& sum_gradients,
+                               const std::function<void()>& step, UpdateTiming* timing) {
+  RLT_CHECK(per_env >= 1 && units % per_env == 0);
+  const int count = per_env * n_envs;  // this member's items of every minibatch
+  const int minibatches = units / per_env;
+  Collective& group = *dp.collective;
   double comm_seconds = 0;
   auto sum = [&](double* data, int n) {
     const auto c0 = Clock::now();
@@ -245,44 +284,37 @@ UpdateStats NativeLearner::SharedUpdate(RolloutBuffer& buffer, const PpoOptions&
                                    s.normalize_advantage};
   UpdateLossLog log;
   UpdateStats stats;
-  perm_.resize(static_cast<size_t>(n_steps) * n_envs);
-  env_perm_.resize(n_steps);
+  perm.resize(static_cast<size_t>(units) * n_envs);
+  std::vector<int64_t> env_perm(units);
   Rng shuffle;
   for (int epoch = 0; epoch < o.n_epochs && !stats.early_stopped; ++epoch) {
     ++stats.epochs;
     log.StartEpoch();
-    // perm_ holds minibatch j's local rows at [j * rows, (j + 1) * rows), environment by
-    // environment: buffer row t * n_envs + i for the steps t of environment i's j-th slice.
+    // perm holds minibatch j's items at [j * count, (j + 1) * count), environment by
+    // environment: item u * n_envs + i for the units u of environment i's j-th slice.
     for (int i = 0; i < n_envs; ++i) {
-      shuffle.Seed(StreamSeed(dp_->seed, 2, static_cast<uint64_t>(dp_->first_env + i),
-                              static_cast<uint64_t>(update_index_), static_cast<uint64_t>(epoch)));
-      for (int t = 0; t < n_steps; ++t) env_perm_[t] = t;
-      for (int t = n_steps - 1; t > 0; --t) {  // Fisher-Yates
-        std::swap(env_perm_[t], env_perm_[static_cast<int64_t>(shuffle.UniformInt(t + 1))]);
+      shuffle.Seed(StreamSeed(dp.seed, 2, static_cast<uint64_t>(dp.first_env + i),
+                              static_cast<uint64_t>(update), static_cast<uint64_t>(epoch)));
+      for (int u = 0; u < units; ++u) env_perm[u] = u;
+      for (int u = units - 1; u > 0; --u) {  // Fisher-Yates
+        std::swap(env_perm[u], env_perm[static_cast<int64_t>(shuffle.UniformInt(u + 1))]);
       }
       for (int j = 0; j < minibatches; ++j) {
         for (int k = 0; k < per_env; ++k) {
-          perm_[static_cast<size_t>(j) * rows + static_cast<size_t>(i) * per_env + k] =
-              env_perm_[static_cast<size_t>(j) * per_env + k] * n_envs + i;
+          perm[static_cast<size_t>(j) * count + static_cast<size_t>(i) * per_env + k] =
+              env_perm[static_cast<size_t>(j) * per_env + k] * n_envs + i;
         }
       }
     }
     for (int j = 0; j < minibatches; ++j) {
-      const int64_t start = static_cast<int64_t>(j) * rows;
       const auto t0 = Clock::now();
       comm_seconds = 0;
-      if (pool_) {
-        ParallelForward(start, rows, obs, actions, old_values, old_log_probs, advantages, returns);
-      } else {
-        Gather(start, 0, rows, obs, actions, old_values, old_log_probs, advantages, returns);
-        net_.Evaluate(ws_, mb_obs_.data(), mb_actions_.data(), rows, values_.data(),
-                      log_probs_.data(), entropy_.data());
-      }
-      const native::PpoLossTerms t = native::PpoLossShared(
-          rows,
-          {values_.data(), log_probs_.data(), entropy_.data(), mb_values_.data(),
-           mb_log_probs_.data(), mb_advantages_.data(), mb_returns_.data()},
-          ns, d_values_.data(), d_log_probs_.data(), d_entropy_.data(), sum);
+      const int b = forward(static_cast<int64_t>(j) * count, count);
+      const native::PpoLossTerms t =
+          native::PpoLossShared(b,
+                                {buf.values, buf.log_probs, buf.entropy, buf.old_values,
+                                 buf.old_log_probs, buf.advantages, buf.returns},
+                                ns, buf.d_values, buf.d_log_probs, buf.d_entropy, sum);
       log.Add(t.policy_loss, t.value_loss, t.entropy_loss, t.clip_fraction, t.approx_kl);
       stats.loss = t.loss;
       const auto t1 = Clock::now();
@@ -294,17 +326,11 @@ UpdateStats NativeLearner::SharedUpdate(RolloutBuffer& buffer, const PpoOptions&
         }
         break;
       }
-      if (pool_) {
-        ParallelBackward(rows);
-      } else {
-        std::fill(grads_.begin(), grads_.end(), 0.0f);
-        net_.Backward(ws_, d_values_.data(), d_log_probs_.data(), d_entropy_.data(), grads_.data());
-      }
+      backward();
       const auto t2 = Clock::now();
-      group.SumFloats(grads_.data(), static_cast<int64_t>(grads_.size()), "the gradient sum");
+      sum_gradients();
       const auto t3 = Clock::now();
-      native::ClipGradNorm(grads_.data(), net_.num_params(), o.max_grad_norm);
-      adam_.Step(net_.params().data(), grads_.data());
+      step();
       ++stats.optimizer_steps;
       if (timing) {
         timing->forward += Seconds(t0, t1) - comm_seconds;

@@ -60,20 +60,6 @@ std::unique_ptr<native::ActorCritic> NativeNetFromTorch(ActorCritic& policy, int
                                                         const env::ActionSpace& space,
                                                         const PolicyOptions& options);
 
-// Data-parallel training over a group of processes (issue 15 §1; NativeLearner::
-// SetDataParallel). Each member steps environments first_env .. first_env + num_envs - 1
-// of the group's global_envs and holds their part of the rollout.
-struct DataParallel {
-  Collective* collective = nullptr;  // not owned
-  int64_t first_env = 0;
-  int64_t global_envs = 0;
-  uint64_t seed = 0;  // the run's seed: the streams below derive from it
-};
-
-// The seed of one random stream of data-parallel training: a hash of the run's seed, the
-// stream's kind and its coordinates (environment, step or update, epoch).
-uint64_t StreamSeed(uint64_t seed, uint64_t kind, uint64_t a, uint64_t b, uint64_t c);
-
 class NativeLearner : public Learner {
  public:
   // Copies `policy`'s current parameters. REQUIRES: NativeSupports(options).
@@ -104,8 +90,8 @@ class NativeLearner : public Learner {
   void CopyToTorch(ActorCritic& policy, torch::optim::Adam& optimizer) const override;
   void CopyFromTorch(ActorCritic& policy, torch::optim::Adam& optimizer) override;
 
-  // Makes this learner one member of a data-parallel group, with per-environment random
-  // streams so that the group's run equals one process's run with all global_envs
+  // As a member of a data-parallel group (Learner::SetDataParallel), per-environment random
+  // streams make it so that the group's run equals one process's run with all global_envs
   // environments and the same settings (up to the order of floating-point sums):
   //  - the action of global environment e at global vector step s is drawn from a stream
   //    seeded StreamSeed(seed, 1, e, s, 0) (set_vector_step() before each Act());
@@ -118,12 +104,8 @@ class NativeLearner : public Learner {
   //  - the loss's advantage statistics, loss terms and approx-KL are sums over the group
   //    (native::PpoLossShared), and the gradient is summed with one flat SumFloats per
   //    minibatch before clipping and Adam, which every member then applies identically.
-  // The learner's own rng_ is not used. REQUIRES: dp.collective != nullptr.
-  void SetDataParallel(const DataParallel& dp);
-  void set_vector_step(int64_t step) { vector_step_ = step; }
-  void set_update_index(int64_t update) { update_index_ = update; }
-  // FNV-1a of the parameters' bytes: equal on every member after each update.
-  uint64_t ParamHash() const;
+  // The learner's own rng_ is not used.
+  uint64_t ParamHash() const override;
 
   native::ActorCritic& net() { return net_; }
   const std::vector<float>& grads() const { return grads_; }
@@ -149,9 +131,6 @@ class NativeLearner : public Learner {
   void ParallelStep(double max_grad_norm);
   // The gathered-minibatch buffers for minibatches of up to `rows` rows.
   void SizeMinibatch(size_t rows);
-  // Update() of a data-parallel member (SetDataParallel).
-  UpdateStats SharedUpdate(RolloutBuffer& buffer, const PpoOptions& options,
-                           const PpoLossSettings& settings, UpdateTiming* timing);
 
   native::ActorCritic net_;
   native::Adam adam_;
@@ -168,10 +147,6 @@ class NativeLearner : public Learner {
   std::vector<float> values_, log_probs_, entropy_, d_values_, d_log_probs_, d_entropy_;
   std::vector<int64_t> perm_;
   int last_batch_ = 0;  // rows of the minibatch being processed
-  std::optional<DataParallel> dp_;
-  int64_t vector_step_ = 0, update_index_ = 0;
-  std::vector<Rng> act_rngs_;      // data-parallel: one per environment, per step
-  std::vector<int64_t> env_perm_;  // data-parallel: one environment's shuffled steps
 };
 
 // Whether options and environment counts allow data-parallel training with `members`

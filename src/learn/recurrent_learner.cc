@@ -96,12 +96,17 @@ RecurrentLearner::RecurrentLearner(ActorCritic& policy, int obs_dim, const env::
       seq_len_(ppo.sequence_length),
       hidden_(options.lstm_hidden_size) {
   RLT_CHECK(options.is_recurrent() && ValidateRecurrentPpo(options, ppo).ok() && threads >= 1);
+  int64_t total = 0;
   for (int g = 0; g < net_.num_groups(); ++g) {
     const int64_t n = static_cast<int64_t>(net_.group_params(g).size());
     adam_.emplace_back(n, native::AdamOptions{});
-    grads_.emplace_back(n, 0.0f);
+    group_offset_.push_back(total);
+    total += n;
   }
-  for (auto& g : grads_) grad_ptrs_.push_back(g.data());
+  group_offset_.push_back(total);
+  grads_.assign(total, 0.0f);
+  for (int g = 0; g < net_.num_groups(); ++g)
+    grad_ptrs_.push_back(grads_.data() + group_offset_[g]);
   if (threads >= 2 && !net_.shared()) {
     pool_ = std::make_unique<WorkerPool>(2);
     SetBlasThreads(1);
@@ -133,12 +138,14 @@ void RecurrentLearner::Act(int t, const float* obs, int n, const float* episode_
                            float* actions, float* values, float* log_probs) {
   RLT_CHECK(n == num_envs_ && t >= 0 && t < n_steps_);
   if (t % seq_len_ == 0) chunk_state_[t / seq_len_] = state_;
+  const bool per_env = data_parallel().has_value();
+  Rng* rng = per_env ? ActStreams(n) : &rng_;
   if (pool_) {
-    net_.Act(*pool_, obs, n, episode_starts, state_, &rng_, /*deterministic=*/false, actions,
-             values, log_probs);
+    net_.Act(*pool_, obs, n, episode_starts, state_, rng, /*deterministic=*/false, actions, values,
+             log_probs, per_env);
   } else {
-    net_.Act(obs, n, episode_starts, state_, &rng_, /*deterministic=*/false, actions, values,
-             log_probs);
+    net_.Act(obs, n, episode_starts, state_, rng, /*deterministic=*/false, actions, values,
+             log_probs, per_env);
   }
 }
 
@@ -200,12 +207,11 @@ void RecurrentLearner::ClipAndStep(double max_grad_norm) {
   const int groups = net_.num_groups();
   std::vector<double>& ss = group_sum_squares_;
   ss.assign(groups, 0.0);
-  auto sum_squares = [&](int g) {
-    ss[g] = native::SumOfSquares(grads_[g].data(), static_cast<int64_t>(grads_[g].size()));
-  };
+  auto size = [&](int g) { return group_offset_[g + 1] - group_offset_[g]; };
+  auto sum_squares = [&](int g) { ss[g] = native::SumOfSquares(grad_ptrs_[g], size(g)); };
   auto step = [&](int g, float c) {
-    if (c < 1.0f) native::Scale(grads_[g].data(), static_cast<int64_t>(grads_[g].size()), c);
-    adam_[g].Step(net_.group_params(g).data(), grads_[g].data());
+    if (c < 1.0f) native::Scale(grad_ptrs_[g], size(g), c);
+    adam_[g].Step(net_.group_params(g).data(), grad_ptrs_[g]);
   };
   auto worker_groups = [&](int w, const auto& fn) {
     for (int g = 0; g < groups; ++g) {
@@ -232,13 +238,19 @@ UpdateStats RecurrentLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
                                      const PpoLossSettings& s, double lr, UpdateTiming* timing) {
   RLT_CHECK(buffer.n_steps() == n_steps_ && buffer.n_envs() == num_envs_);
   for (auto& a : adam_) a.set_lr(lr);
-  const int obs_dim = net_.spec().obs_dim, act_dim = net_.act_dim();
-  const int64_t sequences = static_cast<int64_t>(num_envs_) * (n_steps_ / seq_len_);
-  const int per_batch = std::max(1, o.batch_size / seq_len_);
+  const int chunks = n_steps_ / seq_len_;
+  int per_batch = std::max(1, o.batch_size / seq_len_);
+  int per_env = 0;  // data-parallel: each environment's chunks per minibatch
+  if (const auto& dp = data_parallel()) {
+    const int64_t seqs = std::min<int64_t>(per_batch, int64_t{chunks} * dp->global_envs);
+    per_env = static_cast<int>(seqs / dp->global_envs);
+    RLT_CHECK(per_env >= 1 && chunks % per_env == 0);
+    per_batch = per_env * num_envs_;
+  }
   const size_t rows = static_cast<size_t>(per_batch) * seq_len_;
   const size_t H = hidden_;
-  mb_obs_.resize(rows * obs_dim);
-  mb_actions_.resize(rows * act_dim);
+  mb_obs_.resize(rows * net_.spec().obs_dim);
+  mb_actions_.resize(rows * net_.act_dim());
   for (auto* v : {&mb_starts_, &mb_values_, &mb_log_probs_, &mb_advantages_, &mb_returns_, &values_,
                   &log_probs_, &entropy_, &d_values_, &d_log_probs_, &d_entropy_}) {
     v->resize(rows);
@@ -256,11 +268,21 @@ UpdateStats RecurrentLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
     return m * seq_len_;
   };
   auto backward = [&] {
-    for (auto& g : grads_) std::fill(g.begin(), g.end(), 0.0f);
+    std::fill(grads_.begin(), grads_.end(), 0.0f);
     net_.Backward(ws_, d_values_.data(), d_log_probs_.data(), d_entropy_.data(), grad_ptrs_,
                   pool_.get());
   };
   auto step = [&] { ClipAndStep(o.max_grad_norm); };
+  if (const auto& dp = data_parallel()) {
+    // One flat sum over every parameter group's gradients (grads_ holds them end to end).
+    auto sum_gradients = [&] {
+      dp->collective->SumFloats(grads_.data(), static_cast<int64_t>(grads_.size()),
+                                "the gradient sum");
+    };
+    return RunSharedPpoEpochs(o, s, *dp, update_index(), num_envs_, chunks, per_env, perm_, buffers,
+                              forward, backward, sum_gradients, step, timing);
+  }
+  const int64_t sequences = static_cast<int64_t>(num_envs_) * chunks;
   return RunPpoEpochs(o, s, sequences, per_batch, rng_, perm_, buffers, forward, backward, step,
                       timing);
 }
@@ -290,7 +312,7 @@ double RecurrentLearner::MeanStd() const {
 
 std::string RecurrentLearner::FirstNonFinite(bool grads) const {
   for (int g = 0; g < net_.num_groups(); ++g) {
-    const std::vector<float>& v = grads ? grads_[g] : net_.group_params(g);
+    const float* v = grads ? grad_ptrs_[g] : net_.group_params(g).data();
     for (const native::ParamInfo& p : net_.group_info(g)) {
       for (int64_t k = 0; k < p.size; ++k) {
         if (!std::isfinite(v[p.offset + k])) return net_.group_prefix(g) + p.name;
@@ -298,6 +320,14 @@ std::string RecurrentLearner::FirstNonFinite(bool grads) const {
     }
   }
   return "";
+}
+
+uint64_t RecurrentLearner::ParamHash() const {
+  uint64_t h = kFnvOffset;
+  for (int g = 0; g < net_.num_groups(); ++g) {
+    h = HashFloats(h, net_.group_params(g).data(), net_.group_params(g).size());
+  }
+  return h;
 }
 
 void RecurrentLearner::PoisonFirstParameter() {

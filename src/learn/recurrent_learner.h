@@ -19,6 +19,13 @@
 // run on two workers at once in the rollout and in the update (separate LSTMs; a shared
 // LSTM runs serially). The towers share no parameters, so results do not depend on the
 // thread count. Threads beyond 2 are not used.
+// Data-parallel (Learner::SetDataParallel; issue 15 §1): environment e's actions at global
+// vector step s come from a stream seeded StreamSeed(seed, 1, e, s, 0), and each minibatch
+// takes the same number of chunks from every environment (RunSharedPpoEpochs over the
+// chunks, REQUIRES ValidateDataParallel), with the loss sums and one flat gradient sum over
+// every parameter group shared by the group; each member keeps its environments' LSTM
+// states. So K members of N environments train what one process with K * N environments
+// trains in data-parallel mode, up to the order of floating-point sums.
 // Differences from sb3-contrib: fixed-length chunks with stored states instead of
 // episode-split padded sequences (same gradient per step, no padding to mask).
 // Not thread-safe.
@@ -74,9 +81,9 @@ class RecurrentLearner : public Learner {
   std::vector<float> RecurrentStates() const override;
   Status SetRecurrentStates(const std::vector<float>& states) override;
 
+  uint64_t ParamHash() const override;
+
   native::RecurrentActorCritic& net() { return net_; }
-  // Gradients of the last minibatch, per parameter group.
-  const std::vector<std::vector<float>>& grads() const { return grads_; }
 
  private:
   NativeParamResolver Resolver() const;
@@ -91,7 +98,10 @@ class RecurrentLearner : public Learner {
   int num_envs_, n_steps_, seq_len_, hidden_;
   native::RecurrentState state_;                     // (num_envs) current states
   std::vector<native::RecurrentState> chunk_state_;  // per chunk: states entering it
-  std::vector<std::vector<float>> grads_;            // per group
+  // Gradients of the last minibatch: every group's end to end, group g at
+  // [group_offset_[g], group_offset_[g + 1]) (grad_ptrs_[g] points there).
+  std::vector<float> grads_;
+  std::vector<int64_t> group_offset_;
   std::vector<float*> grad_ptrs_;
   native::RecurrentWorkspace ws_;
   // Gathered minibatch: obs (T, M, obs_dim), starts (T, M), initial states (M, H) ...

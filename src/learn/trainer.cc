@@ -143,7 +143,7 @@ PpoTrainer::PpoTrainer(env::VecEnv& venv, const PolicyOptions& policy_options,
 
 Status PpoTrainer::EnableDataParallel(Collective* group) {
   RLT_CHECK(group != nullptr && group_ == nullptr && total_steps_ == 0);
-  auto* learner = native_learner();
+  Learner* learner = native_.get();
   RLT_RETURN_IF_ERROR(
       ValidateDataParallel(ppo_options_, policy_options_, num_envs_, group->size()));
   RLT_CHECK(learner != nullptr);
@@ -165,6 +165,11 @@ void PpoTrainer::RestartEnvironments(uint64_t seed) {
   venv_.Reset(seed + static_cast<uint64_t>(first_env));
   normalizer_->ResetReturns();
   std::fill(last_episode_starts_.begin(), last_episode_starts_.end(), 1.0f);
+  if (native_) {  // recurrent policies: every environment's LSTM state starts at zero
+    const Status zeroed =
+        native_->SetRecurrentStates(std::vector<float>(native_->RecurrentStates().size(), 0.0f));
+    RLT_CHECK_MSG(zeroed.ok(), zeroed.message());
+  }
 }
 
 void PpoTrainer::MergeGroupEpisodes() {
@@ -197,8 +202,7 @@ void PpoTrainer::StepOnce(int t) {
   normalizer_->NormalizeObs(venv_.observations(), num_envs_, obs_row);
   float* forward_obs = ppo_options_.norm_obs ? obs_row : venv_.mutable_observations();
   if (group_ != nullptr) {
-    native_learner()->set_vector_step(total_steps_ /
-                                      (static_cast<int64_t>(num_envs_) * group_->size()));
+    native_->set_vector_step(total_steps_ / (static_cast<int64_t>(num_envs_) * group_->size()));
   }
   if (native_) {
     native_->Act(t, forward_obs, num_envs_, last_episode_starts_.data(), buffer_.actions(t),
@@ -332,7 +336,7 @@ IterationStats PpoTrainer::Update() {
   PpoLossSettings settings{s.clip_range, o.clip_range_vf, s.ent_coef, o.vf_coef,
                            o.normalize_advantage};
   UpdateTiming t;
-  if (group_ != nullptr) native_learner()->set_update_index(iterations_);
+  if (group_ != nullptr) native_->set_update_index(iterations_);
   if (native_) {
     s.update = native_->Update(buffer_, o, settings, s.learning_rate, &t);
     torch_stale_ = true;
@@ -406,7 +410,7 @@ Result<IterationStats> PpoTrainer::Iterate() {
 // build or machine arithmetic) and training would silently average different policies.
 Status PpoTrainer::CheckGroupAgrees() {
   const auto t0 = Clock::now();
-  const uint64_t mine = native_learner()->ParamHash();
+  const uint64_t mine = native_->ParamHash();
   const std::vector<std::string> all = group_->Allgather(
       std::string(reinterpret_cast<const char*>(&mine), sizeof mine), "the parameter check");
   timing_.communicate += Seconds(t0, Clock::now());

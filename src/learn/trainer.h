@@ -148,7 +148,7 @@ class PpoTrainer : public Trainer {
   //  - the environments are reset as environments rank * num_envs + i of the group's run
   //    (env i seeded seed + rank * num_envs + i);
   //  - the learner draws from per-environment streams and shares minibatches, loss and
-  //    gradient with the group (NativeLearner::SetDataParallel);
+  //    gradient with the group (Learner::SetDataParallel; MLP and recurrent policies);
   //  - the observation and reward normalisers use all members' statistics;
   //  - total_steps() counts every member's steps, and the episode window and explained
   //    variance cover every member's environments (episodes ordered by step, then global

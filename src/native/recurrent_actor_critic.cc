@@ -99,30 +99,30 @@ void RecurrentActorCritic::StepLstm(const Lstm& lstm, LstmWorkspace& ws, const f
 
 void RecurrentActorCritic::Act(const float* obs, int n, const float* episode_starts,
                                RecurrentState& state, Rng* rng, bool deterministic, float* actions,
-                               float* values, float* log_probs) {
+                               float* values, float* log_probs, bool rng_per_row) {
   const size_t rows = static_cast<size_t>(n) * hidden();
   RLT_CHECK(state.h_pi.size() >= rows);
   StepLstm(actor_, step_pi_ws_, obs, n, episode_starts, state.h_pi.data(), state.c_pi.data());
   if (!shared()) {
     StepLstm(critic_, step_vf_ws_, obs, n, episode_starts, state.h_vf.data(), state.c_vf.data());
   }
-  mlp_.SampleActions(state.h_pi.data(), n, rng, deterministic, actions, log_probs);
+  mlp_.SampleActions(state.h_pi.data(), n, rng, deterministic, actions, log_probs, rng_per_row);
   mlp_.PredictValuesConcurrent(shared() ? state.h_pi.data() : state.h_vf.data(), n, values);
 }
 
 void RecurrentActorCritic::Act(WorkerPool& pool, const float* obs, int n,
                                const float* episode_starts, RecurrentState& state, Rng* rng,
-                               bool deterministic, float* actions, float* values,
-                               float* log_probs) {
+                               bool deterministic, float* actions, float* values, float* log_probs,
+                               bool rng_per_row) {
   if (pool.num_workers() < 2 || shared()) {
-    Act(obs, n, episode_starts, state, rng, deterministic, actions, values, log_probs);
+    Act(obs, n, episode_starts, state, rng, deterministic, actions, values, log_probs, rng_per_row);
     return;
   }
   RLT_CHECK(state.h_pi.size() >= static_cast<size_t>(n) * hidden());
   pool.Run([&](int w) {
     if (w == 0) {
       StepLstm(actor_, step_pi_ws_, obs, n, episode_starts, state.h_pi.data(), state.c_pi.data());
-      mlp_.SampleActions(state.h_pi.data(), n, rng, deterministic, actions, log_probs);
+      mlp_.SampleActions(state.h_pi.data(), n, rng, deterministic, actions, log_probs, rng_per_row);
     } else if (w == 1) {
       StepLstm(critic_, step_vf_ws_, obs, n, episode_starts, state.h_vf.data(), state.c_vf.data());
       mlp_.PredictValuesConcurrent(state.h_vf.data(), n, values);

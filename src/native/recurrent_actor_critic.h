@@ -86,15 +86,17 @@ class RecurrentActorCritic {
   // One rollout step for n environments: zeroes the rows of `state` where
   // episode_starts (n, may be nullptr) != 0, advances both LSTMs by one step on obs
   // (n, obs_dim) (state updated in place), then samples actions (or the mean / argmax when
-  // deterministic; rng may then be nullptr) with values and log-probabilities (n).
-  // REQUIRES: state sized for n rows.
+  // deterministic; rng may then be nullptr) with values and log-probabilities (n). With
+  // rng_per_row, rng points to n generators and row i draws from rng[i] only
+  // (ActorCritic::Act's per-environment streams). REQUIRES: state sized for n rows.
   void Act(const float* obs, int n, const float* episode_starts, RecurrentState& state, Rng* rng,
-           bool deterministic, float* actions, float* values, float* log_probs);
+           bool deterministic, float* actions, float* values, float* log_probs,
+           bool rng_per_row = false);
   // The same with the actor (LSTM, tower, sampling) on worker 0 of `pool` and the critic on
   // worker 1 at once (separate LSTMs only; bit-identical to Act()).
   void Act(WorkerPool& pool, const float* obs, int n, const float* episode_starts,
            RecurrentState& state, Rng* rng, bool deterministic, float* actions, float* values,
-           float* log_probs);
+           float* log_probs, bool rng_per_row = false);
   // V of k observations (k, obs_dim) taken one step from the given critic states
   // (k, H each; for a shared LSTM, the actor states), which are not changed. reset (k, may
   // be nullptr): rows where the state is zeroed first.
