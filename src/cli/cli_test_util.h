@@ -22,24 +22,28 @@ inline CmdResult RunCli(const std::string& args, const std::string& prefix = "",
   return rlt::testing::RunRltrade(args, prefix, stderr_to);
 }
 
+// The small synthetic market, its train and test ranges and the intraday environment
+// (without num_envs) the configs below share.
+#define RLT_SMALL_INTRADAY_MARKET       \
+  "\n"                                  \
+  "[data]\n"                            \
+  "source = \"synthetic\"\n"            \
+  "days = 40\n"                         \
+  "signal_to_noise = 0.08\n"            \
+  "[split]\n"                           \
+  "train = \"2023-01-02:2023-02-10\"\n" \
+  "test = \"2023-02-13:2023-02-24\"\n"  \
+  "[env]\n"                             \
+  "id = \"intraday\"\n"                 \
+  "action_mode = \"target_position\"\n"
+
 // A small intraday training (synthetic market, 2,048 steps, seed 4, one thread: a couple
 // of seconds) with train and test ranges, for the tests of multi-seed and multi-rank runs.
 inline constexpr const char* kSmallIntradayConfig = R"(
 [run]
 total_steps = 2048
 seed = 4
-threads = 1
-[data]
-source = "synthetic"
-days = 40
-signal_to_noise = 0.08
-[split]
-train = "2023-01-02:2023-02-10"
-test = "2023-02-13:2023-02-24"
-[env]
-id = "intraday"
-num_envs = 8
-action_mode = "target_position"
+threads = 1)" RLT_SMALL_INTRADAY_MARKET R"(num_envs = 8
 [algo]
 n_steps = 64
 batch_size = 256
@@ -53,18 +57,7 @@ inline constexpr const char* kSmallIntradayEsConfig = R"(
 total_steps = 300000
 seed = 4
 threads = 1
-checkpoint_every = 0
-[data]
-source = "synthetic"
-days = 40
-signal_to_noise = 0.08
-[split]
-train = "2023-01-02:2023-02-10"
-test = "2023-02-13:2023-02-24"
-[env]
-id = "intraday"
-action_mode = "target_position"
-[algo]
+checkpoint_every = 0)" RLT_SMALL_INTRADAY_MARKET R"([algo]
 name = "es"
 population = 256
 )";

@@ -154,7 +154,6 @@ Result<std::unique_ptr<EsTrainer>> EsTrainer::Create(env::VecEnv& venv,
         " floats is smaller than the actor's " + std::to_string(t->theta_.size()) +
         " parameters; set it to at least 100 times that");
   }
-  t->noise_ = EsNoiseTable(seed, options.noise_table_size);
   return t;
 }
 
@@ -357,6 +356,9 @@ std::vector<int64_t> EsTrainer::PairBounds(int64_t pairs, int ranks) const {
 Result<IterationStats> EsTrainer::Iterate() {
   Collective& group = group_ != nullptr ? *group_ : alone_;
   const auto start = Clock::now();
+  // Built at the first generation, so setups that never train (validation, the thread
+  // trial) do not pay for it.
+  if (noise_.empty()) noise_ = EsNoiseTable(seed_, options_.noise_table_size);
   const int64_t pairs = options_.population / 2;
   const std::vector<int64_t> bounds = PairBounds(pairs, group.size());
   const int64_t pair_begin = bounds[group.rank()], pair_end = bounds[group.rank() + 1];

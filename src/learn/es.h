@@ -190,7 +190,7 @@ class EsTrainer : public Trainer {
   std::vector<Layer> layers_;
   int width_ = 1;  // the widest layer's outputs
   std::vector<float> theta_;
-  std::vector<float> noise_;  // the shared noise table
+  std::vector<float> noise_;  // the shared noise table (built by the first Iterate())
   std::vector<double> adam_m_, adam_v_;
   int64_t adam_t_ = 0;
   ActorCritic policy_{nullptr};

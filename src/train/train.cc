@@ -1296,10 +1296,11 @@ Result<TrainOutcome> RunTrainingOnRanks(const TrainRequest& request) {
     ready = OpenRunDir(run_dir, request, resume, checkpoint, changes, setup, lock, log);
   RLT_RETURN_IF_ERROR(Agree(group.get(), ready, "creating the run directory"));
   if (!request.quiet && rank == 0) {
+    const int envs = setup.venv->num_envs();
     std::fprintf(stderr,
-                 "%s %s on %d ranks of %d environments each (%d environments, one policy)%s\n",
-                 resume ? "resuming" : "training", run_dir.c_str(), ranks, setup.venv->num_envs(),
-                 ranks * setup.venv->num_envs(), resume ? (" from " + checkpoint).c_str() : "");
+                 "%s %s on %d ranks of %d environment%s each (%d environments, one policy)%s\n",
+                 resume ? "resuming" : "training", run_dir.c_str(), ranks, envs,
+                 envs == 1 ? "" : "s", ranks * envs, resume ? (" from " + checkpoint).c_str() : "");
   }
   return TrainLoopOnRanks(setup, run_dir, log ? &*log : nullptr, request.quiet, checkpoint);
 }
