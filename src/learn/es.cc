@@ -315,7 +315,7 @@ void EsTrainer::PlayMember(int slot, int64_t member, std::vector<float>& params,
         }
         sums[2 * obs_dim_] += 1;
       }
-      normalizer_->NormalizeObs(obs, 1, obs_norm);
+      NormalizeObsWith(obs_scale_, obs, 1, obs_dim_, obs_norm);
       Forward(params.data(), obs_norm, action, hidden);
       const auto t1 = Clock::now();
       venv_.StepOne(slot, action);
@@ -359,6 +359,7 @@ Result<IterationStats> EsTrainer::Iterate() {
   // Built at the first generation, so setups that never train (validation, the thread
   // trial) do not pay for it.
   if (noise_.empty()) noise_ = EsNoiseTable(seed_, options_.noise_table_size);
+  obs_scale_ = normalizer_->Scale();  // the statistics change only between generations
   const int64_t pairs = options_.population / 2;
   const std::vector<int64_t> bounds = PairBounds(pairs, group.size());
   const int64_t pair_begin = bounds[group.rank()], pair_end = bounds[group.rank() + 1];

@@ -191,6 +191,7 @@ class EsTrainer : public Trainer {
   int width_ = 1;  // the widest layer's outputs
   std::vector<float> theta_;
   std::vector<float> noise_;  // the shared noise table (built by the first Iterate())
+  ObsScale obs_scale_;        // this generation's observation normalisation
   std::vector<double> adam_m_, adam_v_;
   int64_t adam_t_ = 0;
   ActorCritic policy_{nullptr};

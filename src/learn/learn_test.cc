@@ -337,6 +337,18 @@ TEST(VecNormalizer, RunningMeanAndVarianceMatchTwoPassStatistics) {
     EXPECT_NEAR(out[j], std::clamp(z, -10.0, 10.0), 1e-5);
   }
   EXPECT_EQ(out[0], 10.0f);  // clipped
+
+  // The scale evolution strategies compute once per generation gives the same values bit
+  // for bit, clipping included; with norm_obs off both copy.
+  const ObsScale scale = norm->Scale();
+  float cached[D];
+  NormalizeObsWith(scale, probe, 1, D, cached);
+  for (int j = 0; j < D; ++j) EXPECT_EQ(cached[j], out[j]) << j;
+  NormalizeOptions off;
+  off.norm_obs = false;
+  VecNormalizer plain(D, 1, off);
+  NormalizeObsWith(plain->Scale(), probe, 1, D, cached);
+  for (int j = 0; j < D; ++j) EXPECT_EQ(cached[j], probe[j]) << j;
 }
 
 TEST(VecNormalizer, RewardsAreScaledByTheStdOfDiscountedReturns) {

@@ -92,6 +92,42 @@ void VecNormalizerImpl::MergeObsMoments(const double* batch_mean, const double* 
                 obs_count_.data_ptr<double>(), obs_dim_, batch_mean, batch_var, batch_count);
 }
 
+namespace {
+
+// One normalised observation value: the formula NormalizeObs and NormalizeObsWith share.
+inline float NormalizeOne(float x, double mean, double std, double clip) {
+  return static_cast<float>(std::clamp((x - mean) / std, -clip, clip));
+}
+
+}  // namespace
+
+void NormalizeObsWith(const ObsScale& s, const float* obs, int n, int dim, float* out) {
+  const size_t total = static_cast<size_t>(n) * dim;
+  if (!s.enabled) {
+    if (out != obs) std::copy(obs, obs + total, out);
+    return;
+  }
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < dim; ++j) {
+      const size_t k = static_cast<size_t>(i) * dim + j;
+      out[k] = NormalizeOne(obs[k], s.mean[j], s.std[j], s.clip);
+    }
+  }
+}
+
+ObsScale VecNormalizerImpl::Scale() const {
+  ObsScale s;
+  s.enabled = options_.norm_obs;
+  if (!s.enabled) return s;
+  const double* mean = obs_mean_.data_ptr<double>();
+  const double* var = obs_var_.data_ptr<double>();
+  s.mean.assign(mean, mean + obs_dim_);
+  s.std.resize(obs_dim_);
+  for (int j = 0; j < obs_dim_; ++j) s.std[j] = std::sqrt(var[j] + options_.epsilon);
+  s.clip = options_.clip_obs;
+  return s;
+}
+
 void VecNormalizerImpl::NormalizeObs(const float* obs, int n, float* out) const {
   const size_t total = static_cast<size_t>(n) * obs_dim_;
   if (!options_.norm_obs) {
@@ -104,8 +140,7 @@ void VecNormalizerImpl::NormalizeObs(const float* obs, int n, float* out) const 
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < obs_dim_; ++j) {
       const size_t k = static_cast<size_t>(i) * obs_dim_ + j;
-      const double z = (obs[k] - mean[j]) / std::sqrt(var[j] + options_.epsilon);
-      out[k] = static_cast<float>(std::clamp(z, -clip, clip));
+      out[k] = NormalizeOne(obs[k], mean[j], std::sqrt(var[j] + options_.epsilon), clip);
     }
   }
 }

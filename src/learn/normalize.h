@@ -40,6 +40,17 @@ struct NormalizeOptions {
 void UpdateMoments(double* mean, double* var, double* count, int dim, const double* batch_mean,
                    const double* batch_var, double batch_count);
 
+// The per-dimension shift and scale of observation normalisation: mean and
+// sqrt(var + epsilon), with the clip (enabled = false: observations pass unchanged).
+struct ObsScale {
+  bool enabled = false;
+  std::vector<double> mean, std;
+  double clip = 0;
+};
+// out (n, dim) = clamp((obs - mean) / std, -clip, clip) (a copy when !s.enabled); out may
+// alias obs.
+void NormalizeObsWith(const ObsScale& s, const float* obs, int n, int dim, float* out);
+
 class VecNormalizerImpl : public torch::nn::Module {
  public:
   VecNormalizerImpl(int obs_dim, int num_envs, const NormalizeOptions& options);
@@ -58,6 +69,10 @@ class VecNormalizerImpl : public torch::nn::Module {
   void MergeObsMoments(const double* batch_mean, const double* batch_var, double batch_count);
   // out (n, obs_dim) = normalised obs (a copy when !norm_obs). out may alias obs.
   void NormalizeObs(const float* obs, int n, float* out) const;
+  // The current statistics as NormalizeObs applies them, for callers that normalise many
+  // batches between two updates (evolution strategies: a whole generation):
+  // NormalizeObsWith(Scale(), ...) gives NormalizeObs's values bit for bit.
+  ObsScale Scale() const;
   // For one step of all num_envs envs: when `update`, R = gamma R + r and the return
   // statistics are updated; writes the normalised rewards (a copy when !norm_reward) to
   // out, then resets R where done. rewards, dones, out: (num_envs).
