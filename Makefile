@@ -122,6 +122,7 @@ PPO_CONFIGS ?= $(filter-out configs/twotower_% configs/%_space.toml,$(wildcard c
 
 bench: build
 	$(BUILD_DIR)/rltrade bench machine
+	$(BUILD_DIR)/rltrade bench startup --repeats 20
 	$(BUILD_DIR)/rltrade bench threads --threads 1,2 --repeats 3 --tolerance 0.05 \
 	  $(addprefix --config ,$(PPO_CONFIGS))
 	$(BUILD_DIR)/rltrade bench env --env intraday --envs 256 --threads 2 --seconds 5
@@ -134,3 +135,10 @@ bench: build
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# Fails when a source file includes a folder, LibTorch or another folder's internal::
+# names that docs/ARCHITECTURE.md's table does not allow (scripts/check_layers.py reads
+# the rules from that table).
+.PHONY: check-layers
+check-layers:
+	python3 scripts/check_layers.py

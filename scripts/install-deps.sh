@@ -1,28 +1,42 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package rltrade needs. Idempotent: packages already present
+# Installs the Debian 12 packages rltrade needs. Idempotent: packages already present
 # are skipped, and `apt-get update` runs only when something is missing.
-# Run as root (or with sudo available). Used by `make demo`, `make test` and CI.
+#   install-deps.sh          everything `make test` needs (CI)
+#   install-deps.sh --demo   only what `make demo` builds (no LibTorch, tests or Python)
+#   install-deps.sh --fuzz   everything, plus clang and the sanitizer runtimes
+# Run as root (or with sudo available).
 set -euo pipefail
 
-PACKAGES=(
-  # toolchain
-  build-essential cmake ccache pkg-config git clang-format
+# What `make demo` builds and runs (the rltrade binary without LibTorch, tests or the
+# Python module): the toolchain and the core libraries only.
+DEMO_PACKAGES=(
+  build-essential cmake ccache pkg-config
+  libfmt-dev libspdlog-dev nlohmann-json3-dev libtomlplusplus-dev libcli11-dev tzdata
+  # the native learner calls cblas_sgemm: cblas.h and libblas.so, OpenBLAS behind them
+  libblas-dev libopenblas0-pthread
+  # .npz archives (deflated members, CRC-32) and the retrieval miner
+  zlib1g-dev libfaiss-dev
+)
+
+# Everything else `make test` needs.
+TEST_PACKAGES=(
+  git clang-format
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
-  # core libraries
-  libfmt-dev libspdlog-dev nlohmann-json3-dev libtomlplusplus-dev libcli11-dev tzdata
-  # learning and retrieval: LibTorch (CPU) needs OpenBLAS behind libblas.so.3, or matrix
-  # work falls back to the reference BLAS (~10x slower)
-  libtorch-dev libopenblas0-pthread libfaiss-dev
-  # .npz archives (deflated members, CRC-32)
-  zlib1g-dev
-  # the native learner (src/native/) calls cblas_sgemm: cblas.h and libblas.so
-  libblas-dev
+  # the optional LibTorch backend and the tests' oracle (CPU)
+  libtorch-dev
   # Python bindings and distributed runs
   pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas libopenmpi-dev openmpi-bin
   # the report test renders report.html headless (eval/report_test.cc)
   chromium
 )
+
+PACKAGES=("${DEMO_PACKAGES[@]}")
+case "${1:-}" in
+  --demo) ;;
+  --fuzz|"") PACKAGES+=("${TEST_PACKAGES[@]}") ;;
+  *) echo "install-deps: unknown option '$1' (expected --demo, --fuzz or nothing)" >&2; exit 2 ;;
+esac
 
 # `--fuzz`: also clang with libFuzzer and the sanitizer runtimes, and llvm-symbolizer for
 # readable crash stacks (make fuzz, make fuzz-ci); the normal build does not need them.

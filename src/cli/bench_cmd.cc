@@ -37,6 +37,7 @@
 #include "paper/paper.h"
 #include "perf/machine.h"
 #include "perf/mpi_bench.h"
+#include "perf/startup_bench.h"
 #include "perf/threads_check.h"
 #include "perf/train_bench.h"
 
@@ -338,56 +339,17 @@ std::string Micros(double seconds) { return fmt::format("{:.1f}", seconds * 1e6)
 // `mpirun -np K rltrade bench mpi`: allreduce latency and bandwidth, the communicating
 // fraction of a data-parallel update, and the projection past this machine.
 int RunBenchMpi(const BenchMpiFlags& f) {
-  if (!f.options.config_path.empty()) {
-    // The model is PPO's per-minibatch gradient allreduce: an ES config has none.
-    Result<config::Config> c = config::Config::LoadFile(f.options.config_path);
-    Status st = c.ok() ? Status::Ok() : c.status();
-    for (const std::string& o : f.options.overrides) {
-      if (st.ok()) st = c->ApplyOverride(o);
-    }
-    const config::ConfigValue* name = st.ok() ? c->Get("algo", "name") : nullptr;
-    if (st.ok() && name != nullptr && name->text == "es") {
-      st = Status::InvalidArgument(
-          f.options.config_path +
-          ": [algo] name = \"es\": bench mpi models PPO's gradient allreduce per minibatch; "
-          "evolution strategies exchange only their members' fitnesses once per generation. "
-          "Measure their scaling with `mpirun -np K rltrade bench train --config " +
-          f.options.config_path + "`");
-    }
-    if (!st.ok()) return dist::Rank() == 0 ? ReportError(st) : 1;
-  }
   auto world = dist::WorldCollective(/*timeout_seconds=*/600);
-  const int k = world->size();
-  std::optional<perf::ScalingResult> scaling;
-  std::vector<int64_t> sizes = {1, 1024, 16384, 262144, 4194304};
-  if (!f.options.config_path.empty()) {
-    Result<perf::ScalingResult> r = perf::MeasureScaling(f.options, *world);
-    if (!r.ok()) {
-      if (world->rank() != 0) return 1;
-      return ReportError(r.status());
-    }
-    scaling = *r;
-    sizes.push_back(r->all.shape.parameters);
-    std::sort(sizes.begin(), sizes.end());
-  }
-  // Alone there is nothing to exchange: no allreduce timings.
-  const std::vector<perf::AllreduceTiming> timings =
-      k > 1 ? perf::MeasureAllreduce(*world, sizes) : std::vector<perf::AllreduceTiming>{};
-  if (world->rank() != 0) return 0;
-  std::vector<perf::ProjectionRow> projection;
-  // The model with this machine's own allreduce (alpha from the 1-float sum, the bandwidth
-  // at the policy's size) against the measured communicating time per update.
-  double modelled_here = 0, measured_here = 0;
-  if (scaling && k > 1) {
-    projection = perf::ProjectScaling(scaling->one, {2, 8, 64, 512}, perf::DefaultNetworks());
-    perf::NetworkModel here{"this machine", 0, 0};
-    for (const auto& t : timings) {
-      if (t.floats == 1) here.latency_seconds = t.median_seconds / (2.0 * (k - 1));
-      if (t.floats == scaling->all.shape.parameters) here.gbit_per_sec = 8 * t.bus_gbps;
-    }
-    modelled_here = perf::ModelCommunicateSeconds(scaling->one.shape, k, here);
-    measured_here = scaling->all.communicate_fraction * scaling->all.seconds_per_update;
-  }
+  Result<perf::MpiBenchResult> result = perf::RunMpiBench(f.options, *world);
+  if (world->rank() != 0) return result.ok() ? 0 : 1;
+  if (!result.ok()) return ReportError(result.status());
+  const int k = result->ranks;
+  const std::vector<perf::AllreduceTiming>& timings = result->timings;
+  const std::vector<perf::ProjectionRow>& projection = result->projection;
+  const std::optional<perf::ScalingResult> scaling =
+      result->has_scaling ? std::optional<perf::ScalingResult>(result->scaling) : std::nullopt;
+  const double modelled_here = result->modelled_communicate_seconds_here;
+  const double measured_here = result->measured_communicate_seconds_here;
   if (f.json) {
     nlohmann::json j = {{"ranks", k}, {"allreduce", nlohmann::json::array()}};
     for (const auto& t : timings) {
@@ -541,6 +503,54 @@ int RunBenchPaper(const BenchPaperFlags& f) {
 
 }  // namespace
 
+struct BenchStartupFlags {
+  perf::StartupBenchOptions options;
+  bool check = false;
+  bool json = false;
+};
+
+// `rltrade bench startup`: exec-to-exit time and peak memory of the instant commands.
+int RunBenchStartup(const BenchStartupFlags& f) {
+  Result<std::vector<perf::StartupTiming>> r = perf::MeasureStartup(f.options);
+  if (!r.ok()) return ReportError(r.status());
+  bool within = true;
+  for (const perf::StartupTiming& t : *r) {
+    within = within && t.median_seconds <= perf::kStartupTargetSeconds &&
+             t.peak_rss_mb <= perf::kStartupTargetMb;
+  }
+  if (f.json) {
+    nlohmann::json j = {{"target_seconds", perf::kStartupTargetSeconds},
+                        {"target_mb", perf::kStartupTargetMb},
+                        {"within_targets", within},
+                        {"commands", nlohmann::json::array()}};
+    for (const perf::StartupTiming& t : *r) {
+      j["commands"].push_back({{"name", t.name},
+                               {"command", t.command},
+                               {"repeats", t.repeats},
+                               {"median_seconds", t.median_seconds},
+                               {"min_seconds", t.min_seconds},
+                               {"max_seconds", t.max_seconds},
+                               {"peak_rss_mb", t.peak_rss_mb}});
+    }
+    fmt::print("{}\n", JsonText(j, 2));
+  } else {
+    fmt::print(
+        "start-up of the instant commands ({} runs each, interleaved; targets: median "
+        "<= {:.0f} ms, peak <= {:.0f} MB)\n",
+        f.options.repeats, 1e3 * perf::kStartupTargetSeconds, perf::kStartupTargetMb);
+    fmt::print("  {:<8} {:>10} {:>8} {:>8} {:>9}  {}\n", "command", "median ms", "min ms", "max ms",
+               "peak MB", "");
+    for (const perf::StartupTiming& t : *r) {
+      const bool ok = t.median_seconds <= perf::kStartupTargetSeconds &&
+                      t.peak_rss_mb <= perf::kStartupTargetMb;
+      fmt::print("  {:<8} {:>10.1f} {:>8.1f} {:>8.1f} {:>9.1f}  {}\n", t.name,
+                 1e3 * t.median_seconds, 1e3 * t.min_seconds, 1e3 * t.max_seconds, t.peak_rss_mb,
+                 ok ? "" : "over the target");
+    }
+  }
+  return f.check && !within ? 1 : 0;
+}
+
 void RegisterBenchCommands(CLI::App& app, Action* action) {
   CLI::App* bench = app.add_subcommand("bench", "Measure throughput");
   bench->require_subcommand(1);
@@ -667,6 +677,23 @@ void RegisterBenchCommands(CLI::App& app, Action* action) {
       ->capture_default_str();
   paper_bench->add_flag("--json", pf->json, "print JSON");
   paper_bench->callback([pf, action] { *action = [pf] { return RunBenchPaper(*pf); }; });
+
+  auto sf = std::make_shared<BenchStartupFlags>();
+  CLI::App* startup = bench->add_subcommand(
+      "startup",
+      "Exec-to-exit time and peak memory of `--help`, `price` (one option) and `status RUN` "
+      "(medians of interleaved runs; targets 30 ms and 40 MB)");
+  startup->add_option("--repeats", sf->options.repeats, "runs per command")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
+  startup->add_option("--run", sf->options.run_dir,
+                      "run directory for `status` (default: train a tiny one, not timed)");
+  startup->add_option("--binary", sf->options.binary, "rltrade executable (default: this one)");
+  startup->add_option("--scratch", sf->options.scratch, "directory for the tiny run (removed)")
+      ->capture_default_str();
+  startup->add_flag("--check", sf->check, "exit 1 when a command misses a target");
+  startup->add_flag("--json", sf->json, "print JSON");
+  startup->callback([sf, action] { *action = [sf] { return RunBenchStartup(*sf); }; });
 }
 
 }  // namespace rlt::cli

@@ -24,6 +24,7 @@
 #include "env/envs/intraday_rules.h"
 #include "env/registry.h"
 #include "env/vec_env.h"
+#include "eval/metrics.h"
 #include "market/date_range.h"
 #include "market/market.h"
 
@@ -98,16 +99,6 @@ Result<PolicyResult> RunPolicy(const std::string& policy,
   return r;
 }
 
-double AnnualisedSharpe(const std::vector<double>& r) {
-  if (r.size() < 2) return 0.0;
-  double mean = 0, var = 0;
-  for (double x : r) mean += x;
-  mean /= r.size();
-  for (double x : r) var += (x - mean) * (x - mean);
-  const double sd = std::sqrt(var / (r.size() - 1));
-  return sd > 0 ? mean / sd * std::sqrt(252.0) : 0.0;
-}
-
 int RunDemo(const DemoFlags& f) {
   using Clock = std::chrono::steady_clock;
   std::error_code ec;
@@ -175,7 +166,7 @@ int RunDemo(const DemoFlags& f) {
     auto r = RunPolicy(policy, *data, test, f.cost_rate);
     if (!r.ok()) return ReportError(r.status());
     fmt::print("{:<12} {:>9.2f}% {:>10.2f} {:>7.2f}% {:>9} {:>8} {:>10.2f}\n", r->name,
-               (r->final_worth / 100000.0 - 1) * 100, AnnualisedSharpe(r->session_returns),
+               (r->final_worth / 100000.0 - 1) * 100, eval::SharpeRatio(r->session_returns),
                r->max_drawdown * 100, r->trades, r->steps, r->costs);
   }
   fmt::print("\nmomentum5 = sign of the 5-bar return within the session");

@@ -1,6 +1,7 @@
 // rltrade dist: the MPI job of this process (see dist.h).
 #include "dist/dist.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,24 +12,63 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <string>
 #include <thread>
 
-#ifdef RLT_HAVE_MPI
-#include <mpi.h>
-#endif
+#include "dist/transport.h"
 
 namespace rlt::dist {
 namespace {
 
 int g_rank = 0;
 int g_size = 1;
-[[maybe_unused]] bool g_mpi = false;  // MPI_Init was called here (unused without MPI)
+Transport* g_mpi = nullptr;  // the plug-in's transport once MPI_Init ran, else nullptr
 
 bool LaunchedByMpi() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
     if (std::getenv(v) != nullptr) return true;
   }
   return false;
+}
+
+// The directory of this executable ("" when /proc is not mounted).
+std::string ExecutableDir() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  std::string path(buf, static_cast<size_t>(n));
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
+// Loads librltrade_mpi.so (transport.h): beside the executable, else in the build
+// directory it was built in (test binaries live in subdirectories of it). RTLD_GLOBAL:
+// OpenMPI opens its own components later and they resolve libmpi's symbols globally.
+// Exits with a message when the plug-in cannot be loaded: every rank fails alike.
+Transport* LoadTransport() {
+  std::vector<std::string> tried;
+  std::string errors;
+  for (const std::string& dir : {ExecutableDir(), std::string(RLT_PLUGIN_BUILD_DIR)}) {
+    if (dir.empty()) continue;
+    const std::string path = dir + "/" + kTransportFile;
+    if (std::find(tried.begin(), tried.end(), path) != tried.end()) continue;
+    tried.push_back(path);
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    if (handle == nullptr) {
+      errors += std::string("\n  ") + ::dlerror();
+      continue;
+    }
+    using Factory = Transport* (*)();
+    auto factory = reinterpret_cast<Factory>(::dlsym(handle, kTransportSymbol));
+    if (factory != nullptr) return factory();
+    errors += "\n  " + path + ": no symbol " + kTransportSymbol;
+  }
+  std::fprintf(stderr,
+               "error: launched by mpirun, but the MPI plug-in %s could not be loaded "
+               "(it is built beside the rltrade binary when libopenmpi-dev is installed; "
+               "rebuild, or run without mpirun):%s\n",
+               kTransportFile, errors.c_str());
+  std::exit(2);
 }
 
 }  // namespace
@@ -43,37 +83,29 @@ bool Built() {
 
 void Init(int* argc, char*** argv) {
   if (!LaunchedByMpi()) return;
-#ifdef RLT_HAVE_MPI
-  int provided = 0;
-  MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
-  g_mpi = true;
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-#else
-  (void)argc;
-  (void)argv;
-  if (std::getenv("OMPI_COMM_WORLD_RANK") != nullptr &&
-      std::atoi(std::getenv("OMPI_COMM_WORLD_RANK")) == 0) {
-    std::fprintf(stderr,
-                 "note: launched by mpirun, but this rltrade was built without MPI "
-                 "(RLT_WITH_MPI=OFF or no libopenmpi-dev): every rank runs alone\n");
+  if (!Built()) {
+    if (std::getenv("OMPI_COMM_WORLD_RANK") != nullptr &&
+        std::atoi(std::getenv("OMPI_COMM_WORLD_RANK")) == 0) {
+      std::fprintf(stderr,
+                   "note: launched by mpirun, but this rltrade was built without MPI "
+                   "(RLT_WITH_MPI=OFF or no libopenmpi-dev): every rank runs alone\n");
+    }
+    return;
   }
-#endif
+  Transport* transport = LoadTransport();
+  transport->Init(argc, argv, &g_rank, &g_size);
+  g_mpi = transport;
 }
 
 void Finalize() {
-#ifdef RLT_HAVE_MPI
-  if (g_mpi) {
-    MPI_Finalize();
-    g_mpi = false;
+  if (g_mpi != nullptr) {
+    g_mpi->Finalize();
+    g_mpi = nullptr;
   }
-#endif
 }
 
 void Abort(int exit_code) {
-#ifdef RLT_HAVE_MPI
-  if (g_mpi) MPI_Abort(MPI_COMM_WORLD, exit_code);
-#endif
+  if (g_mpi != nullptr) g_mpi->Abort(exit_code);
   std::exit(exit_code);
 }
 
@@ -81,107 +113,39 @@ int Rank() { return g_rank; }
 int Size() { return g_size; }
 
 std::vector<std::string> Gather(const std::string& mine) {
-  if (g_size == 1) return {mine};
-#ifdef RLT_HAVE_MPI
-  const int64_t n = static_cast<int64_t>(mine.size());
-  std::vector<int64_t> lengths(g_rank == 0 ? g_size : 0);
-  MPI_Gather(&n, 1, MPI_INT64_T, lengths.data(), 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
-  std::vector<int> counts, offsets;
-  std::string all;
-  if (g_rank == 0) {
-    int64_t total = 0;
-    for (int64_t l : lengths) {
-      offsets.push_back(static_cast<int>(total));
-      counts.push_back(static_cast<int>(l));
-      total += l;
-    }
-    all.resize(static_cast<size_t>(total));
-  }
-  MPI_Gatherv(mine.data(), static_cast<int>(n), MPI_CHAR, all.data(), counts.data(), offsets.data(),
-              MPI_CHAR, 0, MPI_COMM_WORLD);
-  std::vector<std::string> out;
-  if (g_rank == 0) {
-    for (int r = 0; r < g_size; ++r) out.push_back(all.substr(offsets[r], counts[r]));
-  }
-  return out;
-#else
-  return {mine};
-#endif
+  if (g_size == 1 || g_mpi == nullptr) return {mine};
+  return g_mpi->Gather(mine);
 }
 
 std::string Broadcast(const std::string& value) {
-  if (g_size == 1) return value;
-#ifdef RLT_HAVE_MPI
-  int64_t n = static_cast<int64_t>(value.size());
-  MPI_Bcast(&n, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
-  std::string out = g_rank == 0 ? value : std::string(static_cast<size_t>(n), '\0');
-  MPI_Bcast(out.data(), static_cast<int>(n), MPI_CHAR, 0, MPI_COMM_WORLD);
-  return out;
-#else
-  return value;
-#endif
+  if (g_size == 1 || g_mpi == nullptr) return value;
+  return g_mpi->Broadcast(value);
 }
 
 void Barrier() {
-#ifdef RLT_HAVE_MPI
-  if (g_mpi) MPI_Barrier(MPI_COMM_WORLD);
-#endif
+  if (g_mpi != nullptr) g_mpi->Barrier();
 }
 
 void IdleBarrier() {
-#ifdef RLT_HAVE_MPI
-  if (!g_mpi) return;
-  MPI_Request request;
-  MPI_Ibarrier(MPI_COMM_WORLD, &request);
-  int done = 0;
-  MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-  while (!done) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-  }
-#endif
+  if (g_mpi != nullptr) g_mpi->IdleBarrier();
 }
 
 void SendText(int to, int tag, const std::string& text) {
-#ifdef RLT_HAVE_MPI
-  MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, to, tag, MPI_COMM_WORLD);
-#else
-  (void)to, (void)tag, (void)text;
-#endif
+  if (g_mpi != nullptr) g_mpi->SendText(to, tag, text);
 }
 
 Message ReceiveText(int from) {
   Message m;
-#ifdef RLT_HAVE_MPI
-  MPI_Status status;
-  MPI_Probe(from == kAnySource ? MPI_ANY_SOURCE : from, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
-  int count = 0;
-  MPI_Get_count(&status, MPI_CHAR, &count);
-  m.source = status.MPI_SOURCE;
-  m.tag = status.MPI_TAG;
-  m.text.resize(static_cast<size_t>(count));
-  MPI_Recv(m.text.data(), count, MPI_CHAR, m.source, m.tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-#else
-  (void)from;
-#endif
+  if (g_mpi != nullptr) g_mpi->ReceiveText(from, &m.source, &m.tag, &m.text);
   return m;
 }
 
-bool MessageWaiting(int from) {
-#ifdef RLT_HAVE_MPI
-  int flag = 0;
-  MPI_Iprobe(from == kAnySource ? MPI_ANY_SOURCE : from, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
-             MPI_STATUS_IGNORE);
-  return flag != 0;
-#else
-  (void)from;
-  return false;
-#endif
-}
+bool MessageWaiting(int from) { return g_mpi != nullptr && g_mpi->MessageWaiting(from); }
 
 namespace {
 
-// MPI_COMM_WORLD as a Collective, each call timed by a watchdog thread.
+// The job as a Collective (sums and gathers through the plug-in), each call timed by a
+// watchdog thread.
 class MpiCollective : public WatchedCollective {
  public:
   explicit MpiCollective(double timeout_seconds) : timeout_(timeout_seconds) {
@@ -204,59 +168,23 @@ class MpiCollective : public WatchedCollective {
   }
 
   void SumDoubles(double* data, int64_t n, const char* what) override {
-#ifdef RLT_HAVE_MPI
-    Sum(data, n, MPI_DOUBLE, sizeof(double), what);
-#else
-    (void)data, (void)n, (void)what;
-#endif
+    if (g_size == 1 || g_mpi == nullptr) return;
+    Watched w(this, what);
+    g_mpi->SumDoubles(data, n);
   }
   void SumFloats(float* data, int64_t n, const char* what) override {
-#ifdef RLT_HAVE_MPI
-    Sum(data, n, MPI_FLOAT, sizeof(float), what);
-#else
-    (void)data, (void)n, (void)what;
-#endif
+    if (g_size == 1 || g_mpi == nullptr) return;
+    Watched w(this, what);
+    g_mpi->SumFloats(data, n);
   }
   std::vector<std::string> Allgather(const std::string& mine, const char* what) override {
-    if (g_size == 1) return {mine};
-#ifdef RLT_HAVE_MPI
+    if (g_size == 1 || g_mpi == nullptr) return {mine};
     Watched w(this, what);
-    const int n = static_cast<int>(mine.size());
-    std::vector<int> counts(g_size), offsets(g_size);
-    MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
-    int64_t total = 0;
-    for (int r = 0; r < g_size; ++r) {
-      offsets[r] = static_cast<int>(total);
-      total += counts[r];
-    }
-    std::string all(static_cast<size_t>(total), '\0');
-    MPI_Allgatherv(mine.data(), n, MPI_CHAR, all.data(), counts.data(), offsets.data(), MPI_CHAR,
-                   MPI_COMM_WORLD);
-    std::vector<std::string> out;
-    for (int r = 0; r < g_size; ++r) out.push_back(all.substr(offsets[r], counts[r]));
-    return out;
-#else
-    (void)what;
-    return {mine};
-#endif
+    return g_mpi->Allgather(mine);
   }
 
  private:
   using Clock = std::chrono::steady_clock;
-#ifdef RLT_HAVE_MPI
-  // In place: data (n values of `type`, `bytes` each) summed over the ranks, in parts of at
-  // most 2^30 values (MPI counts are int).
-  void Sum(void* data, int64_t n, MPI_Datatype type, size_t bytes, const char* what) {
-    if (g_size == 1) return;
-    Watched w(this, what);
-    for (int64_t done = 0; done < n;) {
-      const int part = static_cast<int>(std::min<int64_t>(n - done, 1 << 30));
-      MPI_Allreduce(MPI_IN_PLACE, static_cast<char*>(data) + done * bytes, part, type, MPI_SUM,
-                    MPI_COMM_WORLD);
-      done += part;
-    }
-  }
-#endif
   // Marks one call as in flight for the watchdog.
   struct Watched {
     Watched(MpiCollective* c, const char* what) : c(c) {

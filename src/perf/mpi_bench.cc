@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "config/config.h"
 #include "core/file_io.h"
 #include "dist/dist.h"
 
@@ -194,6 +195,55 @@ std::vector<ProjectionRow> ProjectScaling(const DataParallelMeasure& one,
     }
   }
   return rows;
+}
+
+Result<MpiBenchResult> RunMpiBench(const TrainBenchOptions& options, Collective& world) {
+  MpiBenchResult out;
+  out.ranks = world.size();
+  if (!options.config_path.empty()) {
+    // The model is PPO's per-minibatch gradient allreduce: an ES config has none. Every
+    // rank reads the same config, so every rank refuses alike.
+    Result<config::Config> c = config::Config::LoadFile(options.config_path);
+    Status st = c.ok() ? Status::Ok() : c.status();
+    for (const std::string& o : options.overrides) {
+      if (st.ok()) st = c->ApplyOverride(o);
+    }
+    const config::ConfigValue* name = st.ok() ? c->Get("algo", "name") : nullptr;
+    if (st.ok() && name != nullptr && name->text == "es") {
+      st = Status::InvalidArgument(
+          options.config_path +
+          ": [algo] name = \"es\": bench mpi models PPO's gradient allreduce per minibatch; "
+          "evolution strategies exchange only their members' fitnesses once per generation. "
+          "Measure their scaling with `mpirun -np K rltrade bench train --config " +
+          options.config_path + "`");
+    }
+    RLT_RETURN_IF_ERROR(st);
+  }
+  std::vector<int64_t> sizes = {1, 1024, 16384, 262144, 4194304};
+  if (!options.config_path.empty()) {
+    Result<ScalingResult> r = MeasureScaling(options, world);
+    RLT_RETURN_IF_ERROR(r.status());
+    out.has_scaling = true;
+    out.scaling = *r;
+    sizes.push_back(r->all.shape.parameters);
+    std::sort(sizes.begin(), sizes.end());
+  }
+  const int k = out.ranks;
+  // Alone there is nothing to exchange: no allreduce timings.
+  if (k > 1) out.timings = MeasureAllreduce(world, sizes);
+  // The measures are complete on rank 0 only (MeasureScaling): the model runs there.
+  if (out.has_scaling && k > 1 && world.rank() == 0) {
+    out.projection = ProjectScaling(out.scaling.one, {2, 8, 64, 512}, DefaultNetworks());
+    NetworkModel here{"this machine", 0, 0};
+    for (const AllreduceTiming& t : out.timings) {
+      if (t.floats == 1) here.latency_seconds = t.median_seconds / (2.0 * (k - 1));
+      if (t.floats == out.scaling.all.shape.parameters) here.gbit_per_sec = 8 * t.bus_gbps;
+    }
+    out.modelled_communicate_seconds_here = ModelCommunicateSeconds(out.scaling.one.shape, k, here);
+    out.measured_communicate_seconds_here =
+        out.scaling.all.communicate_fraction * out.scaling.all.seconds_per_update;
+  }
+  return out;
 }
 
 }  // namespace rlt::perf

@@ -97,6 +97,24 @@ std::vector<ProjectionRow> ProjectScaling(const DataParallelMeasure& one_rank,
                                           const std::vector<int>& ranks,
                                           const std::vector<NetworkModel>& networks);
 
+// The whole of `rltrade bench mpi` (every rank calls it): the config's scaling when
+// options.config_path is set (refused for evolution strategies: they exchange only their
+// members' fitnesses once per generation, not a gradient per minibatch), the allreduce
+// timings of a few sizes and of the policy's parameter count (none on one rank), the
+// projection to 2..512 ranks on DefaultNetworks(), and the model evaluated with this
+// machine's own allreduce (alpha from the 1-float sum, the bandwidth measured at the
+// policy's size) beside the communicating time measured per update. Complete on rank 0;
+// the other ranks get their own timings only.
+struct MpiBenchResult {
+  int ranks = 1;
+  std::vector<AllreduceTiming> timings;
+  bool has_scaling = false;
+  ScalingResult scaling;
+  std::vector<ProjectionRow> projection;
+  double modelled_communicate_seconds_here = 0, measured_communicate_seconds_here = 0;
+};
+Result<MpiBenchResult> RunMpiBench(const TrainBenchOptions& options, Collective& world);
+
 }  // namespace rlt::perf
 
 #endif  // RLT_PERF_MPI_BENCH_H_
