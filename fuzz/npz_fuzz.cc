@@ -2,10 +2,12 @@
 // maps files) and opened; every member is asked for as float and as int64 arrays. An
 // accepted array keeps its promises: rows x row elements match its shape, and reading
 // every row (float arrays) or the whole array (int64) stays inside the member (ASan
-// watches the reads). Seeds: archives written by NumPy and by our writer.
+// watches the reads); no two accepted members share a name. Seeds: archives written by NumPy and by
+// our writer.
 #include <unistd.h>
 
 #include <cstdio>
+#include <set>
 #include <string>
 
 #include "fuzz_util.h"
@@ -32,6 +34,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_REQUIRE(file.status().message().find(path) != std::string::npos,
                  "an error names the file");
     return 0;
+  }
+  // Each array name once (two same-named members are ambiguous: refused by Open).
+  std::set<std::string> names;
+  for (const auto& m : file->members()) {
+    FUZZ_REQUIRE(names.insert(m.name).second, "member names are unique");
   }
   for (const auto& m : file->members()) {
     auto floats = file->Get(m.name, {NpyDType::kFloat32, NpyDType::kFloat16},

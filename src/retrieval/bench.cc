@@ -73,14 +73,14 @@ std::unique_ptr<RetrievalData> RandomData(int64_t pairs, int steps, int dim, int
 }
 
 // Micro-batches per second over `iters` after `warmup`, in the trainer's next epoch.
-double TimeEpoch(Trainer& trainer, int warmup) {
+Result<double> TimeEpoch(Trainer& trainer, int warmup) {
   Clock::time_point start{};
   int64_t timed = 0;
   const auto t_end = [&](int64_t done, int64_t) {
     if (done == warmup) start = Clock::now();
     if (done > warmup) timed = done - warmup;
   };
-  trainer.RunEpoch(t_end);
+  RLT_RETURN_IF_ERROR(trainer.RunEpoch(t_end).status());
   const double s = std::chrono::duration<double>(Clock::now() - start).count();
   return timed / std::max(s, 1e-9);
 }
@@ -162,7 +162,7 @@ Result<RetrievalBenchResult> RunRetrievalBench(const RetrievalBenchRequest& r) {
     s.mining.schedule = "";
     RLT_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> t, Trainer::Create(s, data.get()));
     t->PrefillMemoryBank(7);
-    out.it_per_sec = TimeEpoch(*t, r.warmup);
+    RLT_ASSIGN_OR_RETURN(out.it_per_sec, TimeEpoch(*t, r.warmup));
     out.gflop_per_iter = t->Flops(out.batch) / 1e9;
   }
   {
@@ -172,8 +172,9 @@ Result<RetrievalBenchResult> RunRetrievalBench(const RetrievalBenchRequest& r) {
                         "-" + std::to_string(cmax);
     RLT_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> t, Trainer::Create(s, data.get()));
     t->PrefillMemoryBank(7);
-    TimeEpoch(*t, r.warmup);  // mines the negatives the timed epoch uses
-    out.it_per_sec_mining = TimeEpoch(*t, r.warmup);
+    // The first epoch mines the negatives the timed epoch uses.
+    RLT_RETURN_IF_ERROR(TimeEpoch(*t, r.warmup).status());
+    RLT_ASSIGN_OR_RETURN(out.it_per_sec_mining, TimeEpoch(*t, r.warmup));
   }
   out.gflops = out.gflop_per_iter * out.it_per_sec;
   out.peak_gflops = MatmulPeak(out.threads);

@@ -63,18 +63,97 @@ double Norm(const float* v, int64_t n) {
   return std::sqrt(ss);
 }
 
-Status FindTargets(const RetrievalData& data, Split& split, const std::string& what) {
+// Exact duplicates: bank rows whose normalised vectors are equal element by element
+// (-0 == +0) to an earlier row's. Returns, when there are any, the new row of every old
+// row (a duplicate maps to its first copy's) and compacts data.bank to the distinct rows
+// in their order (data.bank_source_rows: the file row of each); empty when there are none.
+std::vector<int64_t> DeduplicateBank(RetrievalData& data, std::string* note) {
+  const int64_t n = data.bank_rows, D = data.dim;
+  auto hash = [&](int64_t j) {
+    uint64_t h = 1469598103934665603ULL;
+    for (int64_t e = 0; e < D; ++e) {
+      const float v = data.bank[j * D + e] + 0.0f;  // -0 hashes as +0
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      h = (h ^ bits) * 1099511628211ULL;
+    }
+    return h;
+  };
+  auto same = [&](int64_t a, int64_t b) {
+    for (int64_t e = 0; e < D; ++e) {
+      if (data.bank[a * D + e] != data.bank[b * D + e]) return false;
+    }
+    return true;
+  };
+  std::vector<std::pair<uint64_t, int64_t>> keyed(n);
+  for (int64_t j = 0; j < n; ++j) keyed[j] = {hash(j), j};
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<int64_t> first_copy;  // old row -> its first copy's old row (when any)
+  std::vector<int64_t> reps;
+  int64_t duplicates = 0, example = -1;
+  for (int64_t g = 0; g < n;) {
+    int64_t end = g + 1;
+    while (end < n && keyed[end].first == keyed[g].first) ++end;
+    // A hash group's rows in row order: each repeats one of the distinct vectors seen so
+    // far in the group (its first copy) or is a new one (linear in the group's size when
+    // its rows are all the same vector).
+    reps.assign(1, keyed[g].second);
+    for (int64_t a = g + 1; a < end; ++a) {
+      const int64_t row = keyed[a].second;
+      bool repeated = false;
+      for (int64_t rep : reps) {
+        if (same(row, rep)) {
+          if (first_copy.empty()) {
+            first_copy.resize(n);
+            for (int64_t j = 0; j < n; ++j) first_copy[j] = j;
+          }
+          first_copy[row] = rep;
+          ++duplicates;
+          if (example < 0 || row < example) example = row;
+          repeated = true;
+          break;
+        }
+      }
+      if (!repeated) reps.push_back(row);
+    }
+    g = end;
+  }
+  if (duplicates == 0) return {};
+  std::vector<int64_t> new_row(n);
+  data.bank_source_rows.clear();
+  int64_t kept = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    if (first_copy[j] != j) continue;
+    if (kept != j) std::copy_n(&data.bank[j * D], D, &data.bank[kept * D]);
+    data.bank_source_rows.push_back(j);
+    new_row[j] = kept++;
+  }
+  for (int64_t j = 0; j < n; ++j) new_row[j] = new_row[first_copy[j]];
+  data.bank.resize(kept * D);
+  data.bank.shrink_to_fit();
+  data.bank_rows = kept;
+  *note = data.bank_name + ": " + std::to_string(duplicates) + " of " + std::to_string(n) +
+          " rows repeat an earlier row exactly (e.g. row " + std::to_string(example) + " = row " +
+          std::to_string(first_copy[example]) + "); each vector is kept once, at its first row (" +
+          std::to_string(kept) +
+          " distinct), so Recall@k and MRR rank distinct vectors and no copy of a target is "
+          "ever its negative; targets naming a later copy use the first";
+  return new_row;
+}
+
+Status FindTargets(const RetrievalData& data, Split& split, const std::string& what,
+                   int64_t file_rows, const std::vector<int64_t>& new_row) {
   const int64_t n = split.y->rows(), D = data.dim;
   split.target_row.assign(n, -1);
   std::vector<float> y(D);
-  auto check_row = [&](int64_t i, int64_t row) -> Status {
+  auto check_row = [&](int64_t i, int64_t row, int64_t file_row) -> Status {
     split.y->Read(i, 1, y.data());
     const double norm = Norm(y.data(), D);
     double dot = 0.0;
     for (int64_t e = 0; e < D; ++e) dot += static_cast<double>(y[e]) * data.bank[row * D + e];
     if (!(norm > 0.0) || dot / norm < kSameVectorCosine) {
       return Status::DataError(split.y->Name() + ": row " + std::to_string(i) +
-                               " is not bank row " + std::to_string(row) +
+                               " is not bank row " + std::to_string(file_row) +
                                " that the file's row array names (cosine " +
                                std::to_string(norm > 0 ? dot / norm : 0.0) +
                                "): targets and their row numbers disagree");
@@ -88,13 +167,14 @@ Status FindTargets(const RetrievalData& data, Split& split, const std::string& w
                                std::to_string(n) + " targets");
     }
     for (int64_t i = 0; i < n; ++i) {
-      const int64_t row = split.given_rows[i];
-      if (row < 0 || row >= data.bank_rows) {
+      const int64_t file_row = split.given_rows[i];
+      if (file_row < 0 || file_row >= file_rows) {
         return Status::DataError(what + ": entry " + std::to_string(i) + " = " +
-                                 std::to_string(row) + " is not a row of the bank (0.." +
-                                 std::to_string(data.bank_rows - 1) + ")");
+                                 std::to_string(file_row) + " is not a row of the bank (0.." +
+                                 std::to_string(file_rows - 1) + ")");
       }
-      RLT_RETURN_IF_ERROR(check_row(i, row));
+      const int64_t row = new_row.empty() ? file_row : new_row[file_row];
+      RLT_RETURN_IF_ERROR(check_row(i, row, file_row));
       split.target_row[i] = row;
     }
     return Status::Ok();
@@ -235,6 +315,19 @@ Status PrepareData(RetrievalData& data, const RowSource& bank, int largest_k) {
     }
     for (int64_t e = 0; e < D; ++e) v[e] = static_cast<float>(v[e] / norm);
   }
+  // Exact duplicates are kept once: a copy of the target would otherwise rank above it by
+  // rounding (scored in another block of the product) and serve as its negative.
+  const int64_t file_rows = data.bank_rows;
+  std::string note;
+  const std::vector<int64_t> new_row = DeduplicateBank(data, &note);
+  if (!note.empty()) data.notes.push_back(note);
+  if (data.bank_rows < largest_k) {
+    return Status::DataError(
+        bank.Name() + " holds " + std::to_string(data.bank_rows) +
+        " distinct vectors, fewer than the largest k = " + std::to_string(largest_k) +
+        " of [eval] ks: Recall@k would be 1 by construction; lower ks "
+        "or use a larger bank");
+  }
   for (Split* s : {&data.train, &data.val}) {
     std::vector<float> y(D);
     for (int64_t i = 0; i < s->y->rows(); ++i) {
@@ -244,7 +337,7 @@ Status PrepareData(RetrievalData& data, const RowSource& bank, int largest_k) {
                                  " is all zeros and cannot be L2-normalised");
       }
     }
-    RLT_RETURN_IF_ERROR(FindTargets(data, *s, s->y->Name()));
+    RLT_RETURN_IF_ERROR(FindTargets(data, *s, s->y->Name(), file_rows, new_row));
   }
   return Status::Ok();
 }
@@ -272,9 +365,19 @@ Result<std::unique_ptr<RetrievalData>> SynthDataInMemory(const SynthDataset& syn
   for (int64_t j = 0; j < o.bank_size; ++j) synth.BankRow(j, &bank[j * D]);
   MemoryRows bank_rows(std::move(bank), D, "synthetic:vectors");
   RLT_RETURN_IF_ERROR(PrepareData(*data, bank_rows, largest_k));
-  data->bank_ids.resize(o.bank_size);
-  for (int64_t j = 0; j < o.bank_size; ++j) data->bank_ids[j] = synth.BankId(j);
+  std::vector<int64_t> ids(o.bank_size);
+  for (int64_t j = 0; j < o.bank_size; ++j) ids[j] = synth.BankId(j);
+  data->SetBankIds(std::move(ids));
   return data;
+}
+
+void RetrievalData::SetBankIds(std::vector<int64_t> file_ids) {
+  if (bank_source_rows.empty()) {
+    bank_ids = std::move(file_ids);
+    return;
+  }
+  bank_ids.resize(bank_source_rows.size());
+  for (size_t j = 0; j < bank_source_rows.size(); ++j) bank_ids[j] = file_ids[bank_source_rows[j]];
 }
 
 void ShuffleTrainingTargets(RetrievalData& data, uint64_t seed) {

@@ -66,16 +66,26 @@ struct Split {
 struct RetrievalData {
   int steps = 0, dim = 0;
   Split train, val;
-  int64_t bank_rows = 0;
+  int64_t bank_rows = 0;    // distinct vectors (exact duplicates are kept once)
   std::vector<float> bank;  // (bank_rows, dim), L2-normalised
   std::vector<int64_t> bank_ids;
   std::string bank_name;  // "bank.npz:vectors"
+  // The file row of each bank row when duplicates were dropped (empty: the same rows).
+  std::vector<int64_t> bank_source_rows;
+  // What the checks changed, for the user (e.g. duplicates dropped): printed as notes.
+  std::vector<std::string> notes;
+
+  // The file's ids (one per file row), kept for the rows kept.
+  void SetBankIds(std::vector<int64_t> file_ids);
 };
 
 // Checks shapes, finiteness (NaN/inf anywhere is an error naming the array and row), zero
 // bank rows and zero targets (cannot be normalised), normalises the bank (from `bank`,
-// the raw (B, D) rows) and finds every target's bank row. `largest_k`: the bank must hold
-// at least this many rows (Recall@k would be meaningless otherwise).
+// the raw (B, D) rows), keeps each exact duplicate once (rows whose normalised vectors are
+// equal: the first copy stays, a note in data.notes says how many went; targets and
+// Y_*_row entries naming a later copy use the first) and finds every target's bank row.
+// `largest_k`: the bank must hold at least this many rows (Recall@k would be meaningless
+// otherwise).
 Status PrepareData(RetrievalData& data, const RowSource& bank, int largest_k);
 
 // The synthetic dataset generated into memory (tests, benchmarks without files), with

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <set>
 
 #include "core/posix_io.h"
 
@@ -270,6 +271,9 @@ Result<NpzFile> NpzFile::Open(const std::string& path) {
   if (entries > cd_size / 46) return bad("more entries than the central directory holds");
   uint64_t p = cd_offset;
   const uint64_t cd_end = cd_offset + cd_size;
+  // Every member name once: readers disagree on which of two same-named members is the
+  // array (NumPy's zipfile takes the last, a first-match scan the first).
+  std::set<std::string> names;
   for (uint64_t e = 0; e < entries; ++e) {
     if (cd_end - p < 46 || U32(d + p) != kCentralSig)
       return bad("a damaged central directory entry");
@@ -306,6 +310,11 @@ Result<NpzFile> NpzFile::Open(const std::string& path) {
       q += 4 + len;
     }
     p += 46 + static_cast<uint64_t>(name_len) + extra_len + comment_len;
+    if (!names.insert(name).second) {
+      return Status::DataError(path + ": two members are named '" + name +
+                               "' (NumPy would read the last, so which array is meant is "
+                               "ambiguous); write the archive again with each array once");
+    }
     if (flags & 0x1) {
       return Status::DataError(path + ": member '" + name +
                                "' is encrypted; rltrade reads "
@@ -333,7 +342,26 @@ Result<NpzFile> NpzFile::Open(const std::string& path) {
     if (!m.deflated && m.compressed_size != m.size) {
       return bad("stored member '" + m.name + "' has different stored and original sizes");
     }
+    // The local header repeats the name; NumPy's zipfile refuses a member whose two names
+    // differ, and so do we (otherwise the same bytes would be read under two names).
+    const uint16_t local_name_len = U16(d + m.local_offset + 26);
+    if (local_name_len != name_len ||
+        std::memcmp(d + m.local_offset + 30, name.data(), name_len) != 0) {
+      return bad("member '" + name + "' has another name in its local header ('" +
+                 std::string(reinterpret_cast<const char*>(d + m.local_offset + 30),
+                             std::min<uint16_t>(local_name_len, 120)) +
+                 "')");
+    }
     f.members_.push_back(std::move(m));
+  }
+  // NumPy's np.load(...)['X'] reads a member named exactly 'X' before 'X.npy'.
+  for (const NpyMember& m : f.members_) {
+    if (names.count(m.name) != 0) {
+      return Status::DataError(path + ": members '" + m.name + "' and '" + m.name +
+                               ".npy' are both in the archive (NumPy's np.load reads '" + m.name +
+                               "' as array '" + m.name +
+                               "', so which array is meant is ambiguous); drop one of them");
+    }
   }
   return f;
 }
@@ -582,6 +610,7 @@ struct NpzWriter::State {
   bool finished = false;
   std::string central;
   uint64_t entries = 0;
+  std::set<std::string> names;  // member names written (each once)
   // The member being written.
   bool open = false;
   std::string name;
@@ -659,6 +688,16 @@ Status NpzWriter::BeginArray(const std::string& name, NpyDType dtype,
   State& s = *s_;
   RLT_CHECK(!s.open && !s.finished);
   RLT_CHECK(level >= 0 && level <= 9);
+  // Each array once, and no member name NumPy's np.load could take for another array
+  // (it reads a member named exactly 'X' as array 'X' before 'X.npy').
+  const std::string member_name = name + ".npy";
+  if (s.names.count(member_name) != 0 || s.names.count(name) != 0 ||
+      s.names.count(member_name + ".npy") != 0) {
+    return Status::InvalidArgument(s.path + ": array '" + name +
+                                   "' is written twice (or beside an array named '" + name +
+                                   ".npy' or its stem); an archive holds each array once");
+  }
+  s.names.insert(member_name);
   s.open = true;
   s.name = name;
   s.dtype = dtype;

@@ -42,7 +42,7 @@ Result<std::unique_ptr<RetrievalData>> LoadRetrievalData(const std::string& pair
   RLT_RETURN_IF_ERROR(PrepareData(*data, vectors, largest_k));
   if (bf.Has("ids")) {
     RLT_ASSIGN_OR_RETURN(NpzArray ids, bf.Get("ids", {NpyDType::kInt64}, {vectors.rows()}));
-    data->bank_ids = ids.ReadInt64();
+    data->SetBankIds(ids.ReadInt64());
   }
   return data;
 }

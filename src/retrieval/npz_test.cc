@@ -2,7 +2,9 @@
 // made by make_npz.py) read to the values their formulas give; our writer's files read
 // back by us (stored, deflated, ZIP64) and by NumPy when Debian's python3-numpy is there;
 // every truncation and many byte flips of a file give an error or the right data, never a
-// crash or wrong numbers; errors name the file and the array.
+// crash or wrong numbers; errors name the file and the array; member names that NumPy and
+// we could resolve to different arrays (twice the same name, a local header naming
+// another member, 'X' beside 'X.npy') are refused.
 #include "retrieval/npz.h"
 
 #include <gtest/gtest.h>
@@ -238,6 +240,85 @@ TEST(Npz, ADeflatedMemberClaimingMoreThanDeflateCanProduceIsRefused) {
   ASSERT_FALSE(a.ok());
   EXPECT_NE(a.status().message().find("more than deflate can produce"), std::string::npos)
       << a.status().message();
+}
+
+// Replaces every occurrence of `from` in `bytes` by `to` (same length) from `first` on;
+// returns how many.
+int Patch(std::string& bytes, const std::string& from, const std::string& to, size_t first = 0) {
+  int n = 0;
+  for (size_t at = bytes.find(from, first); at != std::string::npos; at = bytes.find(from, at)) {
+    bytes.replace(at, from.size(), to);
+    ++n;
+  }
+  return n;
+}
+
+TEST(Npz, MemberNamesReadersCouldResolveDifferentlyAreRefused) {
+  const std::string dir = ::testing::TempDir() + "/npz_names";
+  fs::create_directories(dir);
+  const float first[2] = {1.0f, 2.0f}, second[2] = {3.0f, 4.0f};
+  // Two members 'A_1.npy' and 'A_2.npy', then renamed so both are 'A_1.npy' (NumPy reads
+  // the last, a first-match scan the first): refused, naming the file and the member.
+  auto write_two = [&](const std::string& path, const std::string& a, const std::string& b) {
+    auto w = NpzWriter::Create(path);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(w->AddFloat32(a, {2}, first).ok());
+    ASSERT_TRUE(w->AddFloat32(b, {2}, second).ok());
+    ASSERT_TRUE(w->Finish().ok());
+  };
+  const std::string path = dir + "/dup.npz";
+  write_two(path, "A_1", "A_2");
+  const std::string clean = ReadBytes(path);
+  {
+    auto ok = NpzFile::Open(path);
+    ASSERT_TRUE(ok.ok()) << ok.status().message();
+    EXPECT_EQ(ok->members().size(), 2u);
+  }
+  std::string dup = clean;
+  ASSERT_EQ(Patch(dup, "A_2.npy", "A_1.npy"), 2);  // the local header and the directory
+  WriteBytes(path, dup);
+  auto twice = NpzFile::Open(path);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find(path + ": two members are named 'A_1.npy'"),
+            std::string::npos)
+      << twice.status().message();
+  // Only the local header renamed: its name and the directory's disagree.
+  std::string local = clean;
+  const size_t at = local.find("A_2.npy");
+  ASSERT_NE(at, std::string::npos);
+  local.replace(at, 7, "A_3.npy");
+  WriteBytes(path, local);
+  auto mismatch = NpzFile::Open(path);
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_NE(mismatch.status().message().find("member 'A_2.npy' has another name in its local "
+                                             "header ('A_3.npy')"),
+            std::string::npos)
+      << mismatch.status().message();
+  // Members 'W.npy' and 'W.npy.npy': np.load(...)['W.npy'] reads the first, a reader that
+  // strips '.npy' the second.
+  write_two(path, "W", "Q.npy");
+  std::string stem = ReadBytes(path);
+  ASSERT_EQ(Patch(stem, "Q.npy.npy", "W.npy.npy"), 2);
+  WriteBytes(path, stem);
+  auto ambiguous = NpzFile::Open(path);
+  ASSERT_FALSE(ambiguous.ok());
+  EXPECT_NE(ambiguous.status().message().find("members 'W.npy' and 'W.npy.npy'"), std::string::npos)
+      << ambiguous.status().message();
+  // Our writer never makes such an archive.
+  auto w = NpzWriter::Create(dir + "/w.npz");
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(w->AddFloat32("v", {2}, first).ok());
+  EXPECT_FALSE(w->AddFloat32("v", {2}, second).ok());
+  EXPECT_FALSE(w->AddFloat32("v.npy", {2}, second).ok());
+  ASSERT_TRUE(w->AddFloat32("u.npy", {2}, second).ok());
+  const Status stem_of = w->AddFloat32("u", {2}, first);
+  ASSERT_FALSE(stem_of.ok());
+  EXPECT_NE(stem_of.message().find("array 'u' is written twice"), std::string::npos)
+      << stem_of.message();
+  ASSERT_TRUE(w->Finish().ok());
+  auto back = NpzFile::Open(dir + "/w.npz");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->members().size(), 2u);
 }
 
 }  // namespace

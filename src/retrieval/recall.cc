@@ -2,6 +2,7 @@
 #include "retrieval/recall.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/status.h"
 #include "native/gemm.h"
@@ -36,14 +37,20 @@ void TargetRanks(const float* queries, int64_t m, const float* bank, int64_t n, 
                    static_cast<int>(bn));
       for (int64_t i = 0; i < qn; ++i) {
         const float s = target_score[i];
+        if (std::isnan(s)) continue;  // ranked last below
         const float* row = &scores[i * bn];
         const int64_t t = targets[q0 + i] - b0;
         int64_t above = 0;
+        // !(row <= s): a NaN row counts above the target (a broken score never helps).
 #pragma omp simd reduction(+ : above)
-        for (int64_t j = 0; j < bn; ++j) above += row[j] > s ? 1 : 0;
-        if (t >= 0 && t < bn && row[t] > s) --above;  // the target itself never counts
+        for (int64_t j = 0; j < bn; ++j) above += row[j] <= s ? 0 : 1;
+        if (t >= 0 && t < bn && !(row[t] <= s)) --above;  // the target itself never counts
         ranks[q0 + i] += above;
       }
+    }
+    // A NaN target score: a miss at every k, ranked after every bank row.
+    for (int64_t i = 0; i < qn; ++i) {
+      if (std::isnan(target_score[i])) ranks[q0 + i] = n;
     }
   }
 }

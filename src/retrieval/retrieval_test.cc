@@ -1,7 +1,8 @@
 // Tests of the retrieval trainer's parts that need no LibTorch: the mining schedule, the
 // InfoNCE loss (against a double-precision reference and closed forms), the MLP document
-// tower (against central differences of a double-precision forward) and the synthetic
-// dataset's structure.
+// tower (against central differences of a double-precision forward), the synthetic
+// dataset's structure, and exact ranks, Recall@k and MRR against plain loops (NaN scores
+// count against the model).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -357,6 +358,98 @@ TEST(Recall, RanksEqualABruteForceCountInDoubleAndMetricsFollow) {
   EXPECT_DOUBLE_EQ(metrics.recall.at(100), 5.0 / 6);
   EXPECT_DOUBLE_EQ(metrics.recall.at(1000), 5.0 / 6);
   EXPECT_DOUBLE_EQ(metrics.mrr, (1.0 + 1.0 / 5 + 1.0 / 10 + 1.0 / 11 + 1.0 / 100 + 1.0 / 1501) / 6);
+}
+
+// The documented rule, one score at a time in double: the rank of a target is the number
+// of other rows scoring above it, a NaN row counting above; a NaN target score ranks n.
+std::vector<int64_t> PlainLoopRanks(const std::vector<float>& q, const std::vector<float>& bank,
+                                    const std::vector<int64_t>& targets, int d) {
+  const int64_t m = static_cast<int64_t>(targets.size());
+  const int64_t n = static_cast<int64_t>(bank.size()) / d;
+  std::vector<int64_t> ranks(m);
+  for (int64_t i = 0; i < m; ++i) {
+    auto dot = [&](int64_t j) {
+      double s = 0.0;
+      for (int e = 0; e < d; ++e) s += static_cast<double>(q[i * d + e]) * bank[j * d + e];
+      return s;
+    };
+    const double st = dot(targets[i]);
+    if (std::isnan(st)) {
+      ranks[i] = n;
+      continue;
+    }
+    int64_t above = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      if (j == targets[i]) continue;
+      const double sj = dot(j);
+      if (std::isnan(sj) || sj > st) ++above;
+    }
+    ranks[i] = above;
+  }
+  return ranks;
+}
+
+TEST(Recall, NaNScoresNeverRankFirstAndMetricsMatchAPlainLoop) {
+  Rng rng(5);
+  const int d = 8;
+  const int64_t m = 40, n = 5000;  // two bank blocks
+  std::vector<float> q = RandomUnitRows(rng, m, d), bank = RandomUnitRows(rng, n, d);
+  std::vector<int64_t> targets(m);
+  for (int64_t i = 0; i < m; ++i) targets[i] = static_cast<int64_t>(rng.NextU64() % n);
+  // Queries equal to their targets (rank 0 unless a NaN row intervenes) ...
+  for (int64_t i = 0; i < m; i += 2) {
+    std::copy_n(&bank[targets[i] * d], d, &q[i * d]);
+  }
+  // ... query 0 all NaN (a diverged tower: every score NaN), query 1's target row NaN,
+  // and bank rows 7 and 4500 NaN: they count above every target they are compared with.
+  std::fill_n(&q[0], d, std::nanf(""));
+  bank[targets[1] * d + 3] = std::nanf("");
+  for (int64_t row : {int64_t{7}, int64_t{4500}}) {
+    if (row != targets[1]) bank[row * d] = std::nanf("");
+  }
+  std::vector<int64_t> ranks(m);
+  TargetRanks(q.data(), m, bank.data(), n, d, targets.data(), ranks.data());
+  const std::vector<int64_t> expected = PlainLoopRanks(q, bank, targets, d);
+  EXPECT_EQ(ranks[0], n) << "an all-NaN query is a miss, after every row";
+  EXPECT_EQ(ranks[1], n) << "a NaN target score is a miss, after every row";
+  int nan_rows = 0;
+  for (int64_t row : {int64_t{7}, int64_t{4500}}) nan_rows += row != targets[1] ? 1 : 0;
+  for (int64_t i = 2; i < m; i += 2) {
+    // A query equal to its target: only the NaN rows rank above it (a near tie in float
+    // may move by one).
+    EXPECT_NEAR(ranks[i], nan_rows, 1) << i;
+  }
+  for (int64_t i = 0; i < m; ++i) EXPECT_NEAR(ranks[i], expected[i], 1) << i;
+  // Recall@k and MRR from the ranks, against a plain loop over the reference ranks.
+  const std::vector<int> ks = {1, 3, 10, 5000};
+  const RetrievalMetrics got = MetricsFromRanks(ranks, ks);
+  const RetrievalMetrics ref_from_ranks = MetricsFromRanks(expected, ks);
+  for (int k : ks) {
+    double hits = 0.0;
+    for (int64_t r : expected) hits += r < k ? 1.0 : 0.0;
+    EXPECT_NEAR(ref_from_ranks.recall.at(k), hits / m, 1e-12) << k;
+    // The two rank lists may differ by one at near ties only: within 1 / m per query
+    // whose rank sits at the boundary.
+    EXPECT_NEAR(got.recall.at(k), hits / m, 2.0 / m) << k;
+  }
+  double mrr = 0.0;
+  for (int64_t r : expected) mrr += 1.0 / (static_cast<double>(r) + 1.0);
+  EXPECT_NEAR(ref_from_ranks.mrr, mrr / m, 1e-12 * std::max(1.0, mrr / m));
+  // Recall@n: the NaN queries are misses even with k = n (rank n is not < n).
+  EXPECT_LE(got.recall.at(5000), (m - 2.0) / m);
+  EXPECT_NEAR(got.recall.at(5000), (m - 2.0) / m, 1e-12);
+}
+
+TEST(Recall, AllScoresNaNIsRecallZeroNotOne) {
+  // The reported failure: a model whose weights are NaN scored Recall@k = MRR = 1.
+  const int d = 4;
+  const int64_t m = 3, n = 50;
+  std::vector<float> q(m * d, std::nanf("")), bank(n * d, 0.5f);
+  std::vector<int64_t> targets = {0, 17, 49}, ranks(m);
+  TargetRanks(q.data(), m, bank.data(), n, d, targets.data(), ranks.data());
+  const RetrievalMetrics metrics = MetricsFromRanks(ranks, {1, 10, 50});
+  for (int k : {1, 10, 50}) EXPECT_EQ(metrics.recall.at(k), 0.0) << k;
+  EXPECT_NEAR(metrics.mrr, 1.0 / (n + 1), 1e-15);
 }
 
 }  // namespace

@@ -203,6 +203,154 @@ std::string EpochSummary(const EpochRecord& r, int epochs) {
   return s.str();
 }
 
+// Prints what the data checks changed (e.g. duplicate bank rows dropped), whatever --quiet
+// says: it changes what the metrics mean.
+void PrintNotes(const RetrievalData& data) {
+  for (const std::string& note : data.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+}
+
+// The training of a run whose directory exists and is locked: resumes from last/ when
+// asked (recording a changed length in config.toml), then TrainEpochs.
+Status TrainEpochs(const RetrievalTrainRequest& req, const std::string& run_dir, const Bound& bound,
+                   const RetrievalData& data, Trainer& trainer, double best,
+                   RetrievalTrainResult& result);
+
+// config.toml, then the run's MANIFEST over it (each written atomically).
+Status WriteConfig(const std::string& run_dir, const std::string& text) {
+  RLT_RETURN_IF_ERROR(WriteFileAtomic((fs::path(run_dir) / "config.toml").string(), text));
+  return runlog::WriteManifestOf(run_dir, {"config.toml"});
+}
+
+Status TrainRun(const RetrievalTrainRequest& req, const std::string& run_dir, const Bound& bound,
+                const RetrievalData& data, Trainer& trainer, RetrievalTrainResult& result) {
+  const bool resuming = !req.resume.empty();
+  const int epochs = bound.settings.train.epochs;
+  const std::string history = (fs::path(run_dir) / "history.jsonl").string();
+  const std::string config_path = (fs::path(run_dir) / "config.toml").string();
+  std::string previous_config;  // the config.toml this resume replaced
+  double best = -1.0;
+  if (resuming) {
+    const std::string last = (fs::path(run_dir) / "last").string();
+    if (!fs::exists(last)) {
+      return Status::NotFound(run_dir +
+                              " has no checkpoint to resume from (last/ is missing: "
+                              "the run stopped before its first epoch ended); start it again");
+    }
+    RLT_RETURN_IF_ERROR(runlog::VerifyManifest(last, /*complete=*/true));
+    RLT_RETURN_IF_ERROR(trainer.Load((fs::path(last) / "state.rtt").string()));
+    if (trainer.next_epoch() > epochs) {
+      return Status::Refused("--set train.epochs=" + std::to_string(epochs) + ": " + run_dir +
+                             " has trained " + std::to_string(trainer.next_epoch()) +
+                             " epochs already; a resumed run can only be extended (give "
+                             "train.epochs >= " +
+                             std::to_string(trainer.next_epoch()) + ")");
+    }
+    // config.toml says what the run trains: rewritten (atomically, then its MANIFEST)
+    // when the resume changed train.epochs or run.threads, before training (so a resume
+    // of a killed resume continues to the same length); put back if no epoch completes.
+    const std::string text = bound.config.ToToml();
+    RLT_ASSIGN_OR_RETURN(const std::string old, ReadFile(config_path));
+    if (old != text) {
+      RLT_RETURN_IF_ERROR(WriteConfig(run_dir, text));
+      previous_config = old;
+    }
+    RLT_RETURN_IF_ERROR(TrimHistory(history, trainer.next_epoch()));
+    const std::string best_metrics = (fs::path(run_dir) / "best" / "metrics.json").string();
+    if (auto best_text = ReadFile(best_metrics); best_text.ok()) {
+      const json j = json::parse(*best_text, nullptr, false);
+      if (!j.is_discarded() && j.contains(bound.settings.eval.best_metric) &&
+          j[bound.settings.eval.best_metric].is_number()) {
+        best = j[bound.settings.eval.best_metric].get<double>();
+      }
+    }
+  }
+  const Status trained = TrainEpochs(req, run_dir, bound, data, trainer, best, result);
+  if (!trained.ok() && !previous_config.empty() && result.epochs_done == 0) {
+    const Status restored = WriteConfig(run_dir, previous_config);
+    if (!restored.ok()) {
+      return Status::IoError(trained.message() + "; putting back the previous " + config_path +
+                             " failed too: " + restored.message());
+    }
+  }
+  return trained;
+}
+
+// The epochs of a run from trainer.next_epoch() on: trains, checkpoints and evaluates.
+Status TrainEpochs(const RetrievalTrainRequest& req, const std::string& run_dir, const Bound& bound,
+                   const RetrievalData& data, Trainer& trainer, double best,
+                   RetrievalTrainResult& result) {
+  const int epochs = bound.settings.train.epochs;
+  const std::string history = (fs::path(run_dir) / "history.jsonl").string();
+  Progress progress(req.quiet);
+  {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "training %lld pairs against a bank of %lld x %d; memory beyond the data: "
+                  "about %.2f GB (estimate)",
+                  static_cast<long long>(data.train.x->rows()),
+                  static_cast<long long>(data.bank_rows), data.dim,
+                  EstimateTrainingBytes(bound.settings, data) / 1e9);
+    progress.Line(text);
+  }
+  std::vector<double> speeds;
+  EpochRecord last_rec;
+  while (trainer.next_epoch() < epochs) {
+    const int epoch = trainer.next_epoch();
+    const auto start = std::chrono::steady_clock::now();
+    RLT_ASSIGN_OR_RETURN(EpochRecord rec, trainer.RunEpoch([&](int64_t done, int64_t total) {
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      progress.Update(epoch, epochs, done, total, done / std::max(secs, 1e-9));
+    }));
+    speeds.push_back(rec.it_per_sec);
+    progress.Line(EpochSummary(rec, epochs));
+    RLT_RETURN_IF_ERROR(AppendLine(history, JsonText(RecordJson(rec))));
+    RLT_RETURN_IF_ERROR(WriteCheckpoint(run_dir, "last", trainer, true, nullptr));
+    if ((epoch + 1) % bound.settings.run.checkpoint_every == 0) {
+      RLT_RETURN_IF_ERROR(WriteCheckpoint(run_dir, "checkpoints/epoch_" + std::to_string(epoch),
+                                          trainer, true, nullptr));
+    }
+    if (rec.evaluated) {
+      json metrics = RecordJson(rec);
+      const double value = MetricValue(bound.settings.eval.best_metric, rec);
+      if (value > best) {
+        best = value;
+        RLT_RETURN_IF_ERROR(WriteCheckpoint(run_dir, "best", trainer, false, &metrics));
+      }
+      const EvalOptions& e = bound.settings.eval;
+      if (!e.gate_metric.empty() && epoch >= e.gate_epoch &&
+          MetricValue(e.gate_metric, rec) < e.gate_threshold) {
+        result.gated = true;
+        result.gate_message = "gate: " + e.gate_metric + " = " +
+                              std::to_string(MetricValue(e.gate_metric, rec)) + " after epoch " +
+                              std::to_string(epoch) + " is below [eval] gate_threshold " +
+                              std::to_string(e.gate_threshold) + "; training stopped";
+      }
+    }
+    last_rec = rec;
+    result.epochs_done = epoch + 1;
+    if (result.gated) break;
+  }
+  if (last_rec.evaluated || trainer.next_epoch() > 0) {
+    if (!last_rec.evaluated) {
+      const RetrievalMetrics m = trainer.Evaluate();
+      last_rec.recall = m.recall;
+      last_rec.mrr = m.mrr;
+      last_rec.evaluated = true;
+    }
+    json metrics = RecordJson(last_rec);
+    RLT_RETURN_IF_ERROR(WriteCheckpoint(run_dir, "final", trainer, false, &metrics));
+    result.final_metrics.recall = last_rec.recall;
+    result.final_metrics.mrr = last_rec.mrr;
+    result.final_metrics.queries = data.val.x->rows();
+  }
+  if (!speeds.empty()) {
+    std::sort(speeds.begin(), speeds.end());
+    result.it_per_sec = speeds[speeds.size() / 2];
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<RetrievalTrainResult> RunRetrievalTrain(const RetrievalTrainRequest& req) {
@@ -245,6 +393,7 @@ Result<RetrievalTrainResult> RunRetrievalTrain(const RetrievalTrainRequest& req)
   RLT_ASSIGN_OR_RETURN(
       std::unique_ptr<RetrievalData> data,
       LoadRetrievalData(bound.data.pairs, bound.data.bank, LargestK(bound.settings.eval)));
+  PrintNotes(*data);
   if (bound.data.shuffle_targets) ShuffleTrainingTargets(*data, bound.settings.run.seed);
   RLT_RETURN_IF_ERROR(CheckMemory(bound.settings, *data, AvailableMemoryBytes()));
   RLT_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
@@ -259,96 +408,15 @@ Result<RetrievalTrainResult> RunRetrievalTrain(const RetrievalTrainRequest& req)
   RLT_ASSIGN_OR_RETURN(runlog::RunLock lock,
                        runlog::RunLock::Acquire(run_dir, "rltrade retrieval train"));
   runlog::RemoveStaleTemps(run_dir);
-  const std::string history = (fs::path(run_dir) / "history.jsonl").string();
-  double best = -1.0;
-  if (resuming) {
-    const std::string last = (fs::path(run_dir) / "last").string();
-    if (!fs::exists(last)) {
-      return Status::NotFound(run_dir +
-                              " has no checkpoint to resume from (last/ is missing: "
-                              "the run stopped before its first epoch ended); start it again");
-    }
-    RLT_RETURN_IF_ERROR(runlog::VerifyManifest(last, /*complete=*/true));
-    RLT_RETURN_IF_ERROR(trainer->Load((fs::path(last) / "state.rtt").string()));
-    RLT_RETURN_IF_ERROR(TrimHistory(history, trainer->next_epoch()));
-    const std::string best_metrics = (fs::path(run_dir) / "best" / "metrics.json").string();
-    if (auto text = ReadFile(best_metrics); text.ok()) {
-      const json j = json::parse(*text, nullptr, false);
-      if (!j.is_discarded() && j.contains(bound.settings.eval.best_metric)) {
-        best = j[bound.settings.eval.best_metric].get<double>();
-      }
-    }
-  }
   RetrievalTrainResult result;
   result.run_dir = run_dir;
-  Progress progress(req.quiet);
-  {
-    char text[200];
-    std::snprintf(text, sizeof text,
-                  "training %lld pairs against a bank of %lld x %d; memory beyond the data: "
-                  "about %.2f GB (estimate)",
-                  static_cast<long long>(data->train.x->rows()),
-                  static_cast<long long>(data->bank_rows), data->dim,
-                  EstimateTrainingBytes(bound.settings, *data) / 1e9);
-    progress.Line(text);
+  const Status trained = TrainRun(req, run_dir, bound, *data, *trainer, result);
+  if (!trained.ok() && !resuming && !fs::exists(fs::path(run_dir) / "last")) {
+    // No epoch of this new run completed: nothing in it is worth keeping.
+    std::error_code ec;
+    fs::remove_all(run_dir, ec);
   }
-  const int epochs = bound.settings.train.epochs;
-  std::vector<double> speeds;
-  EpochRecord last_rec;
-  while (trainer->next_epoch() < epochs) {
-    const int epoch = trainer->next_epoch();
-    const auto start = std::chrono::steady_clock::now();
-    EpochRecord rec = trainer->RunEpoch([&](int64_t done, int64_t total) {
-      const double secs =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      progress.Update(epoch, epochs, done, total, done / std::max(secs, 1e-9));
-    });
-    speeds.push_back(rec.it_per_sec);
-    progress.Line(EpochSummary(rec, epochs));
-    RLT_RETURN_IF_ERROR(AppendLine(history, JsonText(RecordJson(rec))));
-    RLT_RETURN_IF_ERROR(WriteCheckpoint(run_dir, "last", *trainer, true, nullptr));
-    if ((epoch + 1) % bound.settings.run.checkpoint_every == 0) {
-      RLT_RETURN_IF_ERROR(WriteCheckpoint(run_dir, "checkpoints/epoch_" + std::to_string(epoch),
-                                          *trainer, true, nullptr));
-    }
-    if (rec.evaluated) {
-      json metrics = RecordJson(rec);
-      const double value = MetricValue(bound.settings.eval.best_metric, rec);
-      if (value > best) {
-        best = value;
-        RLT_RETURN_IF_ERROR(WriteCheckpoint(run_dir, "best", *trainer, false, &metrics));
-      }
-      const EvalOptions& e = bound.settings.eval;
-      if (!e.gate_metric.empty() && epoch >= e.gate_epoch &&
-          MetricValue(e.gate_metric, rec) < e.gate_threshold) {
-        result.gated = true;
-        result.gate_message = "gate: " + e.gate_metric + " = " +
-                              std::to_string(MetricValue(e.gate_metric, rec)) + " after epoch " +
-                              std::to_string(epoch) + " is below [eval] gate_threshold " +
-                              std::to_string(e.gate_threshold) + "; training stopped";
-      }
-    }
-    last_rec = rec;
-    result.epochs_done = epoch + 1;
-    if (result.gated) break;
-  }
-  if (last_rec.evaluated || trainer->next_epoch() > 0) {
-    if (!last_rec.evaluated) {
-      const RetrievalMetrics m = trainer->Evaluate();
-      last_rec.recall = m.recall;
-      last_rec.mrr = m.mrr;
-      last_rec.evaluated = true;
-    }
-    json metrics = RecordJson(last_rec);
-    RLT_RETURN_IF_ERROR(WriteCheckpoint(run_dir, "final", *trainer, false, &metrics));
-    result.final_metrics.recall = last_rec.recall;
-    result.final_metrics.mrr = last_rec.mrr;
-    result.final_metrics.queries = data->val.x->rows();
-  }
-  if (!speeds.empty()) {
-    std::sort(speeds.begin(), speeds.end());
-    result.it_per_sec = speeds[speeds.size() / 2];
-  }
+  if (!trained.ok()) return trained;
   return result;
 }
 
@@ -375,6 +443,7 @@ Result<RetrievalMetrics> RunRetrievalEval(const RetrievalEvalRequest& req) {
   RLT_RETURN_IF_ERROR(runlog::VerifyManifest(dir.string(), /*complete=*/true));
   RLT_ASSIGN_OR_RETURN(std::unique_ptr<RetrievalData> data,
                        LoadRetrievalData(pairs, bank, LargestK(bound.settings.eval)));
+  PrintNotes(*data);
   // Evaluation reads no mined negatives: no miner index is built.
   TrainerSettings settings = bound.settings;
   settings.mining.schedule.clear();

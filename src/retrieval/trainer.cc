@@ -53,6 +53,35 @@ bool MetricKnown(const std::string& m, const std::vector<int>& ks) {
   return false;
 }
 
+// The first non-finite element of v (n): its index, or -1.
+int64_t FirstNonFinite(const float* v, int64_t n) {
+  if (std::isfinite(native::SumOfSquares(v, n))) return -1;  // summed in double: no overflow
+  for (int64_t k = 0; k < n; ++k) {
+    if (!std::isfinite(v[k])) return k;
+  }
+  return -1;
+}
+
+// %g: 1e-30, not std::to_string's 0.000000.
+std::string ShortNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string ValueName(float v) { return std::isnan(v) ? "NaN" : v > 0 ? "+inf" : "-inf"; }
+
+// A tensor of a saved model or state that is not finite: refused (a diverged run).
+Status CheckFiniteTensor(const std::vector<float>& v, const std::string& name,
+                         const std::string& path) {
+  const int64_t bad = FirstNonFinite(v.data(), static_cast<int64_t>(v.size()));
+  if (bad < 0) return Status::Ok();
+  return Status::DataError(path + ": tensor " + name + " holds " + ValueName(v[bad]) +
+                           " (element " + std::to_string(bad) +
+                           "): the model is not finite (its training diverged) and cannot be "
+                           "used; evaluate or resume an earlier checkpoint, or train again");
+}
+
 }  // namespace
 
 Result<MiningSchedule> CheckSettings(const TrainerSettings& s, int64_t bank_rows,
@@ -70,12 +99,16 @@ Result<MiningSchedule> CheckSettings(const TrainerSettings& s, int64_t bank_rows
   need(t.lr_min >= 0 && t.lr_min <= t.lr, "[train] lr_min must be in [0, lr]");
   need(t.warmup_steps >= 0, "[train] warmup_steps must be >= 0");
   need(t.weight_decay >= 0 && t.weight_decay < 1, "[train] weight_decay must be in [0, 1)");
-  need(t.tau > 0 && t.tau <= 10, "[train] tau must be in (0, 10]");
+  need(t.tau >= kMinTau && t.tau <= 10,
+       "[train] tau must be in [0.001, 10] (got " + ShortNumber(t.tau) +
+           "): below 0.001 the float32 rounding of the similarities, divided by tau, "
+           "decides the softmax and the gradients grow as 1 / tau");
   need(t.margin >= 0 && t.margin <= 4, "[train] margin must be in [0, 4]");
-  need(t.margin_weight >= 0, "[train] margin_weight must be >= 0");
+  need(t.margin_weight >= 0 && t.margin_weight <= 1e6, "[train] margin_weight must be in [0, 1e6]");
   need(t.memory_bank >= 0 && t.memory_bank <= 10000000,
        "[train] memory_bank must be in [0, 10000000]");
-  need(t.grad_clip >= 0, "[train] grad_clip must be >= 0 (0 = none)");
+  need(t.grad_clip >= 0 && std::isfinite(t.grad_clip),
+       "[train] grad_clip must be a finite number >= 0 (0 = none)");
   need(t.max_batches >= 0, "[train] max_batches must be >= 0 (0 = all)");
   need(s.model.hidden >= 1 && s.model.hidden <= 8192, "[model] hidden must be in [1, 8192]");
   need(s.model.doc_tower == "identity" || s.model.doc_tower == "mlp",
@@ -96,6 +129,8 @@ Result<MiningSchedule> CheckSettings(const TrainerSettings& s, int64_t bank_rows
          "[eval] gate_metric '" + s.eval.gate_metric +
              "': expected mrr or recall@K for a K of [eval] ks");
     need(s.eval.gate_epoch >= 0, "[eval] gate_epoch must be >= 0");
+    need(std::isfinite(s.eval.gate_threshold),
+         "[eval] gate_threshold must be a finite number (a NaN threshold never stops a run)");
   }
   auto schedule = MiningSchedule::Parse(s.mining.schedule);
   if (!schedule.ok()) {
@@ -282,7 +317,7 @@ const float* Trainer::DocumentBank() {
   return doc_bank_.data();
 }
 
-EpochRecord Trainer::RunEpoch(const std::function<void(int64_t, int64_t)>& progress) {
+Result<EpochRecord> Trainer::RunEpoch(const std::function<void(int64_t, int64_t)>& progress) {
   const TrainOptions& t = s_.train;
   const int D = data_->dim, T = data_->steps;
   const int64_t N = data_->train.x->rows();
@@ -305,6 +340,19 @@ EpochRecord Trainer::RunEpoch(const std::function<void(int64_t, int64_t)>& progr
     const Status rebuilt = miner_->Rebuild(DocumentBank());
     RLT_CHECK_MSG(rebuilt.ok(), rebuilt.message().c_str());
   }
+  // Training stops at the first non-finite loss, gradient or parameter: a diverged model
+  // is never saved, evaluated or ranked.
+  auto non_finite = [&](const char* what, const TowerParam& p, const float* v, int64_t bi) {
+    const int64_t k = FirstNonFinite(v, p.size);
+    return Status::DataError("training stopped: " + std::string(what) + " " + p.name + " holds " +
+                             ValueName(v[std::max<int64_t>(k, 0)]) + " (element " +
+                             std::to_string(k) + ") in epoch " + std::to_string(epoch_) +
+                             ", micro-batch " + std::to_string(bi) + " (optimizer step " +
+                             std::to_string(step_) +
+                             "): the model diverged; lower [train] lr, raise [train] tau, keep "
+                             "[train] grad_clip on, or rescale the data (nothing of this epoch "
+                             "was saved)");
+  };
   InfoNce loss(InfoNceOptions{t.tau, t.margin, t.margin_weight});
   std::vector<float> x, q, y, dq, hard_vectors, docs, doc_emb, d_docs;
   std::vector<int64_t> targets, hard_ids, table;
@@ -371,6 +419,14 @@ EpochRecord Trainer::RunEpoch(const std::function<void(int64_t, int64_t)>& progr
     const InfoNceStats st =
         loss.Compute(bt, 1.0 / t.accumulation, dq.data(), doc_ ? d_docs.data() : nullptr,
                      doc_ && bt.hard > 0 ? d_docs.data() + static_cast<int64_t>(b) * D : nullptr);
+    if (!std::isfinite(st.loss)) {
+      return Status::DataError(
+          "training stopped: the InfoNCE loss is " + ValueName(static_cast<float>(st.loss)) +
+          " in epoch " + std::to_string(epoch_) + ", micro-batch " + std::to_string(bi) +
+          " (optimizer step " + std::to_string(step_) +
+          "): the model diverged or the contexts overflow float32; lower [train] lr, raise "
+          "[train] tau or rescale the data (nothing of this epoch was saved)");
+    }
     rec.loss += st.loss;
     rec.margin_loss += st.margin_loss;
     rec.accuracy += st.accuracy;
@@ -388,9 +444,15 @@ EpochRecord Trainer::RunEpoch(const std::function<void(int64_t, int64_t)>& progr
     }
     ++rec.micro_batches;
     if (++pending == t.accumulation || bi + 1 == batches) {
+      // A non-finite gradient or parameter stops training (naming the tensor): one pass
+      // over each, cheap next to the towers' products.
+      double ss = 0.0;
+      for (const auto& a : adam_) {
+        const double g = native::SumOfSquares(a->param.grad, a->param.size);
+        if (!std::isfinite(g)) return non_finite("the gradient of", a->param, a->param.grad, bi);
+        ss += g;
+      }
       if (t.grad_clip > 0) {
-        double ss = 0.0;
-        for (const auto& a : adam_) ss += native::SumOfSquares(a->param.grad, a->param.size);
         const double coef = t.grad_clip / (std::sqrt(ss) + 1e-6);
         if (coef < 1.0) {
           for (const auto& a : adam_)
@@ -401,6 +463,11 @@ EpochRecord Trainer::RunEpoch(const std::function<void(int64_t, int64_t)>& progr
       for (const auto& a : adam_) {
         a->adam.set_lr(rec.lr);
         a->adam.Step(a->param.value, a->param.grad);
+      }
+      for (const auto& a : adam_) {
+        if (FirstNonFinite(a->param.value, a->param.size) >= 0) {
+          return non_finite("parameter", a->param, a->param.value, bi);
+        }
       }
       tower_->ZeroGrads();
       if (doc_) doc_->ZeroGrads();
@@ -468,6 +535,7 @@ Status Trainer::LoadParameters(const std::string& path) {
     const TowerParam& p = a->param;
     RLT_ASSIGN_OR_RETURN(const native::NamedTensor* tensor,
                          f.Get("param/" + p.name, native::DType::kFloat32, p.shape, path));
+    RLT_RETURN_IF_ERROR(CheckFiniteTensor(tensor->f32, "param/" + p.name, path));
     std::copy(tensor->f32.begin(), tensor->f32.end(), p.value);
   }
   doc_bank_step_ = -1;
@@ -504,6 +572,7 @@ Status Trainer::Load(const std::string& path) {
     for (const char* kind : {"param/", "adam/exp_avg/", "adam/exp_avg_sq/"}) {
       RLT_ASSIGN_OR_RETURN(const native::NamedTensor* tensor,
                            f.Get(kind + p.name, native::DType::kFloat32, p.shape, path));
+      RLT_RETURN_IF_ERROR(CheckFiniteTensor(tensor->f32, kind + p.name, path));
       float* dst = std::string(kind) == "param/"          ? p.value
                    : std::string(kind) == "adam/exp_avg/" ? a->adam.exp_avg().data()
                                                           : a->adam.exp_avg_sq().data();
@@ -545,6 +614,7 @@ Status Trainer::Load(const std::string& path) {
     RLT_ASSIGN_OR_RETURN(
         const native::NamedTensor* vectors,
         f.Get("state/memory_vectors", native::DType::kFloat32, {s_.train.memory_bank, D}, path));
+    RLT_RETURN_IF_ERROR(CheckFiniteTensor(vectors->f32, "state/memory_vectors", path));
     std::copy(vectors->f32.begin(), vectors->f32.end(), memory_vectors_.begin());
   } else {
     for (size_t k = 0; k < memory_rows_.size(); ++k) {

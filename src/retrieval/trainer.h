@@ -47,6 +47,14 @@ struct ModelOptions {
   }
 };
 
+// The smallest InfoNCE temperature. The logits are float32 dot products of unit vectors
+// divided by tau: a product over D terms carries rounding of up to about D x 2^-24 (3e-5
+// at D = 512), so at tau = 1e-3 rounding moves a logit by at most ~0.03 and the softmax
+// still reflects the similarities; much below it rounding decides the ranking of near
+// ties, and the gradients, which scale as 1 / tau, overflow float32 long before tau
+// reaches 1e-30 (NaN weights). Common practice is 0.01 to 0.1.
+inline constexpr double kMinTau = 1e-3;
+
 struct TrainOptions {
   int epochs = 30;
   int batch_size = 32;
@@ -167,8 +175,10 @@ class Trainer {
   ~Trainer();
 
   // Trains one epoch (the next one), evaluates when due. progress(done, total) is called
-  // after every micro-batch (may be empty).
-  EpochRecord RunEpoch(const std::function<void(int64_t, int64_t)>& progress);
+  // after every micro-batch (may be empty). A loss, gradient or parameter that is not
+  // finite stops the epoch with an error naming the tensor, the epoch and the micro-batch;
+  // the trainer is then unusable (its parameters are mid-epoch) and must be discarded.
+  Result<EpochRecord> RunEpoch(const std::function<void(int64_t, int64_t)>& progress);
   // Ranks of every validation target (exact, against the whole bank) for the current
   // parameters, and the metrics.
   RetrievalMetrics Evaluate();
@@ -182,6 +192,8 @@ class Trainer {
   double Flops(int batch) const;
 
   // Everything a resume needs: parameters, AdamW state, memory bank, mined negatives.
+  // Load and LoadParameters refuse a tensor holding NaN or infinity (naming the file and
+  // the tensor).
   Status Save(const std::string& path) const;
   Status Load(const std::string& path);
   // Parameters only (eval, export).

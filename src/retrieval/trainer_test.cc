@@ -1,11 +1,13 @@
 // Tests of the two-tower trainer on the synthetic dataset in memory: it learns the
-// structured task, learns nothing from shuffled targets, resumes exactly, and refuses bad
-// settings before training.
+// structured task, learns nothing from shuffled targets, resumes exactly, refuses bad
+// settings before training, stops at a non-finite loss or parameter, refuses a non-finite
+// model, and ranks a bank with exact duplicates as the bank without them.
 #include "retrieval/trainer.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -52,6 +54,13 @@ TrainerSettings SmallSettings() {
   return s;
 }
 
+// One epoch, which must succeed.
+EpochRecord Epoch(Trainer& t) {
+  Result<EpochRecord> r = t.RunEpoch({});
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : EpochRecord{};
+}
+
 std::unique_ptr<RetrievalData> Data(const SynthOptions& o) {
   auto synth = SynthDataset::Create(o);
   EXPECT_TRUE(synth.ok()) << synth.status().message();
@@ -68,7 +77,7 @@ TEST(Trainer, LearnsTheSyntheticTaskAndNothingFromShuffledTargets) {
     ASSERT_TRUE(trainer.ok()) << trainer.status().message();
     const RetrievalMetrics before = (*trainer)->Evaluate();
     EpochRecord last;
-    for (int e = 0; e < SmallSettings().train.epochs; ++e) last = (*trainer)->RunEpoch({});
+    for (int e = 0; e < SmallSettings().train.epochs; ++e) last = Epoch(**trainer);
     ASSERT_TRUE(last.evaluated);
     if (!shuffled) {
       EXPECT_GT(last.recall.at(10), 0.9) << "recall@10 before training " << before.recall.at(10);
@@ -87,7 +96,7 @@ TEST(Trainer, TheLstmCellLearnsTheTaskToo) {
   auto trainer = Trainer::Create(s, data.get());
   ASSERT_TRUE(trainer.ok()) << trainer.status().message();
   EpochRecord last;
-  for (int e = 0; e < s.train.epochs; ++e) last = (*trainer)->RunEpoch({});
+  for (int e = 0; e < s.train.epochs; ++e) last = Epoch(**trainer);
   EXPECT_GT(last.recall.at(10), 0.8);
 }
 
@@ -103,7 +112,7 @@ TEST(Trainer, TheMlpDocumentTowerStartsAsTheIdentityAndLearnsTheTask) {
   const RetrievalMetrics a = (*identity)->Evaluate(), b = (*mlp)->Evaluate();
   EXPECT_NEAR(a.mrr, b.mrr, 1e-6);
   EpochRecord last;
-  for (int e = 0; e < s.train.epochs; ++e) last = (*mlp)->RunEpoch({});
+  for (int e = 0; e < s.train.epochs; ++e) last = Epoch(**mlp);
   EXPECT_GT(last.recall.at(10), 0.8);
   // The document tower moved from its zero start (its gradients reached it).
   const std::string path = ::testing::TempDir() + "/doc_mlp.rtt";
@@ -129,20 +138,20 @@ TEST(Trainer, ResumingFromACheckpointContinuesExactly) {
     auto data = Data(SmallSynth());
     auto straight = Trainer::Create(s, data.get());
     ASSERT_TRUE(straight.ok());
-    for (int e = 0; e < 4; ++e) (*straight)->RunEpoch({});
+    for (int e = 0; e < 4; ++e) Epoch(**straight);
     const std::string dir = ::testing::TempDir() + "/resume_" + std::to_string(threads);
     std::filesystem::create_directories(dir);
     auto first = Trainer::Create(s, data.get());
     ASSERT_TRUE(first.ok());
-    (*first)->RunEpoch({});
-    (*first)->RunEpoch({});
+    Epoch(**first);
+    Epoch(**first);
     ASSERT_TRUE((*first)->Save(dir + "/state.rtt").ok());
     auto second = Trainer::Create(s, data.get());
     ASSERT_TRUE(second.ok());
     ASSERT_TRUE((*second)->Load(dir + "/state.rtt").ok());
     EXPECT_EQ((*second)->next_epoch(), 2);
-    (*second)->RunEpoch({});
-    (*second)->RunEpoch({});
+    Epoch(**second);
+    Epoch(**second);
     ASSERT_TRUE((*straight)->SaveParameters(dir + "/a.rtt").ok());
     ASSERT_TRUE((*second)->SaveParameters(dir + "/b.rtt").ok());
     std::ifstream a(dir + "/a.rtt", std::ios::binary), b(dir + "/b.rtt", std::ios::binary);
@@ -245,6 +254,202 @@ TEST(RetrievalData, RejectsNaNZeroVectorsTargetsOutsideTheBankAndASmallBank) {
   expect(with([](auto&, auto& y, auto&) { y[16 * 6] += 0.5f; }, 100),
          "p.npz:Y_train: target row 6 is not in the bank");
   expect(with(none, 2000), "fewer than the largest k = 2000");
+}
+
+TEST(Trainer, TauHasAFloorAndNumericSettingsMustBeFinite) {
+  auto data = Data(SmallSynth());
+  struct Case {
+    std::function<void(TrainerSettings&)> change;
+    std::string fragment;
+  };
+  const Case cases[] = {
+      {[](TrainerSettings& s) { s.train.tau = 1e-30; }, "[train] tau must be in [0.001, 10]"},
+      {[](TrainerSettings& s) { s.train.tau = 0.9e-3; }, "[train] tau must be in [0.001, 10]"},
+      {[](TrainerSettings& s) { s.train.tau = NAN; }, "[train] tau"},
+      {[](TrainerSettings& s) { s.train.margin_weight = INFINITY; }, "[train] margin_weight"},
+      {[](TrainerSettings& s) { s.train.grad_clip = INFINITY; }, "[train] grad_clip"},
+      {[](TrainerSettings& s) {
+         s.eval.gate_metric = "recall@10";
+         s.eval.gate_threshold = NAN;
+       },
+       "[eval] gate_threshold must be a finite number"},
+  };
+  for (const Case& c : cases) {
+    TrainerSettings s = SmallSettings();
+    c.change(s);
+    auto t = Trainer::Create(s, data.get());
+    ASSERT_FALSE(t.ok()) << c.fragment;
+    EXPECT_NE(t.status().message().find(c.fragment), std::string::npos) << t.status().message();
+  }
+  TrainerSettings at_floor = SmallSettings();
+  at_floor.train.tau = kMinTau;
+  EXPECT_TRUE(Trainer::Create(at_floor, data.get()).ok());
+}
+
+// Rewrites the tensor file `path`, every float32 tensor through edit(name, values).
+void EditTensors(const std::string& path,
+                 const std::function<void(const std::string&, std::vector<float>&)>& edit) {
+  auto f = native::TensorFile::Read(path);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  native::TensorFile out;
+  for (const native::NamedTensor& t : f->tensors()) {
+    if (t.dtype == native::DType::kFloat32) {
+      std::vector<float> v = t.f32;
+      edit(t.name, v);
+      out.AddFloat32(t.name, t.shape, v.data());
+    } else if (t.dtype == native::DType::kInt64) {
+      out.AddInt64(t.name, t.shape, t.i64.data());
+    } else {
+      out.AddFloat64(t.name, t.shape, t.f64.data());
+    }
+  }
+  ASSERT_TRUE(out.Write(path).ok());
+}
+
+void PoisonTensor(const std::string& path, const std::string& tensor) {
+  bool found = false;
+  EditTensors(path, [&](const std::string& name, std::vector<float>& v) {
+    if (name != tensor) return;
+    v[0] = std::nanf("");
+    found = true;
+  });
+  EXPECT_TRUE(found) << tensor;
+}
+
+TEST(Trainer, ANonFiniteParameterStopsTrainingNamingTheTensorAndEpoch) {
+  // Finite but extreme AdamW moments (a first moment of FLT_MAX over a zero second
+  // moment) make the next step's update overflow: head.bias becomes infinite.
+  auto data = Data(SmallSynth());
+  TrainerSettings s = SmallSettings();
+  auto t = Trainer::Create(s, data.get());
+  ASSERT_TRUE(t.ok());
+  Epoch(**t);
+  const std::string dir = ::testing::TempDir() + "/diverging";
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE((*t)->Save(dir + "/state.rtt").ok());
+  EditTensors(dir + "/state.rtt", [](const std::string& name, std::vector<float>& v) {
+    if (name == "adam/exp_avg/head.bias") std::fill(v.begin(), v.end(), FLT_MAX);
+    if (name == "adam/exp_avg_sq/head.bias") std::fill(v.begin(), v.end(), 0.0f);
+  });
+  auto resumed = Trainer::Create(s, data.get());
+  ASSERT_TRUE(resumed.ok());
+  ASSERT_TRUE((*resumed)->Load(dir + "/state.rtt").ok()) << "finite values load";
+  const Result<EpochRecord> r = (*resumed)->RunEpoch({});
+  ASSERT_FALSE(r.ok()) << "the epoch ended with loss " << r->loss;
+  const std::string& msg = r.status().message();
+  EXPECT_NE(msg.find("training stopped: parameter head.bias holds -inf"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("in epoch 1, micro-batch 0 (optimizer step 48)"), std::string::npos) << msg;
+  // The untouched trainer goes on: the check does not fire on a sane run.
+  const EpochRecord sane = Epoch(**t);
+  EXPECT_TRUE(std::isfinite(sane.loss));
+}
+
+TEST(Trainer, ANonFiniteModelOrStateIsRefusedWhenLoaded) {
+  auto data = Data(SmallSynth());
+  TrainerSettings s = SmallSettings();
+  auto t = Trainer::Create(s, data.get());
+  ASSERT_TRUE(t.ok());
+  const std::string dir = ::testing::TempDir() + "/nonfinite";
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE((*t)->SaveParameters(dir + "/model.rtt").ok());
+  ASSERT_TRUE((*t)->Save(dir + "/state.rtt").ok());
+  ASSERT_TRUE((*t)->LoadParameters(dir + "/model.rtt").ok());
+  ASSERT_TRUE((*t)->Load(dir + "/state.rtt").ok());
+  PoisonTensor(dir + "/model.rtt", "param/head.weight");
+  const Status p = (*t)->LoadParameters(dir + "/model.rtt");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.message().find(dir + "/model.rtt: tensor param/head.weight holds NaN (element 0)"),
+            std::string::npos)
+      << p.message();
+  PoisonTensor(dir + "/state.rtt", "adam/exp_avg_sq/head.bias");
+  const Status st = (*t)->Load(dir + "/state.rtt");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("tensor adam/exp_avg_sq/head.bias holds NaN"), std::string::npos)
+      << st.message();
+}
+
+TEST(RetrievalData, ExactDuplicateBankRowsAreKeptOnceAndTheMetricsDoNotMove) {
+  const SynthOptions o = SmallSynth();
+  auto synth = SynthDataset::Create(o);
+  ASSERT_TRUE(synth.ok());
+  const int64_t D = o.d, TD = static_cast<int64_t>(o.t) * D, B = o.bank_size;
+  // data(copies): the synthetic pairs against the bank repeated `copies` times (rows
+  // j, B + j, ...: the same vector); with later_rows, the pairs' target rows name the
+  // last copy.
+  auto make = [&](int copies, bool later_rows) {
+    auto data = std::make_unique<RetrievalData>();
+    for (bool val : {false, true}) {
+      const int64_t n = val ? synth->n_val() : synth->n_train();
+      std::vector<float> x(n * TD), y(n * D);
+      std::vector<int64_t> rows(n);
+      for (int64_t i = 0; i < n; ++i) {
+        synth->Pair(val, i, &x[i * TD], &y[i * D]);
+        rows[i] = synth->TargetRow(val, i) + (later_rows ? (copies - 1) * B : 0);
+      }
+      Split& sp = val ? data->val : data->train;
+      sp.x = std::make_unique<MemoryRows>(std::move(x), TD, "p.npz:X");
+      sp.y = std::make_unique<MemoryRows>(std::move(y), D, "p.npz:Y");
+      sp.given_rows = std::move(rows);
+    }
+    std::vector<float> bank(copies * B * D);
+    for (int c = 0; c < copies; ++c) {
+      for (int64_t j = 0; j < B; ++j) {
+        synth->BankRow(j, &bank[(c * B + j) * D]);
+        if (c == 1 && j == 5) {  // a copy scaled by 2: the same direction, the same vector
+          for (int64_t e = 0; e < D; ++e) bank[(c * B + j) * D + e] *= 2.0f;
+        }
+      }
+    }
+    MemoryRows b(std::move(bank), D, "b.npz:vectors");
+    const Status st = PrepareData(*data, b, 100);
+    EXPECT_TRUE(st.ok()) << st.message();
+    std::vector<int64_t> ids(copies * B);
+    for (int64_t j = 0; j < copies * B; ++j) ids[j] = 1000 + j;
+    data->SetBankIds(std::move(ids));
+    return data;
+  };
+  auto once = make(1, false);
+  auto twice = make(2, true);
+  EXPECT_TRUE(once->notes.empty()) << once->notes.front();
+  ASSERT_EQ(twice->notes.size(), 1u);
+  EXPECT_NE(twice->notes[0].find("b.npz:vectors: " + std::to_string(B) + " of " +
+                                 std::to_string(2 * B) + " rows repeat an earlier row exactly"),
+            std::string::npos)
+      << twice->notes[0];
+  ASSERT_EQ(twice->bank_rows, B);
+  EXPECT_EQ(twice->bank, once->bank);
+  EXPECT_EQ(twice->train.target_row, once->train.target_row);  // later copies -> first
+  EXPECT_EQ(twice->val.target_row, once->val.target_row);
+  EXPECT_EQ(twice->bank_ids.size(), static_cast<size_t>(B));
+  EXPECT_EQ(twice->bank_ids[7], 1007);  // the first copy's id
+  // The same model ranks the same: identical metrics with and without the copies.
+  TrainerSettings s = SmallSettings();
+  s.train.epochs = 2;
+  s.mining.schedule = "1:2@1-10";
+  auto a = Trainer::Create(s, once.get());
+  auto b = Trainer::Create(s, twice.get());
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (int e = 0; e < 2; ++e) {
+    const EpochRecord ra = Epoch(**a), rb = Epoch(**b);
+    EXPECT_EQ(ra.loss, rb.loss) << e;
+    EXPECT_EQ(ra.recall, rb.recall) << e;
+    EXPECT_EQ(ra.mrr, rb.mrr) << e;
+  }
+  // A bank of one vector many times has too few distinct vectors for the largest k.
+  RetrievalData same;
+  std::vector<float> x(4 * TD, 0.1f), y(4 * D, 0.0f), bank(200 * D, 0.0f);
+  for (int64_t i = 0; i < 4; ++i) y[i * D] = 1.0f;
+  for (int64_t j = 0; j < 200; ++j) bank[j * D] = 1.0f;
+  same.train.x = std::make_unique<MemoryRows>(x, TD, "p.npz:X_train");
+  same.train.y = std::make_unique<MemoryRows>(y, D, "p.npz:Y_train");
+  same.val.x = std::make_unique<MemoryRows>(x, TD, "p.npz:X_val");
+  same.val.y = std::make_unique<MemoryRows>(y, D, "p.npz:Y_val");
+  MemoryRows b200(bank, D, "b.npz:vectors");
+  const Status st = PrepareData(same, b200, 100);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("holds 1 distinct vectors, fewer than the largest k = 100"),
+            std::string::npos)
+      << st.message();
 }
 
 }  // namespace
