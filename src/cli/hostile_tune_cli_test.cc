@@ -133,9 +133,12 @@ TEST_F(HostileTune, AResumeWithAChangedTestRangeIsRefusedAndTheStudyIsLeftAsItWa
   const std::string config = Write("c.toml", kIntraday);
   const std::string space =
       Write("space.toml", "\"algo.learning_rate\" = { log_uniform = [1e-4, 1e-3] }\n");
-  const CmdResult r = RunCli(
-      "tune " + config + " --space " + space + " --trials 1 --quiet --json --out " + Path("study"),
-      "", "/dev/null");
+  // 256 steps leave the policy nearly flat: cum_returns_final is defined where a Sharpe
+  // ratio of returns that never varied is not.
+  const CmdResult r =
+      RunCli("tune " + config + " --space " + space +
+                 " --objective cum_returns_final --trials 1 --quiet --json --out " + Path("study"),
+             "", "/dev/null");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   // The out-of-sample figure is the config's test range's.
   const auto summary = nlohmann::json::parse(ReadFile(Path("study/test_evaluation.json")));
@@ -151,6 +154,19 @@ TEST_F(HostileTune, AResumeWithAChangedTestRangeIsRefusedAndTheStudyIsLeftAsItWa
       Has(again.out, "[split] test was 2023-02-27:2023-03-24, is now 2023-02-27:2023-03-03"))
       << again.out;
   EXPECT_EQ(ReadFile(Path("study/trials.jsonl")), journal);
+}
+
+TEST_F(HostileTune, TheOptionsEnvironmentIsScoredOnValidationLikeTheMarketOnes) {
+  // Its evaluation walks a [split] range and reports the metric table: without a
+  // validation range the trials would have nothing to be scored on.
+  const std::string space =
+      Write("space.toml", "\"algo.learning_rate\" = { log_uniform = [1e-5, 1e-4] }\n");
+  const CmdResult r =
+      RunCli("tune " + std::string(RLT_SOURCE_DIR) + "/configs/options_rppo.toml --space " + space +
+             " --out " + Path("study"));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(Has(r.out, "[split] validation is missing")) << r.out;
+  EXPECT_FALSE(fs::exists(Path("study")));
 }
 
 // ---- Values checked before anything runs -----------------------------------------------

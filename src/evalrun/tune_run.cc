@@ -803,12 +803,15 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
       RLT_ASSIGN_OR_RETURN(EvalOutcome ev, RunEvaluation(er));
       RLT_RETURN_IF_ERROR(WriteFileAtomic((fs::path(out.out_dir) / "test_evaluation.json").string(),
                                           ev.summary_json));
-      RLT_ASSIGN_OR_RETURN(double test_value, MetricOf(ev.summary_json, o.objective));
-      j["test_objective"] = test_value;
+      // A metric undefined on the test range (NaN: returns that never varied) is reported
+      // as null, not as a failure of the finished study.
+      const Result<double> test_value = MetricOf(ev.summary_json, o.objective);
+      j["test_objective"] = test_value.ok() ? json(*test_value) : json(nullptr);
       out.test_report = "out-of-sample ([split] test " + cfg.Get("split", "test")->text +
                         ", evaluated once, after the search): " + o.objective + " " +
-                        std::to_string(test_value) + " (trial " + std::to_string(s.best_trial) +
-                        ")";
+                        (test_value.ok() ? std::to_string(*test_value)
+                                         : "undefined (" + test_value.status().message() + ")") +
+                        " (trial " + std::to_string(s.best_trial) + ")";
     }
   }
   j["objective"] = o.objective;

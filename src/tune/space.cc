@@ -104,8 +104,14 @@ Result<Space> ParseSpace(const std::string& text, const std::string& name) {
       errors.push_back(place + ": '" + key + "': " + kind + " takes [low, high] (two numbers)");
       continue;
     }
-    p.low = (*list)[0].value<double>().value_or(NAN);
-    p.high = (*list)[1].value<double>().value_or(NAN);
+    // An integer bound is read as an integer: toml++ gives no double for one a double
+    // cannot hold exactly, and its size is what the int rule below reports.
+    auto bound = [](const toml::node& n) {
+      if (auto i = n.as_integer()) return static_cast<double>(i->get());
+      return n.value<double>().value_or(NAN);
+    };
+    p.low = bound((*list)[0]);
+    p.high = bound((*list)[1]);
     p.kind = kind == "uniform"       ? Param::Kind::kUniform
              : kind == "log_uniform" ? Param::Kind::kLogUniform
                                      : Param::Kind::kInt;

@@ -119,11 +119,14 @@ TEST(Space, BoundsBeyondWhatASampledValueHoldsAreRefused) {
     EXPECT_EQ(s.status().code(), Status::Code::kRefused);
     EXPECT_NE(s.status().message().find(fragment), std::string::npos) << s.status().message();
   }
-  // 2^53 itself is held exactly, and its ends map to themselves.
-  auto edge = ParseSpace("x1 = { int = [-9007199254740992, 9007199254740992] }", "space.toml");
+  // Up to 2^53 every whole number is held exactly: the ends map to themselves.
+  auto edge = ParseSpace("x1 = { int = [9007199254740982, 9007199254740992] }", "space.toml");
   ASSERT_TRUE(edge.ok()) << edge.status().message();
-  EXPECT_EQ(ValueText(edge->params[0], 0.0), "-9007199254740992");
+  EXPECT_EQ(ValueText(edge->params[0], 0.0), "9007199254740982");
   EXPECT_EQ(ValueText(edge->params[0], 1.0), "9007199254740992");
+  auto low = ParseSpace("x1 = { int = [-9007199254740992, -9007199254740990] }", "space.toml");
+  ASSERT_TRUE(low.ok()) << low.status().message();
+  EXPECT_EQ(ValueText(low->params[0], 0.0), "-9007199254740992");
 }
 
 TEST(JsonDoc, NamesTheLineOfEachKeyAndWhatIsWrong) {
