@@ -5,21 +5,42 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <memory>
 
 #include "cli/commands.h"
 #include "dist/dist.h"
 #include "evalrun/tune_run.h"
+#include "tune/study.h"
 
 namespace rlt::cli {
 namespace {
 
 struct TuneFlags {
   evalrun::TuneRequest request;
+  std::string seed;  // as given: parsed by ParseSeed
   bool json = false;
 };
 
-int RunTune(const TuneFlags& f) {
+// --seed: a whole number in 0 .. 2^64 - 1, digits only (no sign: "-1" would wrap to the
+// largest value, and a longer number would saturate to it).
+Result<uint64_t> ParseSeed(const std::string& text) {
+  uint64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto r = std::from_chars(text.data(), end, v);
+  if (text.empty() || text[0] < '0' || text[0] > '9' || r.ec != std::errc() || r.ptr != end) {
+    return Status::Refused("--seed " + text +
+                           ": expected a whole number from 0 to 18446744073709551615");
+  }
+  return v;
+}
+
+int RunTune(TuneFlags& f) {
+  if (!f.seed.empty()) {
+    Result<uint64_t> seed = ParseSeed(f.seed);
+    if (!seed.ok()) return ReportError(seed.status());
+    f.request.seed = *seed;
+  }
   Result<evalrun::TuneOutcome> out = evalrun::RunTune(f.request);
   if (dist::Rank() != 0) {  // under mpirun, rank 0 reports
     if (!out.ok()) return out.status().code() == Status::Code::kRefused ? 2 : 1;
@@ -47,7 +68,8 @@ void RegisterTuneCommand(CLI::App& app, Action* action) {
                   "random, sobol, anneal, or asha (asynchronous successive halving on training "
                   "steps)")
       ->check(CLI::IsMember({"random", "sobol", "anneal", "asha"}));
-  cmd->add_option("--trials", f->request.trials, "number of trials")->check(CLI::Range(1, 100000));
+  cmd->add_option("--trials", f->request.trials, "number of trials")
+      ->check(CLI::Range(1, tune::kMaxTrials));
   cmd->add_option("--objective", f->request.objective,
                   "metric of the validation evaluation (default sharpe_ratio; mean_return for "
                   "episodic environments)");
@@ -58,7 +80,7 @@ void RegisterTuneCommand(CLI::App& app, Action* action) {
   cmd->add_option("--resume", f->request.resume_dir,
                   "continue a killed or finished-early study from its journal; its arguments "
                   "come from DIR/study.json");
-  cmd->add_option("--seed", f->request.seed, "the search's seed");
+  cmd->add_option("--seed", f->seed, "the search's seed (0 to 18446744073709551615)");
   cmd->add_option("--parallel", f->request.parallel,
                   "trials at once (0: cores / [run] threads; anneal: always 1)")
       ->check(CLI::Range(0, 1024));
@@ -74,7 +96,16 @@ void RegisterTuneCommand(CLI::App& app, Action* action) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_flag("--json", f->json, "print only the result JSON");
   cmd->add_flag("--quiet", f->request.quiet, "no per-trial lines");
-  cmd->callback([f, action] { *action = [f] { return RunTune(*f); }; });
+  cmd->callback([f, action, cmd] {
+    // Which arguments were given: a resume compares them with the study's, and a study
+    // refuses flags it would not use.
+    for (const char* name :
+         {"config", "--space", "--method", "--trials", "--objective", "--objective-fn", "--out",
+          "--seed", "--eta", "--min-steps", "--set"}) {
+      if (cmd->get_option(name)->count() > 0) f->request.given.insert(name);
+    }
+    *action = [f] { return RunTune(*f); };
+  });
 }
 
 }  // namespace rlt::cli

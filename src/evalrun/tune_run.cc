@@ -14,6 +14,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -24,10 +25,12 @@
 #include "core/thread_pool.h"
 #include "dist/dist.h"
 #include "env/registry.h"
+#include "eval/metrics_table.h"
 #include "eval/report.h"
 #include "evalrun/evalrun.h"
 #include "train/train.h"
 #include "tune/asha.h"
+#include "tune/json_file.h"
 #include "tune/objectives.h"
 #include "tune/space.h"
 #include "tune/study.h"
@@ -58,18 +61,36 @@ bool IsMarketEnv(const config::Config& cfg) {
 
 // The metric's value in a summary.json: metrics.<m>, or <m> at the top (mean_return).
 Result<double> MetricOf(const std::string& summary, const std::string& metric) {
-  const json j = json::parse(summary, nullptr, false);
-  if (j.is_discarded()) return Status::DataError("summary.json does not parse");
+  RLT_ASSIGN_OR_RETURN(const tune::JsonDoc doc, tune::JsonDoc::Parse(summary, "summary.json"));
+  const json& j = doc.root();
+  if (!j.is_object()) return Status::DataError("summary.json is not a JSON object");
   if (j.contains("metrics") && j["metrics"].contains(metric) && j["metrics"][metric].is_number()) {
     return j["metrics"][metric].get<double>();
   }
   if (j.contains(metric) && j[metric].is_number()) return j[metric].get<double>();
+  if ((j.contains("metrics") && j["metrics"].contains(metric) && j["metrics"][metric].is_null()) ||
+      (j.contains(metric) && j[metric].is_null())) {
+    return Status::DataError(metric +
+                             " is undefined on this evaluation (NaN, written as null: e.g. a "
+                             "ratio of returns that never varied)");
+  }
   std::string known;
   if (j.contains("metrics")) {
     for (const auto& [k, v] : j["metrics"].items()) known += (known.empty() ? "" : ", ") + k;
   }
   return Status::InvalidArgument("--objective " + metric + ": not a metric of the evaluation (" +
                                  (known.empty() ? std::string("mean_return") : known) + ")");
+}
+
+// A study in which no trial produced an objective has no result: an error saying how the
+// trials ended and the first reason (the study's files stay, for the reasons).
+Status NoObjectiveError(const tune::StudyResult& s, const std::string& out_dir) {
+  if (s.ok > 0) return Status::Ok();
+  return Status::DataError("no trial produced an objective (" + std::to_string(s.trials) +
+                           " trials: " + std::to_string(s.rejected) + " rejected, " +
+                           std::to_string(s.failed) +
+                           " failed); the first reason: " + s.first_reason +
+                           " (every trial's reason is in " + out_dir + "/trials.jsonl)");
 }
 
 std::vector<std::string> TrialOverrides(const TuneRequest& r,
@@ -253,33 +274,301 @@ Result<std::optional<tune::StudyResult>> RunStudyOnRanks(const tune::Space& spac
   return std::optional<tune::StudyResult>(std::move(s));
 }
 
-// A resumed study's request: its arguments as study.json recorded them.
+// A resumed study's request: its arguments as study.json recorded them, each field checked
+// (errors name study.json:line). Arguments given with --resume are honoured when they
+// equal what the study was started with (re-running the same command line with --resume
+// is safe) and refused when they differ; --parallel, --quiet and --json always apply.
 Result<TuneRequest> ResumedRequest(const TuneRequest& given) {
-  RLT_ASSIGN_OR_RETURN(std::string text, tune::ReadStudyHeader(given.resume_dir));
-  const json h = json::parse(text, nullptr, false);
-  const std::string path = given.resume_dir + "/study.json";
-  if (h.is_discarded() || !h.contains("command") || !h["command"].is_object() ||
-      !h.contains("space") || !h.contains("method") || !h.contains("trials") ||
-      !h.contains("seed")) {
-    return Status::DataError(path + ": not a study header this version wrote");
-  }
+  RLT_ASSIGN_OR_RETURN(const tune::JsonDoc h, tune::ReadStudyHeader(given.resume_dir));
+  RLT_ASSIGN_OR_RETURN(const tune::StudyOptions recorded, tune::StudyOptionsFromHeader(h));
+  RLT_RETURN_IF_ERROR(h.Object("/command"));
   TuneRequest r = given;
-  const json& c = h["command"];
-  r.method = h["method"].get<std::string>();
-  r.trials = h["trials"].get<int>();
-  r.seed = h["seed"].get<uint64_t>();
-  r.config_path = c.value("config", "");
-  r.objective_fn = c.value("objective_fn", "");
-  r.objective = c.value("objective", "");
-  r.overrides = c.value("overrides", std::vector<std::string>{});
+  r.method = recorded.method;
+  r.trials = recorded.trials;
+  r.seed = recorded.seed;
+  RLT_ASSIGN_OR_RETURN(r.config_path, h.StringOr("/command/config", ""));
+  RLT_ASSIGN_OR_RETURN(r.objective_fn, h.StringOr("/command/objective_fn", ""));
+  if (!r.objective_fn.empty() && r.objective_fn != "branin" && r.objective_fn != "rosenbrock") {
+    return Status::DataError(h.Place("/command/objective_fn") + ": 'command.objective_fn' = \"" +
+                             r.objective_fn + "\": expected branin or rosenbrock");
+  }
+  RLT_ASSIGN_OR_RETURN(r.objective, h.StringOr("/command/objective", ""));
+  if (h.Has("/command/overrides")) {
+    RLT_ASSIGN_OR_RETURN(r.overrides, h.Strings("/command/overrides"));
+  } else {
+    r.overrides.clear();
+  }
+  RLT_ASSIGN_OR_RETURN(r.recorded_config, h.StringOr("/command/config_toml", ""));
   // The workers of the killed study, unless --parallel says otherwise (successive
   // halving's order of promotions depends on them).
-  if (given.parallel == 0) r.parallel = c.value("parallel", 0);
-  r.space_text = h["space"].get<std::string>();
-  r.eta = h.value("eta", r.eta);
-  r.rung_steps = h.value("rung_steps", std::vector<int64_t>{});
-  r.space_path = path + " (space)";
+  RLT_ASSIGN_OR_RETURN(const int64_t parallel, h.IntOr("/command/parallel", 0, 1024, 0));
+  if (given.parallel == 0) r.parallel = static_cast<int>(parallel);
+  r.space_text = recorded.space_text;
+  r.eta = recorded.eta;
+  r.rung_steps = recorded.rung_steps;
+  r.space_path = given.resume_dir + "/study.json (space)";
+  // What was given with --resume against what the study records.
+  std::vector<std::string> differ;
+  auto given_flag = [&](const char* flag) { return given.given.count(flag) > 0; };
+  auto same_path = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    return a == b || fs::equivalent(a, b, ec);
+  };
+  if (given_flag("config") && !same_path(given.config_path, r.config_path)) {
+    differ.push_back("CONFIG " + given.config_path + " (the study's: " +
+                     (r.config_path.empty() ? std::string("none, --objective-fn") : r.config_path) +
+                     ")");
+  }
+  if (given_flag("--space")) {
+    Result<std::string> text = ReadFile(given.space_path);
+    if (!text.ok() || *text != r.space_text) {
+      differ.push_back("--space " + given.space_path + " (" +
+                       (text.ok() ? "its text differs from the space study.json records"
+                                  : text.status().message()) +
+                       ")");
+    }
+  }
+  if (given_flag("--method") && given.method != r.method) {
+    differ.push_back("--method " + given.method + " (the study's: " + r.method + ")");
+  }
+  if (given_flag("--trials") && given.trials != r.trials) {
+    differ.push_back("--trials " + std::to_string(given.trials) +
+                     " (the study's: " + std::to_string(r.trials) + ")");
+  }
+  if (given_flag("--seed") && given.seed != r.seed) {
+    differ.push_back("--seed " + std::to_string(given.seed) +
+                     " (the study's: " + std::to_string(r.seed) + ")");
+  }
+  if (given_flag("--objective") && given.objective != recorded.objective) {
+    differ.push_back("--objective " + given.objective + " (the study's: " + recorded.objective +
+                     ")");
+  }
+  if (given_flag("--objective-fn") && given.objective_fn != r.objective_fn) {
+    differ.push_back("--objective-fn " + given.objective_fn + " (the study's: " +
+                     (r.objective_fn.empty() ? std::string("none") : r.objective_fn) + ")");
+  }
+  if (given_flag("--set") && given.overrides != r.overrides) {
+    std::string recorded_sets;
+    for (const std::string& o : r.overrides) recorded_sets += " " + o;
+    differ.push_back("--set values (the study's:" +
+                     (recorded_sets.empty() ? std::string(" none") : recorded_sets) + ")");
+  }
+  if (given_flag("--eta") && (r.method != "asha" || given.eta != r.eta)) {
+    differ.push_back("--eta " + std::to_string(given.eta) + " (the study's: " +
+                     (r.method == "asha" ? std::to_string(r.eta) : "no eta, " + r.method) + ")");
+  }
+  // --min-steps as given when the study started (older studies: the first rung's steps).
+  RLT_ASSIGN_OR_RETURN(const int64_t min_steps,
+                       h.IntOr("/command/min_steps", 0, tune::kMaxRungSteps, -1));
+  r.min_steps = std::max<int64_t>(0, min_steps);
+  const int64_t study_min =
+      min_steps >= 0 ? min_steps : (r.rung_steps.empty() ? -1 : r.rung_steps[0]);
+  if (given_flag("--min-steps") && (r.method != "asha" || given.min_steps != study_min)) {
+    differ.push_back("--min-steps " + std::to_string(given.min_steps) + " (the study's: " +
+                     (r.method != "asha" ? "no rungs, " + r.method : std::to_string(study_min)) +
+                     ")");
+  }
+  if (given_flag("--out") && !same_path(given.out_dir, given.resume_dir)) {
+    differ.push_back("--out " + given.out_dir + " (a resumed study writes into DIR itself)");
+  }
+  if (!differ.empty()) {
+    std::string list;
+    for (const std::string& d : differ) list += "\n  " + d;
+    return Status::Refused(
+        "--resume " + given.resume_dir + " continues the study as " + given.resume_dir +
+        "/study.json records it; these arguments differ from it:" + list +
+        "\nGive them with the study's values or leave them out (--parallel, --quiet and --json "
+        "apply to a resume); to change them, start a new study with --out");
+  }
   return r;
+}
+
+// Space keys that define the data or the ranges: a trial that changed one would train or
+// be scored on other dates or other bars than the study's, and the figure reported as
+// out-of-sample would no longer be the config's test range. "" for a key a space may tune.
+std::string ReservedKeyReason(const std::string& section, const std::string& name,
+                              const std::string& method) {
+  if (section == "split") {
+    return "[split] holds the study's ranges (trials train on train and are scored on "
+           "validation; the best is evaluated once on test): they stay the config's for every "
+           "trial";
+  }
+  if (section == "data") {
+    return "[data] defines the bars every trial trains and is scored on: they stay the "
+           "config's for every trial";
+  }
+  if (section == "env" && name == "range") {
+    return "[env] range sets the dates a trial trains on: it stays the config's for every trial";
+  }
+  if (section == "env" && name == "id") {
+    return "[env] id chooses the environment, and with it the data and the objective: a study "
+           "tunes one environment";
+  }
+  if (section == "env" && (name == "underlying" || name.rfind("synthetic_", 0) == 0)) {
+    return "[env] " + name +
+           " defines the data of the options environment: it stays the config's for every "
+           "trial";
+  }
+  if (section == "run" && name == "seeds") {
+    return "a trial trains one seed (tune sets run.seeds = 1)";
+  }
+  if (section == "run" && name == "total_steps" && method == "asha") {
+    return "with --method asha the rungs set each trial's training steps, up to the config's "
+           "[run] total_steps";
+  }
+  return "";
+}
+
+// Each space key names one config key as section.key, may define neither the data nor the
+// ranges, and is not also given with --set. Every problem, one per line.
+Status CheckSpaceKeys(const tune::Space& space, const TuneRequest& r) {
+  std::set<std::string> set_keys;
+  for (const std::string& o : r.overrides) set_keys.insert(o.substr(0, o.find('=')));
+  std::vector<std::string> errors;
+  for (const tune::Param& p : space.params) {
+    const size_t dot = p.key.find('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == p.key.size() ||
+        p.key.find('.', dot + 1) != std::string::npos) {
+      errors.push_back(p.place + ": '" + p.key +
+                       "' names no config key: a space key is a config key as section.key, "
+                       "e.g. \"algo.learning_rate\" (x1, x2, ... are the keys of --objective-fn)");
+      continue;
+    }
+    const std::string reason =
+        ReservedKeyReason(p.key.substr(0, dot), p.key.substr(dot + 1), r.method);
+    if (!reason.empty()) {
+      errors.push_back(p.place + ": '" + p.key + "' may not be tuned: " + reason + ".");
+      continue;
+    }
+    if (set_keys.count(p.key) > 0) {
+      errors.push_back(p.place + ": '" + p.key +
+                       "' is also given with --set: the space's values would replace it in "
+                       "every trial; give it in one place");
+    }
+  }
+  if (errors.empty()) return Status::Ok();
+  std::string msg;
+  for (const std::string& e : errors) msg += (msg.empty() ? "" : "\n") + e;
+  return Status::Refused(msg);
+}
+
+// The values of `p` the up-front check tries: both ends and the middle of a continuous
+// range (a whole-number key takes 1 but refuses 5.5), both ends of an int range, every
+// choice.
+std::vector<std::string> CheckedValues(const tune::Param& p) {
+  if (p.kind == tune::Param::Kind::kChoice) return p.choices;
+  if (p.kind == tune::Param::Kind::kInt) return {tune::ValueText(p, 0.0), tune::ValueText(p, 1.0)};
+  return {tune::ValueText(p, 0.0), tune::ValueText(p, 0.5), tune::ValueText(p, 1.0)};
+}
+
+// A refusal of training that every trial holding `key` = `value` would meet, whatever the
+// other parameters: an unknown key or section (the key itself, or a key of the config that
+// the value makes unknown, as algo.name = "es" does for PPO's keys), or a value the key's
+// type does not take (training names its --set place and says what it expected). Rules on
+// combinations (batch_size dividing the rollout, n_epochs >= 1) are the trial's rejection.
+bool RefusesTheValue(const std::string& message, const std::string& key, const std::string& value) {
+  if (message.find("unknown key") != std::string::npos ||
+      message.find("unknown section") != std::string::npos) {
+    return true;
+  }
+  const size_t dot = key.find('.');
+  const std::string place = "--set " + key + "=" + value + ": [" + key.substr(0, dot) + "] ";
+  for (size_t at = message.find(place); at != std::string::npos; at = message.find(place, at + 1)) {
+    const std::string line = message.substr(at, message.find('\n', at) - at);
+    if (line.find(": expected") != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Every space key and the values of `CheckedValues` against the config's schema, before
+// anything is written: a value no trial could train with is refused here, naming the
+// space's file:line, the key, the value and training's reason.
+Status CheckSpaceValues(const tune::Space& space, const TuneRequest& r) {
+  auto probe = [&](const std::vector<std::pair<std::string, std::string>>& values) {
+    train::TrainRequest request;
+    request.config_path = r.config_path;
+    request.overrides = TrialOverrides(r, values);
+    return train::ValidateTraining(request);
+  };
+  // The config itself (with --set): an unknown key or a bad value there is the config's.
+  if (Status base = probe({});
+      !base.ok() && (RefusesTheValue(base.message(), "", "") ||
+                     base.message().find(": expected") != std::string::npos)) {
+    return base;
+  }
+  std::vector<std::vector<std::string>> values;
+  size_t slots = 0;
+  for (const tune::Param& p : space.params) {
+    values.push_back(CheckedValues(p));
+    slots = std::max(slots, values.back().size());
+  }
+  std::vector<std::string> errors;
+  std::vector<bool> refused(space.params.size(), false);
+  // One probe with every parameter's k-th value; only when it fails, one per parameter to
+  // find which value training refuses.
+  for (size_t k = 0; k < slots; ++k) {
+    std::vector<std::pair<std::string, std::string>> together;
+    std::vector<size_t> who;
+    for (size_t j = 0; j < space.params.size(); ++j) {
+      if (refused[j] || k >= values[j].size()) continue;
+      together.emplace_back(space.params[j].key, values[j][k]);
+      who.push_back(j);
+    }
+    if (together.empty() || probe(together).ok()) continue;
+    for (size_t j : who) {
+      const tune::Param& p = space.params[j];
+      const Status st = probe({{p.key, values[j][k]}});
+      if (st.ok() || !RefusesTheValue(st.message(), p.key, values[j][k])) continue;
+      refused[j] = true;
+      errors.push_back(p.place + ": '" + p.key + "' = " + values[j][k] +
+                       ": training refuses this value, so every trial given it would be "
+                       "rejected: " +
+                       st.message());
+    }
+  }
+  if (errors.empty()) return Status::Ok();
+  std::string msg;
+  for (const std::string& e : errors) msg += (msg.empty() ? "" : "\n") + e;
+  return Status::Refused(msg);
+}
+
+// The metrics a trial's evaluation reports: an environment scored on [split] ranges
+// reports the metric table (eval/metrics_table.h); an episodic one mean_return and
+// std_return.
+std::vector<std::string> ObjectiveNames(bool ranged) {
+  if (!ranged) return {"mean_return", "std_return"};
+  std::vector<std::string> names;
+  for (const eval::MetricInfo& m : eval::MetricTable()) names.emplace_back(m.key);
+  return names;
+}
+
+// The first key whose value differs between two configs' texts ("" when none does).
+std::string FirstDifference(const std::string& before_text, const std::string& now_text) {
+  Result<config::Config> before = config::Config::FromString(before_text, "study.json");
+  Result<config::Config> now = config::Config::FromString(now_text, "CONFIG");
+  if (!before.ok() || !now.ok()) return before_text == now_text ? "" : "the config's text";
+  std::vector<std::string> sections = before->SectionNames();
+  for (const std::string& n : now->SectionNames()) {
+    if (std::find(sections.begin(), sections.end(), n) == sections.end()) sections.push_back(n);
+  }
+  for (const std::string& section : sections) {
+    std::vector<std::string> keys;
+    for (const config::Config* c : {&*before, &*now}) {
+      if (const config::Section* s = c->Find(section)) {
+        for (const std::string& k : s->Keys()) {
+          if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+        }
+      }
+    }
+    for (const std::string& key : keys) {
+      const config::ConfigValue* a = before->Get(section, key);
+      const config::ConfigValue* b = now->Get(section, key);
+      const std::string was = a != nullptr ? a->text : "(absent)";
+      const std::string is = b != nullptr ? b->text : "(absent)";
+      if (was != is) return "[" + section + "] " + key + " was " + was + ", is now " + is;
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -291,7 +580,7 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
     RLT_ASSIGN_OR_RETURN(r, ResumedRequest(given));
   }
   if (!resume && r.space_path.empty()) {
-    return Status::InvalidArgument("--space SPACE.toml is required (or --resume DIR)");
+    return Status::Refused("--space SPACE.toml is required (or --resume DIR)");
   }
   TuneOutcome out;
   out.out_dir = resume ? r.resume_dir : (r.out_dir.empty() ? DefaultOutDir() : r.out_dir);
@@ -309,16 +598,30 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
   o.resume = resume;
   o.space_text = space_text;
   o.quiet = r.quiet;
-  o.command = json{{"config", r.config_path},
-                   {"objective_fn", r.objective_fn},
-                   {"objective", r.objective},
-                   {"overrides", r.overrides},
-                   {"parallel", r.parallel}}
-                  .dump();
   o.eta = r.eta;
   if (r.method == "asha" && r.eta < 2) {
-    return Status::InvalidArgument("--eta " + std::to_string(r.eta) +
-                                   ": the reduction factor must be at least 2 (3 is usual)");
+    return Status::Refused("--eta " + std::to_string(r.eta) +
+                           ": the reduction factor must be at least 2 (3 is usual)");
+  }
+  if (!resume) {
+    // Flags this study would not use are refused rather than ignored.
+    std::vector<std::string> unused;
+    auto has = [&](const char* flag) { return r.given.count(flag) > 0; };
+    if (r.method != "asha" && has("--eta")) unused.push_back("--eta (only --method asha)");
+    if (r.method != "asha" && has("--min-steps")) {
+      unused.push_back("--min-steps (only --method asha)");
+    }
+    if (!r.objective_fn.empty() && has("--objective")) {
+      unused.push_back("--objective (--objective-fn is the objective)");
+    }
+    if (!r.objective_fn.empty() && !r.overrides.empty()) {
+      unused.push_back("--set (--objective-fn trains nothing)");
+    }
+    if (!unused.empty()) {
+      std::string list;
+      for (const std::string& u : unused) list += (list.empty() ? "" : ", ") + u;
+      return Status::Refused("this study would not use " + list + ": leave it out");
+    }
   }
   // Successive halving's rungs: training steps up to the config's [run] total_steps (with
   // --objective-fn, a nominal budget of 81 that the function ignores).
@@ -327,11 +630,19 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
     o.rung_steps =
         !r.rung_steps.empty() ? r.rung_steps : tune::RungSteps(total, r.eta, r.min_steps);
   };
+  auto command = [&](const std::string& config_toml) {
+    json c = {{"config", r.config_path},  {"objective_fn", r.objective_fn},
+              {"objective", r.objective}, {"overrides", r.overrides},
+              {"parallel", r.parallel},   {"min_steps", r.min_steps}};
+    if (!config_toml.empty()) c["config_toml"] = config_toml;
+    return c.dump();
+  };
   if (!r.objective_fn.empty()) {
     if (!r.config_path.empty()) {
-      return Status::InvalidArgument("--objective-fn replaces training: give no CONFIG");
+      return Status::Refused("--objective-fn replaces training: give no CONFIG");
     }
     RLT_RETURN_IF_ERROR(tune::CheckObjectiveSpace(r.objective_fn, space));
+    o.command = command("");
     o.objective = r.objective_fn;
     o.minimize = true;
     set_rungs(81);
@@ -347,37 +658,52 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
                            return t;
                          }));
     if (!s) return out;  // a rank that served trials
+    RLT_RETURN_IF_ERROR(NoObjectiveError(*s, out.out_dir));
     RLT_RETURN_IF_ERROR(eval::WriteTuneReport(out.out_dir));
     out.json = tune::StudyJson(*s, r.method);
     return out;
   }
-  if (r.config_path.empty())
-    return Status::InvalidArgument("tune needs CONFIG (or --objective-fn)");
+  if (r.config_path.empty()) return Status::Refused("tune needs CONFIG (or --objective-fn)");
   RLT_ASSIGN_OR_RETURN(config::Config cfg, config::Config::LoadFile(r.config_path));
   for (const std::string& s : r.overrides) RLT_RETURN_IF_ERROR(cfg.ApplyOverride(s));
-  const bool market = IsMarketEnv(cfg);
-  if (market && cfg.Get("split", "validation") == nullptr) {
-    return Status::InvalidArgument(
-        r.config_path +
-        ": [split] validation is missing: trials are scored on it, never on "
-        "the test range; add validation = \"YYYY-MM-DD:YYYY-MM-DD\" between "
-        "train and test");
+  // The study's config, ranges included, is pinned: a resume with a CONFIG that changed
+  // since the study started would mix trials of two configs.
+  const std::string config_toml = cfg.ToToml();
+  if (resume && !r.recorded_config.empty() && r.recorded_config != config_toml) {
+    return Status::Refused(
+        r.config_path + " (with the study's --set values) is not the config the study at " +
+        out.out_dir + " started with: " + FirstDifference(r.recorded_config, config_toml) +
+        "; restore it, or start a new study with --out");
   }
-  o.objective = !r.objective.empty() ? r.objective : (market ? "sharpe_ratio" : "mean_return");
-  o.minimize = o.objective == "max_drawdown_duration" || o.objective == "downside_risk" ||
-               o.objective == "annual_volatility" || o.objective == "turnover";
-  // Every key against the config's schema, with the space's low values, before any run.
+  o.command = command(config_toml);
+  const bool market = IsMarketEnv(cfg);
+  // Environments whose trials are scored on [split] ranges: market data, and the options
+  // portfolio (a synthetic or file underlying split by date).
+  const config::ConfigValue* env_id = cfg.Get("env", "id");
+  const bool ranged = market || (env_id != nullptr && env_id->text == "options");
+  if (ranged && cfg.Get("split", "validation") == nullptr) {
+    return Status::Refused(r.config_path +
+                           ": [split] validation is missing: trials are scored on it, never on "
+                           "the test range; add validation = \"YYYY-MM-DD:YYYY-MM-DD\" between "
+                           "train and test");
+  }
+  o.objective = !r.objective.empty() ? r.objective : (ranged ? "sharpe_ratio" : "mean_return");
   {
-    train::TrainRequest probe;
-    probe.config_path = r.config_path;
-    std::vector<std::pair<std::string, std::string>> low;
-    for (const tune::Param& p : space.params) low.emplace_back(p.key, tune::ValueText(p, 0.0));
-    probe.overrides = TrialOverrides(r, low);
-    const Status st = train::ValidateTraining(probe);
-    if (!st.ok() && st.message().find("unknown key") != std::string::npos) {
-      return Status::InvalidArgument(r.space_path + ": " + st.message());
+    const std::vector<std::string> names = ObjectiveNames(ranged);
+    if (std::find(names.begin(), names.end(), o.objective) == names.end()) {
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+      return Status::Refused("--objective " + o.objective + ": not a metric the trials' " +
+                             (ranged ? "validation evaluation" : "episode evaluation") +
+                             " reports; expected one of " + list);
     }
   }
+  o.minimize = o.objective == "max_drawdown_duration" || o.objective == "downside_risk" ||
+               o.objective == "annual_volatility" || o.objective == "turnover";
+  // Every key and the values a trial could be given, against the config's schema, before
+  // anything runs or is written.
+  RLT_RETURN_IF_ERROR(CheckSpaceKeys(space, r));
+  RLT_RETURN_IF_ERROR(CheckSpaceValues(space, r));
   // Parallel trials: P training runs at once in threads of this process, each with its
   // own thread budget; the annealing search is sequential.
   const int cores = HardwareThreads();
@@ -448,6 +774,7 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
       }));
   if (!served) return out;  // a rank that served trials
   const tune::StudyResult& s = *served;
+  RLT_RETURN_IF_ERROR(NoObjectiveError(s, out.out_dir));
   json j = json::parse(tune::StudyJson(s, r.method));
   if (s.best_trial >= 0) {
     const fs::path best_dir =
@@ -455,7 +782,7 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
     RLT_ASSIGN_OR_RETURN(std::string best_config, ReadFile((best_dir / "config.toml").string()));
     RLT_RETURN_IF_ERROR(
         WriteFileAtomic((fs::path(out.out_dir) / "best.toml").string(), best_config));
-    if (market && cfg.Get("split", "test") != nullptr) {
+    if (ranged && cfg.Get("split", "test") != nullptr) {
       // A copy of the best trial (OUT/best_run/) is what sees the test range: no trial's
       // own directory ever holds a test evaluation.
       const fs::path best_run = fs::path(out.out_dir) / "best_run";
@@ -476,11 +803,15 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
       RLT_ASSIGN_OR_RETURN(EvalOutcome ev, RunEvaluation(er));
       RLT_RETURN_IF_ERROR(WriteFileAtomic((fs::path(out.out_dir) / "test_evaluation.json").string(),
                                           ev.summary_json));
-      RLT_ASSIGN_OR_RETURN(double test_value, MetricOf(ev.summary_json, o.objective));
-      j["test_objective"] = test_value;
-      out.test_report =
-          "out-of-sample ([split] test, evaluated once, after the search): " + o.objective + " " +
-          std::to_string(test_value) + " (trial " + std::to_string(s.best_trial) + ")";
+      // A metric undefined on the test range (NaN: returns that never varied) is reported
+      // as null, not as a failure of the finished study.
+      const Result<double> test_value = MetricOf(ev.summary_json, o.objective);
+      j["test_objective"] = test_value.ok() ? json(*test_value) : json(nullptr);
+      out.test_report = "out-of-sample ([split] test " + cfg.Get("split", "test")->text +
+                        ", evaluated once, after the search): " + o.objective + " " +
+                        (test_value.ok() ? std::to_string(*test_value)
+                                         : "undefined (" + test_value.status().message() + ")") +
+                        " (trial " + std::to_string(s.best_trial) + ")";
     }
   }
   j["objective"] = o.objective;
@@ -524,8 +855,13 @@ Result<std::string> BenchTune(const TuneBenchOptions& b) {
     RLT_ASSIGN_OR_RETURN(std::string journal, ReadFile(r.out_dir + "/trials.jsonl"));
     std::istringstream in(journal);
     for (std::string line; std::getline(in, line);) {
-      const json j = json::parse(line, nullptr, false);
-      if (j.is_discarded() || !j["train_seconds"].is_number()) continue;
+      Result<tune::JsonDoc> doc = tune::JsonDoc::Parse(line, r.out_dir + "/trials.jsonl");
+      if (!doc.ok() || !doc->root().is_object()) continue;
+      const json& j = doc->root();
+      if (!j.contains("train_seconds") || !j["train_seconds"].is_number() ||
+          !j.contains("seconds") || !j["seconds"].is_number()) {
+        continue;
+      }
       const double t = j["train_seconds"].get<double>(), all = j["seconds"].get<double>();
       train.push_back(t);
       overhead.push_back(all - t);

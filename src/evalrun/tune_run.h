@@ -1,4 +1,4 @@
-// rltrade evalrun: `rltrade tune` as a library call (issue 16): a study over a config's
+// rltrade evalrun: `rltrade tune` as a library call: a study over a config's
 // hyperparameters, each trial a training run scored on the [split] validation range, or
 // over an analytic function (--objective-fn) that replaces training.
 //
@@ -12,12 +12,33 @@
 // reason. No trial reads the test range: after the study a copy of the best trial
 // (OUT/best_run/) is evaluated once on [split] test, written to OUT/test_evaluation.json
 // and reported apart, the only out-of-sample figure. OUT/best.toml is the best trial's complete
-// config. Before anything runs, every space key is checked against the config's schema (an unknown
-// key names the nearest valid one).
+// config.
+//
+// Before anything runs or is written (errors are Refused: the CLI exits 2):
+//  - space keys are config keys as section.key; keys that define the data or the ranges
+//    ([split], [data], [env] range, id, underlying and synthetic_*) may not be tuned, nor
+//    run.seeds (a trial trains one seed), nor run.total_steps with asha (the rungs are the
+//    budget), nor a key also given with --set. So every trial trains on the config's
+//    [split] train, is scored on its validation range, and the test range is the config's;
+//  - each value a trial could be given — both ends of a range, the middle of a continuous
+//    one, every choice — is checked against the config's schema: an unknown key or
+//    section, or a value the key's type does not take, is refused naming the space's
+//    file:line, the key, the value and training's reason (rules on combinations, such as
+//    batch_size dividing the rollout, reject the trial instead);
+//  - --objective must be a metric the trials' evaluation reports;
+//  - flags the study would not use (--eta without asha, --objective or --set with
+//    --objective-fn) are refused.
+// A study in which no trial produced an objective is an error (DataError: exit 1) naming
+// how the trials ended and the first reason; its files stay, for the reasons.
+// --resume DIR: study.json and trials.jsonl are checked field by field (tune/json_file.h;
+// DataError naming file:line), the config (with the recorded --set values) must be the one
+// the study started with (recorded in study.json as TOML: its ranges are pinned), and the
+// arguments given with --resume must equal the recorded ones (see `given`).
 #ifndef RLT_EVALRUN_TUNE_RUN_H_
 #define RLT_EVALRUN_TUNE_RUN_H_
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +64,12 @@ struct TuneRequest {
   int eta = 3;
   int64_t min_steps = 0;
   std::vector<int64_t> rung_steps;  // set from study.json on resume
+  // The arguments given on the command line ("config", "--space", "--trials", "--seed",
+  // "--method", "--objective", "--objective-fn", "--set", "--eta", "--min-steps",
+  // "--out"): with --resume each must equal what the study recorded; without, flags the
+  // study would not use (--eta without asha, ...) are refused.
+  std::set<std::string> given;
+  std::string recorded_config;  // set from study.json on resume: the study's config as TOML
 };
 
 struct TuneOutcome {

@@ -11,11 +11,11 @@ namespace rlt::tune {
 std::vector<int64_t> RungSteps(int64_t total, int eta, int64_t min_steps) {
   RLT_CHECK(total >= 1 && eta >= 2);
   if (min_steps <= 0) min_steps = std::max<int64_t>(1, total / (int64_t{eta} * eta * eta));
-  int rungs = 1;
-  for (int64_t d = eta; total / d >= min_steps && total / d >= 1; d *= eta) ++rungs;
-  std::vector<int64_t> steps(rungs);
-  int64_t d = 1;
-  for (int k = rungs - 1; k >= 0; --k, d *= eta) steps[k] = total / d;
+  // Dividing step by step (total / eta^j = (total / eta^(j-1)) / eta for integers) never
+  // forms eta^j, which overflows for totals near 2^63.
+  std::vector<int64_t> steps = {total};
+  for (int64_t s = total / eta; s >= min_steps && s >= 1; s /= eta) steps.push_back(s);
+  std::reverse(steps.begin(), steps.end());
   return steps;
 }
 

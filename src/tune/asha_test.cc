@@ -128,6 +128,12 @@ TEST(Asha, RungBudgetsGrowByEtaUpToTheFullRun) {
   EXPECT_EQ(RungSteps(81, 3, 1), (std::vector<int64_t>{1, 3, 9, 27, 81}));
   EXPECT_EQ(RungSteps(100000, 2, 20000), (std::vector<int64_t>{25000, 50000, 100000}));
   EXPECT_EQ(RungSteps(5, 3, 10), (std::vector<int64_t>{5}));  // one rung: no halving
+  // Near 2^63: 3^39 < 2^63 - 1 < 3^40, so eta^R is never formed (it would overflow).
+  int64_t p39 = 1;
+  for (int i = 0; i < 39; ++i) p39 *= 3;
+  EXPECT_EQ(RungSteps(p39, 3, p39 / 27), (std::vector<int64_t>{p39 / 27, p39 / 9, p39 / 3, p39}));
+  EXPECT_EQ(RungSteps(INT64_MAX, 2, 0).back(), INT64_MAX);
+  EXPECT_EQ(RungSteps(INT64_MAX, 2, 0).size(), 4u);
 }
 
 }  // namespace

@@ -24,26 +24,25 @@ double Rosenbrock(const std::vector<double>& x) {
 
 Status CheckObjectiveSpace(const std::string& fn, const Space& space) {
   if (fn != "branin" && fn != "rosenbrock") {
-    return Status::InvalidArgument("--objective-fn " + fn + ": expected branin or rosenbrock");
+    return Status::Refused("--objective-fn " + fn + ": expected branin or rosenbrock");
   }
   const int n = space.dims();
   if (fn == "branin" && n != 2) {
-    return Status::InvalidArgument("--objective-fn branin takes x1 and x2; the space has " +
-                                   std::to_string(n) + " parameters");
+    return Status::Refused("--objective-fn branin takes x1 and x2; the space has " +
+                           std::to_string(n) + " parameters");
   }
   if (fn == "rosenbrock" && n < 2) {
-    return Status::InvalidArgument("--objective-fn rosenbrock takes x1 .. xn, n >= 2");
+    return Status::Refused("--objective-fn rosenbrock takes x1 .. xn, n >= 2");
   }
   for (int i = 0; i < n; ++i) {
     const Param& p = space.params[i];
     if (p.key != "x" + std::to_string(i + 1)) {
-      return Status::InvalidArgument(p.place + ": '" + p.key + "': with --objective-fn the keys " +
-                                     "are x1, x2, ... in order; expected x" +
-                                     std::to_string(i + 1));
+      return Status::Refused(p.place + ": '" + p.key + "': with --objective-fn the keys " +
+                             "are x1, x2, ... in order; expected x" + std::to_string(i + 1));
     }
     if (p.kind == Param::Kind::kChoice) {
-      return Status::InvalidArgument(p.place + ": '" + p.key +
-                                     "': --objective-fn needs numeric distributions");
+      return Status::Refused(p.place + ": '" + p.key +
+                             "': --objective-fn needs numeric distributions");
     }
   }
   return Status::Ok();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
 
 #include "core/file_io.h"
 
@@ -22,13 +23,13 @@ std::string Place(const std::string& name, const toml::source_region& src) {
   return name + ":" + std::to_string(src.begin.line);
 }
 
-// The text of one scalar TOML value as --set takes it, or "" if it is not a scalar.
-std::string ScalarText(const toml::node& n) {
+// The text of one scalar TOML value as --set takes it; nullopt if it is not a scalar.
+std::optional<std::string> ScalarText(const toml::node& n) {
   if (auto v = n.as_integer()) return std::to_string(v->get());
   if (auto v = n.as_floating_point()) return Shortest(v->get());
-  if (auto v = n.as_boolean()) return v->get() ? "true" : "false";
+  if (auto v = n.as_boolean()) return std::string(v->get() ? "true" : "false");
   if (auto v = n.as_string()) return v->get();
-  return "";
+  return std::nullopt;
 }
 
 }  // namespace
@@ -38,9 +39,9 @@ Result<Space> ParseSpace(const std::string& text, const std::string& name) {
   try {
     root = toml::parse(text, name);
   } catch (const toml::parse_error& e) {
-    return Status::InvalidArgument(name + ":" + std::to_string(e.source().begin.line) + ":" +
-                                   std::to_string(e.source().begin.column) + ": " +
-                                   std::string(e.description()));
+    return Status::Refused(name + ":" + std::to_string(e.source().begin.line) + ":" +
+                           std::to_string(e.source().begin.column) + ": " +
+                           std::string(e.description()));
   }
   Space space;
   std::vector<std::string> errors;
@@ -61,23 +62,36 @@ Result<Space> ParseSpace(const std::string& text, const std::string& name) {
     const auto entry = spec->begin();  // its proxy refers into the iterator: keep it alive
     const std::string kind(entry->first.str());
     const toml::array* list = entry->second.as_array();
+    if (list == nullptr && entry->second.is_table()) {
+      // `algo.lr = { ... }` unquoted is TOML for the table algo holding lr.
+      errors.push_back(place + ": '" + key + "." + kind +
+                       "': a dotted key must be quoted to name one parameter: \"" + key + "." +
+                       kind + "\" = { ... }");
+      continue;
+    }
     if (list == nullptr) {
       errors.push_back(place + ": '" + key + "': " + kind + " takes an array");
       continue;
     }
     if (kind == "choice") {
       p.kind = Param::Kind::kChoice;
+      bool bad = false;
       for (const toml::node& c : *list) {
-        const std::string t = ScalarText(c);
-        if (t.empty()) {
+        const std::optional<std::string> t = ScalarText(c);
+        if (!t) {
           errors.push_back(place + ": '" + key +
                            "': choice values must be numbers, strings or "
                            "booleans");
+          bad = true;
           break;
         }
-        p.choices.push_back(t);
+        p.choices.push_back(*t);
       }
-      if (p.choices.empty()) errors.push_back(place + ": '" + key + "': choice lists no value");
+      if (bad) continue;
+      if (p.choices.empty()) {
+        errors.push_back(place + ": '" + key + "': choice lists no value");
+        continue;
+      }
       space.params.push_back(p);
       continue;
     }
@@ -90,13 +104,24 @@ Result<Space> ParseSpace(const std::string& text, const std::string& name) {
       errors.push_back(place + ": '" + key + "': " + kind + " takes [low, high] (two numbers)");
       continue;
     }
-    p.low = (*list)[0].value<double>().value_or(NAN);
-    p.high = (*list)[1].value<double>().value_or(NAN);
+    // An integer bound is read as an integer: toml++ gives no double for one a double
+    // cannot hold exactly, and its size is what the int rule below reports.
+    auto bound = [](const toml::node& n) {
+      if (auto i = n.as_integer()) return static_cast<double>(i->get());
+      return n.value<double>().value_or(NAN);
+    };
+    p.low = bound((*list)[0]);
+    p.high = bound((*list)[1]);
     p.kind = kind == "uniform"       ? Param::Kind::kUniform
              : kind == "log_uniform" ? Param::Kind::kLogUniform
                                      : Param::Kind::kInt;
     if (!(std::isfinite(p.low) && std::isfinite(p.high) && p.low < p.high)) {
       errors.push_back(place + ": '" + key + "': " + kind + " needs finite low < high");
+      continue;
+    }
+    if (!std::isfinite(p.high - p.low)) {
+      errors.push_back(place + ": '" + key + "': " + kind + " [" + Shortest(p.low) + ", " +
+                       Shortest(p.high) + "]: the width high - low overflows a double");
       continue;
     }
     if (p.kind == Param::Kind::kLogUniform && p.low <= 0) {
@@ -106,6 +131,16 @@ Result<Space> ParseSpace(const std::string& text, const std::string& name) {
     if (p.kind == Param::Kind::kInt &&
         (p.low != std::floor(p.low) || p.high != std::floor(p.high))) {
       errors.push_back(place + ": '" + key + "': int takes whole-number bounds");
+      continue;
+    }
+    if (p.kind == Param::Kind::kInt &&
+        (std::fabs(p.low) > kMaxIntBound || std::fabs(p.high) > kMaxIntBound)) {
+      errors.push_back(place + ": '" + key + "': int [" + Shortest(p.low) + ", " +
+                       Shortest(p.high) + "]: bounds must lie within -" +
+                       std::to_string(static_cast<int64_t>(kMaxIntBound)) + " .. " +
+                       std::to_string(static_cast<int64_t>(kMaxIntBound)) +
+                       " (2^53, the whole numbers a sampled value holds exactly); the key's own "
+                       "type is checked against the config before any trial runs");
       continue;
     }
     space.params.push_back(p);
@@ -119,7 +154,7 @@ Result<Space> ParseSpace(const std::string& text, const std::string& name) {
   if (!errors.empty()) {
     std::string msg;
     for (const std::string& e : errors) msg += (msg.empty() ? "" : "\n") + e;
-    return Status::InvalidArgument(msg);
+    return Status::Refused(msg);
   }
   return space;
 }

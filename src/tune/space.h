@@ -35,6 +35,15 @@ struct Space {
   int dims() const { return static_cast<int>(params.size()); }
 };
 
+// The largest |bound| of an int distribution: 2^53, below which every whole number is a
+// double (the unit cube maps through doubles).
+inline constexpr double kMaxIntBound = 9007199254740992.0;
+
+// Errors (Refused: the CLI exits 2; one line per problem): TOML syntax, an entry that is not one
+// distribution, bounds that are not finite or not increasing, an int bound beyond
+// +-kMaxIntBound, a width high - low that overflows, a choice list that is empty or holds a
+// non-scalar, an unquoted dotted key. What a key means is the caller's
+// (tune_run checks keys and values against the config).
 Result<Space> ParseSpace(const std::string& text, const std::string& name);
 Result<Space> LoadSpace(const std::string& path);
 

@@ -16,6 +16,7 @@
 #include "core/file_io.h"
 #include "core/json_text.h"
 #include "tune/asha.h"
+#include "tune/json_file.h"
 #include "tune/search.h"
 
 namespace rlt::tune {
@@ -103,12 +104,48 @@ std::string CsvField(const std::string& s) {
 
 }  // namespace
 
-Result<std::string> ReadStudyHeader(const std::string& out_dir) {
+Result<JsonDoc> ReadStudyHeader(const std::string& out_dir) {
   const std::string path = (fs::path(out_dir) / "study.json").string();
   if (!fs::exists(path)) {
     return Status::NotFound(out_dir + " is not a tune study (no study.json)");
   }
-  return ReadFile(path);
+  RLT_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+  RLT_ASSIGN_OR_RETURN(JsonDoc doc, JsonDoc::Parse(text, path));
+  RLT_RETURN_IF_ERROR(doc.Object(""));
+  return doc;
+}
+
+Result<StudyOptions> StudyOptionsFromHeader(const JsonDoc& h) {
+  StudyOptions o;
+  RLT_ASSIGN_OR_RETURN(o.method, h.String("/method"));
+  if (o.method != "random" && o.method != "sobol" && o.method != "anneal" && o.method != "asha") {
+    return Status::DataError(h.Place("/method") + ": 'method' = \"" + o.method +
+                             "\": expected random, sobol, anneal or asha");
+  }
+  RLT_ASSIGN_OR_RETURN(o.seed, h.Uint64("/seed"));
+  RLT_ASSIGN_OR_RETURN(const int64_t trials, h.Int("/trials", 1, kMaxTrials));
+  o.trials = static_cast<int>(trials);
+  RLT_ASSIGN_OR_RETURN(o.objective, h.String("/objective"));
+  RLT_ASSIGN_OR_RETURN(o.minimize, h.Bool("/minimize"));
+  RLT_ASSIGN_OR_RETURN(o.space_text, h.String("/space"));
+  if (o.method == "asha") {
+    RLT_ASSIGN_OR_RETURN(const int64_t eta, h.Int("/eta", 2, kMaxEta));
+    o.eta = static_cast<int>(eta);
+    RLT_ASSIGN_OR_RETURN(o.rung_steps, h.Ints("/rung_steps", 1, kMaxRungSteps));
+    if (o.rung_steps.empty() || o.rung_steps.size() > kMaxRungs) {
+      return Status::DataError(h.Place("/rung_steps") + ": 'rung_steps' lists " +
+                               std::to_string(o.rung_steps.size()) + " rungs: expected 1 to " +
+                               std::to_string(kMaxRungs));
+    }
+    for (size_t k = 1; k < o.rung_steps.size(); ++k) {
+      if (o.rung_steps[k] <= o.rung_steps[k - 1]) {
+        return Status::DataError(h.Place("/rung_steps") +
+                                 ": 'rung_steps' must increase from rung to rung");
+      }
+    }
+  }
+  if (h.Has("/command")) RLT_RETURN_IF_ERROR(h.Object("/command"));
+  return o;
 }
 
 std::string StudyJson(const StudyResult& r, const std::string& method) {
@@ -135,6 +172,16 @@ void PickBest(const std::vector<json>& rows, bool minimize, StudyResult* r) {
   std::set<int> trials;
   for (const json& row : rows) {
     trials.insert(row.value("trial", -1));
+    const std::string status = row.value("status", "");
+    if (status != "ok") {
+      ++(status == "rejected" ? r->rejected : r->failed);
+      if (r->first_reason.empty()) {
+        r->first_reason = "trial " + std::to_string(row.value("trial", -1)) + " " + status + ": " +
+                          row.value("reason", "");
+      }
+    } else if (std::isnan(ScoreOf(row, minimize)) && r->first_reason.empty()) {
+      r->first_reason = "trial " + std::to_string(row.value("trial", -1)) + ": no objective";
+    }
     if (!std::isnan(ScoreOf(row, minimize))) {
       ++r->ok;
       top = std::max(top, row.value("rung", 0));
@@ -341,40 +388,92 @@ Status RunAshaSearch(const Space& space, const StudyOptions& o, const TrialFn& f
   return error;
 }
 
+// The journal's finished lines, each checked field by field (errors name
+// trials.jsonl:line). A last line without its newline was cut by a kill: it is left out,
+// and the journal is cut there so that new lines follow complete ones. Nothing is changed
+// when a line is bad.
+Result<std::vector<json>> ReadJournal(const std::string& journal, const Space& space,
+                                      const StudyOptions& o) {
+  std::vector<json> done;
+  if (!fs::exists(journal)) return done;
+  RLT_ASSIGN_OR_RETURN(const std::string text, ReadFile(journal));
+  const int rungs = o.method == "asha" ? static_cast<int>(o.rung_steps.size()) : 1;
+  const size_t max_lines = static_cast<size_t>(o.trials) * static_cast<size_t>(rungs);
+  std::set<std::pair<int64_t, int64_t>> seen;
+  size_t start = 0, complete = 0;
+  int number = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    if (end == std::string::npos) break;  // the cut line
+    ++number;
+    const std::string place = journal + ":" + std::to_string(number);
+    if (done.size() == max_lines) {
+      return Status::DataError(place + ": the study has " + std::to_string(o.trials) + " trials" +
+                               (rungs > 1 ? " of " + std::to_string(rungs) + " rungs" : "") +
+                               "; this line is one too many (the journal belongs to another "
+                               "study or was edited)");
+    }
+    RLT_ASSIGN_OR_RETURN(JsonDoc line,
+                         JsonDoc::Parse(text.substr(start, end - start), journal, number));
+    RLT_RETURN_IF_ERROR(line.Object(""));
+    RLT_ASSIGN_OR_RETURN(const int64_t trial, line.Int("/trial", 0, o.trials - 1));
+    RLT_ASSIGN_OR_RETURN(const int64_t rung, line.Int("/rung", 0, rungs - 1));
+    if (!seen.insert({trial, rung}).second) {
+      return Status::DataError(place + ": trial " + std::to_string(trial) +
+                               (rungs > 1 ? " rung " + std::to_string(rung) : "") +
+                               " is journaled twice (the journal was edited)");
+    }
+    RLT_ASSIGN_OR_RETURN(const auto params, line.StringMap("/params"));
+    if (params.size() != static_cast<size_t>(space.dims())) {
+      return Status::DataError(line.Place("/params") + ": 'params' holds " +
+                               std::to_string(params.size()) + " values; the space has " +
+                               std::to_string(space.dims()) + " parameters");
+    }
+    RLT_ASSIGN_OR_RETURN(const std::string status, line.String("/status"));
+    if (status != "ok" && status != "rejected" && status != "failed") {
+      return Status::DataError(line.Place("/status") + ": 'status' = \"" + status +
+                               "\": expected ok, rejected or failed");
+    }
+    for (const char* key : {"/objective", "/seconds", "/train_seconds"}) {
+      RLT_RETURN_IF_ERROR(line.NumberOrNull(key).status());
+    }
+    for (const char* key : {"/reason", "/run_dir", "/checkpoint"}) {
+      RLT_RETURN_IF_ERROR(line.String(key).status());
+    }
+    RLT_RETURN_IF_ERROR(line.Int("/steps", 0, std::numeric_limits<int64_t>::max()).status());
+    done.push_back(line.root());
+    complete = end + 1;
+    start = end + 1;
+  }
+  if (complete != text.size()) {
+    std::error_code ec;
+    fs::resize_file(journal, complete, ec);
+    if (ec) return Status::IoError(journal + ": cannot cut its unfinished line: " + ec.message());
+  }
+  return done;
+}
+
 }  // namespace
 
 Result<StudyResult> RunStudy(const Space& space, const StudyOptions& o, const TrialFn& fn) {
-  if (o.trials < 1) return Status::InvalidArgument("--trials must be >= 1");
+  if (o.trials < 1 || o.trials > kMaxTrials) {
+    return Status::Refused("--trials " + std::to_string(o.trials) + ": expected 1 to " +
+                           std::to_string(kMaxTrials));
+  }
   const fs::path out(o.out_dir);
   const std::string journal = (out / "trials.jsonl").string();
   const std::string header_path = (out / "study.json").string();
   std::vector<json> done;
   if (o.resume) {
-    RLT_ASSIGN_OR_RETURN(std::string text, ReadFile(header_path));
-    json header = json::parse(text, nullptr, false);
-    if (!header.is_discarded()) header.erase("command");
-    if (header.is_discarded() || header != StudyHeader(o)) {
+    RLT_ASSIGN_OR_RETURN(JsonDoc header_doc, ReadStudyHeader(o.out_dir));
+    json header = header_doc.root();
+    if (header.is_object()) header.erase("command");
+    if (header != StudyHeader(o)) {
       return Status::Refused(header_path +
                              " describes another study (method, seed, trials, objective or "
                              "space differ): resume it with its own arguments");
     }
-    // Finished lines up to the first that does not parse (cut by a kill: that trial runs
-    // again); the journal is truncated there so that new lines follow complete ones.
-    std::ifstream in(journal, std::ios::binary);
-    std::string line;
-    uintmax_t complete = 0;
-    while (std::getline(in, line)) {
-      const json j = json::parse(line, nullptr, false);
-      if (j.is_discarded() || in.eof()) break;
-      done.push_back(j);
-      complete += line.size() + 1;
-    }
-    in.close();
-    std::error_code ec;
-    if (fs::exists(journal) && fs::file_size(journal) != complete) {
-      fs::resize_file(journal, complete, ec);
-      if (ec) return Status::IoError(journal + ": cannot cut its unfinished line: " + ec.message());
-    }
+    RLT_ASSIGN_OR_RETURN(done, ReadJournal(journal, space, o));
   } else {
     if (fs::exists(out)) {
       return Status::InvalidArgument(o.out_dir +

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "tune/json_file.h"
 #include "tune/space.h"
 
 namespace rlt::tune {
@@ -72,13 +73,27 @@ struct StudyOptions {
   std::vector<int64_t> rung_steps;
 };
 
-// OUT/study.json of an existing study (what RunStudy wrote), as JSON text.
-Result<std::string> ReadStudyHeader(const std::string& out_dir);
+// The largest study `rltrade tune` runs (--trials), and the limits of what study.json may
+// record for successive halving.
+inline constexpr int kMaxTrials = 100000;
+inline constexpr int kMaxEta = 1000;
+inline constexpr int64_t kMaxRungSteps = int64_t{1} << 50;
+inline constexpr size_t kMaxRungs = 64;
+
+// OUT/study.json of an existing study (what RunStudy wrote), parsed. Errors: no such file
+// (NotFound), not JSON or not an object (DataError naming study.json:line:column).
+Result<JsonDoc> ReadStudyHeader(const std::string& out_dir);
+// The study's settings study.json records (method, seed, trials, objective, minimize,
+// space; eta and rung_steps with asha), each checked: a field of the wrong type or out of
+// range (trials above kMaxTrials, ...) is a DataError naming study.json:line and the field.
+Result<StudyOptions> StudyOptionsFromHeader(const JsonDoc& header);
 
 struct StudyResult {
-  int trials = 0;  // finished trials (ok, rejected or failed)
-  int ok = 0;
-  double best_objective = 0;  // NaN when no trial succeeded
+  int trials = 0;                // finished trials (ok, rejected or failed)
+  int ok = 0;                    // journal lines (trials; asha: rungs) with an objective
+  int rejected = 0, failed = 0;  // journal lines with that status
+  std::string first_reason;      // the first rejected or failed line's reason ("" if none)
+  double best_objective = 0;     // NaN when no trial succeeded
   int best_trial = -1;
   std::vector<std::pair<std::string, std::string>> best_params;
   // asha: the best is taken in the highest rung any trial finished with a score.
@@ -86,7 +101,9 @@ struct StudyResult {
   std::string best_checkpoint;  // the checkpoint behind best_objective ("" if none)
 };
 
-// Runs (or resumes) the study. Errors: OUT exists without resume, a journal that does not
+// Runs (or resumes) the study. Errors: trials outside 1..kMaxTrials, OUT exists without
+// resume, a journal line that is not what RunStudy writes (DataError naming
+// trials.jsonl:line and the field; the journal is left as it was), a journal that does not
 // match the study, I/O.
 Result<StudyResult> RunStudy(const Space& space, const StudyOptions& options, const TrialFn& fn);
 

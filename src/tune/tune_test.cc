@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "tune/json_file.h"
 #include "tune/objectives.h"
 #include "tune/search.h"
 #include "tune/sobol.h"
@@ -102,6 +103,63 @@ TEST(Space, ErrorsNameTheFileLineKeyAndRule) {
     ASSERT_FALSE(s.ok()) << text;
     EXPECT_NE(s.status().message().find(fragment), std::string::npos) << s.status().message();
   }
+}
+
+TEST(Space, BoundsBeyondWhatASampledValueHoldsAreRefused) {
+  const std::pair<const char*, const char*> cases[] = {
+      // 1e30 sampled and cast to a 64-bit integer was -9223372036854775808.
+      {"x1 = { int = [1, 1e30] }", "space.toml:1: 'x1': int [1, 1e+30]: bounds must lie within"},
+      {"x1 = { int = [-9007199254740994, 0] }", "bounds must lie within"},
+      {"x1 = { uniform = [-1e308, 1e308] }", "the width high - low overflows a double"},
+      {"algo.lr = { uniform = [0.1, 0.2] }", "a dotted key must be quoted"},
+  };
+  for (const auto& [text, fragment] : cases) {
+    auto s = ParseSpace(text, "space.toml");
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_EQ(s.status().code(), Status::Code::kRefused);
+    EXPECT_NE(s.status().message().find(fragment), std::string::npos) << s.status().message();
+  }
+  // Up to 2^53 every whole number is held exactly: the ends map to themselves.
+  auto edge = ParseSpace("x1 = { int = [9007199254740982, 9007199254740992] }", "space.toml");
+  ASSERT_TRUE(edge.ok()) << edge.status().message();
+  EXPECT_EQ(ValueText(edge->params[0], 0.0), "9007199254740982");
+  EXPECT_EQ(ValueText(edge->params[0], 1.0), "9007199254740992");
+  auto low = ParseSpace("x1 = { int = [-9007199254740992, -9007199254740990] }", "space.toml");
+  ASSERT_TRUE(low.ok()) << low.status().message();
+  EXPECT_EQ(ValueText(low->params[0], 0.0), "-9007199254740992");
+}
+
+TEST(JsonDoc, NamesTheLineOfEachKeyAndWhatIsWrong) {
+  const std::string text =
+      "{\n  \"a\": 1,\n  \"b\": {\n    \"c\": \"x\",\n    \"d\": [1,\n      -2]\n  }\n}\n";
+  auto doc = JsonDoc::Parse(text, "f.json");
+  ASSERT_TRUE(doc.ok()) << doc.status().message();
+  EXPECT_EQ(doc->Place("/a"), "f.json:2");
+  EXPECT_EQ(doc->Place("/b/c"), "f.json:4");
+  EXPECT_EQ(doc->Place("/b/d/1"), "f.json:6");      // an array element's own line
+  EXPECT_EQ(doc->Place("/b/missing"), "f.json:3");  // its parent's
+  EXPECT_EQ(doc->Int("/a", 0, 5).value(), 1);
+  const auto bad_int = doc->Int("/b/c", 0, 5);
+  ASSERT_FALSE(bad_int.ok());
+  EXPECT_EQ(bad_int.status().message(),
+            "f.json:4: 'b.c' = \"x\": expected a whole number from 0 to 5");
+  EXPECT_NE(doc->Int("/a", 2, 5).status().message().find("expected a whole number from 2 to 5"),
+            std::string::npos);
+  EXPECT_NE(doc->Ints("/b/d", 0, 5).status().message().find("f.json:6: 'b.d.1' = -2"),
+            std::string::npos);
+  EXPECT_NE(doc->Uint64("/b/d/1").status().message().find("expected a whole number from 0 to"),
+            std::string::npos);
+  EXPECT_NE(doc->String("/nope").status().message().find("f.json:1: 'nope' is missing"),
+            std::string::npos);
+  // A journal line: its lines count from the file's line, and a syntax error names
+  // line:column.
+  auto line = JsonDoc::Parse("{\"trial\": \"x\"}", "t.jsonl", 7);
+  ASSERT_TRUE(line.ok());
+  EXPECT_EQ(line->Place("/trial"), "t.jsonl:7");
+  auto broken = JsonDoc::Parse("{\n  \"a\": 1,\n  \"b\" 2\n}", "f.json");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.status().message().rfind("f.json:3:7: not valid JSON", 0), 0u)
+      << broken.status().message();
 }
 
 Space BraninSpace() {
@@ -247,6 +305,67 @@ TEST(Study, RejectedTrialsAreRecordedWithTheirReasonAndDoNotStopTheStudy) {
   std::string text((std::istreambuf_iterator<char>(in)), {});
   EXPECT_NE(text.find("rejected"), std::string::npos);
   EXPECT_NE(text.find("batch_size does not divide"), std::string::npos);
+}
+
+TEST(Study, ABadJournalLineIsAnErrorNamingItAndTheJournalIsLeftAsItWas) {
+  const Space space = BraninSpace();
+  StudyOptions o;
+  o.out_dir = ::testing::TempDir() + "/study_bad_journal";
+  std::filesystem::remove_all(o.out_dir);
+  o.trials = 4;
+  o.objective = "f";
+  o.minimize = true;
+  o.quiet = true;
+  int calls = 0;
+  const TrialFn fn = [&](const TrialJob& job) {
+    ++calls;
+    TrialResult t;
+    t.objective = Branin(std::stod(job.params[0].second), std::stod(job.params[1].second));
+    return t;
+  };
+  ASSERT_TRUE(RunStudy(space, o, fn).ok());
+  const std::string journal = o.out_dir + "/trials.jsonl";
+  std::ifstream in(journal);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 4u);
+  o.resume = true;
+  const std::pair<std::string, std::string> cases[] = {
+      {"not json", ":2:"},
+      {"{\"trial\": 1}", ":2: 'rung' is missing: expected a whole number from 0 to 0"},
+      {"[]", ":2: '(document)' = []: expected an object"},
+  };
+  for (const auto& [second, fragment] : cases) {
+    const std::string text = lines[0] + "\n" + second + "\n" + lines[2] + "\n";
+    std::ofstream(journal, std::ios::trunc) << text;
+    calls = 0;
+    const auto r = RunStudy(space, o, fn);
+    ASSERT_FALSE(r.ok()) << second;
+    EXPECT_EQ(r.status().code(), Status::Code::kDataError);
+    EXPECT_NE(r.status().message().find(journal + fragment), std::string::npos)
+        << r.status().message();
+    EXPECT_EQ(calls, 0);
+    std::ifstream again(journal);
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(again)), {}), text);
+  }
+  // More lines than the study has trials.
+  std::string text;
+  for (int i = 0; i < 5; ++i) text += lines[std::min(i, 3)] + "\n";
+  std::ofstream(journal, std::ios::trunc) << text;
+  const auto extra = RunStudy(space, o, fn);
+  ASSERT_FALSE(extra.ok());
+  EXPECT_NE(extra.status().message().find(journal + ":5: the study has 4 trials"),
+            std::string::npos)
+      << extra.status().message();
+  // study.json with trials above the cap: refused by the field check, naming its line.
+  auto header = ReadStudyHeader(o.out_dir);
+  ASSERT_TRUE(header.ok());
+  const auto fields = StudyOptionsFromHeader(header.value());
+  ASSERT_TRUE(fields.ok()) << fields.status().message();
+  EXPECT_EQ(fields->trials, 4);
+  StudyOptions big = o;
+  big.trials = kMaxTrials + 1;
+  EXPECT_EQ(RunStudy(space, big, fn).status().code(), Status::Code::kRefused);
 }
 
 std::vector<std::string> Lines(const std::string& path) {
