@@ -15,6 +15,7 @@
 #include "core/json_text.h"
 #include "core/options.h"
 #include "env/envs/intraday.h"
+#include "evalrun/evalrun.h"
 #include "features/incremental.h"
 #include "learn/inference.h"
 #include "market/csv.h"
@@ -89,6 +90,43 @@ Result<std::unique_ptr<TcpBroker>> ConnectBroker(const PaperRequest& r, const Fe
   return broker;
 }
 
+// The dates the session trades, against evaluation's in-sample rule: from --start (or a
+// replay's first session; a live feed's today) to a replay's last session (a live feed's
+// open end). A replay's --start after its last bar is an error.
+Status CheckDates(const PaperRequest& r, const FeedSpec& feed, SessionSetup& s) {
+  const market::Bars& bars = *s.data_bars;
+  const bool live = feed.kind != FeedSpec::Kind::kReplay;
+  int32_t first = s.start_date, last = 0;
+  if (!live && !bars.sessions.empty()) {
+    last = bars.sessions.back().date;
+    if (s.start_date > last) {
+      return Status::InvalidArgument("--start " + r.start + " is after the last bar of " +
+                                     feed.file + " (" + FormatDate(last) +
+                                     "): there is nothing to trade; give a --start on or "
+                                     "before " +
+                                     FormatDate(last));
+    }
+    first = std::max(first, bars.sessions.front().date);
+  }
+  if (first == 0) {
+    const int64_t now = static_cast<int64_t>(std::time(nullptr));
+    first = market::LocalDateKey(now, s.tz.OffsetAt(now));
+  }
+  RLT_ASSIGN_OR_RETURN(const std::string overlap,
+                       evalrun::TrainingOverlap(r.run_dir, r.checkpoint, first, last));
+  if (overlap.empty()) return Status::Ok();
+  market::DateRange dates;
+  dates.first = first;
+  dates.last = last;
+  if (!r.allow_in_sample) {
+    return evalrun::InSampleRefusal(r.start.empty() ? "the session's dates" : "--start " + r.start,
+                                    dates.ToString(), overlap,
+                                    "choose a --start after the training range");
+  }
+  s.in_sample = true;
+  return Status::Ok();
+}
+
 // What RunPaper loads from RUN_DIR before a session starts.
 struct LoadedRun {
   features::Normalizer norm;
@@ -102,6 +140,13 @@ struct LoadedRun {
 // the shape of a session. Features come from the stream.
 Status LoadRun(const PaperRequest& r, const FeedSpec& feed, LoadedRun& run) {
   const fs::path run_dir(r.run_dir);
+  if (!fs::exists(run_dir / "config.toml")) {
+    return Status::NotFound(r.run_dir +
+                            " is not a run directory (no config.toml); pass a directory "
+                            "written by `rltrade train`");
+  }
+  // The run's files as evaluation checks them (MANIFEST) before any is parsed.
+  RLT_RETURN_IF_ERROR(evalrun::VerifyRunFiles(r.run_dir));
   RLT_ASSIGN_OR_RETURN(config::Config config,
                        config::Config::LoadFile((run_dir / "config.toml").string()));
   const std::string norm_path = (run_dir / "normalizer.json").string();
@@ -136,7 +181,7 @@ Status LoadRun(const PaperRequest& r, const FeedSpec& feed, LoadedRun& run) {
     RLT_ASSIGN_OR_RETURN(s.limits, LoadRiskLimits(r.risk_path));
   }
   run.preset = run.setup.features.preset;
-  return Status::Ok();
+  return CheckDates(r, feed, s);
 }
 
 }  // namespace
@@ -170,8 +215,10 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
   PaperSession session(std::move(s), std::move(stream),
                        std::make_unique<CheckpointPolicy>(std::move(runner)), std::move(line_feed),
                        std::move(broker));
-  RLT_RETURN_IF_ERROR(session.OpenJournal());
-  return session.Run();
+  Status opened = session.OpenJournal();
+  Result<PaperOutcome> out = opened.ok() ? session.Run() : Result<PaperOutcome>(opened);
+  if (!out.ok()) session.MarkFailed(out.status());
+  return out;
 }
 
 Result<std::string> BenchPaper(const PaperBenchOptions& b) {

@@ -37,12 +37,15 @@ SessionShape ShapeOf(const market::Bars& bars) {
   SessionShape shape;
   std::vector<int32_t> sizes;
   std::vector<int> last;
+  shape.first_minute = 24 * 60;
   for (const market::Session& s : bars.sessions) {
     sizes.push_back(s.size());
     last.push_back(MinuteOfBar(bars, static_cast<size_t>(s.end - 1)));
+    shape.first_minute = std::min(shape.first_minute, MinuteOfBar(bars, s.begin));
   }
   shape.bars = Mode(sizes);
   shape.last_minute = Mode(last);
+  if (bars.sessions.empty()) shape.first_minute = 0;
   std::vector<int64_t> gaps;
   for (size_t i = 1; i < bars.size(); ++i) {
     if (bars.session[i] == bars.session[i - 1]) gaps.push_back(bars.time[i] - bars.time[i - 1]);
@@ -228,13 +231,14 @@ Status PaperSession::FillPending(int32_t t, bool last_bar) {
         qty = -w.book.shares;
         suffix = stale_ ? "-stale" : "-risk";
       }
-      const std::string id = "b" + std::to_string(t) + suffix;
+      const std::string id = OrderId(t) + suffix;
       if (k == 0 && stale_ && suffix.empty() && qty != 0 &&
           std::llabs(w.book.shares + qty) > std::llabs(w.book.shares)) {
         // Decided before the feed went stale: not sent (reducing orders pass).
         RLT_RETURN_IF_ERROR(RiskLine(t, id, "stale_feed", "decided on a stale feed"));
         qty = 0;
       }
+      qty = BoundedLots(qty, fill * lot_, bars.close[t - 1] * lot_, w.book);
       if (k == 0) {
         RLT_ASSIGN_OR_RETURN(qty, Checked(t, qty, id, fill, bars.close[t - 1], t));
       }
@@ -307,11 +311,31 @@ Status PaperSession::SendDecision(int32_t t, bool may_decide) {
     env::ActionKind kind;
     float a0 = 0;
     qty = w.book.OrderQuantity(sizing_, action_.data(), close_lot, &kind, &a0);
+    qty = BoundedLots(qty, close_lot, bars_->close[t > 0 ? t - 1 : t] * lot_, w.book);
   }
   w.pending.clear();
-  const std::string id = "b" + std::to_string(t + 1) + suffix;
+  const std::string id = OrderId(t + 1) + suffix;
   RLT_ASSIGN_OR_RETURN(qty, Checked(t, qty, id, bars_->close[t], bars_->close[t], t));
   return SendOrder(t, qty, suffix);
+}
+
+int64_t PaperSession::BoundedLots(int64_t lots, double lot_price, double trusted_lot_price,
+                                  const env::IntradayBook& book) const {
+  const int64_t after = book.shares + lots;
+  if (lots == 0 || std::llabs(after) <= std::llabs(book.shares)) return lots;
+  const double ref = std::max(lot_price, trusted_lot_price);
+  if (!(ref > 0) || !std::isfinite(ref)) return 0;
+  const double worth = std::max(0.0, book.NetWorth(trusted_lot_price));
+  const double limit =
+      after > 0 ? 2.0 * worth : 2.0 * worth + std::max(0.0, sizing_.max_short_value);
+  constexpr double kMaxLots = 9007199254740992.0;  // 2^53: exact in a double
+  const auto cap = static_cast<int64_t>(std::min(std::floor(limit / ref), kMaxLots));
+  if (std::llabs(after) <= cap) return lots;
+  // Never below what is held on that side (the order only adds less).
+  const bool same_side = (after > 0) == (book.shares > 0) && book.shares != 0;
+  const int64_t size = same_side ? std::max<int64_t>(cap, std::llabs(book.shares)) : cap;
+  const int64_t bounded = size * (after > 0 ? 1 : -1);
+  return bounded - book.shares;
 }
 
 // The end of bar t for walker k: the session's close flattens (in process; with the tcp
@@ -324,7 +348,7 @@ Status PaperSession::FinishBar(int k, int32_t t, bool last_bar) {
   if (last_bar && w.book.shares != 0) {
     if (k == 0 && tcp_broker_) {
       RLT_RETURN_IF_ERROR(
-          RiskLine(t, "b" + std::to_string(t + 1) + "-close", "session_close",
+          RiskLine(t, OrderId(t + 1) + "-close", "session_close",
                    "the session ended with a position of " + evalrun::Num(shares(w.book.shares)) +
                        " shares (its closing order did not fill): flatten at the next bar"));
       RLT_RETURN_IF_ERROR(SendOrder(t, -w.book.shares, "-close"));
@@ -332,7 +356,7 @@ Status PaperSession::FinishBar(int k, int32_t t, bool last_bar) {
       const double cash_before = w.book.cash;
       const double cost = w.book.Execute(sizing_, -held, close_lot);
       RLT_RETURN_IF_ERROR(RecordFill(w, t, -held, bars_->close[t], cost, cash_before, k == 0,
-                                     "b" + std::to_string(t) + "-close", Json::object()));
+                                     OrderId(t) + "-close", Json::object()));
     }
   }
   const double worth = w.book.NetWorth(close_lot);
@@ -382,13 +406,13 @@ Status PaperSession::CheckDailyLimits(int32_t t, double worth) {
   if (loss >= gate_->limits().max_daily_loss) {
     w.halted = true;
     w.flatten_next = w.book.shares != 0;
-    return RiskLine(t, "b" + std::to_string(t + 1) + "-risk", "max_daily_loss",
+    return RiskLine(t, OrderId(t + 1) + "-risk", "max_daily_loss",
                     "session loss " + evalrun::Num(loss) + ": flatten, no new orders today");
   }
   if (gate_->MustFlatten(MinuteOfDay(t))) {
     w.halted = true;
     w.flatten_next = w.book.shares != 0;
-    return RiskLine(t, "b" + std::to_string(t + 1) + "-risk", "flatten_before_close",
+    return RiskLine(t, OrderId(t + 1) + "-risk", "flatten_before_close",
                     "flatten time reached: flatten, no new exposure");
   }
   return Status::Ok();

@@ -17,6 +17,8 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -38,6 +40,7 @@
 #include "paper/paper.h"
 #include "paper/risk.h"
 #include "paper/tcp_broker.h"
+#include "runlog/manifest.h"
 
 namespace rlt::paper {
 
@@ -52,11 +55,12 @@ class SessionPolicy {
 };
 
 // What a live session expects of a session, from the run's own bars: its length in bars
-// (the most common; ties: the longer), the local minute of its last bar (the most common)
-// and the bar size (the median spacing within sessions).
+// (the most common; ties: the longer), the local minute of its last bar (the most common),
+// of its first bar (the earliest) and the bar size (the median spacing within sessions).
 struct SessionShape {
   int32_t bars = 0;
   int last_minute = 0;
+  int first_minute = 0;
   int64_t bar_seconds = 60;
 };
 SessionShape ShapeOf(const market::Bars& bars);
@@ -72,7 +76,11 @@ struct SessionSetup {
   market::TimeZone tz = market::TimeZone::Utc();
   int32_t start_date = 0;  // yyyymmdd; 0: none
   std::optional<RiskLimits> limits;
+  bool in_sample = false;  // the traded dates overlap training (--allow-in-sample)
 };
+
+// The client order id of the order that fills at `bar`: "b<bar>" (suffixes follow it).
+std::string OrderId(int32_t bar);
 
 class PaperSession {
  public:
@@ -88,25 +96,52 @@ class PaperSession {
   PaperSession(const PaperSession&) = delete;
   PaperSession& operator=(const PaperSession&) = delete;
 
-  // Creates the journal directory, opens the journal, checks a restart's journal is this
-  // session's and journals the start. Errors: another session's journal, I/O.
+  // Takes the journal directory (created if new; locked for the life of the session as run
+  // directories are, runlog::RunLock), opens the journal, checks a restart's journal is
+  // this session's and journals the start. Errors: a directory that is not a journal (other
+  // files in it, a first line that is not a start line: Refused), a journal another
+  // process holds (Refused), a corrupt line (naming file:line), another session's journal.
   Status OpenJournal();
   // Runs the feed to its end (or a stop signal), then Finish().
   Result<PaperOutcome> Run();
   // The session's outputs after the feed ended: the last session closed, the evaluation's
   // files and summary.json written, the end journaled.
   Result<PaperOutcome> Finish();
+  // After an error: status.json says "failed", with the message (once the journal is open).
+  void MarkFailed(const Status& error);
 
   // One bar of the stream (already appended to bars()): features, fills, decision.
   Status OnBar(int32_t t, Clock::time_point arrived, int64_t seq);
-  // A live feed's bar: appended and handled (a bar not after the last one is skipped).
-  Status TakeLiveBar(const FeedBar& b);
+  // A live feed's bar (or, from_journal, a restart's journaled one): checked
+  // (LiveBarProblem), appended and handled. A bar not after the last one is skipped (a
+  // restart's feed repeating bars it had) or counted out of order; a bad bar is dropped,
+  // counted and journaled as a feed note; a bar outside the run's session hours is
+  // dropped and counted.
+  Status TakeLiveBar(const FeedBar& b, bool from_journal = false);
+  // "" when a live bar may be taken, else why not: a price that is not a positive finite
+  // number, a high below the low, a negative volume, a price more than kMaxPriceJump times
+  // off the last close (the run's last close before the first bar), a time more than a
+  // day ahead of the wall clock. *outside_session: the bar is after the run's usual last
+  // bar of a day or before its earliest first bar.
+  std::string LiveBarProblem(const FeedBar& b, bool* outside_session) const;
+  static constexpr double kMaxPriceJump = 100.0;
+  static constexpr int64_t kMaxFutureSeconds = 86400;
 
   const market::Bars& bars() const { return *bars_; }
   const env::IntradayBook& book() const { return walkers_[0].book; }
   const evalrun::BacktestResult& result() const { return walkers_[0].result; }
   const Journal& journal() const { return *journal_; }
   const SessionShape& shape() const { return shape_; }
+  int64_t dropped_bad() const { return dropped_bad_; }
+  int64_t dropped_outside_session() const { return dropped_hours_; }
+  int64_t unknown_fills() const { return unknown_fills_; }
+  // `lots` for `book` bounded by what the account can pay for: the position after the order, valued
+  // at the higher of `lot_price` and the last trusted price (`trusted_lot_price`, the
+  // previous bar's close), at most twice the net worth long, twice the net worth plus
+  // max_short_value short. The environment's sizing stays well inside these, so the bound
+  // only binds at a price no market makes. An order that reduces the position passes.
+  int64_t BoundedLots(int64_t lots, double lot_price, double trusted_lot_price,
+                      const env::IntradayBook& book) const;
 
   // The tcp broker's messages (session_restart.cc, session_orders.cc).
   Status OnBrokerFill(const Fill& f, const std::deque<FeedBar>& waiting);
@@ -162,7 +197,9 @@ class PaperSession {
   Status CheckStale();
 
   // session_restart.cc
-  Status CheckSameSession(const Json& start_line);
+  Status CheckJournalDir() const;
+  Status OpenJournalIn(const std::filesystem::path& dir);
+  Status CheckSameSession(const Journal& journal, const Json& start_line) const;
   void LoadJournaledOrders();
   Status ReplayJournaledBars();
   Status Resync();
@@ -176,7 +213,8 @@ class PaperSession {
   bool Paced(int32_t t);
 
   // session_outputs.cc
-  Status WriteStatus(int32_t t, const std::string& state);
+  Status WriteStatus(int32_t t, const std::string& state, const std::string& error = "");
+  Status CheckDropped() const;
   Json SummaryJson(const PaperOutcome& out) const;
   Status WriteOutputs(PaperOutcome& out);
 
@@ -192,6 +230,7 @@ class PaperSession {
   std::unique_ptr<LineFeed> line_feed_;
   std::unique_ptr<TcpBroker> broker_;
   std::optional<RiskGate> gate_;
+  std::optional<runlog::RunLock> journal_lock_;  // the journal directory's
   std::optional<Journal> journal_;
 
   env::IntradaySizing sizing_;
@@ -212,11 +251,16 @@ class PaperSession {
   std::set<std::string> finished_;         // ids with a fill, reject or cancel
   std::map<int64_t, int32_t> bar_of_seq_;  // tcp feed: stream seq -> bar index
   std::deque<Json> journaled_fills_;       // a restart's tcp fills, booked again
+  int64_t unknown_fills_ = 0;              // fills for ids this session never sent
   bool stale_ = false;  // no bar for stale_feed_seconds: no new orders until the next bar
   Clock::time_point last_arrival_, wall_start_, last_status_;
   int64_t started_time_ = 0;
   std::string end_reason_ = "end_of_data";
   int64_t last_seq_ = -1;  // tcp feed: the last stream seq handled
+  // Live bars: received from the feed, dropped as bad, outside the session's hours, or out
+  // of order; the last journaled bar's time (a restart's feed repeats bars up to it).
+  int64_t received_ = 0, dropped_bad_ = 0, dropped_hours_ = 0, dropped_order_ = 0;
+  int64_t journal_last_time_ = std::numeric_limits<int64_t>::min();
   // tcp loop state
   std::deque<FeedBar> waiting_;
   bool awaiting_positions_ = false;

@@ -1,10 +1,13 @@
 // rltrade paper: the feeds' loops — replay, stdin, tcp (see session.h).
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <thread>
 
+#include "core/civil_time.h"
 #include "market/sessions.h"
 #include "paper/session.h"
 
@@ -72,31 +75,83 @@ Result<PaperOutcome> PaperSession::Run() {
   return Finish();
 }
 
-Status PaperSession::TakeLiveBar(const FeedBar& b) {
-  if (!live_bars_.empty() && b.time <= live_bars_.time.back()) return Status::Ok();  // had it
+std::string PaperSession::LiveBarProblem(const FeedBar& b, bool* outside_session) const {
+  *outside_session = false;
+  for (const double p : {b.open, b.high, b.low, b.close}) {
+    if (!(p > 0) || !std::isfinite(p)) return "a price that is not a positive finite number";
+  }
+  if (b.high < b.low) return "a high below the low";
+  if (!(b.volume >= 0) || !std::isfinite(b.volume)) return "a volume that is not a number >= 0";
+  const market::Bars& seen = live_bars_.empty() ? *setup_.data_bars : live_bars_;
+  if (!seen.empty()) {
+    const double last = seen.close.back();
+    if (b.high > last * kMaxPriceJump || b.low < last / kMaxPriceJump) {
+      return "a price more than " + evalrun::Num(kMaxPriceJump) + " times off the last close " +
+             evalrun::Num(last);
+    }
+  }
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  if (b.time > now + kMaxFutureSeconds) {
+    return "a time more than a day ahead of the clock (" +
+           FormatIso8601(b.time, setup_.tz.OffsetAt(b.time)) + ")";
+  }
+  const int64_t local = b.time + setup_.tz.OffsetAt(b.time);
+  const int minute = static_cast<int>(((local % 86400) + 86400) % 86400 / 60);
+  *outside_session = minute > shape_.last_minute || minute < shape_.first_minute;
+  return "";
+}
+
+Status PaperSession::TakeLiveBar(const FeedBar& b, bool from_journal) {
+  if (!from_journal) ++received_;
+  if (!live_bars_.empty() && b.time <= live_bars_.time.back()) {  // had it, or out of order
+    if (b.time > journal_last_time_) ++dropped_order_;
+    return Status::Ok();
+  }
+  bool outside = false;
+  const std::string problem = LiveBarProblem(b, &outside);
+  if (!problem.empty()) {
+    ++dropped_bad_;
+    if (line_feed_ && !from_journal) line_feed_->Refuse(b);
+    if (!r_.quiet && problems_shown_++ < 20) {
+      std::fprintf(stderr, "dropped the bar of %s: %s\n",
+                   FormatIso8601(b.time, setup_.tz.OffsetAt(b.time)).c_str(), problem.c_str());
+    }
+    return journal_->Emit({{"type", "feed"},
+                           {"event", from_journal ? "journal_bad_bar" : "bad_bar"},
+                           {"epoch", b.time},
+                           {"detail", problem}});
+  }
+  if (outside) {  // after the run's usual last bar of a day, or before its first
+    ++dropped_hours_;
+    return Status::Ok();
+  }
   AppendBar(live_bars_, b, setup_.tz);
   const int32_t t = static_cast<int32_t>(live_bars_.size()) - 1;
   if (b.seq >= 0) bar_of_seq_[b.seq] = t;
   return OnBar(t, Clock::now(), b.seq);
 }
 
-// Waits out the replay's pace before bar t (SPEED x real time); false when a stop signal
-// came.
+// Waits out the replay's pace before bar t (SPEED x real time, at most an hour), in slices
+// of 20 ms so that a stop signal ends the wait at once; false when a stop signal came.
 bool PaperSession::Paced(int32_t t) {
   if (setup_.feed.speed > 0 && t > 0) {
     const double gap = static_cast<double>(bars_->time[t] - bars_->time[t - 1]) / setup_.feed.speed;
-    if (gap > 0) std::this_thread::sleep_for(std::chrono::duration<double>(std::min(gap, 3600.0)));
+    const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                          std::chrono::duration<double>(std::min(gap, 3600.0)));
+    while (g_stop_signal.load() == 0 && Clock::now() < until) {
+      std::this_thread::sleep_for(
+          std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(20)));
+    }
   }
   return g_stop_signal.load() == 0;
 }
 
 Status PaperSession::RunReplay() {
   for (int32_t t = 0; t < static_cast<int32_t>(bars_->size()); ++t) {
-    if (g_stop_signal.load() != 0) {
+    if (!Paced(t)) {
       end_reason_ = "signal";
       break;
     }
-    Paced(t);
     RLT_RETURN_IF_ERROR(OnBar(t, Clock::now(), -1));
   }
   return Status::Ok();

@@ -13,6 +13,12 @@
 
 namespace rlt::paper {
 
+std::string OrderId(int32_t bar) {
+  std::string id = "b";
+  id += std::to_string(bar);
+  return id;
+}
+
 Status PaperSession::RiskLine(int32_t b, const std::string& id, const std::string& rule,
                               const std::string& detail) {
   ++refusals_[rule];
@@ -83,7 +89,7 @@ Status PaperSession::BookJournaledFills(int32_t up_to) {
 }
 
 Status PaperSession::SendOrder(int32_t t, int64_t lots, const std::string& suffix) {
-  const std::string id = "b" + std::to_string(t + 1) + suffix;
+  const std::string id = OrderId(t + 1) + suffix;
   if (lots == 0 || journal_->Has("order:" + id)) return Status::Ok();  // sent before
   const char* side = lots > 0 ? "BUY" : "SELL";
   RLT_RETURN_IF_ERROR(journal_->Emit({{"type", "order"},
@@ -153,6 +159,22 @@ Status PaperSession::CheckStale() {
 // come.
 Status PaperSession::OnBrokerFill(const Fill& f, const std::deque<FeedBar>& waiting) {
   if (!tcp_broker_ || f.symbol != bars_->symbol) return Status::Ok();
+  if (!journal_->Has("order:" + f.client_order_id)) {
+    // Not an order of this session: never booked (nor journaled as a fill, which a restart
+    // would book); reported, and the positions' reconciliation stops the session.
+    ++unknown_fills_;
+    if (!r_.quiet) {
+      std::fprintf(stderr, "refused a fill for %s: this session never sent that order\n",
+                   f.client_order_id.c_str());
+    }
+    return journal_->Emit({{"type", "broker"},
+                           {"event", "unknown_fill"},
+                           {"client_order_id", f.client_order_id},
+                           {"seq", f.bar},
+                           {"side", f.side == Side::kBuy ? "BUY" : "SELL"},
+                           {"quantity", f.quantity},
+                           {"price", f.price}});
+  }
   int32_t b = static_cast<int32_t>(bars_->size());
   if (const auto at = bar_of_seq_.find(f.bar); at != bar_of_seq_.end()) {
     b = at->second;

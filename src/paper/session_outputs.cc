@@ -28,7 +28,7 @@ double Percentile(std::vector<double> v, double p) {
 
 }  // namespace
 
-Status PaperSession::WriteStatus(int32_t t, const std::string& state) {
+Status PaperSession::WriteStatus(int32_t t, const std::string& state, const std::string& error) {
   if (t < 0) return Status::Ok();
   const market::Bars& bars = *bars_;
   const Walker& w = walkers_[0];
@@ -60,9 +60,52 @@ Status PaperSession::WriteStatus(int32_t t, const std::string& state) {
                    {"open_orders", open},
                    {"fills", static_cast<int64_t>(w.result.fills.size())},
                    {"risk", risk}};
+  Json with_error = st;
+  if (!error.empty()) with_error["error"] = error;
   last_status_ = Clock::now();
   return WriteFileAtomic((fs::path(setup_.journal_dir) / "status.json").string(),
-                         JsonText(st, 2) + "\n");
+                         JsonText(with_error, 2) + "\n");
+}
+
+void PaperSession::MarkFailed(const Status& error) {
+  if (!journal_) return;  // nothing of the session on disk yet
+  (void)journal_->Emit({{"type", "failed"}, {"error", error.message()}});
+  (void)journal_->Sync();
+  const int32_t t = static_cast<int32_t>(bars_->size()) - 1;
+  if (t >= 0) {
+    (void)WriteStatus(t, "failed", error.message());
+    return;
+  }
+  const Json st = {{"kind", "paper"},
+                   {"pid", static_cast<int64_t>(::getpid())},
+                   {"state", "failed"},
+                   {"run_dir", r_.run_dir},
+                   {"feed", r_.feed},
+                   {"broker", r_.broker},
+                   {"start_time", started_time_},
+                   {"updated_time", static_cast<int64_t>(std::time(nullptr))},
+                   {"bars", bars_seen_},
+                   {"error", error.message()}};
+  (void)WriteFileAtomic((fs::path(setup_.journal_dir) / "status.json").string(),
+                        JsonText(st, 2) + "\n");
+}
+
+// A live feed that delivered mostly bars no session can trade (bad, out of order, or bad
+// lines) is not a session: an error with the counts (the outputs are written first).
+Status PaperSession::CheckDropped() const {
+  int64_t bad = dropped_bad_ + dropped_order_, received = received_;
+  if (line_feed_) {
+    const LineFeedStats& fs = line_feed_->stats();
+    bad += fs.bad_lines + fs.out_of_order;
+    received += fs.bad_lines + fs.out_of_order;
+  }
+  if (received == 0 || 2 * bad <= received) return Status::Ok();
+  return Status::DataError("the feed " + r_.feed + " delivered mostly unusable bars: dropped " +
+                           std::to_string(bad) + " of " + std::to_string(received) + " (" +
+                           std::to_string(dropped_bad_) + " bad bars, " +
+                           std::to_string(dropped_order_) + " out of order" +
+                           (line_feed_ ? ", plus the feed's bad and out-of-order lines" : "") +
+                           "; see the journal's feed notes): check the feed");
 }
 
 PaperSession::Json PaperSession::SummaryJson(const PaperOutcome& out) const {
@@ -76,6 +119,7 @@ PaperSession::Json PaperSession::SummaryJson(const PaperOutcome& out) const {
       {"first", result.session_dates.empty() ? "" : FormatDate(result.session_dates.front())},
       {"last", result.session_dates.empty() ? "" : FormatDate(result.session_dates.back())}};
   summary["policy"] = "trained";
+  summary["in_sample"] = setup_.in_sample;
   summary["metrics"] = evalrun::MetricsJson(result);
   summary["fills"] = {{"strategy", out.fills},
                       {"flat", static_cast<int64_t>(walkers_[1].result.fills.size())},
@@ -89,6 +133,11 @@ PaperSession::Json PaperSession::SummaryJson(const PaperOutcome& out) const {
     summary["risk_refusals"] = counts;
   }
   summary["end"] = end_reason_;
+  if (live_) {
+    summary["dropped_bars"] = {{"bad", dropped_bad_},
+                               {"outside_session", dropped_hours_},
+                               {"out_of_order", dropped_order_}};
+  }
   if (line_feed_) {
     const LineFeedStats& fs = line_feed_->stats();
     summary["feed_stats"] = {
@@ -98,7 +147,9 @@ PaperSession::Json PaperSession::SummaryJson(const PaperOutcome& out) const {
   if (broker_) {
     Json open = Json::array();
     for (const auto& [id, order] : open_orders_) open.push_back(id);
-    summary["broker_stats"] = {{"reconnects", broker_->reconnects()}, {"open_orders", open}};
+    summary["broker_stats"] = {{"reconnects", broker_->reconnects()},
+                               {"open_orders", open},
+                               {"unknown_fills", unknown_fills_}};
   }
   summary["decision_latency_us"] = {{"p50", out.latency_p50_us}, {"p99", out.latency_p99_us}};
   summary["wall_seconds"] = out.wall_seconds;
@@ -144,6 +195,7 @@ Result<PaperOutcome> PaperSession::Finish() {
   out.latency_p99_us = Percentile(latencies_, 0.99);
   out.latency_max_us = Percentile(latencies_, 1.0);
   out.wall_seconds = std::chrono::duration<double>(Clock::now() - wall_start_).count();
+  out.in_sample = setup_.in_sample;
   RLT_RETURN_IF_ERROR(WriteOutputs(out));
   RLT_RETURN_IF_ERROR(journal_->Emit({{"type", "end"},
                                       {"bars", out.bars},
@@ -155,6 +207,7 @@ Result<PaperOutcome> PaperSession::Finish() {
     RLT_RETURN_IF_ERROR(WriteStatus(static_cast<int32_t>(bars_->size()) - 1,
                                     end_reason_ == "signal" ? "stopped" : "finished"));
   }
+  RLT_RETURN_IF_ERROR(CheckDropped());
   return out;
 }
 

@@ -132,5 +132,86 @@ TEST_F(SessionTest, ARestartOfAnotherSessionsJournalIsRefused) {
   EXPECT_NE(st.message().find("account"), std::string::npos) << st.message();
 }
 
+TEST_F(SessionTest, AnOrderIsBoundedByWhatTheAccountCanPayFor) {
+  auto session = Make(Setup(dir_.path() + "/bound"), 0.0f);
+  env::IntradayBook book;
+  book.cash = 100000.0;
+  // Sized at a price of 1e-300 after a close of 100: at most twice the net worth long
+  // (2 x 100000 / 100 = 2000 shares), twice the net worth plus max_short_value (the
+  // capital, 100000) short: 3000 shares.
+  EXPECT_EQ(session->BoundedLots(9007199254740985, 1e-300, 100.0, book), 2000);
+  EXPECT_EQ(session->BoundedLots(-9007199254740985, 1e-300, 100.0, book), -3000);
+  // An order the environment sizes at a real price passes as it is.
+  EXPECT_EQ(session->BoundedLots(990, 101.0, 100.0, book), 990);
+  EXPECT_EQ(session->BoundedLots(-900, 101.0, 100.0, book), -900);
+  // An order that reduces the position passes, however large the position.
+  book.shares = 5000;
+  EXPECT_EQ(session->BoundedLots(-4000, 1e-300, 100.0, book), -4000);
+  // A flip is bounded on its new side.
+  book.shares = 100;
+  book.cash = 90000.0;  // worth 100000 at 100
+  EXPECT_EQ(session->BoundedLots(-1000000, 1e-300, 100.0, book), -3000 - 100);
+}
+
+TEST_F(SessionTest, LiveBarsThatNoMarketMakesAreNamedAndExtendedHoursAreOutside) {
+  auto session = Make(Setup(dir_.path() + "/live", "stdin"), 0.0f);
+  const size_t n = bars_.size() - 1;
+  const FeedBar last{bars_.time[n],
+                     bars_.open[n],
+                     bars_.high[n],
+                     bars_.low[n],
+                     bars_.close[n],
+                     bars_.volume[n],
+                     -1};
+  bool outside = true;
+  FeedBar ok = last;
+  ok.time += 86400 - 300;  // the next day, the minute before the last bar's: inside
+  EXPECT_EQ(session->LiveBarProblem(ok, &outside), "");
+  EXPECT_FALSE(outside);
+  FeedBar tiny = ok;
+  tiny.open = tiny.high = tiny.low = tiny.close = 1e-300;
+  EXPECT_NE(session->LiveBarProblem(tiny, &outside).find("times off the last close"),
+            std::string::npos);
+  FeedBar future = ok;
+  future.time = 4070908800;  // 2099-01-01
+  EXPECT_NE(session->LiveBarProblem(future, &outside).find("ahead of the clock"),
+            std::string::npos);
+  FeedBar nan = ok;
+  nan.close = std::nan("");
+  EXPECT_NE(session->LiveBarProblem(nan, &outside), "");
+  FeedBar late = last;
+  late.time += 30 * 60;  // half an hour after the usual last bar
+  EXPECT_EQ(session->LiveBarProblem(late, &outside), "");
+  EXPECT_TRUE(outside);
+}
+
+TEST_F(SessionTest, AFillForAnOrderTheSessionNeverSentIsRefusedNotBooked) {
+  const std::string j = dir_.path() + "/unknown";
+  SessionSetup s = Setup(j, "tcp:127.0.0.1:9");
+  s.request.broker = "tcp:127.0.0.1:9";
+  auto session = Make(std::move(s), 0.0f);
+  ASSERT_TRUE(session->OpenJournal().ok());
+  Fill f;
+  f.client_order_id = "not-mine";
+  f.symbol = bars_.symbol;
+  f.quantity = 1e12;
+  f.price = 100;
+  ASSERT_TRUE(session->OnBrokerFill(f, {}).ok());
+  EXPECT_EQ(session->book().shares, 0);
+  EXPECT_EQ(session->book().cash, 100000.0);
+  EXPECT_EQ(session->unknown_fills(), 1);
+  for (const auto& l : Lines(j + "/journal.jsonl")) EXPECT_NE(l["type"], "fill") << l.dump();
+}
+
+TEST_F(SessionTest, AFailedSessionSaysSoInItsStatus) {
+  const std::string j = dir_.path() + "/failed";
+  auto session = Make(Setup(j), 0.0f);
+  ASSERT_TRUE(session->OpenJournal().ok());
+  session->MarkFailed(Status::DataError("the feed broke"));
+  const auto st = nlohmann::json::parse(rlt::testing::ReadFile(j + "/status.json"));
+  EXPECT_EQ(st["state"], "failed");
+  EXPECT_EQ(st["error"], "the feed broke");
+}
+
 }  // namespace
 }  // namespace rlt::paper
