@@ -1,5 +1,6 @@
 // rltrade cli: `rltrade paper RUN_DIR --feed FEED --broker BROKER [--start DATE]
-// [--risk RISK.toml] [--journal DIR] [--checkpoint DIR] [--fsync bar|session] [--json] [--quiet]`.
+// [--risk RISK.toml] [--journal DIR] [--checkpoint DIR] [--fsync bar|session] [--allow-in-sample]
+// [--json] [--quiet]`.
 // Flag parsing only; the work is in paper/paper.h.
 #include <fmt/format.h>
 
@@ -25,11 +26,12 @@ int RunPaperCommand(const PaperFlags& f) {
     return 0;
   }
   fmt::print(
-      "{} bars, {} decisions, {} fills over {} sessions; final net worth {:.2f}; decision "
+      "{}{} bars, {} decisions, {} fills over {} sessions; final net worth {:.2f}; decision "
       "latency p50 {:.1f} us, p99 {:.1f} us\nwrote {} (journal.jsonl, daily_returns.csv, "
       "trades.csv, equity.csv, summary.json)\n",
-      out->bars, out->decisions, out->fills, out->sessions, out->final_net_worth,
-      out->latency_p50_us, out->latency_p99_us, out->journal_dir);
+      out->in_sample ? "IN-SAMPLE (the dates overlap training): " : "", out->bars, out->decisions,
+      out->fills, out->sessions, out->final_net_worth, out->latency_p50_us, out->latency_p99_us,
+      out->journal_dir);
   return 0;
 }
 
@@ -52,6 +54,9 @@ void RegisterPaperCommand(CLI::App& app, Action* action) {
       ->capture_default_str();
   cmd->add_option("--start", f->request.start,
                   "YYYY-MM-DD: earlier bars only warm up the features; trading starts here");
+  cmd->add_flag("--allow-in-sample", f->request.allow_in_sample,
+                "trade dates that overlap what the policy saw in training (as eval; summary.json "
+                "then says in_sample: true)");
   cmd->add_option("--risk", f->request.risk_path,
                   "RISK.toml: position, order, exposure, daily-loss, rate, hours and price limits");
   cmd->add_option("--journal", f->request.journal_dir,

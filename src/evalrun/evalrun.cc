@@ -70,6 +70,13 @@ Result<std::optional<train::TrainingRanges>> LoadTrainingRanges(const fs::path& 
   return out;
 }
 
+std::string OverlapOf(const std::optional<train::TrainingRanges>& trained,
+                      const market::DateRange& dates) {
+  if (trained) return train::DescribeOverlap(*trained, dates);
+  return "an unknown range (the run has no " + std::string(train::kTrainingRangesFile) +
+         "; it was written by an older rltrade)";
+}
+
 Result<LoadedRun> LoadRun(const EvalRequest& request) {
   const fs::path run_dir(request.run_dir);
   if (!fs::exists(run_dir / "config.toml")) {
@@ -83,8 +90,7 @@ Result<LoadedRun> LoadRun(const EvalRequest& request) {
   RLT_ASSIGN_OR_RETURN(r.lock, runlog::RunLock::Acquire(request.run_dir, "rltrade eval"));
   std::error_code ec;
   if (fs::is_directory(run_dir / "eval", ec)) runlog::RemoveStaleTemps((run_dir / "eval").string());
-  RLT_RETURN_IF_ERROR(runlog::VerifyManifestFiles(
-      request.run_dir, {"config.toml", "normalizer.json", train::kTrainingRangesFile}));
+  RLT_RETURN_IF_ERROR(VerifyRunFiles(request.run_dir));
   RLT_ASSIGN_OR_RETURN(r.trained, LoadTrainingRanges(run_dir, request.checkpoint));
   RLT_ASSIGN_OR_RETURN(r.config, config::Config::LoadFile((run_dir / "config.toml").string()));
   RLT_RETURN_IF_ERROR(r.config.Bind("run", r.run));
@@ -134,21 +140,11 @@ Result<ResolvedRange> ResolveRange(const EvalRequest& request,
     r.name = request.range;
   }
   // Against what training saw (training_ranges.json), never only against [split] train.
-  std::string overlap;
-  if (trained) {
-    overlap = train::DescribeOverlap(*trained, r.dates);
-  } else {
-    overlap = "an unknown range (the run has no " + std::string(train::kTrainingRangesFile) +
-              "; it was written by an older rltrade)";
-  }
+  const std::string overlap = OverlapOf(trained, r.dates);
   if (!overlap.empty()) {
     if (!request.allow_in_sample) {
-      return Status::InvalidArgument(
-          "range " + r.label + " (" + r.dates.ToString() +
-          ") overlaps what the policy saw in training: " + overlap +
-          ". Evaluating on training dates is in-sample and says nothing about the future; "
-          "choose --range test or dates outside training, or pass --allow-in-sample to run it "
-          "anyway (every output is then labelled IN-SAMPLE)");
+      return InSampleRefusal("range " + r.label, r.dates.ToString(), overlap,
+                             "choose --range test or dates outside training");
     }
     r.in_sample = true;
   }
@@ -697,6 +693,30 @@ Result<EvalOutcome> RunEvaluation(const EvalRequest& request) {
 Result<EvalOutcome> RunEvaluationWith(const EvalRequest& request, const std::string& policy_name,
                                       const ActionFn& policy) {
   return Run(request, policy_name, &policy);
+}
+
+Status VerifyRunFiles(const std::string& run_dir) {
+  return runlog::VerifyManifestFiles(
+      run_dir, {"config.toml", "normalizer.json", train::kTrainingRangesFile});
+}
+
+Result<std::string> TrainingOverlap(const std::string& run_dir, const std::string& checkpoint,
+                                    int32_t first_date, int32_t last_date) {
+  RLT_ASSIGN_OR_RETURN(const std::optional<train::TrainingRanges> trained,
+                       LoadTrainingRanges(run_dir, checkpoint));
+  market::DateRange dates;
+  dates.first = first_date;
+  dates.last = last_date;
+  return OverlapOf(trained, dates);
+}
+
+Status InSampleRefusal(const std::string& label, const std::string& dates,
+                       const std::string& overlap, const std::string& advice) {
+  return Status::InvalidArgument(
+      label + " (" + dates + ") overlaps what the policy saw in training: " + overlap +
+      ". Evaluating on training dates is in-sample and says nothing about the future; " + advice +
+      ", or pass --allow-in-sample to run it anyway (every output is then labelled " +
+      "IN-SAMPLE)");
 }
 
 }  // namespace rlt::evalrun

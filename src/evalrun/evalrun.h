@@ -54,6 +54,7 @@
 #ifndef RLT_EVALRUN_EVALRUN_H_
 #define RLT_EVALRUN_EVALRUN_H_
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -98,6 +99,21 @@ std::string EvalOutputName(const EvalRequest& request, const std::string& range_
 // is written to summary.json.
 Result<EvalOutcome> RunEvaluationWith(const EvalRequest& request, const std::string& policy_name,
                                       const ActionFn& policy);
+
+// The checks evaluation makes of a run before it trades it, for the commands that trade a
+// run's policy elsewhere (`rltrade paper`):
+//  - VerifyRunFiles: config.toml, normalizer.json and training_ranges.json match the run's
+//    MANIFEST (an edited file is refused, naming it);
+//  - TrainingOverlap: "" when `dates` touches nothing the policy saw in training (the
+//    run's and the checkpoint's training_ranges.json), else what it overlaps (a run without
+//    the record overlaps "an unknown range");
+//  - InSampleRefusal: evaluation's message refusing `label` (`dates`) for that overlap,
+//    with `advice` and the flag that runs it anyway (every output then labelled in-sample).
+Status VerifyRunFiles(const std::string& run_dir);
+Result<std::string> TrainingOverlap(const std::string& run_dir, const std::string& checkpoint,
+                                    int32_t first_date, int32_t last_date);
+Status InSampleRefusal(const std::string& label, const std::string& dates,
+                       const std::string& overlap, const std::string& advice);
 
 }  // namespace rlt::evalrun
 

@@ -8,7 +8,9 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <utility>
 
@@ -18,6 +20,12 @@ namespace rlt::paper {
 namespace {
 
 constexpr const char* kForms = "replay:FILE[@SPEED], stdin or tcp:HOST:PORT";
+
+std::string FormatSpeed(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -74,17 +82,28 @@ Result<FeedSpec> ParseFeedSpec(const std::string& spec) {
   if (spec.rfind("replay:", 0) == 0) {
     f.kind = FeedSpec::Kind::kReplay;
     f.file = spec.substr(7);
-    const size_t at = f.file.rfind('@');
-    if (at != std::string::npos) {
-      char* end = nullptr;
-      const std::string speed = f.file.substr(at + 1);
-      f.speed = std::strtod(speed.c_str(), &end);
-      if (speed.empty() || end != speed.c_str() + speed.size() || !(f.speed > 0)) {
-        return Status::InvalidArgument("--feed " + spec + ": the speed after '@' must be a " +
-                                       "number > 0 (e.g. replay:bars.csv@60 for 60x real time)");
-      }
-      f.file.resize(at);
+    if (f.file.empty()) {
+      return Status::InvalidArgument("--feed " + spec + ": replay needs a file, replay:FILE");
     }
+    // Only a trailing @<number> is a speed, and a file that exists under the whole name wins
+    // (a name may hold an '@': replay:bars@2023.csv, or even replay:bars@5 when that file
+    // exists).
+    std::error_code ec;
+    const size_t at = f.file.rfind('@');
+    if (at == std::string::npos || std::filesystem::exists(f.file, ec)) return f;
+    const std::string speed = f.file.substr(at + 1);
+    char* end = nullptr;
+    const double v = std::strtod(speed.c_str(), &end);
+    const bool number = !speed.empty() && end == speed.c_str() + speed.size();
+    if (!number) return f;  // part of the name
+    if (!(v >= kMinReplaySpeed && v <= kMaxReplaySpeed)) {
+      return Status::InvalidArgument(
+          "--feed " + spec + ": the speed after '@' must be a number > 0, between " +
+          FormatSpeed(kMinReplaySpeed) + " and " + FormatSpeed(kMaxReplaySpeed) +
+          " (x real time, e.g. replay:bars.csv@60); leave it out to replay as fast as possible");
+    }
+    f.speed = v;
+    f.file.resize(at);
     if (f.file.empty()) {
       return Status::InvalidArgument("--feed " + spec + ": replay needs a file, replay:FILE");
     }
@@ -121,6 +140,8 @@ std::optional<LineFeed::Event> LineFeed::Deliver(const FeedBar& bar) {
     ++stats_.out_of_order;
     return std::nullopt;
   }
+  any_previous_ = any_bar_;
+  previous_time_ = last_time_;
   any_bar_ = true;
   last_time_ = bar.time;
   ++stats_.bars;
@@ -128,6 +149,14 @@ std::optional<LineFeed::Event> LineFeed::Deliver(const FeedBar& bar) {
   e.kind = Event::Kind::kBar;
   e.bar = bar;
   return e;
+}
+
+void LineFeed::Refuse(const FeedBar& bar) {
+  if (!any_bar_ || bar.time != last_time_) return;
+  any_bar_ = any_previous_;
+  last_time_ = previous_time_;
+  any_previous_ = false;
+  --stats_.bars;
 }
 
 Result<std::optional<FeedBar>> LineFeed::ParseLine(const std::string& line, std::string* problem) {

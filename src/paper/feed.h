@@ -1,9 +1,9 @@
 // rltrade paper: the feeds of `rltrade paper --feed` — which one a spec names, and the
 // line feed behind `--feed stdin` (bars or ticks as CSV lines).
 //
-// Specs: replay:FILE[@SPEED] (a bar file replayed in time order, SPEED x real time or as
-// fast as possible), stdin (CSV lines on standard input), tcp:HOST:PORT (the bars of a
-// server of the broker protocol, protocol.h: `rltrade exchange-sim` or a bridge).
+// Specs: replay:FILE[@SPEED] (a bar file replayed in time order, SPEED x real time, from
+// 0.001 to 1e6, or as fast as possible), stdin (CSV lines on standard input), tcp:HOST:PORT (the
+// bars of a server of the broker protocol, protocol.h: `rltrade exchange-sim` or a bridge).
 //
 // The line feed: the first line is a CSV header, and it says what the lines are:
 //  - bars: the columns a bar file has (`rltrade eval --data` reads the same: a time
@@ -43,7 +43,10 @@ struct FeedSpec {
   std::string host;  // tcp
   int port = 0;      // tcp
 };
-// Errors name the spec and the forms expected.
+// A replay's SPEED is within these (x real time).
+inline constexpr double kMinReplaySpeed = 0.001, kMaxReplaySpeed = 1e6;
+// Errors name the spec and the forms expected. replay:FILE@SPEED: only a trailing
+// @<number> is a speed, and a file that exists under the whole name wins over it.
 Result<FeedSpec> ParseFeedSpec(const std::string& spec);
 
 // A bar as a feed delivers it.
@@ -78,6 +81,10 @@ class LineFeed {
   // found and those expected), a read error.
   Result<Event> Next(int timeout_ms);
 
+  // The reader of the feed refused the last bar delivered (e.g. a time far in the future):
+  // the next bars are ordered against the bar before it, not against the refused one.
+  void Refuse(const FeedBar& bar);
+
   bool ticks() const { return ticks_; }
   const LineFeedStats& stats() const;
 
@@ -95,8 +102,8 @@ class LineFeed {
   std::string header_;  // as the reader is given it (tick columns renamed)
   bool have_header_ = false, ticks_ = false;
   int64_t line_no_ = 0;
-  int64_t last_time_ = 0;
-  bool any_bar_ = false;
+  int64_t last_time_ = 0, previous_time_ = 0;
+  bool any_bar_ = false, any_previous_ = false;
   std::unique_ptr<TickAggregator> aggregator_;
   int64_t last_tick_ms_ = 0;
   mutable LineFeedStats stats_;

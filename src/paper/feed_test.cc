@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "testing/testing.h"
+
 namespace rlt::paper {
 namespace {
 
@@ -64,6 +66,32 @@ TEST(FeedSpec, NamesEachFeedAndRefusesOthersWithTheFormsExpected) {
   }
   EXPECT_NE(ParseFeedSpec("kafka:x").status().message().find("stdin or tcp:HOST:PORT"),
             std::string::npos);
+}
+
+TEST(FeedSpec, ReplaySpeedsAreBoundedAndOnlyATrailingNumberIsASpeed) {
+  for (const char* bad : {"replay:x.csv@1e-300", "replay:x.csv@inf", "replay:x.csv@nan",
+                          "replay:x.csv@-1", "replay:x.csv@2e6"}) {
+    Result<FeedSpec> f = ParseFeedSpec(bad);
+    ASSERT_FALSE(f.ok()) << bad;
+    EXPECT_NE(f.status().message().find("between 0.001 and 1e+06"), std::string::npos)
+        << f.status().message();
+  }
+  Result<FeedSpec> named = ParseFeedSpec("replay:data/bars@2023.csv");
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named->file, "data/bars@2023.csv");
+  EXPECT_EQ(named->speed, 0);
+  // A file that exists under the whole name is that file, even when it ends like a speed.
+  testing::ScratchDir dir("rlt_feed_spec_");
+  const std::string like = dir.path() + "/bars@5";
+  testing::WriteFile(like, "timestamp,close\n");
+  Result<FeedSpec> existing = ParseFeedSpec("replay:" + like);
+  ASSERT_TRUE(existing.ok());
+  EXPECT_EQ(existing->file, like);
+  EXPECT_EQ(existing->speed, 0);
+  Result<FeedSpec> paced = ParseFeedSpec("replay:" + dir.path() + "/bars@5@0.5");
+  ASSERT_TRUE(paced.ok());
+  EXPECT_EQ(paced->file, dir.path() + "/bars@5");
+  EXPECT_EQ(paced->speed, 0.5);
 }
 
 TEST(LineFeed, BarsComeInOrderAndBadOrRepeatedLinesAreSkippedWithTheirLine) {

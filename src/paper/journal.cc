@@ -4,12 +4,43 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 
 #include "core/file_io.h"
 
 namespace rlt::paper {
+namespace {
+
+// How every journal line starts: its type first (ordered_json, dumped compact).
+constexpr std::string_view kLineStart = "{\"type\":";
+
+// The fields a restart reads, typed as it reads them (a journal line with another type
+// there was not written by a session).
+Status CheckFieldTypes(const Journal::Json& line, const std::string& where) {
+  static const char* const kStrings[] = {"client_order_id", "rule", "side"};
+  static const char* const kIntegers[] = {"bar", "epoch", "seq"};
+  static const char* const kNumbers[] = {"quantity", "price", "cost",  "open",
+                                         "high",     "low",   "close", "volume"};
+  auto bad = [&](const char* key, const char* expected) {
+    return Status::DataError(where + ": corrupt journal line: \"" + key + "\" is " +
+                             line[key].dump() + ", expected " + expected +
+                             "; restore the file, or start a new --journal");
+  };
+  for (const char* k : kStrings) {
+    if (line.contains(k) && !line[k].is_string()) return bad(k, "a string");
+  }
+  for (const char* k : kIntegers) {
+    if (line.contains(k) && !line[k].is_number_integer()) return bad(k, "an integer");
+  }
+  for (const char* k : kNumbers) {
+    if (line.contains(k) && !line[k].is_number()) return bad(k, "a number");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 std::string Journal::KeyOf(const Json& line) {
   const std::string type = line.value("type", "");
@@ -28,26 +59,58 @@ std::string Journal::KeyOf(const Json& line) {
   return "";
 }
 
+Result<JournalText> ParseJournal(std::string_view text, const std::string& path) {
+  JournalText out;
+  int64_t line_no = 0;
+  for (size_t begin = 0; begin < text.size();) {
+    ++line_no;
+    const size_t eol = text.find('\n', begin);
+    const std::string where = path + ":" + std::to_string(line_no);
+    if (eol == std::string_view::npos) {
+      // No newline: the line a kill cut while it was written. Every journal line starts
+      // with its type; anything else is not a journal's.
+      const std::string_view rest = text.substr(begin);
+      const size_t n = std::min(rest.size(), kLineStart.size());
+      if (rest.substr(0, n) == kLineStart.substr(0, n)) break;
+      return Status::DataError(where + ": not a journal line (every line of a paper journal " +
+                               "starts with {\"type\":); the file is not a journal, or was " +
+                               "edited: restore it, or start a new --journal");
+    }
+    const Journal::Json line =
+        Journal::Json::parse(text.substr(begin, eol - begin), nullptr, false);
+    if (line.is_discarded() || !line.is_object() || !line.contains("type") ||
+        !line["type"].is_string()) {
+      if (line_no == 1) {
+        return Status::Refused(where + ": not a journal of `rltrade paper` (its first line " +
+                               "is not a journal line); choose another --journal");
+      }
+      return Status::DataError(where + ": corrupt journal line (not a JSON object with a " +
+                               "\"type\"); a journal is only ever appended to, so this line " +
+                               "was changed after it was written: restore the file, or start a " +
+                               "new --journal (the lines after it are kept)");
+    }
+    RLT_RETURN_IF_ERROR(CheckFieldTypes(line, where));
+    out.lines.push_back(line);
+    out.complete = eol + 1;
+    begin = eol + 1;
+  }
+  return out;
+}
+
 Result<Journal> Journal::Open(const std::string& path) {
   Journal j;
   j.path_ = path;
   if (std::filesystem::exists(path)) {
     RLT_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-    size_t complete = 0;
-    for (size_t begin = 0; begin < text.size();) {
-      const size_t eol = text.find('\n', begin);
-      if (eol == std::string::npos) break;  // no newline: cut by a kill
-      const Json line = Json::parse(text.substr(begin, eol - begin), nullptr, false);
-      if (line.is_discarded() || !line.is_object()) break;
-      j.previous_.push_back(line);
+    RLT_ASSIGN_OR_RETURN(JournalText parsed, ParseJournal(text, path));
+    j.previous_ = std::move(parsed.lines);
+    for (const Json& line : j.previous_) {
       const std::string key = KeyOf(line);
       if (!key.empty()) j.done_.insert(key);
-      complete = eol + 1;
-      begin = eol + 1;
     }
-    if (complete != text.size()) {
+    if (parsed.complete != text.size()) {
       std::error_code ec;
-      std::filesystem::resize_file(path, complete, ec);
+      std::filesystem::resize_file(path, parsed.complete, ec);
       if (ec) return Status::IoError(path + ": cannot cut its unfinished last line");
     }
   }

@@ -6,8 +6,8 @@
 // start and the end by their type. Emit() appends an event only when its key is not
 // journaled yet, so a restarted session that re-runs bars it had handled writes each event
 // once. Notes ("restart", "reconcile", "broker", "feed") have no key: each is appended.
-// Opening an existing journal reads back the lines a previous process finished; a last
-// line cut by a kill is cut off the file first.
+// Opening an existing journal reads back the lines a previous process finished (ParseJournal);
+// a last line cut by a kill is cut off the file first, any other corrupt line is an error.
 // Thread safety: none; one owner.
 #ifndef RLT_PAPER_JOURNAL_H_
 #define RLT_PAPER_JOURNAL_H_
@@ -15,11 +15,24 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
 
 namespace rlt::paper {
+
+// A journal's text read back: its finished lines, and the bytes they take (the rest is a
+// last line a kill cut before its newline).
+struct JournalText {
+  std::vector<nlohmann::ordered_json> lines;
+  size_t complete = 0;
+};
+// The one parser of a journal's text (`path` names it in messages). Only a last line
+// without its newline that starts as every journal line does ({"type":) may be cut;
+// any other line that is not a JSON object with a string "type" is an error naming
+// path:line (DataError; Refused for the first line: the file is not a journal).
+Result<JournalText> ParseJournal(std::string_view text, const std::string& path);
 
 class Journal {
  public:

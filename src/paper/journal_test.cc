@@ -67,5 +67,52 @@ TEST(Journal, ALineCutByAKillIsCutOffWhenReopened) {
   EXPECT_EQ(text.str(), "{\"type\":\"bar\",\"bar\":0}\n{\"type\":\"bar\",\"bar\":1}\n");
 }
 
+TEST(Journal, ACorruptLineAnywhereElseIsAnErrorNamingItAndNothingIsCut) {
+  testing::ScratchDir dir("rlt_journal_");
+  const std::string path = dir.path() + "/journal.jsonl";
+  const std::string text = "{\"type\":\"start\"}\n{\"type\":\"bar\",\"ba\n{\"type\":\"end\"}\n";
+  testing::WriteFile(path, text);
+  Result<Journal> corrupt = Journal::Open(path);
+  ASSERT_FALSE(corrupt.ok());
+  EXPECT_NE(corrupt.status().message().find(path + ":2:"), std::string::npos)
+      << corrupt.status().message();
+  EXPECT_EQ(testing::ReadFile(path), text);
+  // A text file: not a journal (refused), left as it is.
+  testing::WriteFile(path, "my notes\n");
+  Result<Journal> notes = Journal::Open(path);
+  ASSERT_FALSE(notes.ok());
+  EXPECT_EQ(notes.status().code(), Status::Code::kRefused);
+  EXPECT_NE(notes.status().message().find(path + ":1:"), std::string::npos)
+      << notes.status().message();
+  EXPECT_EQ(testing::ReadFile(path), "my notes\n");
+  // A last line without its newline that does not start as journal lines do: not cut.
+  testing::WriteFile(path, "{\"type\":\"start\"}\nnotes");
+  Result<Journal> tail = Journal::Open(path);
+  ASSERT_FALSE(tail.ok());
+  EXPECT_NE(tail.status().message().find(path + ":2:"), std::string::npos)
+      << tail.status().message();
+}
+
+TEST(Journal, AFieldARestartReadsWithAnotherTypeIsAnErrorNamingLineAndField) {
+  for (const char* line : {R"({"type":"order","client_order_id":7})", R"({"type":"bar","bar":"x"})",
+                           R"({"type":"fill","client_order_id":"b1","quantity":"10"})"}) {
+    const std::string text = std::string("{\"type\":\"start\"}\n") + line + "\n";
+    Result<JournalText> parsed = ParseJournal(text, "j.jsonl");
+    ASSERT_FALSE(parsed.ok()) << line;
+    EXPECT_NE(parsed.status().message().find("j.jsonl:2: corrupt journal line"), std::string::npos)
+        << parsed.status().message();
+  }
+}
+
+TEST(Journal, ParseJournalKeepsTheFinishedLinesAndCountsTheirBytes) {
+  const std::string text = "{\"type\":\"start\"}\n{\"type\":\"bar\",\"bar\":0}\n{\"ty";
+  Result<JournalText> parsed = ParseJournal(text, "j");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  ASSERT_EQ(parsed->lines.size(), 2u);
+  EXPECT_EQ(parsed->lines[1]["bar"], 0);
+  EXPECT_EQ(parsed->complete, text.size() - 4);
+  EXPECT_TRUE(ParseJournal("", "j")->lines.empty());
+}
+
 }  // namespace
 }  // namespace rlt::paper

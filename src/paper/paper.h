@@ -1,7 +1,9 @@
 // rltrade paper: a trained intraday run trading a bar stream (issue 17), as a library call.
 //
-// RunPaper() loads RUN_DIR (config.toml, normalizer.json, the checkpoint), then takes the
-// feed's bars one at a time, in time order:
+// RunPaper() loads RUN_DIR (config.toml, normalizer.json, the checkpoint), checked as
+// `rltrade eval` checks it (MANIFEST; the traded dates against training_ranges.json:
+// refused unless allow_in_sample, then labelled in_sample), and drives a PaperSession
+// (session.h), which takes the feed's bars one at a time, in time order:
 //  1. features: features::IncrementalFeatures with the run's preset and stored normaliser,
 //     one Push per bar, bit-identical to the batch features training and evaluation use
 //     (features/incremental.h); the observation is the last nlags + 1 rows plus the
@@ -76,8 +78,9 @@
 // decisions for the rest of the session; no decisions are taken outside trading_hours.
 // The benchmarks are not limited. summary.json counts the refusals per rule
 // ("risk_refusals").
-// Restart: --journal DIR of a session that was killed (or finished) restarts it. The
-// journal's finished lines are read back (a last line cut by the kill is cut off), the
+// Restart: --journal DIR of a session that was killed (or finished) restarts it (one process
+// per journal: the directory is locked). The journal's finished lines are read back (only a
+// last line cut by the kill is cut off; another corrupt line is an error naming it), the
 // session must be the same (run, checkpoint, feed, broker, start, account; else Refused),
 // and the session re-runs the bars it had: a replay from the feed's first bar, a live
 // feed from the journal's bars, then the feed continues after them (the tcp feed by seq:
@@ -117,6 +120,7 @@ struct PaperRequest {
   std::string fsync = "bar";        // bar | session
   std::string risk_path;            // RISK.toml (paper/risk.h); "" = no limits
   std::string account = "rltrade";  // the tcp broker's account (hello)
+  bool allow_in_sample = false;     // trade dates that overlap training (labelled in_sample)
   bool quiet = false;
 };
 
@@ -126,6 +130,7 @@ struct PaperOutcome {
   double final_net_worth = 0;
   double latency_p50_us = 0, latency_p99_us = 0, latency_max_us = 0;  // decision latency
   double wall_seconds = 0;
+  bool in_sample = false;
   std::string summary_json;
 };
 

@@ -63,6 +63,13 @@ Result<RiskLimits> ParseRiskLimits(const std::string& text, const std::string& n
       if (!v || !(*v >= 0) || !std::isfinite(*v)) {
         return Status::InvalidArgument(place + ": expected a finite number >= 0");
       }
+      // 0 s would call the feed stale before every bar (every order refused).
+      if (key == "stale_feed_seconds" && !(*v > 0 && *v <= RiskLimits::kMaxStaleFeedSeconds)) {
+        return Status::InvalidArgument(
+            place + ": expected a number of seconds > 0 and <= " +
+            std::to_string(static_cast<int>(RiskLimits::kMaxStaleFeedSeconds)) +
+            " (a day); leave it out for no stale-feed limit");
+      }
       *targets[i] = *v;
     }
     if (key == "max_orders_per_minute") {

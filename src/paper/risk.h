@@ -31,6 +31,8 @@ namespace rlt::paper {
 
 struct RiskLimits {
   static constexpr double kNone = std::numeric_limits<double>::infinity();
+  // stale_feed_seconds is > 0 and at most this (a day).
+  static constexpr double kMaxStaleFeedSeconds = 86400;
   double max_position_shares = kNone, max_position_value = kNone, max_order_shares = kNone;
   double max_gross_exposure = kNone, max_daily_loss = kNone, price_collar = kNone;
   double stale_feed_seconds = kNone;

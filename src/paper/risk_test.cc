@@ -103,6 +103,17 @@ TEST(Risk, BadFilesNameTheLineTheKeyAndTheFix) {
   bad = ParseRiskLimits("max_order_shares = [1\n", "r.toml");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("r.toml:"), std::string::npos);
+  // A stale-feed limit of 0 s (or more than a day) would refuse every order: refused with
+  // its range.
+  for (const char* v : {"0", "86401"}) {
+    bad = ParseRiskLimits(std::string("stale_feed_seconds = ") + v + "\n", "r.toml");
+    ASSERT_FALSE(bad.ok()) << v;
+    EXPECT_NE(bad.status().message().find("r.toml:1: 'stale_feed_seconds': expected a number of "
+                                          "seconds > 0 and <= 86400"),
+              std::string::npos)
+        << bad.status().message();
+  }
+  EXPECT_TRUE(ParseRiskLimits("stale_feed_seconds = 0.5\n", "r.toml").ok());
   const auto none = ParseRiskLimits("# no limits\n", "r.toml");
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->any);
