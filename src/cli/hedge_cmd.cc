@@ -1,5 +1,5 @@
-// rltrade cli: `rltrade hedge` — Monte Carlo delta hedging of a short European call
-// (issue 12 §4): the option's Black-Scholes price, and the mean and standard deviation of
+// rltrade cli: `rltrade hedge` — Monte Carlo delta hedging of a short European call:
+// the option's Black-Scholes price, and the mean and standard deviation of
 // the present value of the cost of hedging it, over N simulated paths.
 //
 // The simulation is env::SimulateHedging on the "hedging" environment
@@ -14,7 +14,9 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -22,6 +24,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/numeric_flags.h"
 #include "config/config.h"
 #include "core/json_text.h"
 #include "env/envs/delta_hedging.h"
@@ -32,6 +35,11 @@ namespace rlt::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The most environment steps (paths x rebalancing steps) one `hedge` run may take, and
+// the measured speed of the bs-delta simulation on one core (Release build).
+constexpr double kMaxHedgeEnvSteps = 1e9;
+constexpr double kHedgeStepsPerSecond = 5e6;
 
 struct HedgeFlags {
   double spot = 0, strike = 0, rate = 0, drift = 0, vol = 0;
@@ -147,6 +155,20 @@ int RunHedge(const HedgeFlags& f) {
         "--spot, --strike, --rate, --drift, --vol, --maturity-weeks, --rebalance-weeks and "
         "--cost)"));
   }
+  // The work is paths x steps per path env steps: refuse what would not finish in minutes.
+  const double env_steps = static_cast<double>(f.paths) * (*probe)->num_steps();
+  if (env_steps > kMaxHedgeEnvSteps) {
+    const int64_t paths_fitting =
+        std::max<int64_t>(1, static_cast<int64_t>(kMaxHedgeEnvSteps / (*probe)->num_steps()));
+    return ReportError(Status::InvalidArgument(fmt::format(
+        "hedge: --paths {} x {} rebalancing steps (--maturity-weeks {} / --rebalance-weeks {}) "
+        "= {:.3g} environment steps, ~{:.0f} s with bs-delta on one core (~{:.0f} million steps "
+        "a second; a trained policy is slower). The limit is {:.0e} steps (~{:.0f} s). Fix: "
+        "lower --paths to at most {} or rebalance less often (a larger --rebalance-weeks)",
+        f.paths, (*probe)->num_steps(), f.maturity_weeks, f.rebalance_weeks, env_steps,
+        env_steps / kHedgeStepsPerSecond, kHedgeStepsPerSecond / 1e6, kMaxHedgeEnvSteps,
+        kMaxHedgeEnvSteps / kHedgeStepsPerSecond, paths_fitting)));
+  }
   env::HedgePolicy policy = env::BsDeltaPolicy;
   std::shared_ptr<learn::PolicyRunner> runner;
   if (!baseline) {
@@ -209,24 +231,35 @@ void RegisterHedgeCommand(CLI::App& app, Action* action) {
       "hedge",
       "Monte Carlo delta hedging of a short call: BS price, mean and SD of the PV of the "
       "hedging cost");
-  cmd->add_option("--spot", f->spot, "price of the underlying S")->required();
-  cmd->add_option("--strike", f->strike, "strike K")->required();
+  cmd->add_option("--spot", f->spot, "price of the underlying S")
+      ->check(DecimalNumber())
+      ->required();
+  cmd->add_option("--strike", f->strike, "strike K")->check(DecimalNumber())->required();
   cmd->add_option("--rate", f->rate, "risk-free rate r per year, continuous (0.05 = 5%)")
+      ->check(DecimalNumber())
       ->required();
   cmd->add_option("--drift", f->drift, "real-world drift mu of the underlying per year")
+      ->check(DecimalNumber())
       ->required();
-  cmd->add_option("--vol", f->vol, "volatility sigma per sqrt(year) (0.2 = 20%)")->required();
+  cmd->add_option("--vol", f->vol, "volatility sigma per sqrt(year) (0.2 = 20%)")
+      ->check(DecimalNumber())
+      ->required();
   cmd->add_option("--maturity-weeks", f->maturity_weeks, "weeks to maturity W (52 a year)")
+      ->check(DecimalNumber())
       ->required();
   cmd->add_option("--rebalance-weeks", f->rebalance_weeks, "weeks between rebalancings D")
+      ->check(DecimalNumber())
       ->required();
-  cmd->add_option("--paths", f->paths, "simulated paths N")->required();
+  cmd->add_option("--paths", f->paths, "simulated paths N")->check(DecimalInteger())->required();
   cmd->add_option("--policy", f->policy,
                   "bs-delta (Black-Scholes delta) or RUN_DIR (a run trained on env hedging)")
       ->required();
   cmd->add_option("--cost", f->cost, "proportional transaction cost (0.001 = 0.1%)")
+      ->check(DecimalNumber())
       ->capture_default_str();
-  cmd->add_option("--seed", f->seed, "seed (path i uses seed + i)")->capture_default_str();
+  cmd->add_option("--seed", f->seed, "seed (path i uses seed + i)")
+      ->check(DecimalInteger(/*allow_sign=*/false))
+      ->capture_default_str();
   cmd->add_flag("--json", f->json, "print JSON: bs_price, mean_cost, sd_cost, sd_over_price");
   cmd->callback([f, action] { *action = [f] { return RunHedge(*f); }; });
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/numeric_flags.h"
 #include "core/json_text.h"
 #include "core/rng.h"
 #include "core/thread_pool.h"
@@ -44,21 +45,57 @@ void AddOptionFlags(CLI::App* cmd, PriceFlags* f, bool with_vol) {
   cmd->add_option("--type", f->type, "option type")
       ->check(CLI::IsMember({"call", "put"}))
       ->capture_default_str();
-  cmd->add_option("--spot", f->in.spot, "price of the underlying S")->required();
-  cmd->add_option("--strike", f->in.strike, "strike K")->required();
+  cmd->add_option("--spot", f->in.spot, "price of the underlying S")
+      ->check(DecimalNumber())
+      ->required();
+  cmd->add_option("--strike", f->in.strike, "strike K")->check(DecimalNumber())->required();
   f->in.rate = 0;
   f->in.dividend = 0;
   cmd->add_option("--rate", f->in.rate, "risk-free rate r per year, continuous (0.05 = 5%)")
+      ->check(DecimalNumber())
       ->capture_default_str();
   cmd->add_option("--div", f->in.dividend, "dividend yield q per year, continuous")
+      ->check(DecimalNumber())
       ->capture_default_str();
   if (with_vol) {
-    cmd->add_option("--vol", f->in.vol, "volatility sigma per sqrt(year) (0.2 = 20%)")->required();
+    cmd->add_option("--vol", f->in.vol, "volatility sigma per sqrt(year) (0.2 = 20%)")
+        ->check(DecimalNumber())
+        ->required();
   }
   cmd->add_option("--time", f->in.time, "years to expiry T (<= 0: expired, intrinsic value)")
+      ->check(DecimalNumber())
       ->required();
-  cmd->add_option("--steps", f->steps, "binomial tree steps")->capture_default_str();
+  cmd->add_option("--steps", f->steps, "binomial tree steps")
+      ->check(DecimalInteger())
+      ->capture_default_str();
   cmd->add_flag("--json", f->json, "print JSON");
+}
+
+// The binomial tree's work: each price is a tree of steps (steps + 1) / 2 nodes, about
+// kTreeNodesPerSecond on one core (measured, Release: 3.3e8-3.9e8 with 20,000 steps while
+// another build shared the machine). `price` builds one tree, `price --greeks` eight (the
+// price, the tree's own delta/gamma/theta, and two each for vega, rho and dividend rho),
+// `iv` typically kIvTypicalTrees (measured 6-10 with 2,000 steps: the bracket's ends and
+// the secant iterations; at most 2 + 200). The limit keeps one command to ~20 s.
+constexpr double kTreeNodesPerSecond = 4e8;
+constexpr double kMaxTreeNodes = 8e9;
+constexpr double kIvTypicalTrees = 10;
+
+Status CheckBinomialWork(const char* command, const PriceFlags& f, double trees) {
+  const double nodes_per_tree = 0.5 * static_cast<double>(f.steps) * (f.steps + 1.0);
+  const double nodes = trees * nodes_per_tree;
+  if (nodes <= kMaxTreeNodes) return Status::Ok();
+  // The largest N with trees * N (N + 1) / 2 <= kMaxTreeNodes.
+  int64_t max_steps = static_cast<int64_t>((std::sqrt(1 + 8 * kMaxTreeNodes / trees) - 1) / 2);
+  while (max_steps > 1 && trees * 0.5 * max_steps * (max_steps + 1.0) > kMaxTreeNodes) --max_steps;
+  return Status::InvalidArgument(fmt::format(
+      "{} --model binomial --steps {}{}: {:.0f} tree(s) of {:.3g} nodes = {:.3g} nodes, ~{:.0f} s "
+      "on one core (~{:.0e} nodes a second). The limit is {:.0e} nodes (~{:.0f} s). Fix: lower "
+      "--steps to at most {} (the tree's error falls like 1/steps), or use --model bjerksund "
+      "or --model baw",
+      command, f.steps, f.greeks ? " --greeks" : "", trees, nodes_per_tree, nodes,
+      nodes / kTreeNodesPerSecond, kTreeNodesPerSecond, kMaxTreeNodes,
+      kMaxTreeNodes / kTreeNodesPerSecond, max_steps));
 }
 
 Result<pricing::Model> Prepare(PriceFlags& f) {
@@ -72,6 +109,10 @@ int RunPrice(PriceFlags f) {
   if (!model.ok()) return ReportError(model.status());
   pricing::ModelOptions options;
   options.binomial_steps = f.steps;
+  if (*model == pricing::Model::kBinomial) {
+    Status work = CheckBinomialWork("price", f, f.greeks && f.steps >= 2 ? 8 : f.greeks ? 11 : 1);
+    if (!work.ok()) return ReportError(work);
+  }
   pricing::Greeks g;
   if (f.greeks) {
     Result<pricing::Greeks> r = pricing::ModelGreeks(*model, f.in, options);
@@ -118,6 +159,10 @@ int RunImpliedVol(PriceFlags f) {
   if (!model.ok()) return ReportError(model.status());
   pricing::ImpliedVolOptions options;
   options.model.binomial_steps = f.steps;
+  if (*model == pricing::Model::kBinomial) {
+    Status work = CheckBinomialWork("iv", f, kIvTypicalTrees);
+    if (!work.ok()) return ReportError(work);
+  }
   Result<double> iv = pricing::ImpliedVol(*model, f.in, f.price, options);
   if (!iv.ok()) return ReportError(iv.status());
   if (f.json) {
@@ -358,7 +403,7 @@ void RegisterPricingCommands(CLI::App& app, Action* action) {
 
   auto ivf = std::make_shared<PriceFlags>();
   CLI::App* iv = app.add_subcommand("iv", "Implied volatility of an option price under a model");
-  iv->add_option("--price", ivf->price, "the option's price")->required();
+  iv->add_option("--price", ivf->price, "the option's price")->check(DecimalNumber())->required();
   AddOptionFlags(iv, ivf.get(), /*with_vol=*/false);
   iv->callback([ivf, action] { *action = [ivf] { return RunImpliedVol(*ivf); }; });
 
@@ -369,11 +414,13 @@ void RegisterPricingCommands(CLI::App& app, Action* action) {
       "pricing",
       "Vectorised BSM prices with all Greeks per second, 1 and 2 threads, double and float, "
       "checked against the scalar reference (pricing/pricing.h); exit 1 if the check fails");
-  bp->add_option("--n", bf->n, "options per batch")->capture_default_str();
+  bp->add_option("--n", bf->n, "options per batch")->check(DecimalInteger())->capture_default_str();
   bp->add_option("--threads", bf->threads,
                  "comma-separated worker thread counts to measure (0 = all cores)")
       ->capture_default_str();
-  bp->add_option("--seconds", bf->seconds, "measuring time per setting")->capture_default_str();
+  bp->add_option("--seconds", bf->seconds, "measuring time per setting")
+      ->check(DecimalNumber())
+      ->capture_default_str();
   bp->add_option("--precision", bf->precision, "array types to measure: double, float or both")
       ->capture_default_str();
   bp->add_flag("--json", bf->json, "print JSON");

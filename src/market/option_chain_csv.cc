@@ -18,6 +18,9 @@ namespace rlt::market {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// T = calendar days / 365 (market/option_chain_pricing.h) must stay within the pricing
+// domain's T <= 100 years.
+constexpr int32_t kMaxExpiryDays = static_cast<int32_t>(pricing::kMaxTime * 365);
 
 std::string Normalise(std::string_view name) {
   std::string out;
@@ -311,12 +314,43 @@ Result<OptionChain> ParseOptionChainCsv(std::string_view text, const std::string
               "check the quote's source; remove the row");
       ok = false;
     }
+    // The pricing domain (pricing/pricing.h): a row outside it could not be priced, and
+    // the chain is priced per quote date, so it is refused here with its line.
+    if (row.strike > 0 && !(row.strike >= pricing::kMinPrice && row.strike <= pricing::kMaxPrice)) {
+      problem(line, kStrike, "out-of-range", fmt::format("strike={}", row.strike),
+              fmt::format("strikes must lie in [{:g}, {:g}]; remove the row", pricing::kMinPrice,
+                          pricing::kMaxPrice));
+      ok = false;
+    }
+    if (const double u = row.v[kUnderlyingPrice]; !std::isnan(u)) {
+      if (u <= 0) {
+        problem(line, kUnderlyingPrice, "underlying<=0", fmt::format("underlying price={}", u),
+                "the underlying's price must be positive; fix it or leave the field empty "
+                "(another row of the same quote date may give it)");
+        ok = false;
+      } else if (!(u >= pricing::kMinPrice && u <= pricing::kMaxPrice)) {
+        problem(line, kUnderlyingPrice, "out-of-range", fmt::format("underlying price={}", u),
+                fmt::format("the underlying's price must lie in [{:g}, {:g}]; fix the row",
+                            pricing::kMinPrice, pricing::kMaxPrice));
+        ok = false;
+      }
+    }
     if (row.expiry < row.date) {
       problem(line, kExpiry, "expiry<quote-date",
               fmt::format("expiry {} is before the quote date {}",
                           FormatDate(DateKey(CivilFromDays(row.expiry))),
                           FormatDate(DateKey(CivilFromDays(row.date)))),
               "remove expired contracts");
+      ok = false;
+    } else if (row.expiry - row.date > kMaxExpiryDays) {
+      problem(line, kExpiry, "expiry>100y",
+              fmt::format("expiry {} is {:.1f} years after the quote date {}",
+                          FormatDate(DateKey(CivilFromDays(row.expiry))),
+                          (row.expiry - row.date) / 365.0,
+                          FormatDate(DateKey(CivilFromDays(row.date)))),
+              fmt::format("options are priced up to {:g} years ({} days) to expiry; check the "
+                          "date or remove the row",
+                          pricing::kMaxTime, kMaxExpiryDays));
       ok = false;
     }
     if (!ok) continue;

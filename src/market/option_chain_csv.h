@@ -30,6 +30,10 @@
 //   bid>ask            crossed quote
 //   expiry<quote-date  the contract expired before the quote date (same day is allowed:
 //                      it expires at that day's close)
+//   expiry>100y        the expiry is more than 100 years (36,500 days) after the quote
+//                      date: beyond the pricing domain (pricing/pricing.h)
+//   underlying<=0      an underlying price of zero or below (an empty field is allowed)
+//   out-of-range       a strike or underlying price outside the pricing domain [1e-8, 1e12]
 //   duplicate-contract a second row for the same (quote date, expiry, call/put, strike);
 //                      the later row is the bad one
 // With BadRowPolicy::kFail (default) any problem fails the read; with kDrop bad rows are

@@ -11,14 +11,43 @@
 
 namespace rlt::market {
 
+const char* IvGapName(IvGap gap) {
+  switch (gap) {
+    case IvGap::kNone:
+      return "";
+    case IvGap::kBelowLowerBound:
+      return "mid<=lower-bound";
+    case IvGap::kAboveUpperBound:
+      return "mid>=upper-bound";
+    case IvGap::kExpired:
+      return "expires-today";
+    case IvGap::kNoVolInRange:
+      return "no-iv-in-range";
+  }
+  return "?";
+}
+
 Result<ChainPricing> PriceChain(const OptionChain& chain, const ChainPricingOptions& options) {
   const size_t n = chain.size();
+  const std::string& source = options.source.empty() ? chain.underlying : options.source;
+  // "file:line" for a contract read from a file, "source: contract i" for a generated one.
+  auto where = [&](size_t i) {
+    return chain.line[i] > 0 ? fmt::format("{}:{}", source, chain.line[i])
+                             : fmt::format("{}: contract {}", source, i);
+  };
   ChainPricing out;
-  for (auto* v :
-       {&out.time, &out.mid, &out.iv, &out.price, &out.delta, &out.gamma, &out.vega, &out.theta}) {
+  for (auto* v : {&out.time, &out.mid, &out.iv, &out.price, &out.delta, &out.gamma, &out.vega,
+                  &out.theta, &out.lower_bound, &out.upper_bound}) {
     v->assign(n, 0.0);
   }
   out.iv_source.assign(n, IvSource::kSolved);
+  out.iv_gap.assign(n, IvGap::kNone);
+  {
+    pricing::OptionInputs flags;
+    flags.rate = options.rate;
+    flags.dividend = options.dividend;
+    RLT_RETURN_IF_ERROR(pricing::ValidateInputs(flags, /*check_vol=*/false));
+  }
   std::vector<double> spot(n), rate(n, options.rate), dividend(n, options.dividend);
   for (size_t d = 0; d < chain.num_days(); ++d) {
     const double s = chain.underlying_price[d];
@@ -26,11 +55,26 @@ Result<ChainPricing> PriceChain(const OptionChain& chain, const ChainPricingOpti
       return Status::InvalidArgument(fmt::format(
           "{}: quote date {}: no underlying price (found {}). Fix: add an underlying price "
           "column (e.g. underlying_last)",
-          chain.underlying, FormatDate(DateKey(CivilFromDays(chain.dates[d]))), s));
+          source, FormatDate(DateKey(CivilFromDays(chain.dates[d]))), s));
     }
     for (int64_t i = chain.day_begin[d]; i < chain.day_begin[d + 1]; ++i) {
       spot[i] = s;
       out.time[i] = std::max(0, chain.expiry[i] - chain.dates[d]) / 365.0;
+      // Every contract in the pricing domain, or an error naming its line (one bad row
+      // would otherwise fail the batch below as "option i of n").
+      pricing::OptionInputs in;
+      in.type = chain.right[i];
+      in.spot = s;
+      in.strike = chain.strike[i];
+      in.rate = options.rate;
+      in.dividend = options.dividend;
+      in.time = out.time[i];
+      if (Status st = pricing::ValidateInputs(in, /*check_vol=*/false); !st.ok()) {
+        return Status::InvalidArgument(
+            fmt::format("{}: {} (quote date {}, expiry {}); it cannot be priced", where(i),
+                        st.message(), FormatDate(DateKey(CivilFromDays(chain.dates[d]))),
+                        FormatDate(DateKey(CivilFromDays(chain.expiry[i])))));
+      }
     }
   }
 
@@ -38,7 +82,7 @@ Result<ChainPricing> PriceChain(const OptionChain& chain, const ChainPricingOpti
     for (size_t i = 0; i < n; ++i) {
       if (!(std::isfinite(chain.implied_vol[i]) && chain.implied_vol[i] > 0)) {
         return Status::InvalidArgument(
-            fmt::format("contract {} (strike {}): no model implied vol for mid_source = model", i,
+            fmt::format("{} (strike {}): no model implied vol for mid_source = model", where(i),
                         chain.strike[i]));
       }
       out.iv[i] = chain.implied_vol[i];
@@ -58,7 +102,18 @@ Result<ChainPricing> PriceChain(const OptionChain& chain, const ChainPricingOpti
         in.rate = options.rate;
         in.dividend = options.dividend;
         in.time = out.time[i];
+        const double phi = in.type == OptionType::kCall ? 1.0 : -1.0;
+        const double s_disc = in.spot * std::exp(-in.dividend * in.time);
+        const double k_disc = in.strike * std::exp(-in.rate * in.time);
+        out.lower_bound[i] = std::max(phi * (s_disc - k_disc), 0.0);
+        out.upper_bound[i] = in.type == OptionType::kCall ? s_disc : k_disc;
         Result<double> v = pricing::ImpliedVol(pricing::Model::kBsm, in, out.mid[i]);
+        if (!v.ok()) {
+          out.iv_gap[i] = !(in.time > pricing::kExpiredTime) ? IvGap::kExpired
+                          : out.mid[i] <= out.lower_bound[i] ? IvGap::kBelowLowerBound
+                          : out.mid[i] >= out.upper_bound[i] ? IvGap::kAboveUpperBound
+                                                             : IvGap::kNoVolInRange;
+        }
         if (v.ok()) {
           out.iv[i] = *v;
           out.iv_source[i] = IvSource::kSolved;
@@ -85,9 +140,10 @@ Result<ChainPricing> PriceChain(const OptionChain& chain, const ChainPricingOpti
           ++out.filled;
         } else {
           return Status::DataError(fmt::format(
-              "{}: line {}: no implied vol can be solved, read or filled on quote date {}. "
-              "Fix: add an implied vol column or quotes inside the no-arbitrage bounds",
-              chain.underlying, chain.line[i], FormatDate(DateKey(CivilFromDays(chain.dates[d])))));
+              "{}: no implied vol can be solved, read or filled on quote date {} (the mid "
+              "of every quote of that date is outside the no-arbitrage bounds or expires that "
+              "day). Fix: add an implied vol column or quotes inside the no-arbitrage bounds",
+              where(i), FormatDate(DateKey(CivilFromDays(chain.dates[d])))));
         }
       }
     }

@@ -26,6 +26,77 @@ double AutoIncrement(double spot) {
   return best;
 }
 
+// The listing rules (expiries and strikes per day, see the header), shared by the
+// generator and the counter.
+class Lister {
+ public:
+  explicit Lister(const ChainSynthOptions& o) : o_(o) {}
+  struct Listing {
+    double increment = 1;     // fixed when the expiry is first listed
+    std::set<int64_t> index;  // strikes index * increment
+  };
+  // Lists day `day` (after the previous days) at spot `s`.
+  void ListDay(int32_t day, double s) {
+    for (auto it = listed_.begin(); it != listed_.end();) {
+      it = it->first < day ? listed_.erase(it) : std::next(it);
+    }
+    std::set<int32_t> expiries;
+    const CivilDate cd = CivilFromDays(day);
+    int y = cd.year, mo = cd.month;
+    for (int count = 0; count < o_.monthly_expiries;) {
+      const int32_t f = ThirdFriday(y, mo);
+      if (f >= day) {
+        expiries.insert(f);
+        ++count;
+      }
+      if (++mo > 12) {
+        mo = 1;
+        ++y;
+      }
+    }
+    const int32_t first_friday = day + (5 - Weekday(day) + 7) % 7;
+    for (int32_t f = first_friday; f <= day + o_.weekly_horizon_days; f += 7) expiries.insert(f);
+    for (int32_t e : expiries) {
+      auto [it, added] = listed_.try_emplace(e);
+      Listing& l = it->second;
+      if (added) l.increment = o_.strike_increment > 0 ? o_.strike_increment : AutoIncrement(s);
+      for (double m = o_.moneyness_min; m <= o_.moneyness_max + 1e-9; m += o_.moneyness_step) {
+        l.index.insert(std::max<int64_t>(1, std::llround(s * m / l.increment)));
+      }
+    }
+  }
+  // Contracts quoted on the day listed last (a call and a put per listed strike).
+  int64_t Contracts() const {
+    int64_t n = 0;
+    for (const auto& [e, l] : listed_) n += 2 * static_cast<int64_t>(l.index.size());
+    return n;
+  }
+  const std::map<int32_t, Listing>& listed() const { return listed_; }
+
+ private:
+  const ChainSynthOptions& o_;
+  std::map<int32_t, Listing> listed_;  // by expiry
+};
+
+Status CheckSeries(const std::vector<int32_t>& dates, const std::vector<double>& closes) {
+  if (dates.size() != closes.size()) {
+    return Status::InvalidArgument(
+        fmt::format("{} dates but {} closes", dates.size(), closes.size()));
+  }
+  for (size_t d = 0; d < dates.size(); ++d) {
+    if (!(std::isfinite(closes[d]) && closes[d] > 0 && closes[d] < 1e9)) {
+      return Status::InvalidArgument(
+          fmt::format("close[{}] = {}: expected a finite price in (0, 1e9)", d, closes[d]));
+    }
+    if (d > 0 && dates[d] <= dates[d - 1]) {
+      return Status::InvalidArgument(
+          fmt::format("dates[{}] = {} is not after dates[{}]: dates must ascend", d,
+                      FormatDate(DateKey(CivilFromDays(dates[d]))), d - 1));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 int32_t ThirdFriday(int year, int month) {
@@ -91,25 +162,26 @@ Status ValidateChainSynthOptions(const ChainSynthOptions& o) {
   return Status::Ok();
 }
 
+Result<ChainSize> CountOptionChainContracts(const std::vector<int32_t>& dates,
+                                            const std::vector<double>& closes,
+                                            const ChainSynthOptions& o, int64_t stop_above) {
+  RLT_RETURN_IF_ERROR(ValidateChainSynthOptions(o));
+  RLT_RETURN_IF_ERROR(CheckSeries(dates, closes));
+  ChainSize size;
+  Lister lister(o);
+  for (size_t d = 0; d < dates.size() && size.contracts <= stop_above; ++d) {
+    lister.ListDay(dates[d], closes[d]);
+    size.contracts += lister.Contracts();
+    size.days = static_cast<int64_t>(d) + 1;
+  }
+  return size;
+}
+
 Result<OptionChain> GenerateOptionChain(const std::vector<int32_t>& dates,
                                         const std::vector<double>& closes,
                                         const ChainSynthOptions& o, const std::string& underlying) {
   RLT_RETURN_IF_ERROR(ValidateChainSynthOptions(o));
-  if (dates.size() != closes.size()) {
-    return Status::InvalidArgument(
-        fmt::format("{} dates but {} closes", dates.size(), closes.size()));
-  }
-  for (size_t d = 0; d < dates.size(); ++d) {
-    if (!(std::isfinite(closes[d]) && closes[d] > 0 && closes[d] < 1e9)) {
-      return Status::InvalidArgument(
-          fmt::format("close[{}] = {}: expected a finite price in (0, 1e9)", d, closes[d]));
-    }
-    if (d > 0 && dates[d] <= dates[d - 1]) {
-      return Status::InvalidArgument(
-          fmt::format("dates[{}] = {} is not after dates[{}]: dates must ascend", d,
-                      FormatDate(DateKey(CivilFromDays(dates[d]))), d - 1));
-    }
-  }
+  RLT_RETURN_IF_ERROR(CheckSeries(dates, closes));
   OptionChain chain;
   chain.underlying = underlying;
   if (dates.empty()) {
@@ -117,11 +189,7 @@ Result<OptionChain> GenerateOptionChain(const std::vector<int32_t>& dates,
     return chain;
   }
   Rng rng(o.seed);
-  struct Listing {
-    double increment = 1;     // fixed when the expiry is first listed
-    std::set<int64_t> index;  // strikes index * increment
-  };
-  std::map<int32_t, Listing> listed;  // by expiry
+  Lister lister(o);
   for (size_t d = 0; d < dates.size(); ++d) {
     const int32_t day = dates[d];
     const double s = closes[d];
@@ -142,39 +210,11 @@ Result<OptionChain> GenerateOptionChain(const std::vector<int32_t>& dates,
     if (o.iv_noise > 0) level *= std::exp(o.iv_noise * rng.Normal());
     level = std::clamp(level, o.min_vol, o.max_vol);
 
-    // Expiries.
-    for (auto it = listed.begin(); it != listed.end();) {
-      it = it->first < day ? listed.erase(it) : std::next(it);
-    }
-    std::set<int32_t> expiries;
-    const CivilDate cd = CivilFromDays(day);
-    int y = cd.year, mo = cd.month;
-    for (int count = 0; count < o.monthly_expiries;) {
-      const int32_t f = ThirdFriday(y, mo);
-      if (f >= day) {
-        expiries.insert(f);
-        ++count;
-      }
-      if (++mo > 12) {
-        mo = 1;
-        ++y;
-      }
-    }
-    const int32_t first_friday = day + (5 - Weekday(day) + 7) % 7;
-    for (int32_t f = first_friday; f <= day + o.weekly_horizon_days; f += 7) expiries.insert(f);
-    for (int32_t e : expiries) {
-      auto [it, added] = listed.try_emplace(e);
-      Listing& l = it->second;
-      if (added) l.increment = o.strike_increment > 0 ? o.strike_increment : AutoIncrement(s);
-      for (double m = o.moneyness_min; m <= o.moneyness_max + 1e-9; m += o.moneyness_step) {
-        l.index.insert(std::max<int64_t>(1, std::llround(s * m / l.increment)));
-      }
-    }
-
+    lister.ListDay(day, s);
     chain.dates.push_back(day);
     chain.underlying_price.push_back(s);
     chain.day_begin.push_back(static_cast<int64_t>(chain.size()));
-    for (const auto& [e, l] : listed) {
+    for (const auto& [e, l] : lister.listed()) {
       const double t = (e - day) / 365.0;
       const double te = std::max(t, 1.0 / 365);
       const double fwd = s * std::exp((o.rate - o.dividend) * t);

@@ -97,6 +97,19 @@ Status ValidateChainSynthOptions(const ChainSynthOptions& options);
 // The third Friday of a month, in days since 1970-01-01.
 int32_t ThirdFriday(int year, int month);
 
+// How many contracts (rows) the chain of these closes has, by the same listing rules
+// without pricing or storing them: O(days x listed expiries x grid) set operations, no
+// per-contract memory. Counting stops after the first day that takes the total above
+// `stop_above`; `days` says how many days were counted then. Errors as GenerateOptionChain.
+struct ChainSize {
+  int64_t contracts = 0;
+  int64_t days = 0;
+};
+Result<ChainSize> CountOptionChainContracts(const std::vector<int32_t>& dates,
+                                            const std::vector<double>& closes,
+                                            const ChainSynthOptions& options,
+                                            int64_t stop_above = INT64_MAX);
+
 // The chain for closes[d] on dates[d]. REQUIRES nothing; errors: sizes differ, dates not
 // ascending, a close not finite and positive (InvalidArgument naming the index).
 Result<OptionChain> GenerateOptionChain(const std::vector<int32_t>& dates,

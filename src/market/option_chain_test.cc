@@ -197,7 +197,26 @@ INSTANTIATE_TEST_SUITE_P(
         RuleCase{"2024-01-02,2024-01-19,95,C,5.0,5.5,1,inf,100", "iv", "not-a-number"},
         RuleCase{"2024-01-02,2024-01-19,95,C,5.0,,1,0.2,100", "ask", "missing-field"},
         RuleCase{"2024-13-02,2024-01-19,95,C,5.0,5.5,1,0.2,100", "quote_date", "not-a-date"},
-        RuleCase{"2024-01-02,2024-01-19,95,C,5.0", "", "wrong-field-count"}));
+        RuleCase{"2024-01-02,2024-01-19,95,C,5.0", "", "wrong-field-count"},
+        // The pricing domain: T <= 100 years, S and K in [1e-8, 1e12].
+        RuleCase{"2024-01-02,2124-01-19,95,C,5.0,5.5,1,0.2,100", "expiration", "expiry>100y"},
+        RuleCase{"2024-01-02,2024-01-19,95,C,5.0,5.5,1,0.2,-3", "underlying_last", "underlying<=0"},
+        RuleCase{"2024-01-02,2024-01-19,95,C,5.0,5.5,1,0.2,0", "underlying_last", "underlying<=0"},
+        RuleCase{"2024-01-02,2024-01-19,95,C,5.0,5.5,1,0.2,2e12", "underlying_last",
+                 "out-of-range"},
+        RuleCase{"2024-01-02,2024-01-19,1e13,C,5.0,5.5,1,0.2,100", "strike", "out-of-range"},
+        RuleCase{"2024-01-02,2024-01-19,1e-9,C,5.0,5.5,1,0.2,100", "strike", "out-of-range"}));
+
+TEST(ChainCsv, ExpiryExactlyAHundredYearsOutIsPriced) {
+  // 36,500 days is T = 100 years, the pricing domain's edge: accepted and priced.
+  const int32_t quote = Day(2024, 1, 2);
+  const CivilDate far = CivilFromDays(quote + 36500);
+  const std::string expiry = FormatDate(DateKey(far));
+  Parsed p = Parse(std::string(kHeader) + "2024-01-02," + expiry + ",100,C,90,95,1,0.2,100\n",
+                   BadRowPolicy::kFail);
+  ASSERT_TRUE(p.chain.ok()) << p.chain.status().ToString();
+  EXPECT_TRUE(PriceChain(*p.chain, {}).ok());
+}
 
 TEST(ChainCsv, DuplicateNamesTheFirstLine) {
   const std::string text = std::string(kHeader) +
@@ -616,7 +635,7 @@ TEST(ChainPricing, ModelModeOnSyntheticChain) {
   }
   // Quotes mode recovers the model vol from the synthetic mids only approximately (the
   // quotes are rounded to the tick), but every output is finite.
-  Result<ChainPricing> quoted = PriceChain(*c, {MidSource::kQuotes, o.rate, o.dividend});
+  Result<ChainPricing> quoted = PriceChain(*c, {MidSource::kQuotes, o.rate, o.dividend, ""});
   ASSERT_TRUE(quoted.ok());
   for (size_t i = 0; i < c->size(); ++i) ASSERT_TRUE(std::isfinite(quoted->iv[i]));
 }
@@ -631,15 +650,15 @@ TEST(ChainPricing, OutOfDomainInputsAreErrorsNotNaN) {
   c.AddContract(Day(2024, 2, 16), 100, OptionType::kCall, 2, 2.2);
   c.implied_vol[0] = 0.2;
   c.day_begin.push_back(1);
-  ASSERT_TRUE(PriceChain(c, {MidSource::kModel, 0, 0}).ok());
+  ASSERT_TRUE(PriceChain(c, {MidSource::kModel, 0, 0, ""}).ok());
   OptionChain bad = c;
   bad.strike[0] = 0;
-  Result<ChainPricing> r = PriceChain(bad, {MidSource::kModel, 0, 0});
+  Result<ChainPricing> r = PriceChain(bad, {MidSource::kModel, 0, 0, ""});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("strike"), std::string::npos) << r.status().message();
   bad = c;
   bad.implied_vol[0] = std::nan("");
-  EXPECT_FALSE(PriceChain(bad, {MidSource::kModel, 0, 0}).ok());
+  EXPECT_FALSE(PriceChain(bad, {MidSource::kModel, 0, 0, ""}).ok());
   bad = c;
   bad.underlying_price[0] = -1;
   EXPECT_FALSE(PriceChain(bad, {}).ok());
@@ -656,6 +675,71 @@ TEST(ChainPricing, MissingUnderlyingPriceIsAnError) {
   ASSERT_FALSE(got.ok());
   EXPECT_NE(got.status().message().find("2024-01-02: no underlying price"), std::string::npos)
       << got.status().message();
+}
+
+TEST(ChainPricing, AContractOutsideTheDomainIsNamedByFileAndLine) {
+  OptionChain c;
+  c.dates = {Day(2024, 1, 2)};
+  c.underlying_price = {100};
+  c.day_begin = {0};
+  for (int k = 0; k < 4; ++k) {
+    c.AddContract(Day(2024, 2, 16), 90 + 5 * k, OptionType::kCall, 2, 2.2);
+    c.line[k] = 10 + k;
+  }
+  c.expiry[2] = Day(2150, 1, 16);  // T = 126 years
+  c.day_begin.push_back(4);
+  ChainPricingOptions po;
+  po.source = "quotes.csv";
+  Result<ChainPricing> r = PriceChain(c, po);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("quotes.csv:12: time = "), std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(r.status().message().find("option 2 of"), std::string::npos) << r.status().message();
+}
+
+TEST(ChainPricing, QuotesOutsideTheBoundsAreMarkedAndFilled) {
+  // Spot 101, no rates: a call at 1.0 with strike 50 is 50 below its intrinsic value (the
+  // lower bound max(S - K, 0) = 51), a put at 60.5 with strike 50 above its upper bound K.
+  OptionChain c;
+  c.dates = {Day(2024, 1, 2)};
+  c.underlying_price = {101};
+  c.day_begin = {0};
+  c.AddContract(Day(2024, 3, 15), 100, OptionType::kCall, 4.9, 5.1);
+  c.AddContract(Day(2024, 3, 15), 50, OptionType::kCall, 0.9, 1.1);
+  c.AddContract(Day(2024, 3, 15), 50, OptionType::kPut, 60, 61);
+  c.AddContract(Day(2024, 1, 2), 100, OptionType::kCall, 1, 1.2);  // expires today
+  c.day_begin.push_back(4);
+  Result<ChainPricing> r = PriceChain(c, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->iv_gap[0], IvGap::kNone);
+  EXPECT_EQ(r->iv_gap[1], IvGap::kBelowLowerBound);
+  EXPECT_EQ(r->iv_gap[2], IvGap::kAboveUpperBound);
+  EXPECT_EQ(r->iv_gap[3], IvGap::kExpired);
+  EXPECT_DOUBLE_EQ(r->lower_bound[1], 51.0);
+  EXPECT_DOUBLE_EQ(r->upper_bound[2], 50.0);
+  EXPECT_EQ(r->iv_source[1], IvSource::kFilled);
+  EXPECT_EQ(r->iv[1], r->iv[0]);  // the only solved vol of the expiry
+  EXPECT_EQ(r->solved, 1);
+  EXPECT_EQ(r->filled, 3);
+  EXPECT_STREQ(IvGapName(IvGap::kBelowLowerBound), "mid<=lower-bound");
+}
+
+TEST(ChainSynth, CountMatchesTheGeneratedChainAndStopsEarly) {
+  const std::vector<int32_t> dates = Weekdays(Day(2023, 1, 2), 120);
+  const std::vector<double> closes = Closes(120, 100, 0.4);
+  ChainSynthOptions o;
+  Result<OptionChain> chain = GenerateOptionChain(dates, closes, o);
+  ASSERT_TRUE(chain.ok());
+  Result<ChainSize> size = CountOptionChainContracts(dates, closes, o);
+  ASSERT_TRUE(size.ok());
+  EXPECT_EQ(size->contracts, static_cast<int64_t>(chain->size()));
+  EXPECT_EQ(size->days, 120);
+  // Stopping early: the first day past the limit ends the count.
+  const int64_t first_day = chain->day_begin[1];
+  size = CountOptionChainContracts(dates, closes, o, first_day);
+  ASSERT_TRUE(size.ok());
+  EXPECT_EQ(size->days, 2);
+  EXPECT_EQ(size->contracts, chain->day_begin[2]);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // Formulas follow Haug 2007, "The Complete Guide to Option Pricing Formulas", 3.1 and 7.1.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -18,15 +19,35 @@ using internal::Intrinsic;
 using internal::Phi;
 
 constexpr int kMaxSteps = 100000;
+// ln of the largest node spot a call tree builds (DBL_MAX is ~e^709.8).
+constexpr double kMaxLogNodeSpot = 700;
 
 struct TreeResult {
   double price = 0;
   double delta = 0, gamma = 0, theta = 0;  // from the first two steps (steps >= 2)
+  bool node_greeks = true;                 // false: delta, gamma, theta are not set
 };
 
 // CRR tree, backward induction over one array of node values.
 Result<TreeResult> Tree(const OptionInputs& in, int steps, bool american) {
   const double dt = in.time / steps;
+  // A call whose top node S u^steps overflows (high vol and many steps: e.g. vol 100 with
+  // 50 steps) would be worth inf. Its value is that of the put with S and K swapped and r
+  // and q swapped (McDonald and Schroder 1998), which the CRR tree satisfies to rounding;
+  // the put's payoff is bounded by its strike. Its nodes are the put's, so the Greeks come
+  // from finite differences then.
+  if (in.type == OptionType::kCall &&
+      std::log(in.spot) + steps * in.vol * std::sqrt(dt) > kMaxLogNodeSpot) {
+    OptionInputs put = in;
+    put.type = OptionType::kPut;
+    put.spot = in.strike;
+    put.strike = in.spot;
+    put.rate = in.dividend;
+    put.dividend = in.rate;
+    RLT_ASSIGN_OR_RETURN(TreeResult r, Tree(put, steps, american));
+    r.node_greeks = false;
+    return r;
+  }
   const double u = std::exp(in.vol * std::sqrt(dt));
   const double d = 1.0 / u;
   const double p = (std::exp((in.rate - in.dividend) * dt) - d) / (u - d);
@@ -43,7 +64,10 @@ Result<TreeResult> Tree(const OptionInputs& in, int steps, bool american) {
   std::vector<double> v(steps + 1);
   for (int j = 0; j <= steps; ++j) v[j] = std::max(phi * (spot[2 * j] - in.strike), 0.0);
   TreeResult out;
+  // The node values at time steps 2 and 1 (Hull's Greeks). With steps == 2 the layer at
+  // step 2 is the payoff itself, which the loop below never visits as i == 2.
   double step2[3] = {0, 0, 0}, step1[2] = {0, 0};
+  if (steps == 2) std::copy(v.begin(), v.begin() + 3, step2);
   for (int i = steps - 1; i >= 0; --i) {
     for (int j = 0; j <= i; ++j) {
       const double cont = disc * (p * v[j + 1] + (1 - p) * v[j]);
@@ -149,6 +173,15 @@ Result<double> Bs93Call(double s, double k, double t, double r, double b, double
   const double beta = (0.5 - b / v2) + std::sqrt(disc);
   const double b_inf = beta / (beta - 1) * k;
   const double b0 = std::max(k, r / (r - b) * k);
+  // The trigger interpolates from B0 (at expiry) towards B_inf (perpetual); with high
+  // rates and a small yield (r = 2, q = 1e-4) B0 lies beyond B_inf and the formula's
+  // exponentials overflow into NaN: refused rather than returned.
+  if (!(b_inf > b0)) {
+    return Status::OutOfRange("Bjerksund-Stensland: undefined for rate " + std::to_string(r) +
+                              " and carry " + std::to_string(b) +
+                              " (the boundary at expiry lies beyond the perpetual one); use "
+                              "--model binomial");
+  }
   const double ht = -(b * t + 2 * sd) * b0 / (b_inf - b0);
   const double trigger = b0 + (b_inf - b0) * (1 - std::exp(ht));  // I
   if (s >= trigger) return s - k;
@@ -161,8 +194,14 @@ Result<double> Bs93Call(double s, double k, double t, double r, double b, double
            (NCdf(d) - std::pow(trigger / s, kappa) * NCdf(d - 2 * std::log(trigger / s) / sd));
   };
   const double alpha_s_beta = (trigger - k) * std::pow(s / trigger, beta);  // alpha S^beta
-  return alpha_s_beta - alpha_s_beta * phi(beta, trigger) + s * phi(1, trigger) - s * phi(1, k) -
-         k * phi(0, trigger) + k * phi(0, k);
+  const double v = alpha_s_beta - alpha_s_beta * phi(beta, trigger) + s * phi(1, trigger) -
+                   s * phi(1, k) - k * phi(0, trigger) + k * phi(0, k);
+  if (!std::isfinite(v)) {
+    return Status::OutOfRange("Bjerksund-Stensland: the closed form overflows for rate " +
+                              std::to_string(r) + " and carry " + std::to_string(b) +
+                              "; use --model binomial");
+  }
+  return v;
 }
 
 }  // namespace
@@ -242,39 +281,104 @@ Result<Greeks> ModelGreeks(Model model, const OptionInputs& in, const ModelOptio
   if (model == Model::kBsm) return BsmGreeks(in);
   RLT_ASSIGN_OR_RETURN(const double price, Price(model, in, options));
   if (Expired(in)) return internal::ExpiredGreeks(in);
-  auto bumped = [&](double OptionInputs::*field, double h) -> Result<double> {
+  // The price at `field` moved by `h`. The stencils below stay inside the documented
+  // domain, so a bumped input is never refused there; a model that cannot price a bumped
+  // input (a tree whose up probability leaves (0, 1), BAW without a critical price) says
+  // which Greek needed it, so the bump is never mistaken for the user's input.
+  auto bumped = [&](const char* greek, const char* name, double OptionInputs::*field,
+                    double h) -> Result<double> {
     OptionInputs b = in;
     b.*field += h;
-    return Price(model, b, options);
+    Result<double> v = Price(model, b, options);
+    if (v.ok()) return v;
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "%s by finite differences needs the price at %s = %.10g (the given %s = "
+                  "%.10g moved by the difference step; the price itself is %.10g), which "
+                  "failed: ",
+                  greek, name, b.*field, name, in.*field, price);
+    return Status::FromCode(static_cast<int>(v.status().code()), buf + v.status().message());
   };
-  auto central = [&](double OptionInputs::*field, double h) -> Result<double> {
-    RLT_ASSIGN_OR_RETURN(const double up, bumped(field, h));
-    RLT_ASSIGN_OR_RETURN(const double down, bumped(field, -h));
-    return (up - down) / (2 * h);
+  // First and second derivative in `field` with step h: central where [x - 2h, x + 2h]
+  // stays in [lo, hi], else one-sided (second order for the first derivative).
+  struct Derivatives {
+    double first = 0, second = 0;
+  };
+  enum class Side { kCentral, kForward, kBackward };
+  auto stencil = [&](const char* greek, const char* name, double OptionInputs::*field, double h,
+                     Side side) -> Result<Derivatives> {
+    Derivatives d;
+    if (side == Side::kCentral) {
+      RLT_ASSIGN_OR_RETURN(const double up, bumped(greek, name, field, h));
+      RLT_ASSIGN_OR_RETURN(const double down, bumped(greek, name, field, -h));
+      d.first = (up - down) / (2 * h);
+      d.second = (up - 2 * price + down) / (h * h);
+    } else {
+      const double sign = side == Side::kForward ? 1.0 : -1.0;
+      RLT_ASSIGN_OR_RETURN(const double f1, bumped(greek, name, field, sign * h));
+      RLT_ASSIGN_OR_RETURN(const double f2, bumped(greek, name, field, sign * 2 * h));
+      d.first = sign * (-3 * price + 4 * f1 - f2) / (2 * h);
+      d.second = (price - 2 * f1 + f2) / (h * h);
+    }
+    return d;
+  };
+  // Central where [x - h, x + h] stays in [lo, hi], else one-sided inward (second order
+  // for the first derivative). A model that cannot price a bumped input (a tree at a tiny
+  // vol, where r moved by 1e-4 takes the up probability out of (0, 1); a closed form that
+  // is undefined on one side of the input) gets the other feasible stencils, then smaller
+  // steps down to h / 2^20; the error is reported only when none works.
+  auto derivatives = [&](const char* greek, const char* name, double OptionInputs::*field, double h,
+                         double lo, double hi) -> Result<Derivatives> {
+    const double x = in.*field;
+    Result<Derivatives> first_error = Status::OutOfRange("");
+    for (int halvings = 0; halvings <= 20; ++halvings, h *= 0.5) {
+      for (Side side : {Side::kCentral, Side::kForward, Side::kBackward}) {
+        const bool inside = side == Side::kCentral   ? x - h >= lo && x + h <= hi
+                            : side == Side::kForward ? x + 2 * h <= hi
+                                                     : x - 2 * h >= lo;
+        if (!inside) continue;
+        Result<Derivatives> d = stencil(greek, name, field, h, side);
+        if (d.ok()) return d;
+        if (halvings == 0 && first_error.status().message().empty()) first_error = d;
+      }
+    }
+    return first_error;
   };
   Greeks g;
   g.price = price;
+  TreeResult tr;
+  tr.node_greeks = false;
   if (model == Model::kBinomial && options.binomial_steps >= 2) {
-    RLT_ASSIGN_OR_RETURN(TreeResult tr, Tree(in, options.binomial_steps, /*american=*/true));
+    RLT_ASSIGN_OR_RETURN(tr, Tree(in, options.binomial_steps, /*american=*/true));
+  }
+  if (tr.node_greeks) {
     g.delta = tr.delta;
     g.gamma = tr.gamma;
     g.theta = tr.theta;
   } else {
-    const double h = 1e-3 * in.spot;
-    RLT_ASSIGN_OR_RETURN(const double up, bumped(&OptionInputs::spot, h));
-    RLT_ASSIGN_OR_RETURN(const double down, bumped(&OptionInputs::spot, -h));
-    g.delta = (up - down) / (2 * h);
-    g.gamma = (up - 2 * price + down) / (h * h);
-    // theta = -dV/dT: central in T, one-sided when T is too short to step back.
+    RLT_ASSIGN_OR_RETURN(const Derivatives ds,
+                         derivatives("delta and gamma", "spot", &OptionInputs::spot, 1e-3 * in.spot,
+                                     kMinPrice, kMaxPrice));
+    g.delta = ds.first;
+    g.gamma = ds.second;
+    // theta = -dV/dT: central in T, one-sided when T is too short to step back or at the
+    // longest time the domain allows.
     const double ht = std::min(1e-4, 0.5 * in.time);
-    RLT_ASSIGN_OR_RETURN(const double longer, bumped(&OptionInputs::time, ht));
-    RLT_ASSIGN_OR_RETURN(const double shorter, bumped(&OptionInputs::time, -ht));
-    g.theta = -(longer - shorter) / (2 * ht);
+    RLT_ASSIGN_OR_RETURN(const Derivatives dt,
+                         derivatives("theta", "time", &OptionInputs::time, ht, 0.0, kMaxTime));
+    g.theta = -dt.first;
   }
+  const double hv = std::min(1e-4 * std::max(in.vol, 0.01), 0.5 * in.vol);
+  RLT_ASSIGN_OR_RETURN(const Derivatives dv,
+                       derivatives("vega", "vol", &OptionInputs::vol, hv, kMinVol, kMaxVol));
+  g.vega = dv.first;
+  RLT_ASSIGN_OR_RETURN(const Derivatives dr,
+                       derivatives("rho", "rate", &OptionInputs::rate, 1e-4, -kMaxRate, kMaxRate));
+  g.rho = dr.first;
   RLT_ASSIGN_OR_RETURN(
-      g.vega, central(&OptionInputs::vol, std::min(1e-4 * std::max(in.vol, 0.01), 0.5 * in.vol)));
-  RLT_ASSIGN_OR_RETURN(g.rho, central(&OptionInputs::rate, 1e-4));
-  RLT_ASSIGN_OR_RETURN(g.dividend_rho, central(&OptionInputs::dividend, 1e-4));
+      const Derivatives dq,
+      derivatives("dividend rho", "dividend", &OptionInputs::dividend, 1e-4, -kMaxRate, kMaxRate));
+  g.dividend_rho = dq.first;
   g.theta_per_day = g.theta / 365.0;
   g.elasticity = g.price > 1e-300 ? g.delta * in.spot / g.price : 0.0;
   return g;

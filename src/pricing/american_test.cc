@@ -3,7 +3,9 @@
 // convergence of the binomial tree, and the model-free properties every model must have.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/rng.h"
 #include "pricing/pricing.h"
@@ -263,6 +265,179 @@ TEST(American, BinomialRejectsBadStepCountsAndInvalidProbabilities) {
   Result<double> v = BinomialPrice(in, 1);
   ASSERT_FALSE(v.ok());
   EXPECT_NE(v.status().message().find("more steps"), std::string::npos);
+}
+
+// A 2-step CRR tree written out node by node (Hull, "Options, Futures and Other
+// Derivatives", ch. 21): the Greeks ModelGreeks reads from the tree must be these.
+struct TwoStepTree {
+  double price, delta, gamma, theta;
+};
+TwoStepTree HandTwoStepAmericanPut(double s, double k, double r, double q, double vol, double t) {
+  const double dt = t / 2, u = std::exp(vol * std::sqrt(dt)), d = 1 / u;
+  const double p = (std::exp((r - q) * dt) - d) / (u - d), disc = std::exp(-r * dt);
+  auto payoff = [&](double spot) { return std::max(k - spot, 0.0); };
+  // Step 2: the payoff at S u^2, S, S d^2.
+  const double fuu = payoff(s * u * u), fud = payoff(s), fdd = payoff(s * d * d);
+  // Step 1: continuation or exercise.
+  const double fu = std::max(disc * (p * fuu + (1 - p) * fud), payoff(s * u));
+  const double fd = std::max(disc * (p * fud + (1 - p) * fdd), payoff(s * d));
+  const double f = std::max(disc * (p * fu + (1 - p) * fd), payoff(s));
+  TwoStepTree out;
+  out.price = f;
+  out.delta = (fu - fd) / (s * u - s * d);
+  out.gamma = ((fuu - fud) / (s * u * u - s) - (fud - fdd) / (s - s * d * d)) /
+              (0.5 * (s * u * u - s * d * d));
+  out.theta = (fud - f) / (2 * dt);
+  return out;
+}
+
+TEST(American, TwoStepTreeGreeksMatchTheTreeWrittenOut) {
+  // In the money, so that gamma is not 0 and the layer at step 2 matters.
+  for (double spot : {90.0, 100.0, 110.0}) {
+    OptionInputs in;
+    in.type = OptionType::kPut;
+    in.spot = spot;
+    in.strike = 100;
+    in.rate = 0.05;
+    in.dividend = 0.01;
+    in.vol = 0.3;
+    in.time = 0.5;
+    ModelOptions mo;
+    mo.binomial_steps = 2;
+    Result<Greeks> g = ModelGreeks(Model::kBinomial, in, mo);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    const TwoStepTree want = HandTwoStepAmericanPut(spot, 100, 0.05, 0.01, 0.3, 0.5);
+    auto near = [](double got, double expect) {
+      return std::abs(got - expect) <= 1e-12 * std::max(1.0, std::abs(expect));
+    };
+    EXPECT_TRUE(near(g->price, want.price)) << spot << ": " << g->price << " vs " << want.price;
+    EXPECT_TRUE(near(g->delta, want.delta)) << spot << ": " << g->delta << " vs " << want.delta;
+    EXPECT_TRUE(near(g->gamma, want.gamma)) << spot << ": " << g->gamma << " vs " << want.gamma;
+    EXPECT_TRUE(near(g->theta, want.theta)) << spot << ": " << g->theta << " vs " << want.theta;
+    EXPECT_NE(g->gamma, 0.0);
+    EXPECT_NE(g->theta, -g->price);
+  }
+}
+
+// Every input at an edge of the documented domain has Greeks under every model: the
+// finite differences turn one-sided there instead of pricing outside the domain.
+TEST(American, GreeksExistAtTheEdgesOfTheDomain) {
+  struct Edge {
+    const char* name;
+    double OptionInputs::*field;
+    double value;
+  };
+  const Edge edges[] = {{"vol", &OptionInputs::vol, kMaxVol},
+                        {"vol", &OptionInputs::vol, kMinVol},
+                        {"rate", &OptionInputs::rate, kMaxRate},
+                        {"rate", &OptionInputs::rate, -kMaxRate},
+                        {"dividend", &OptionInputs::dividend, kMaxRate},
+                        {"dividend", &OptionInputs::dividend, -kMaxRate},
+                        {"time", &OptionInputs::time, kMaxTime},
+                        {"spot", &OptionInputs::spot, kMinPrice},
+                        {"spot", &OptionInputs::spot, kMaxPrice}};
+  for (Model model : {Model::kBjerksundStensland, Model::kBaroneAdesiWhaley, Model::kBinomial}) {
+    for (const Edge& e : edges) {
+      for (OptionType type : {OptionType::kCall, OptionType::kPut}) {
+        OptionInputs in;
+        in.type = type;
+        in.*e.field = e.value;
+        ModelOptions mo;
+        mo.binomial_steps = 50;
+        Result<Greeks> g = ModelGreeks(model, in, mo);
+        if (!g.ok()) {
+          // Allowed only for reasons of the model at the given input itself (then the
+          // price alone fails the same way), never for a bumped input.
+          EXPECT_FALSE(Price(model, in, mo).ok()) << ModelName(model) << " " << e.name << " = "
+                                                  << e.value << ": " << g.status().message();
+          EXPECT_EQ(g.status().message().find("moved by the difference step"), std::string::npos)
+              << g.status().message();
+          continue;
+        }
+        for (double v :
+             {g->price, g->delta, g->gamma, g->vega, g->theta, g->rho, g->dividend_rho}) {
+          EXPECT_TRUE(std::isfinite(v)) << ModelName(model) << " " << e.name << " = " << e.value;
+        }
+      }
+    }
+  }
+}
+
+// A call tree whose top node would overflow (vol 100: S u^50 ~ e^709) is priced through
+// the put-call symmetry C(S, K, r, q) = P(K, S, q, r), which the CRR tree satisfies to
+// rounding (checked below where both can be computed directly).
+TEST(American, BinomialCallWithOverflowingNodesIsFinite) {
+  for (double vol : {0.3, 1.0}) {
+    OptionInputs c;
+    c.spot = 95;
+    c.strike = 100;
+    c.rate = 0.03;
+    c.dividend = 0.06;
+    c.vol = vol;
+    c.time = 0.7;
+    OptionInputs p = c;
+    p.type = OptionType::kPut;
+    p.spot = c.strike;
+    p.strike = c.spot;
+    p.rate = c.dividend;
+    p.dividend = c.rate;
+    const double call = *BinomialPrice(c, 301), put = *BinomialPrice(p, 301);
+    EXPECT_NEAR(call, put, 1e-10 * std::max(1.0, call)) << vol;
+  }
+  OptionInputs c;
+  c.vol = kMaxVol;
+  for (int steps : {50, 1000}) {
+    Result<double> v = BinomialPrice(c, steps);
+    ASSERT_TRUE(v.ok()) << v.status().ToString();
+    // At vol 100 a call is worth nearly S (upper bound S, American without dividends).
+    EXPECT_TRUE(std::isfinite(*v)) << steps;
+    EXPECT_LE(*v, c.spot * (1 + 1e-12));
+    EXPECT_GT(*v, 0.99 * c.spot);
+  }
+}
+
+// One-sided differences at an edge are as accurate as the central ones inside: at vol
+// 100 (BSM's closed forms are the reference for a call without dividends, which is never
+// exercised early) and at T = 100 years.
+TEST(American, OneSidedGreeksAtTheEdgesMatchBsm) {
+  for (auto [vol, time] : {std::pair{kMaxVol, 0.5}, std::pair{0.3, kMaxTime}}) {
+    OptionInputs in;
+    in.rate = 0.01;
+    in.vol = vol;
+    in.time = time;
+    Result<Greeks> want = BsmGreeks(in);
+    Result<Greeks> got = ModelGreeks(Model::kBjerksundStensland, in);
+    ASSERT_TRUE(want.ok() && got.ok());
+    EXPECT_NEAR(got->vega, want->vega, 1e-4 * std::max(1.0, std::abs(want->vega))) << vol;
+    EXPECT_NEAR(got->theta, want->theta, 1e-4 * std::max(1.0, std::abs(want->theta))) << vol;
+    EXPECT_NEAR(got->rho, want->rho, 1e-4 * std::max(1.0, std::abs(want->rho))) << vol;
+  }
+}
+
+// High rates with a small yield put Bjerksund-Stensland's boundary at expiry beyond the
+// perpetual one, where its exponentials overflow: an OutOfRange error naming the tree,
+// never a NaN (calls, and puts through the put-call transformation with r and q swapped).
+TEST(American, BjerksundStenslandIsFiniteOrRefused) {
+  int refused = 0;
+  for (double r : {0.5, 2.0, 5.0}) {
+    for (double q : {1e-4, 1e-3, 0.01, 0.1, 1.0}) {
+      for (OptionType type : {OptionType::kCall, OptionType::kPut}) {
+        OptionInputs in;
+        in.type = type;
+        in.rate = type == OptionType::kCall ? r : q;
+        in.dividend = type == OptionType::kCall ? q : r;
+        Result<double> v = BjerksundStenslandPrice(in);
+        if (v.ok()) {
+          EXPECT_TRUE(std::isfinite(*v)) << r << " " << q;
+          continue;
+        }
+        ++refused;
+        EXPECT_EQ(v.status().code(), Status::Code::kOutOfRange);
+        EXPECT_NE(v.status().message().find("--model binomial"), std::string::npos);
+      }
+    }
+  }
+  EXPECT_GT(refused, 0);  // r = 2, q = 1e-4 is such a case
 }
 
 }  // namespace

@@ -41,17 +41,17 @@ Status ValidateInputs(const OptionInputs& in, bool check_vol) {
     return Status::InvalidArgument("type = " + std::to_string(static_cast<int>(in.type)) +
                                    ": expected call (+1) or put (-1)");
   }
-  RLT_RETURN_IF_ERROR(CheckRange("spot", in.spot, 1e-8, 1e12, "a positive price"));
-  RLT_RETURN_IF_ERROR(CheckRange("strike", in.strike, 1e-8, 1e12, "a positive price"));
-  RLT_RETURN_IF_ERROR(
-      CheckRange("rate", in.rate, -5, 5, "a continuously compounded rate per year (0.05 = 5%)"));
-  RLT_RETURN_IF_ERROR(CheckRange("dividend", in.dividend, -5, 5,
+  RLT_RETURN_IF_ERROR(CheckRange("spot", in.spot, kMinPrice, kMaxPrice, "a positive price"));
+  RLT_RETURN_IF_ERROR(CheckRange("strike", in.strike, kMinPrice, kMaxPrice, "a positive price"));
+  RLT_RETURN_IF_ERROR(CheckRange("rate", in.rate, -kMaxRate, kMaxRate,
+                                 "a continuously compounded rate per year (0.05 = 5%)"));
+  RLT_RETURN_IF_ERROR(CheckRange("dividend", in.dividend, -kMaxRate, kMaxRate,
                                  "a continuous dividend yield per year (0.02 = 2%)"));
   if (check_vol) {
     RLT_RETURN_IF_ERROR(
-        CheckRange("vol", in.vol, 1e-6, 100, "a volatility per sqrt(year) (0.2 = 20%)"));
+        CheckRange("vol", in.vol, kMinVol, kMaxVol, "a volatility per sqrt(year) (0.2 = 20%)"));
   }
-  if (std::isnan(in.time) || in.time > 100) {
+  if (std::isnan(in.time) || in.time > kMaxTime) {
     return Status::InvalidArgument("time = " + Num(in.time) +
                                    ": expected years to expiry <= 100 (<= 0 means expired)");
   }

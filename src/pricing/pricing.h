@@ -54,6 +54,15 @@ enum class OptionType : int8_t { kCall = 1, kPut = -1 };
 const char* OptionTypeName(OptionType type);
 Result<OptionType> ParseOptionType(std::string_view name);
 
+// The domain above as constants: S and K in [kMinPrice, kMaxPrice], sigma in [kMinVol,
+// kMaxVol], |r| and |q| <= kMaxRate, T <= kMaxTime.
+inline constexpr double kMinPrice = 1e-8;
+inline constexpr double kMaxPrice = 1e12;
+inline constexpr double kMinVol = 1e-6;
+inline constexpr double kMaxVol = 100;
+inline constexpr double kMaxRate = 5;
+inline constexpr double kMaxTime = 100;
+
 // At or below this time to expiry (years, ~3 ms) an option is treated as expired.
 inline constexpr double kExpiredTime = 1e-10;
 
@@ -120,7 +129,10 @@ Result<double> BaroneAdesiWhaleyPrice(const OptionInputs& in);
 // the put-call transformation P(S, K, T, r, b, sigma) = C(K, S, T, r - b, -b, sigma).
 // The flat-boundary strategy is a lower bound of the American value, but with high vols
 // it can be worth less than never exercising; the result is therefore floored at the
-// European (BSM) value, the other lower bound.
+// European (BSM) value, the other lower bound. OutOfRange where the closed form is
+// undefined: with high rates and a small yield (calls; puts with the roles of r and q
+// swapped, e.g. r = 2, q = 1e-4) the boundary at expiry lies beyond the perpetual one and
+// the formula overflows; use the tree there.
 Result<double> BjerksundStenslandPrice(const OptionInputs& in);
 
 // ---------------------------------------------------------------------------------------
@@ -138,10 +150,14 @@ struct ModelOptions {
 Result<double> Price(Model model, const OptionInputs& in, const ModelOptions& options = {});
 
 // BSM: the closed forms. Other models: central finite differences of Price() (bumps:
-// S by 1e-3 S for delta and gamma; sigma by 1e-4 max(sigma, 0.01); r and q by 1e-4; T by
-// 1e-4 years, or T/2 when shorter). For the binomial tree, delta, gamma and theta come
-// from the tree's own nodes at steps 1 and 2 (Hull, "Options, Futures and Other
-// Derivatives", ch. 21), which do not oscillate with S the way bumped trees do.
+// S by 1e-3 S for delta and gamma; sigma by 1e-4 max(sigma, 0.01), or sigma/2 when
+// smaller; r and q by 1e-4; T by 1e-4 years, or T/2 when shorter). Where a central
+// difference would leave the domain (sigma = 100, r = 5, T = 100, S = 1e-8, ...) it is
+// one-sided and second order, inward, so every input of the domain has Greeks. Where the
+// model cannot price a bumped input the step is halved (up to 20 times); an error of a
+// bumped price names the Greek and the bumped value next to the given one. For the binomial tree,
+// delta, gamma and theta come from the tree's own nodes at steps 1 and 2 (Hull, "Options, Futures
+// and Other Derivatives", ch. 21), which do not oscillate with S the way bumped trees do.
 // Elasticity = delta * S / price.
 Result<Greeks> ModelGreeks(Model model, const OptionInputs& in, const ModelOptions& options = {});
 
