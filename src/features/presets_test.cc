@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "features/indicators.h"
 #include "features/session_features.h"
@@ -58,7 +59,12 @@ TEST(Presets, Fast22ValuesMatchTheIndicatorsAndTalib) {
     EXPECT_FLOAT_EQ(m->at(t, 0), static_cast<float>(bars.high[t] - bars.low[t]));
     EXPECT_FLOAT_EQ(m->at(t, 9), static_cast<float>(rsi[t]));
     EXPECT_FLOAT_EQ(m->at(t, 10), static_cast<float>(std::log(bars.close[t] / bars.close[t - 1])));
-    EXPECT_NEAR(m->at(t, 18), m->at(t, 20) + 2 * m->at(t, 15), 1e-3);  // upper = mid + 2 sd
+    // upper = mid + 2 sd, each stored as float (half an ulp each) and prices near 100:
+    // relative to the terms' magnitudes, not an absolute bound.
+    const double upper = m->at(t, 18), mid = m->at(t, 20), two_sd = 2 * m->at(t, 15);
+    EXPECT_NEAR(upper, mid + two_sd,
+                2 * std::numeric_limits<float>::epsilon() *
+                    (std::fabs(upper) + std::fabs(mid) + std::fabs(two_sd)));
     EXPECT_FLOAT_EQ(m->at(t, 15), static_cast<float>(sd[t]));
   }
 }

@@ -172,18 +172,20 @@ TEST(NativeBackend, DataParallelUpdateMatchesTheSerialUpdate) {
       const std::vector<float>& ga = serial.native_learner()->grads();
       const std::vector<float>& gb = parallel.native_learner()->grads();
       ASSERT_EQ(ga.size(), gb.size());
+      // Gradients and losses are sums over the minibatch's 25 rows, summed per shard and then
+      // over the shards: float32 sums of the same n terms in another order differ by at most
+      // about n * eps * sum|terms|.
+      const double n_rows = 25, bound = 4 * n_rows * std::numeric_limits<float>::epsilon();
+      // Gradients: relative to the largest gradient (the rows' terms are of its size).
       double scale = 0;
       for (float g : ga) scale = std::max(scale, std::fabs(double{g}));
       ASSERT_GT(scale, 0);
       for (size_t k = 0; k < ga.size(); ++k) {
-        ASSERT_NEAR(ga[k], gb[k], 1e-5 * scale) << "gradient " << k;
+        ASSERT_NEAR(ga[k], gb[k], bound * scale) << "gradient " << k;
       }
-      // The losses are means over the minibatch's 25 rows, summed per shard and then over
-      // the shards: float32 sums of the same n terms in another order differ by at most
-      // about n * eps * sum|terms|, i.e. n * eps relative to a mean of same-signed terms
-      // (value loss), or to the terms' size (policy loss: its terms change sign; they are
-      // ratio * advantage with advantages normalised to unit variance, so of size 1).
-      const double n_rows = 25, bound = 4 * n_rows * std::numeric_limits<float>::epsilon();
+      // Losses: n * eps relative to a mean of same-signed terms (value loss), or to the
+      // terms' size (policy loss: its terms change sign; they are ratio * advantage with
+      // advantages normalised to unit variance, so of size 1).
       EXPECT_NEAR(sa->update.value_loss, sb->update.value_loss,
                   bound * std::fabs(sa->update.value_loss));
       EXPECT_NEAR(sa->update.policy_gradient_loss, sb->update.policy_gradient_loss,

@@ -35,14 +35,18 @@ TEST(FaissAndTorch, SearchAndMatmulInOneProcessGiveTheReferenceResults) {
       int best = -1;
       double best_d = std::numeric_limits<double>::infinity();
       for (int j = 0; j < kBase; ++j) {
-        double d = 0, dot = 0;
+        double d = 0, dot = 0, magnitude = 0;  // magnitude: sum of |terms| of the dot
         for (int k = 0; k < kDim; ++k) {
           d += std::pow(q[i * kDim + k] - b[j * kDim + k], 2);
           dot += static_cast<double>(q[i * kDim + k]) * b[j * kDim + k];
+          magnitude += std::fabs(static_cast<double>(q[i * kDim + k]) * b[j * kDim + k]);
         }
         if (d < best_d) best_d = d, best = j;
         if (j < 5) {
-          EXPECT_NEAR(dots[i][j].item<float>(), dot, 1e-4);
+          // A float32 sgemm dot of kDim terms in the BLAS kernel's order: within
+          // kDim eps of the sum of the terms' magnitudes.
+          EXPECT_NEAR(dots[i][j].item<float>(), dot,
+                      kDim * std::numeric_limits<float>::epsilon() * magnitude);
         }
       }
       EXPECT_EQ(labels[i], best) << "query " << i;

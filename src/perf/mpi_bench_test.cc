@@ -41,7 +41,9 @@ TEST(MpiBenchModel, ProjectionEfficiencyFallsWithRanksAndRisesWithBandwidth) {
     EXPECT_GT(rows[i].efficiency, 0);
     EXPECT_LE(rows[i].efficiency, 1);
     EXPECT_NEAR(rows[i].update_seconds, 0.05 + rows[i].communicate_seconds, 1e-12);
-    EXPECT_NEAR(rows[i].env_steps_per_sec, rows[i].ranks * 20 / rows[i].update_seconds, 1e-6);
+    // Rates reach 1e5 steps/s at 512 ranks: relative to the value, not absolute.
+    const double rate = rows[i].ranks * 20 / rows[i].update_seconds;
+    EXPECT_NEAR(rows[i].env_steps_per_sec, rate, 1e-12 * rate);
     if (i % 4 != 0) {
       EXPECT_LT(rows[i].efficiency, rows[i - 1].efficiency);
     }
