@@ -79,7 +79,7 @@ FUZZ_RUNS ?= 50000
 FUZZ_NO_ASLR := $(shell setarch -R true >/dev/null 2>&1 && echo setarch -R)
 FUZZ_TARGETS = bars_csv_fuzz config_fuzz returns_csv_fuzz state_reader_fuzz \
   vec_env_state_fuzz tensor_file_fuzz normalizer_json_fuzz eval_dir_fuzz \
-  mining_schedule_fuzz npz_fuzz journal_fuzz
+  mining_schedule_fuzz npz_fuzz journal_fuzz protocol_fuzz
 FUZZ_FLAGS = -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1
 
 .PHONY: fuzz-build fuzz fuzz-ci

@@ -80,6 +80,22 @@ int RunExchangeSim(ExchangeSimFlags f) {
   return 0;
 }
 
+// A check that a flag's value is a number in [lo, hi], written `bounds` in the message:
+// CLI11's own range checks print a double bound with all its digits (300 for the largest).
+CLI::Validator NumberIn(double lo, double hi, const std::string& bounds, const std::string& hint) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double x = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || !(x >= lo && x <= hi)) {
+          // CLI11 puts the flag's name in front: "--speed: 0: must be ...".
+          return PrintableText(text, 32) + ": must be a number in " + bounds + hint;
+        }
+        return "";
+      },
+      "NUMBER in " + bounds);
+}
+
 }  // namespace
 
 void RegisterExchangeSimCommand(CLI::App& app, Action* action) {
@@ -102,8 +118,10 @@ void RegisterExchangeSimCommand(CLI::App& app, Action* action) {
                   "close the connection after every N-th bar (the client reconnects)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--speed", f->options.speed,
-                  "X times real time (default: as fast as the client reads)")
-      ->check(CLI::PositiveNumber);
+                  "X times real time, 0.001 to 1000000 (default: as fast as the client reads)")
+      ->check(NumberIn(paper::kMinSpeed, paper::kMaxSpeed, "[0.001, 1000000]",
+                       " (times real time); leave --speed out to stream as fast as the client "
+                       "reads"));
   cmd->add_option("--pause-after", f->options.pause_after,
                   "after bar SEQ hold the stream for --pause-ms (a feed that goes quiet)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
@@ -115,7 +133,9 @@ void RegisterExchangeSimCommand(CLI::App& app, Action* action) {
   cmd->add_option("--fee-rate", f->options.fee_rate,
                   "fee per fill as a fraction of traded value (default 0)")
       ->check(CLI::Range(0.0, 0.999));
-  cmd->add_option("--cash", f->options.initial_cash, "every account's starting cash (default 0)");
+  cmd->add_option("--cash", f->options.initial_cash,
+                  "every account's starting cash, within +-1e30 (default 0)")
+      ->check(NumberIn(-1e30, 1e30, "[-1e30, 1e30]", ""));
   cmd->add_option("--timezone", f->timezone, "IANA zone of naive timestamps in FILE (default UTC)");
   cmd->add_flag("--quiet", f->quiet, "no event lines on stderr");
   cmd->callback([f, action] { *action = [f] { return RunExchangeSim(*f); }; });

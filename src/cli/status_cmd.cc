@@ -23,6 +23,8 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "core/file_io.h"
+#include "core/json_parse.h"
 #include "core/json_text.h"
 #include "core/printable.h"
 #include "core/proc_stats.h"
@@ -33,6 +35,9 @@ namespace rlt::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// status.json is a few hundred bytes; anything far larger is not ours.
+constexpr int64_t kMaxStatusBytes = int64_t{16} << 20;
 
 std::vector<std::string> SplitCsvLine(const std::string& line) {
   std::vector<std::string> cells;
@@ -95,15 +100,20 @@ double Number(const nlohmann::json& j, const char* key) {
 // What `status --json` prints for one run directory.
 Result<nlohmann::json> StatusJson(const std::string& run_dir) {
   const fs::path status_path = fs::path(run_dir) / "status.json";
-  std::ifstream in(status_path);
-  if (!in) {
+  Result<std::string> text = ReadFile(status_path.string(), kMaxStatusBytes);
+  if (!text.ok() && text.status().code() == Status::Code::kNotFound) {
     return Status::NotFound(status_path.string() +
                             " not found: not a run directory of this rltrade version (or "
                             "training has not started yet)");
   }
-  nlohmann::json st = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (st.is_discarded() || !st.is_object()) {
-    return Status::DataError(status_path.string() + " is not valid JSON");
+  if (!text.ok()) return text.status();
+  // Depth-limited (core/json_parse.h): a hand-made status.json cannot crash status.
+  Result<nlohmann::json> parsed = ParseJson<nlohmann::json>(*text, status_path.string());
+  if (!parsed.ok()) return Status::DataError(parsed.status().message());
+  nlohmann::json st = std::move(parsed).value();
+  if (!st.is_object()) {
+    return Status::DataError(status_path.string() + " is not a JSON object (got " +
+                             JsonSummary(st) + ")");
   }
   // Fields of the wrong type (a hand-edited or corrupt file) read as absent, never throw.
   const double pid_number = Number(st, "pid");
@@ -237,7 +247,7 @@ void PrintPaper(const std::string& dir, const nlohmann::json& st) {
              Number(st, "pnl_today"), Number(st, "orders_today"), Number(st, "fills"));
   if (st.contains("open_orders") && st["open_orders"].is_array() && !st["open_orders"].empty()) {
     std::string ids;
-    for (const auto& id : st["open_orders"]) ids += (ids.empty() ? "" : ", ") + JsonText(id);
+    for (const auto& id : st["open_orders"]) ids += (ids.empty() ? "" : ", ") + JsonSummary(id, 80);
     fmt::print("open orders   {}\n", ids);
   }
   const nlohmann::json risk =
@@ -245,7 +255,7 @@ void PrintPaper(const std::string& dir, const nlohmann::json& st) {
   std::string refused;
   if (risk.contains("refusals") && risk["refusals"].is_object()) {
     for (const auto& [rule, n] : risk["refusals"].items()) {
-      refused += (refused.empty() ? "" : ", ") + rule + " " + JsonText(n);
+      refused += (refused.empty() ? "" : ", ") + rule + " " + JsonSummary(n, 40);
     }
   }
   auto flag = [&risk](const char* key) {

@@ -2,8 +2,10 @@
 #include "core/file_io.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -31,6 +33,40 @@ Status OpenError(const std::string& path, int err) {
   if (err == ENOENT || err == ENOTDIR)
     return Status::NotFound("file '" + path + "' does not exist");
   return Status::IoError("cannot open file '" + path + "': " + std::strerror(err));
+}
+
+// The name of the kernel file system `fd` lies on when it is one whose files are made up
+// by the kernel (/proc, /sys, ...), else nullptr. Their files pass for regular files of
+// size 0, and what they hold (a process's environment, its memory map, kernel state) is
+// nothing rltrade reads as input, and nothing an error message may quote.
+const char* PseudoFileSystem(int fd) {
+  struct statfs fs;
+  if (::fstatfs(fd, &fs) != 0) return nullptr;
+  switch (static_cast<unsigned long>(fs.f_type)) {
+    case PROC_SUPER_MAGIC:
+      return "procfs (/proc)";
+    case SYSFS_MAGIC:
+      return "sysfs (/sys)";
+    case DEBUGFS_MAGIC:
+      return "debugfs";
+    case TRACEFS_MAGIC:
+      return "tracefs";
+    case SECURITYFS_MAGIC:
+      return "securityfs";
+    case CGROUP_SUPER_MAGIC:
+    case CGROUP2_SUPER_MAGIC:
+      return "cgroupfs";
+    case 0x62656570:  // CONFIGFS_MAGIC (not in every linux/magic.h)
+      return "configfs";
+    case EFIVARFS_MAGIC:
+      return "efivarfs";
+    case BPF_FS_MAGIC:
+      return "bpffs";
+    case PSTOREFS_MAGIC:
+      return "pstore";
+    default:
+      return nullptr;
+  }
 }
 
 }  // namespace
@@ -101,6 +137,10 @@ Result<std::string> ReadFile(const std::string& path, int64_t max_bytes) {
   if (!S_ISREG(st.st_mode)) {
     return Status::InvalidArgument("'" + path + "' is " + KindOf(st.st_mode) +
                                    ", expected a regular file");
+  }
+  if (const char* fs = PseudoFileSystem(fd.get())) {
+    return Status::InvalidArgument("'" + path + "' is a kernel pseudo-file of " + fs +
+                                   ", not a file on disk; expected a regular file");
   }
   auto too_large = [&](int64_t size) {
     return Status::OutOfRange("'" + path + "' is larger than " + std::to_string(max_bytes) +

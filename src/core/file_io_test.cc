@@ -47,6 +47,22 @@ TEST(ReadFile, DirectoriesDevicesAndFifosAreRefusedBeforeReading) {
   EXPECT_NE(f.status().message().find("FIFO"), std::string::npos);
 }
 
+TEST(ReadFile, KernelPseudoFilesAreRefusedWithoutQuotingThem) {
+  // /proc/self/environ passes for a regular file of size 0; it holds the environment.
+  for (const char* path :
+       {"/proc/self/environ", "/proc/self/status", "/sys/kernel/uevent_seqnum"}) {
+    struct stat st;
+    if (::stat(path, &st) != 0) continue;  // not on every kernel
+    ASSERT_TRUE(S_ISREG(st.st_mode)) << path;
+    Result<std::string> r = ReadFile(path);
+    ASSERT_FALSE(r.ok()) << path;
+    EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("kernel pseudo-file"), std::string::npos)
+        << r.status().message();
+    EXPECT_EQ(r.status().message().find("PATH="), std::string::npos);
+  }
+}
+
 TEST(ReadFile, FilesAboveTheCapAreOutOfRange) {
   testing::ScratchDir dir;
   testing::WriteFile(dir / "big", std::string(1000, 'x'));

@@ -1,7 +1,10 @@
 // rltrade core: PrintableText (see printable.h).
 #include "core/printable.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 namespace rlt {
 namespace {
@@ -34,9 +37,80 @@ size_t Utf8Sequence(std::string_view text, size_t i) {
   return n;
 }
 
+std::string Trimmed(std::string_view s) {
+  const auto skip = [](char c) { return c == ' ' || c == '\t' || c == '"' || c == '\r'; };
+  while (!s.empty() && skip(s.front())) s.remove_prefix(1);
+  while (!s.empty() && skip(s.back())) s.remove_suffix(1);
+  return std::string(s);
+}
+
 }  // namespace
 
-std::string PrintableText(std::string_view text, size_t max_bytes) {
+bool LooksLikeColumnNames(const std::vector<std::string>& names) {
+  if (names.empty() || names.size() > 256) return false;
+  const auto alpha = [](unsigned char c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; };
+  if (names.size() == 1) {
+    const std::string& n = names[0];
+    if (n.empty() || n.size() > 24) return false;
+    for (const unsigned char c : n) {
+      if (!alpha(c) && c != ' ' && c != '_') return false;
+    }
+    return true;
+  }
+  for (const std::string& name : names) {
+    if (name.size() > 40) return false;
+    for (const unsigned char c : name) {
+      const bool digit = c >= '0' && c <= '9';
+      if (!alpha(c) && !digit &&
+          std::string_view(" _-.()/%#&+[]").find(static_cast<char>(c)) == std::string_view::npos) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+std::string DescribeHeaderLine(std::string_view line) {
+  std::vector<std::string> names;
+  size_t from = 0;
+  while (true) {
+    const size_t comma = line.find(',', from);
+    names.push_back(Trimmed(line.substr(
+        from, comma == std::string_view::npos ? std::string_view::npos : comma - from)));
+    if (comma == std::string_view::npos) break;
+    from = comma + 1;
+  }
+  if (LooksLikeColumnNames(names)) {
+    std::string out = "columns: ";
+    for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
+    return out;
+  }
+  return "the first line, " + std::to_string(line.size()) + " bytes in " +
+         std::to_string(names.size()) +
+         " comma-separated field(s), does not look like a CSV header and is not shown";
+}
+
+std::string RedactCredential(std::string_view text) {
+  const char* value = std::getenv(kBrokerTokenVariable);
+  const std::string_view token = value != nullptr ? value : "";
+  if (token.size() < 4) return std::string(text);
+  const std::string_view head = token.substr(0, std::min<size_t>(token.size(), 8));
+  std::string out;
+  size_t from = 0;
+  for (size_t at = text.find(head); at != std::string_view::npos; at = text.find(head, from)) {
+    size_t n = head.size();
+    while (n < token.size() && at + n < text.size() && text[at + n] == token[n]) ++n;
+    out.append(text.substr(from, at - from));
+    out += "[redacted]";
+    from = at + n;
+  }
+  out.append(text.substr(from));
+  return out;
+}
+
+std::string PrintableText(std::string_view input, size_t max_bytes) {
+  const std::string redacted = RedactCredential(input);
+  const std::string_view text = redacted;
   std::string out;
   size_t i = 0;
   while (i < text.size() && out.size() < max_bytes) {

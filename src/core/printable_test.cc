@@ -3,6 +3,7 @@
 #include "core/printable.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <string>
 
@@ -32,6 +33,40 @@ TEST(PrintableText, CutsLongTextWithANote) {
   EXPECT_EQ(out.substr(100),
             "... (" + std::to_string(line.size() - 100) + " more bytes not shown)");
   EXPECT_LT(PrintableText(line).size(), kMaxPrintedMessageBytes + 64);
+}
+
+// The broker credential never reaches the terminal, whole or as the start of a cut quote.
+TEST(PrintableText, RedactsTheBrokerCredential) {
+  ASSERT_EQ(setenv(kBrokerTokenVariable, "tok-1234567890abcdef", 1), 0);
+  EXPECT_EQ(PrintableText("x RLTRADE_BROKER_TOKEN=tok-1234567890abcdef y"),
+            "x RLTRADE_BROKER_TOKEN=[redacted] y");
+  EXPECT_EQ(PrintableText("a tok-1234567890abcdef b tok-1234567890abcdef"),
+            "a [redacted] b [redacted]");
+  // A quote cut inside the token: its first 8+ bytes are the token's start.
+  EXPECT_EQ(PrintableText("'tok-12345... (9 more bytes not shown)'"),
+            "'[redacted]... (9 more bytes not shown)'");
+  EXPECT_EQ(PrintableText("tok-123 is not it"), "tok-123 is not it");  // 7 bytes
+  const std::string cut = PrintableText("secret=tok-1234567890abcdef", 12);
+  EXPECT_EQ(cut.find("tok-1234"), std::string::npos) << cut;
+  ASSERT_EQ(unsetenv(kBrokerTokenVariable), 0);
+  EXPECT_EQ(PrintableText("tok-1234567890abcdef"), "tok-1234567890abcdef");
+}
+
+TEST(DescribeHeaderLine, ListsColumnNamesAndDescribesAnythingElse) {
+  EXPECT_EQ(DescribeHeaderLine("Date, Open,High,\"Adj Close\",volume (k)"),
+            "columns: Date, Open, High, Adj Close, volume (k)");
+  EXPECT_EQ(DescribeHeaderLine("returns"), "columns: returns");
+  const std::string not_shown = "does not look like a CSV header and is not shown";
+  for (const std::string& line :
+       {std::string("root:*:20228:0:99999:7:::"), std::string("ghp_0123456789abcdefABCDEF"),
+        std::string("HOME=/root\0PATH=/bin", 20), std::string("user,pass=hunter2"),
+        std::string("-----BEGIN OPENSSH PRIVATE KEY-----"), "a," + std::string(41, 'b')}) {
+    const std::string d = DescribeHeaderLine(line);
+    EXPECT_NE(d.find(not_shown), std::string::npos) << d;
+    EXPECT_EQ(d.find(line.substr(0, 6)), std::string::npos) << d;
+  }
+  EXPECT_EQ(DescribeHeaderLine("root:*:20228:0:99999:7:::"),
+            "the first line, 25 bytes in 1 comma-separated field(s), " + not_shown);
 }
 
 }  // namespace

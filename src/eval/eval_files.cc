@@ -9,6 +9,8 @@
 #include <limits>
 #include <sstream>
 
+#include "core/file_io.h"
+#include "core/json_parse.h"
 #include "eval/outputs.h"
 
 namespace rlt::eval {
@@ -84,10 +86,14 @@ Status ParseColumns(const std::string& path, const Rows& rows, const std::vector
 
 Result<nlohmann::json> ReadSummaryJson(const std::string& dir) {
   const std::string path = dir + "/" + kSummaryFile;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(fmt::format("cannot open '{}': run `rltrade eval` first", path));
-  nlohmann::json summary = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (summary.is_discarded() || !summary.is_object()) {
+  Result<std::string> text = ReadFile(path);
+  if (!text.ok() && text.status().code() == Status::Code::kNotFound) {
+    return Status::NotFound(fmt::format("cannot open '{}': run `rltrade eval` first", path));
+  }
+  if (!text.ok()) return text.status();
+  Result<nlohmann::json> summary = ParseJson<nlohmann::json>(*text, path);
+  if (!summary.ok()) return Status::DataError(summary.status().message());
+  if (!summary->is_object()) {
     return Status::DataError(fmt::format("{}: not a JSON object (see eval/outputs.h)", path));
   }
   return summary;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/file_io.h"
+#include "core/json_parse.h"
 #include "core/json_text.h"
 #include "eval/outputs.h"
 #include "eval/report.h"
@@ -51,7 +52,7 @@ Status ReadJournal(const std::string& path, const std::vector<std::string>& keys
   std::istringstream in(text);
   std::string row;
   while (std::getline(in, row)) {
-    const Json j = Json::parse(row, nullptr, false);
+    const Json j = ParseJsonOrDiscarded<Json>(row);
     if (j.is_discarded() || !j.is_object()) break;
     Line l;
     l.trial = j.value("trial", -1);
@@ -187,7 +188,7 @@ std::string ParamChart(const std::vector<Line>& lines, size_t k, const std::stri
 Status WriteTuneReport(const std::string& dir) {
   const std::string study_path = dir + "/study.json";
   RLT_ASSIGN_OR_RETURN(std::string study_text, ReadFile(study_path));
-  const Json study = Json::parse(study_text, nullptr, false);
+  const Json study = ParseJsonOrDiscarded<Json>(study_text);
   if (study.is_discarded() || !study.is_object()) {
     return Status::DataError(study_path + ": not a study header (JSON object expected)");
   }
@@ -260,7 +261,7 @@ Status WriteTuneReport(const std::string& dir) {
   }
   // The out-of-sample figure, kept apart from everything the search saw.
   if (Result<std::string> test = ReadFile(dir + "/test_evaluation.json"); test.ok()) {
-    const Json t = Json::parse(*test, nullptr, false);
+    const Json t = ParseJsonOrDiscarded<Json>(*test);
     const Json m = !t.is_discarded() && t.contains("metrics") ? t["metrics"] : Json::object();
     if (m.contains(objective)) {
       page += fmt::format(

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/file_io.h"
+#include "core/printable.h"
 
 namespace rlt::eval {
 namespace {
@@ -97,9 +98,10 @@ Result<std::vector<double>> ParseReturnsCsv(std::string_view text, const std::st
         if (Trim(header[c]) == "return") column = static_cast<int>(c);
       }
       if (column < 0) {
-        return Status::DataError(where + ": expected the header 'return', found '" +
-                                 std::string(line) +
-                                 "'. Fix: make the first line `return` and put one return "
+        // The first line of a file that is no table is described, not echoed.
+        return Status::DataError(where + ": expected the header 'return', found " +
+                                 DescribeHeaderLine(line) +
+                                 ". Fix: make the first line `return` and put one return "
                                  "per line below it (or name the returns column `return`, as "
                                  "an evaluation's daily_returns.csv does).");
       }

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/file_io.h"
+#include "core/json_parse.h"
 #include "core/json_text.h"
 
 namespace rlt::features {
@@ -262,9 +263,9 @@ nlohmann::json Normalizer::ToJson() const {
 
 Result<Normalizer> Normalizer::LoadFile(const std::string& path) {
   RLT_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
-  const nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return Status::DataError(path + " is not valid JSON");
-  Result<Normalizer> n = FromJson(json);
+  Result<nlohmann::json> json = ParseJson<nlohmann::json>(text, path);
+  if (!json.ok()) return Status::DataError(json.status().message());
+  Result<Normalizer> n = FromJson(*json);
   if (!n.ok()) return Annotate(n.status(), path + ": ");
   return n;
 }

@@ -26,13 +26,18 @@
 
 #include "core/civil_time.h"
 #include "core/file_io.h"
+#include "core/printable.h"
 #include "market/sessions.h"
 #include "market/timezone.h"
 
 namespace rlt::market {
 namespace {
 
-constexpr double kOhlcTolerance = 1e-9;
+// Values quoted in messages are cut to this many bytes: enough to recognise a value,
+// never a whole line of a file that is not what it was taken for.
+constexpr size_t kQuotedBytes = 40;
+
+std::string Quoted(std::string_view value) { return PrintableText(value, kQuotedBytes); }
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '"')) {
@@ -199,34 +204,41 @@ Status DetectColumns(const std::string& path, std::string_view header, Columns* 
   c->field[kLow] = FindColumn(lower, {"low", "prcld"});
   c->field[kClose] = FindColumn(lower, {"close", "prccd"});
   c->field[kVolume] = FindColumn(lower, {"volume", "cshtrd"});
+  // The first line of a file that is no bar file is described, not echoed (core/printable.h).
+  const bool shown = LooksLikeColumnNames(c->names);
   std::string listed;
-  for (const std::string& n : c->names) listed += (listed.empty() ? "" : ", ") + n;
+  if (shown) {
+    listed = "columns: ";
+    for (size_t i = 0; i < c->names.size(); ++i) listed += (i ? ", " : "") + c->names[i];
+  } else {
+    listed = fmt::format(
+        "the first line, {} bytes in {} comma-separated field(s), does not look like a CSV "
+        "header and is not shown",
+        header.size(), c->names.size());
+  }
   for (size_t i = 0; i < lower.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (!lower[i].empty() && lower[i] == lower[j]) {
         return Status::DataError(fmt::format(
-            "{}:1: the header names column '{}' twice (columns {} and {}); rename or remove "
-            "one of them",
-            path, c->names[i], j + 1, i + 1));
+            "{}:1: the header names {} twice (columns {} and {}); rename or remove one of them",
+            path, shown ? "column '" + c->names[i] + "'" : std::string("a column"), j + 1, i + 1));
       }
     }
   }
   if (c->time < 0) {
-    return Status::DataError(path + ":1: no time column in the header (columns: " + listed +
+    return Status::DataError(path + ":1: no time column in the header (" + listed +
                              "); expected one of date, datetime, timestamp, time, datadate. "
                              "Is this a file of price bars?");
   }
   if (c->field[kClose] < 0) {
-    return Status::DataError(path + ":1: no close column in the header (columns: " + listed +
+    return Status::DataError(path + ":1: no close column in the header (" + listed +
                              "); expected close (or prccd)");
   }
   const int ohl = (c->field[kOpen] >= 0) + (c->field[kHigh] >= 0) + (c->field[kLow] >= 0);
   if (ohl == 0) {
     notes->push_back("open/high/low absent: set to close");
   } else if (ohl != 3) {
-    return Status::DataError(path +
-                             ":1: the header has some but not all of open, high, low "
-                             "(columns: " +
+    return Status::DataError(path + ":1: the header has some but not all of open, high, low (" +
                              listed + "); give all three or none");
   }
   if (c->field[kVolume] < 0) notes->push_back("volume absent: set to 0");
@@ -353,7 +365,7 @@ bool CsvReader::ParseTime(std::string_view field, int64_t line_no, int64_t* utc)
   }
   if (!ParseTimestamp(field, &t)) {
     Problem(line_no, columns_.time, "bad timestamp",
-            fmt::format("cannot read '{}' as a date or time", Trim(field)),
+            fmt::format("cannot read '{}' as a date or time", Quoted(Trim(field))),
             Fix("write YYYY-MM-DD, YYYYMMDD or YYYY-MM-DD HH:MM[:SS] with an optional +HH:MM "
                 "offset or Z"));
     return false;
@@ -392,10 +404,11 @@ void CsvReader::ParseValues(int64_t line_no, double* v, bool* ok) {
               Fix("fill in the value"));
     } else if (s == NumberStatus::kNonNumeric) {
       Problem(line_no, col, "non-numeric",
-              fmt::format("cannot read '{}' as a number", Trim(fields_[col])),
+              fmt::format("cannot read '{}' as a number", Quoted(Trim(fields_[col]))),
               Fix("repair the value"));
     } else if (s == NumberStatus::kNotFinite) {
-      Problem(line_no, col, "NaN", fmt::format("{} is '{}'", kFieldNames[f], Trim(fields_[col])),
+      Problem(line_no, col, "NaN",
+              fmt::format("{} is '{}'", kFieldNames[f], Quoted(Trim(fields_[col]))),
               Fix("repair the value"));
     }
   }
@@ -414,12 +427,15 @@ void CsvReader::CheckValues(int64_t line_no, const double* v, const bool* ok) {
               Fix("repair the price (prices must be > 0)"));
     }
     for (int f = kOpen; f <= kClose && positive; ++f) {
-      if (v[f] <= kMaxBarPrice || columns_.field[f] < 0) continue;
+      if (PriceInRange(v[f]) || columns_.field[f] < 0) continue;
+      const bool above = v[f] > kMaxBarPrice;
       positive = false;  // skips the high/low checks below
       Problem(line_no, columns_.field[f], "absurd value",
-              fmt::format("{}={} is above the limit of {} for a price", kFieldNames[f], v[f],
-                          kMaxBarPrice),
-              Fix("repair the price"));
+              fmt::format("{}={} is {} the {} of {} for a price", kFieldNames[f], v[f],
+                          above ? "above" : "below", above ? "limit" : "floor",
+                          above ? kMaxBarPrice : kMinBarPrice),
+              Fix(above ? "repair the price"
+                        : "repair the price, or quote it per 1,000 or per million units"));
     }
     const double hi_ref = std::max(v[kOpen], v[kClose]);
     const double lo_ref = std::min(v[kOpen], v[kClose]);

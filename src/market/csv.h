@@ -28,9 +28,13 @@
 // non-monotonic or duplicate timestamps (per symbol), empty or non-numeric fields, NaN,
 // non-positive prices, high < max(open, close), low > min(open, close), negative volume.
 // A row with more fields than the header ("extra fields": e.g. an unquoted 76,467) is a
-// problem like a short row. Prices must lie in (0, kMaxBarPrice] and volume in
-// [0, kMaxBarVolume]: larger values are no real market's and overflow the features'
-// squares and products ("absurd value").
+// problem like a short row. Prices must lie in [kMinBarPrice, kMaxBarPrice] and volume
+// in [0, kMaxBarVolume] (market/limits.h, the limits of every path bars take): values
+// outside are no real market's and overflow or underflow the features' squares and
+// products ("absurd value").
+// Messages quote at most 40 printable bytes of a value, and list the header's columns
+// only when it looks like a CSV header (short names of letters, digits and the usual
+// punctuation): the first line of a file that is not a bar file is never echoed.
 // With BadRowPolicy::kFail (default) any problem makes the read fail and nothing is
 // returned; with kDrop the bad rows are dropped and listed in the report.
 //
@@ -48,6 +52,7 @@
 
 #include "core/status.h"
 #include "market/bars.h"
+#include "market/limits.h"
 
 namespace rlt::market {
 
@@ -56,8 +61,6 @@ enum class BadRowPolicy { kFail, kDrop };
 // Limits of the reader (see the file comment).
 inline constexpr int64_t kMaxBarFileBytes = int64_t{4} << 30;  // 4 GiB
 inline constexpr int64_t kMaxBarLineBytes = 64 << 10;          // 64 KiB
-inline constexpr double kMaxBarPrice = 1e12;
-inline constexpr double kMaxBarVolume = 1e18;
 
 // Local trading hours [open_minute, close_minute) in minutes after local midnight, by bar
 // start time; open_minute < 0 means all hours.

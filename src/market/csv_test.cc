@@ -369,6 +369,81 @@ TEST_F(CsvTest, TinyFloatNoiseInAdjustedPricesIsNotAnInconsistency) {
   EXPECT_TRUE(ReadBarsCsv(path, CsvReadOptions()).ok());
 }
 
+// Prices have a floor as well as a ceiling (market/limits.h): 1e-300 was accepted.
+TEST_F(CsvTest, PricesBelowTheFloorAreAbsurdValuesAndTheFloorItselfPasses) {
+  const std::string path = Write("tiny.csv",
+                                 "date,open,high,low,close,volume\n"           // 1
+                                 "2024-01-02,1e-300,1e-300,1e-300,1e-300,1\n"  // 2 below
+                                 "2024-01-03,10,11,9e-9,10,100\n"              // 3 low below
+                                 "2024-01-04,1e-8,1e-8,1e-8,1e-8,0\n"          // 4 at the floor
+                                 "2024-01-05,5e-324,1,5e-324,1,1\n");          // 5 denormal
+  DataReport report;
+  Result<MarketData> data = ReadDrop(path, &report);
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  const Expected expected[] = {
+      {2, "open", "absurd value"}, {3, "low", "absurd value"}, {5, "open", "absurd value"}};
+  ASSERT_EQ(report.problems.size(), std::size(expected));
+  for (size_t i = 0; i < std::size(expected); ++i) {
+    EXPECT_EQ(report.problems[i].line, expected[i].line) << i;
+    EXPECT_EQ(report.problems[i].column, expected[i].column) << i;
+    EXPECT_EQ(report.problems[i].rule, expected[i].rule) << i;
+  }
+  EXPECT_NE(report.problems[0].detail.find("open=1e-300 is below the floor of 1e-08"),
+            std::string::npos)
+      << report.problems[0].detail;
+  ASSERT_EQ(data->symbols.at(0).size(), 1u);
+  EXPECT_EQ(data->symbols.at(0).close[0], 1e-8);
+}
+
+// The first line of a file that is not a bar file is described, never echoed: an
+// environment dump, /etc/shadow, a key file.
+TEST_F(CsvTest, TheFirstLineOfAFileThatIsNoBarFileIsNeverEchoed) {
+  const std::string secret = "tok-9f8e7d6c5b4a";
+  const std::string files[] = {
+      std::string("HOME=/root\0RLTRADE_BROKER_TOKEN=", 32) + secret +
+          std::string("\0PATH=/bin", 10),
+      "root:" + secret + ":20228:0:99999:7:::\ndaemon:*:20228:0:99999:7:::\n",
+      secret + "\n",
+      "user," + secret + "=x,date\n2024-01-02,1,1\n",
+  };
+  int k = 0;
+  for (const std::string& text : files) {
+    const std::string path = Write("f" + std::to_string(k++), text);
+    Result<MarketData> data = ReadBarsCsv(path, CsvReadOptions());
+    ASSERT_FALSE(data.ok()) << path;
+    EXPECT_EQ(data.status().message().find(secret.substr(4)), std::string::npos)
+        << data.status().message();
+    EXPECT_NE(data.status().message().find("does not look like a CSV header and is not shown"),
+              std::string::npos)
+        << data.status().message();
+  }
+  // A real header is still listed.
+  const std::string path = Write("cols.csv", "ticker,industry (GICS)\nAAPL,Technology\n");
+  Result<MarketData> data = ReadBarsCsv(path, CsvReadOptions());
+  ASSERT_FALSE(data.ok());
+  EXPECT_NE(data.status().message().find("columns: ticker, industry (GICS)"), std::string::npos)
+      << data.status().message();
+}
+
+TEST_F(CsvTest, ValuesQuotedInProblemsAreCutShort) {
+  const std::string long_value(5000, '7');
+  const std::string path = Write(
+      "long_values.csv", "date,close\n2024-01-02," + long_value + "x\n" + long_value + ",10\n");
+  DataReport report;
+  Result<MarketData> data = ReadDrop(path, &report);
+  ASSERT_EQ(report.problems.size(), 2u);
+  for (const DataProblem& p : report.problems) EXPECT_LT(p.detail.size(), 200u) << p.detail;
+}
+
+// /proc/self/environ passes for a regular file; it holds the broker token.
+TEST_F(CsvTest, KernelPseudoFilesAreRefusedUnread) {
+  Result<MarketData> data = ReadBarsCsv("/proc/self/environ", CsvReadOptions());
+  ASSERT_FALSE(data.ok());
+  EXPECT_NE(data.status().message().find("kernel pseudo-file"), std::string::npos)
+      << data.status().message();
+  EXPECT_EQ(data.status().message().find("PATH="), std::string::npos);
+}
+
 TEST_F(CsvTest, AFileWithoutATimeColumnIsRejectedClearly) {
   const std::string path = Write("map.csv", "ticker,industry\nAAPL,Technology\n");
   Result<MarketData> data = ReadBarsCsv(path, CsvReadOptions());

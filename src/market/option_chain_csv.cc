@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/civil_time.h"
+#include "core/printable.h"
 
 namespace rlt::market {
 
@@ -212,10 +213,10 @@ Result<OptionChain> ParseOptionChainCsv(std::string_view text, const std::string
     std::string names;
     for (const auto& m : missing) names += (names.empty() ? "'" : ", '") + m + "'";
     return Status::DataError(fmt::format(
-        "{}:1: no {} column in the header ({} columns: {}). Fix: name the columns as in "
+        "{}:1: no {} column in the header ({}). Fix: name the columns as in "
         "market/option_chain_csv.h (e.g. quote_date, expiration, strike, call_put, bid, "
         "ask)",
-        source, names, header.size(), lines[0].substr(0, 200)));
+        source, names, DescribeHeaderLine(lines[0])));
   }
   auto name = [&](int f) { return header[col[f]]; };
 

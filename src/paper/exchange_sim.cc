@@ -7,6 +7,10 @@
 // Responses delayed by latency_ms wait in a FIFO (one constant delay keeps it sorted);
 // bars are written directly, and only when the send buffer is empty, which is the flow
 // control: the stream never outruns a slow reader and never buffers without bound.
+// What a client can make the simulator keep is bounded (exchange_sim.h, "Bounds"): the
+// accounts, the accepted orders of the session, the open orders of an account, a window
+// of recent rejected orders, the responses waiting (reading from a client pauses while
+// too many are), and the connections being closed.
 #include "paper/exchange_sim.h"
 
 #include <poll.h>
@@ -19,7 +23,9 @@
 #include <vector>
 
 #include "core/posix_io.h"
+#include "core/printable.h"
 #include "core/rng.h"
+#include "market/limits.h"
 #include "paper/line_socket.h"
 #include "paper/protocol.h"
 
@@ -30,6 +36,13 @@ constexpr int kMaxPollMs = 50;          // the longest wait before Stop() is not
 constexpr int kCloseDrainMs = 2000;     // how long a gracefully closed socket is drained
 constexpr int kFinalDrainMs = 500;      // the same when Run() returns
 constexpr double kFlatQuantity = 1e-9;  // |position| below this is flat
+// Reading from the client pauses while this much output waits for it (it is not reading)
+// or this many responses wait for their latency.
+constexpr size_t kMaxPendingOutputBytes = size_t{4} << 20;
+constexpr size_t kMaxDelayedResponses = 10000;
+constexpr size_t kMaxClosingConnections = 8;
+// The symbols an "unknown symbol" reject lists.
+constexpr size_t kListedSymbols = 10;
 
 struct Order {
   enum class State { kPending, kFilled, kCancelled, kRejected };
@@ -51,6 +64,12 @@ struct Account {
   std::map<std::string, Position> positions;
   std::map<std::string, Order> orders;  // by client_order_id
   std::vector<std::string> pending;     // client_order_ids, in arrival order
+};
+
+// A rejected order remembered in the window of recent rejects.
+struct RecentReject {
+  Account* account = nullptr;
+  std::string client_order_id;
 };
 
 struct Closing {
@@ -108,11 +127,14 @@ class ExchangeSim::Impl {
   void Respond(const ServerMessage& message);
   void SendDirect(const std::string& line);
   void Reject(Account& account, Order& order, const std::string& reason, bool retryable);
+  void Send(const ServerMessage& message);
+  bool Paused() const;
   Positions PositionsOf(const Account& account) const;
   bool CanStream(int64_t now) const;
   void StreamNext(int64_t now);
   void FillPending(int64_t seq);
-  void ApplyFill(Account& account, Order& order, const BarMessage& bar);
+  // Fills `order` (true), or rejects it when the fill would break the account limits.
+  bool ApplyFill(Account& account, Order& order, const BarMessage& bar);
   void EndOfData(int64_t now);
   int NextTimeoutMs(int64_t now) const;
   BarMessage BarAt(int64_t seq) const;
@@ -129,10 +151,12 @@ class ExchangeSim::Impl {
   std::optional<Client> client_;
   std::vector<Closing> closing_;
   std::deque<Delayed> delayed_;
-  int64_t cursor_ = 0;           // seq of the next bar to stream
-  int64_t ready_after_ = -1;     // lockstep: the client handled bars up to this seq
-  int64_t resend_ = -1;          // lockstep: a bar sent but not readied, to send again
-  int64_t next_bar_due_ms_ = 0;  // speed > 0: not before this time
+  std::deque<RecentReject> recent_rejects_;  // oldest first; at most kRejectedOrderWindow
+  int64_t accepted_orders_ = 0;              // acked in the session, at most kMaxSessionOrders
+  int64_t cursor_ = 0;                       // seq of the next bar to stream
+  int64_t ready_after_ = -1;                 // lockstep: the client handled bars up to this seq
+  int64_t resend_ = -1;                      // lockstep: a bar sent but not readied, to send again
+  int64_t next_bar_due_ms_ = 0;              // speed > 0: not before this time
   int64_t next_order_id_ = 1;
   bool ended_ = false;
   int64_t end_deadline_ms_ = 0;
@@ -175,14 +199,37 @@ void ExchangeSim::Impl::SendDirect(const std::string& line) {
   client_->last_sent_ms = MonotonicMs();
 }
 
+// The checked line of `message` (protocol.h: nothing out of range is ever sent); a message
+// that fails the check is a bug of the simulator, logged and replaced by an error.
+static std::string LineOf(const ServerMessage& message,
+                          const std::function<void(const std::string&)>& log) {
+  Result<std::string> line = CheckedLine(message);
+  if (line.ok()) return std::move(line).value();
+  if (log) log("internal error: " + line.status().message());
+  return ToLine(ServerMessage{
+      ErrorMessage{ProtocolText("internal error of the simulator: " + line.status().message())}});
+}
+
+void ExchangeSim::Impl::Send(const ServerMessage& message) {
+  SendDirect(LineOf(message, options_.log));
+}
+
 void ExchangeSim::Impl::Respond(const ServerMessage& message) {
   if (!client_) return;
   const bool hello = std::holds_alternative<ServerHello>(message);
   if (options_.latency_ms <= 0) {
     client_->hello_sent = client_->hello_sent || hello;
-    return SendDirect(ToLine(message));
+    return Send(message);
   }
-  delayed_.push_back({MonotonicMs() + options_.latency_ms, ToLine(message), hello});
+  delayed_.push_back({MonotonicMs() + options_.latency_ms, LineOf(message, options_.log), hello});
+}
+
+// Reading from the client waits while it does not read what was sent to it, or while
+// too many responses wait for their latency: a client cannot make the simulator buffer
+// without bound (its own sends then wait in the kernel).
+bool ExchangeSim::Impl::Paused() const {
+  return client_ && (client_->conn.pending_output_bytes() > kMaxPendingOutputBytes ||
+                     delayed_.size() >= kMaxDelayedResponses);
 }
 
 // Closes the client's connection gracefully (after `last`, when given); what is still
@@ -192,9 +239,10 @@ void ExchangeSim::Impl::Drop(const std::string& why, const ServerMessage* last) 
   Log("client " + client_->conn.peer() + " disconnected: " + why);
   delayed_.clear();
   if (last != nullptr && client_->conn.open() && !client_->conn.closed()) {
-    (void)client_->conn.Send(ToLine(*last));
+    (void)client_->conn.Send(LineOf(*last, options_.log));
   }
   client_->conn.CloseGracefully();
+  if (closing_.size() >= kMaxClosingConnections) closing_.erase(closing_.begin());  // oldest
   closing_.push_back({std::move(client_->conn), MonotonicMs() + kCloseDrainMs});
   client_.reset();
 }
@@ -221,11 +269,12 @@ void ExchangeSim::Impl::Accept(int64_t now) {
 void ExchangeSim::Impl::ReadClient(int64_t now) {
   if (!client_) return;
   std::string line;
-  while (client_ && client_->conn.ReceiveLine(0, &line) == LineConnection::Receive::kLine) {
+  while (client_ && !Paused() &&
+         client_->conn.ReceiveLine(0, &line) == LineConnection::Receive::kLine) {
     client_->last_heard_ms = now;
     Result<ClientMessage> message = ParseClientMessage(line);
     if (!message.ok()) {
-      Respond(ErrorMessage{message.status().message()});
+      Respond(ErrorMessage{ProtocolText(message.status().message())});
       continue;
     }
     Handle(*message, now);
@@ -272,6 +321,12 @@ void ExchangeSim::Impl::HandleHello(const ClientHello& hello) {
         "RLTRADE_BROKER_TOKEN)"};
     return Drop("authentication failed", &refuse);
   }
+  if (accounts_.size() >= kMaxAccounts && accounts_.count(hello.account) == 0) {
+    const ServerMessage refuse =
+        ErrorMessage{"this simulator already keeps " + std::to_string(kMaxAccounts) +
+                     " accounts, its limit: use one of them, or restart it for new ones"};
+    return Drop("account limit reached", &refuse);
+  }
   auto [it, added] = accounts_.try_emplace(hello.account);
   if (added) {
     it->second.name = hello.account;
@@ -282,8 +337,8 @@ void ExchangeSim::Impl::HandleHello(const ClientHello& hello) {
   // new connection gets it again (the fills before it are not repeated: the client re-sends
   // its unsure orders and gets their outcomes again, protocol.h).
   resend_ = options_.lockstep && ready_after_ < cursor_ - 1 ? ready_after_ + 1 : -1;
-  Log("client " + client_->conn.peer() + " is '" + hello.client + "', account '" + hello.account +
-      "', next bar " + std::to_string(cursor_));
+  Log("client " + client_->conn.peer() + " is '" + PrintableText(hello.client, 64) +
+      "', account '" + hello.account + "', next bar " + std::to_string(cursor_));
   ServerHello reply;
   reply.server = "rltrade exchange-sim";
   reply.session = session_;
@@ -299,9 +354,21 @@ void ExchangeSim::Impl::HandleHello(const ClientHello& hello) {
 void ExchangeSim::Impl::Reject(Account& account, Order& order, const std::string& reason,
                                bool retryable) {
   order.state = Order::State::kRejected;
-  order.reject = paper::Reject{order.order.client_order_id, "new_order", reason, retryable};
+  order.reject =
+      paper::Reject{order.order.client_order_id, "new_order", ProtocolText(reason), retryable};
   ++stats_.rejects;
   Respond(order.reject);
+  // Rejected orders are remembered in a window of the most recent ones: a rejected order
+  // never fills, so forgetting it cannot cause a second fill.
+  recent_rejects_.push_back({&account, order.order.client_order_id});
+  if (recent_rejects_.size() > kRejectedOrderWindow) {
+    const RecentReject& oldest = recent_rejects_.front();
+    const auto it = oldest.account->orders.find(oldest.client_order_id);
+    if (it != oldest.account->orders.end() && it->second.state == Order::State::kRejected) {
+      oldest.account->orders.erase(it);
+    }
+    recent_rejects_.pop_front();
+  }
 }
 
 void ExchangeSim::Impl::HandleNewOrder(const NewOrder& request) {
@@ -332,7 +399,12 @@ void ExchangeSim::Impl::HandleNewOrder(const NewOrder& request) {
   const auto last = last_seq_of_symbol_.find(request.symbol);
   if (last == last_seq_of_symbol_.end()) {
     std::string symbols;
-    for (const market::Bars& b : data_.symbols) symbols += (symbols.empty() ? "" : ", ") + b.symbol;
+    for (size_t i = 0; i < data_.symbols.size() && i < kListedSymbols; ++i) {
+      symbols += (i ? ", " : "") + data_.symbols[i].symbol;
+    }
+    if (data_.symbols.size() > kListedSymbols) {
+      symbols += " and " + std::to_string(data_.symbols.size() - kListedSymbols) + " more";
+    }
     return Reject(account, order,
                   "unknown symbol '" + request.symbol + "': this exchange trades " + symbols,
                   false);
@@ -348,6 +420,20 @@ void ExchangeSim::Impl::HandleNewOrder(const NewOrder& request) {
                   "client_order_id",
                   true);
   }
+  if (accepted_orders_ >= kMaxSessionOrders) {
+    return Reject(account, order,
+                  "the simulator accepts at most " + std::to_string(kMaxSessionOrders) +
+                      " orders per session (it keeps every accepted order to answer repeats)",
+                  false);
+  }
+  if (account.pending.size() >= kMaxOpenOrders) {
+    return Reject(account, order,
+                  "account '" + account.name + "' has " + std::to_string(kMaxOpenOrders) +
+                      " open orders, the limit: wait for fills or cancel some, then send the "
+                      "order again under a new client_order_id",
+                  true);
+  }
+  ++accepted_orders_;
   order.order_id = "ord-" + std::to_string(next_order_id_++);
   account.pending.push_back(request.client_order_id);
   Respond(Ack{request.client_order_id, order.order_id});
@@ -390,22 +476,38 @@ Positions ExchangeSim::Impl::PositionsOf(const Account& account) const {
   return p;
 }
 
-void ExchangeSim::Impl::ApplyFill(Account& account, Order& order, const BarMessage& bar) {
+bool ExchangeSim::Impl::ApplyFill(Account& account, Order& order, const BarMessage& bar) {
   const double signed_qty =
       order.order.side == Side::kBuy ? order.order.quantity : -order.order.quantity;
   const double price = bar.open;
   const double fee = options_.fee_rate * std::fabs(signed_qty * price);
-  account.cash -= signed_qty * price + fee;
+  const double cash_after = account.cash - (signed_qty * price + fee);
+  const auto held = account.positions.find(order.order.symbol);
+  const double after = (held == account.positions.end() ? 0.0 : held->second.quantity) + signed_qty;
+  if (!market::AmountInRange(cash_after) || !market::AmountInRange(after)) {
+    // Refused rather than sent as an infinite or out-of-range amount (market/limits.h).
+    order.state = Order::State::kRejected;
+    order.reject = paper::Reject{
+        order.order.client_order_id, "new_order",
+        "the fill at bar " + std::to_string(bar.seq) + " would take account '" + account.name +
+            "' beyond the limit of +-1e30 for cash and positions (market/limits.h)",
+        false};
+    ++stats_.rejects;
+    return false;
+  }
+  account.cash = cash_after;
   Position& p = account.positions[order.order.symbol];
-  const double after = p.quantity + signed_qty;
   if (std::fabs(after) < kFlatQuantity) {
     account.positions.erase(order.order.symbol);
   } else if (p.quantity == 0 || (p.quantity > 0) != (after > 0)) {
     p.average_price = price;  // opened or flipped
     p.quantity = after;
   } else if (std::fabs(after) > std::fabs(p.quantity)) {
-    p.average_price = (p.average_price * std::fabs(p.quantity) + price * std::fabs(signed_qty)) /
-                      std::fabs(after);
+    // A weighted mean of prices; the clamp only undoes rounding at the limits.
+    p.average_price =
+        std::clamp((p.average_price * std::fabs(p.quantity) + price * std::fabs(signed_qty)) /
+                       std::fabs(after),
+                   market::kMinBarPrice, market::kMaxBarPrice);
     p.quantity = after;
   } else {
     p.quantity = after;  // reduced: the average price of what is left is unchanged
@@ -421,6 +523,7 @@ void ExchangeSim::Impl::ApplyFill(Account& account, Order& order, const BarMessa
                     bar.seq,
                     bar.epoch};
   ++stats_.fills;
+  return true;
 }
 
 // Fills every account's pending orders of bar `seq`'s symbol at its open.
@@ -434,8 +537,14 @@ void ExchangeSim::Impl::FillPending(int64_t seq) {
         still.push_back(id);
         continue;
       }
-      ApplyFill(account, order, bar);
-      if (greeted() && client_->account == &account) Respond(order.fill);
+      const bool filled = ApplyFill(account, order, bar);
+      if (greeted() && client_->account == &account) {
+        if (filled) {
+          Respond(order.fill);
+        } else {
+          Respond(order.reject);
+        }
+      }
     }
     account.pending = std::move(still);
   }
@@ -452,12 +561,12 @@ bool ExchangeSim::Impl::CanStream(int64_t now) const {
 
 void ExchangeSim::Impl::StreamNext(int64_t now) {
   if (resend_ >= 0) {  // lockstep: the bar the previous connection did not ready, again
-    SendDirect(ToLine(BarAt(resend_)));
+    Send(BarAt(resend_));
     resend_ = -1;
     return;
   }
   FillPending(cursor_);
-  SendDirect(ToLine(BarAt(cursor_)));
+  Send(BarAt(cursor_));
   ++cursor_;
   ++stats_.bars_sent;
   const int64_t total = static_cast<int64_t>(stream_.size());
@@ -551,7 +660,9 @@ Status ExchangeSim::Impl::Run(const std::atomic<bool>& stop) {
     std::vector<pollfd> fds;
     fds.push_back({listener_.fd(), POLLIN, 0});
     if (client_) {
-      const short events = POLLIN | (client_->conn.has_pending_output() ? POLLOUT : 0);
+      // While reading is paused, only the output (or a delayed response's time) wakes us.
+      const short events = static_cast<short>((Paused() ? 0 : POLLIN) |
+                                              (client_->conn.has_pending_output() ? POLLOUT : 0));
       fds.push_back({client_->conn.fd(), events, 0});
     }
     for (const Closing& c : closing_) fds.push_back({c.conn.fd(), POLLIN, 0});
@@ -582,9 +693,9 @@ Result<std::unique_ptr<ExchangeSim>> ExchangeSim::Create(market::MarketData data
     return Status::InvalidArgument("--reject-rate " + std::to_string(o.reject_rate) +
                                    " must lie in [0, 1] (a fraction of new orders)");
   }
-  if (!(o.speed >= 0 && std::isfinite(o.speed))) {
+  if (!(o.speed == 0 || (o.speed >= kMinSpeed && o.speed <= kMaxSpeed))) {
     return Status::InvalidArgument(
-        "--speed must be > 0 (times real time), or 0 for as fast as "
+        "--speed must lie in [0.001, 1000000] (times real time); leave it out for as fast as "
         "the client reads");
   }
   if (o.pause_ms < 0 || o.pause_after < -1) {
@@ -596,8 +707,9 @@ Result<std::unique_ptr<ExchangeSim>> ExchangeSim::Create(market::MarketData data
         "--latency and --disconnect-every must be >= 0 (and the heartbeat, client timeout and "
         "linger times positive)");
   }
-  if (!(o.fee_rate >= 0 && o.fee_rate < 1) || !std::isfinite(o.initial_cash)) {
-    return Status::InvalidArgument("--fee-rate must lie in [0, 1) and --cash must be finite");
+  if (!(o.fee_rate >= 0 && o.fee_rate < 1) || !market::AmountInRange(o.initial_cash)) {
+    return Status::InvalidArgument(
+        "--fee-rate must lie in [0, 1) and --cash within +-1e30 (market/limits.h)");
   }
   RLT_ASSIGN_OR_RETURN(LineListener listener, LineListener::Listen(o.port));
   return std::unique_ptr<ExchangeSim>(

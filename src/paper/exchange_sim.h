@@ -3,7 +3,8 @@
 //
 // What it is: one object that listens on 127.0.0.1 (port 0: any free port, port() tells
 // which), serves one client at a time from one thread (poll() loop in Run()), and keeps
-// every account's cash, positions and orders for the life of the process.
+// every account's cash, positions and accepted orders for the life of the process, within
+// the bounds below.
 //
 // The exact rules (tests check each):
 //  - The stream: every bar of every symbol of the file, in time order (ties by symbol
@@ -41,6 +42,18 @@
 //    breaks its own connection may lose what was in flight (at-most-once delivery).
 //  - pause_after N, pause_ms M: after bar N the next bar waits M ms more (a feed that
 //    goes quiet: heartbeats go on, orders are still answered).
+//  - Bounds (what a client can make the simulator keep): at most kMaxAccounts accounts (a
+//    hello for one more is refused with an error); at most kMaxSessionOrders accepted
+//    orders in the session (further orders are rejected, retryable false) and
+//    kMaxOpenOrders pending ones per account (rejected, retryable true). Accepted orders
+//    are kept for good, so a repeated id is never filled twice; rejected orders are kept in
+//    a window of the kRejectedOrderWindow most recent rejects of all accounts: a repeat
+//    inside it gets the original reject, a repeat of an older rejected id is a new order
+//    (a rejected order never filled, so this cannot fill anything twice). While the client
+//    leaves more than 4 MiB of what was sent to it unread, or 10,000 responses wait for
+//    --latency, its requests are not read (they wait in the kernel). Every message sent
+//    keeps the protocol's limits (protocol.h, market/limits.h): a fill that would take an
+//    account's cash or position beyond +-1e30 is rejected instead (retryable false).
 //  - Heartbeats after heartbeat_ms without sending. At the end of the data: pending
 //    orders rejected, then end {reason: "end_of_data"}; requests are still answered until
 //    the client closes or end_linger_ms passes; then Run() returns. Stop() (any thread, or
@@ -60,12 +73,21 @@
 
 namespace rlt::paper {
 
+// The bounds (see the file comment).
+inline constexpr size_t kMaxAccounts = 1000;
+inline constexpr int64_t kMaxSessionOrders = 200'000;
+inline constexpr size_t kMaxOpenOrders = 10'000;
+inline constexpr size_t kRejectedOrderWindow = 10'000;
+// --speed: 0 (as fast as the client reads) or within these.
+inline constexpr double kMinSpeed = 0.001;
+inline constexpr double kMaxSpeed = 1e6;
+
 struct ExchangeSimOptions {
-  int port = 0;                   // 0: any free port (read it with port())
-  int latency_ms = 0;             // delay of every response, ms
-  double reject_rate = 0;         // fraction of new orders rejected (retryable), in [0, 1]
-  int64_t disconnect_every = 0;   // close the connection after every N-th bar; 0: never
-  double speed = 0;               // 0: as fast as the client reads; X: X times real time
+  int port = 0;                  // 0: any free port (read it with port())
+  int latency_ms = 0;            // delay of every response, ms
+  double reject_rate = 0;        // fraction of new orders rejected (retryable), in [0, 1]
+  int64_t disconnect_every = 0;  // close the connection after every N-th bar; 0: never
+  double speed = 0;  // 0: as fast as the client reads; X in [kMinSpeed, kMaxSpeed]: X x real time
   bool lockstep = false;          // stream bar t+1 only after the client's ready {after_bar: t}
   int64_t pause_after = -1;       // hold the stream for pause_ms after this bar's seq; -1: never
   int pause_ms = 0;               // (a stale feed, for tests; heartbeats go on)

@@ -14,6 +14,8 @@
 #include <limits>
 #include <utility>
 
+#include "core/civil_time.h"
+#include "market/limits.h"
 #include "paper/tcp_broker.h"
 
 namespace rlt::paper {
@@ -136,6 +138,19 @@ const LineFeedStats& LineFeed::stats() const {
 }
 
 std::optional<LineFeed::Event> LineFeed::Deliver(const FeedBar& bar) {
+  // A bar of ticks keeps the limits of a bar file's row too (market/limits.h): its
+  // prices are ticks' prices, but its volume is a sum that can pass the limit.
+  const market::BarValueProblem p =
+      market::CheckBarValues(bar.open, bar.high, bar.low, bar.close, bar.volume);
+  if (p.field != nullptr) {
+    ++stats_.bad_lines;
+    Event e;
+    e.kind = Event::Kind::kBadLine;
+    e.problem = source_ + ": the bar of " + FormatIso8601(bar.time, 0, /*utc_z=*/true) +
+                (ticks_ ? " aggregated from ticks" : "") + ": " + p.field + " " + p.what +
+                "; the bar is skipped";
+    return e;
+  }
   if (any_bar_ && bar.time <= last_time_) {
     ++stats_.out_of_order;
     return std::nullopt;

@@ -94,6 +94,50 @@ TEST(FeedSpec, ReplaySpeedsAreBoundedAndOnlyATrailingNumberIsASpeed) {
   EXPECT_EQ(paced->speed, 0.5);
 }
 
+// Bars entering through stdin keep the floor and ceiling of a bar file (market/limits.h):
+// 1e-300 and 1e300 are skipped with the reader's message.
+TEST(LineFeed, PricesOutsideTheLimitsAreSkippedWithTheirLine) {
+  const std::string text =
+      "timestamp,open,high,low,close,volume\n"
+      "2024-01-02T14:30:00Z,1e-300,1e-300,1e-300,1e-300,1\n"
+      "2024-01-02T14:31:00Z,1e300,1e308,1,1,1\n"
+      "2024-01-02T14:32:00Z,10,11,9,10.5,100\n";
+  LineFeedStats stats;
+  const std::vector<LineFeed::Event> ev = Drain(text, 60, &stats);
+  ASSERT_EQ(ev.size(), 4u);
+  EXPECT_EQ(ev[0].kind, LineFeed::Event::Kind::kBadLine);
+  EXPECT_NE(ev[0].problem.find("stdin:2: column 'open': absurd value: open=1e-300 is below the "
+                               "floor of 1e-08"),
+            std::string::npos)
+      << ev[0].problem;
+  EXPECT_EQ(ev[1].kind, LineFeed::Event::Kind::kBadLine);
+  EXPECT_NE(ev[1].problem.find("stdin:3: column 'open': absurd value: open=1e+300 is above"),
+            std::string::npos)
+      << ev[1].problem;
+  EXPECT_EQ(ev[2].kind, LineFeed::Event::Kind::kBar);
+  EXPECT_EQ(ev[2].bar.close, 10.5);
+  EXPECT_EQ(stats.bad_lines, 2);
+}
+
+// Ticks within the limits can add up to a volume beyond them: that bar is skipped.
+TEST(LineFeed, ABarOfTicksBeyondTheVolumeLimitIsSkipped) {
+  const std::string text =
+      "time,price,size\n"
+      "2024-01-02T14:30:00Z,10,9e17\n"
+      "2024-01-02T14:30:10Z,10.5,9e17\n"  // the bar's volume: 1.8e18
+      "2024-01-02T14:31:00Z,11,5\n";      // closes it
+  LineFeedStats stats;
+  const std::vector<LineFeed::Event> ev = Drain(text, 60, &stats);
+  ASSERT_GE(ev.size(), 2u);
+  EXPECT_EQ(ev[0].kind, LineFeed::Event::Kind::kBadLine);
+  EXPECT_NE(ev[0].problem.find("stdin: the bar of 2024-01-02T14:30:00Z aggregated from ticks: "
+                               "volume must be a volume in [0, 1e+18]"),
+            std::string::npos)
+      << ev[0].problem;
+  EXPECT_EQ(ev[1].kind, LineFeed::Event::Kind::kBar);
+  EXPECT_EQ(ev[1].bar.close, 11);
+}
+
 TEST(LineFeed, BarsComeInOrderAndBadOrRepeatedLinesAreSkippedWithTheirLine) {
   const std::string text =
       "timestamp,open,high,low,close,volume\n"

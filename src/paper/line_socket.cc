@@ -172,7 +172,9 @@ void LineConnection::ReadAvailable() {
     if (in_.size() - start_ > kMaxLineBytes) {
       // Enough is buffered: a line must end in it, and the caller takes lines first.
       if (in_.find('\n', scanned_) == std::string::npos) {
-        MarkClosed("the peer sent a line longer than " + std::to_string(kMaxLineBytes) + " bytes");
+        MarkClosed("the peer sent a line longer than the protocol's limit of " +
+                   std::to_string(kMaxLineBytes) + " bytes (1 MiB)");
+        line_too_long_ = true;
         in_.clear();
         start_ = scanned_ = 0;
       }

@@ -49,6 +49,7 @@ class LineConnection {
   // Writes queued bytes; waits up to timeout_ms (0: only what fits now) for them to go.
   Status Flush(int timeout_ms);
   bool has_pending_output() const { return !out_.empty(); }
+  size_t pending_output_bytes() const { return out_.size(); }
 
   enum class Receive { kLine, kTimeout, kClosed };
   // The next complete line (without "\n" or "\r") in *line, waiting up to timeout_ms
@@ -70,6 +71,8 @@ class LineConnection {
   // the buffered ones are taken).
   bool closed() const { return peer_closed_; }
   const std::string& closed_reason() const { return closed_reason_; }
+  // The connection was closed because the peer sent a line above kMaxLineBytes.
+  bool line_too_long() const { return line_too_long_; }
   const std::string& peer() const { return peer_; }
 
  private:
@@ -84,6 +87,7 @@ class LineConnection {
   std::string out_;     // queued bytes not yet written
   bool peer_closed_ = false;
   bool write_shut_ = false;
+  bool line_too_long_ = false;
   std::string closed_reason_;
 };
 

@@ -14,15 +14,18 @@
 #include <set>
 
 #include "core/civil_time.h"
+#include "core/json_parse.h"
 #include "core/json_text.h"
 #include "core/printable.h"
+#include "market/limits.h"
 
 namespace rlt::paper {
 namespace {
 
 using Json = nlohmann::json;
 
-std::string Shown(const Json& value) { return PrintableText(JsonText(value), /*max_bytes=*/80); }
+// A value as a message shows it: never dumped recursively (core/json_parse.h).
+std::string Shown(const Json& value) { return JsonSummary(value, /*max_bytes=*/80); }
 
 // Reads the fields of one message object; every error names the type and the field.
 class Fields {
@@ -31,40 +34,49 @@ class Fields {
 
   Status Id(const char* key, std::string* out) { return IdLike(key, out, "an id"); }
   Status Symbol(const char* key, std::string* out) { return IdLike(key, out, "a symbol"); }
-  // Free text (reasons, messages, names): a non-empty string.
+  // Free text (reasons, messages, names, the token): a non-empty string of at most
+  // kMaxTextBytes.
   Status Text(const char* key, std::string* out) {
+    const std::string expected =
+        "a non-empty string of at most " + std::to_string(kMaxTextBytes) + " bytes";
     const Json* v = nullptr;
-    RLT_RETURN_IF_ERROR(Get(key, &v, "a non-empty string"));
-    if (!v->is_string() || v->get_ref<const std::string&>().empty()) {
-      return Bad(key, "must be a non-empty string", *v);
+    RLT_RETURN_IF_ERROR(Get(key, &v, expected));
+    if (!v->is_string() || v->get_ref<const std::string&>().empty() ||
+        v->get_ref<const std::string&>().size() > kMaxTextBytes) {
+      // The value of a credential is never shown.
+      if (std::string_view(key) == "token") {
+        return Status::InvalidArgument(type_ + ": field 'token' must be " + expected);
+      }
+      return Bad(key, "must be " + expected, *v);
     }
     *out = v->get<std::string>();
     return Status::Ok();
   }
-  enum class Range { kPositive, kNonNegative, kFinite };
-  Status Number(const char* key, Range range, double* out) {
-    static const char* kExpected[] = {"a number > 0", "a number >= 0", "a finite number"};
-    const char* expected = kExpected[static_cast<int>(range)];
+  // The kinds of numbers, each with its limits (market/limits.h).
+  enum class Kind { kPrice, kVolume, kQuantity, kAmount, kFee, kAveragePrice };
+  Status Number(const char* key, Kind kind, double* out) {
+    const std::string expected = Expected(kind);
     const Json* v = nullptr;
     RLT_RETURN_IF_ERROR(Get(key, &v, expected));
-    if (!v->is_number()) return Bad(key, std::string("must be ") + expected, *v);
+    if (!v->is_number()) return Bad(key, "must be " + expected, *v);
     const double x = v->get<double>();
-    const bool ok = std::isfinite(x) &&
-                    (range == Range::kFinite || (range == Range::kPositive ? x > 0 : x >= 0));
-    if (!ok) return Bad(key, std::string("must be ") + expected, *v);
+    if (!InRange(kind, x)) return Bad(key, "must be " + expected, *v);
     *out = x;
     return Status::Ok();
   }
-  Status Integer(const char* key, int64_t min, int64_t* out) {
-    const std::string expected = "an integer >= " + std::to_string(min);
+  // An integer in [min, max] (max at most market::kMaxWireInteger).
+  Status Integer(const char* key, int64_t min, int64_t* out,
+                 int64_t max = market::kMaxWireInteger) {
+    const std::string expected =
+        "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
     const Json* v = nullptr;
     RLT_RETURN_IF_ERROR(Get(key, &v, expected));
     if (!v->is_number_integer()) return Bad(key, "must be " + expected, *v);
-    if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t{INT64_MAX}) {
+    if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(max)) {
       return Bad(key, "must be " + expected, *v);
     }
     const int64_t x = v->get<int64_t>();
-    if (x < min) return Bad(key, "must be " + expected, *v);
+    if (x < min || x > max) return Bad(key, "must be " + expected, *v);
     *out = x;
     return Status::Ok();
   }
@@ -100,7 +112,7 @@ class Fields {
   }
   // "epoch" (integer seconds) and "time" (its ISO-8601 UTC text, fractional seconds allowed).
   Status Time(int64_t* epoch) {
-    RLT_RETURN_IF_ERROR(Integer("epoch", 0, epoch));
+    RLT_RETURN_IF_ERROR(Integer("epoch", 0, epoch, market::kMaxEpochSeconds));
     const Json* v = nullptr;
     const std::string iso = IsoTime(*epoch);
     const std::string expected =
@@ -169,6 +181,41 @@ class Fields {
     return Status::Ok();
   }
 
+  static std::string Expected(Kind kind) {
+    switch (kind) {
+      case Kind::kPrice:
+        return market::PriceRangeText();
+      case Kind::kVolume:
+        return market::VolumeRangeText();
+      case Kind::kQuantity:
+        return market::QuantityRangeText();
+      case Kind::kAmount:
+        return market::AmountRangeText();
+      case Kind::kFee:
+        return "a fee in [0, 1e+30]";
+      case Kind::kAveragePrice:
+        return "0 (flat) or " + market::PriceRangeText();
+    }
+    return "";
+  }
+  static bool InRange(Kind kind, double x) {
+    switch (kind) {
+      case Kind::kPrice:
+        return market::PriceInRange(x);
+      case Kind::kVolume:
+        return market::VolumeInRange(x);
+      case Kind::kQuantity:
+        return market::QuantityInRange(x);
+      case Kind::kAmount:
+        return market::AmountInRange(x);
+      case Kind::kFee:
+        return market::AmountInRange(x) && x >= 0;
+      case Kind::kAveragePrice:
+        return x == 0 || market::PriceInRange(x);
+    }
+    return false;
+  }
+
   const Json& object_;
   std::string type_;
   std::set<std::string> used_;
@@ -182,13 +229,13 @@ Status ParseObject(std::string_view line, Json* object, std::string* type) {
                                    " bytes is longer than the protocol's limit of " +
                                    std::to_string(kMaxLineBytes) + " bytes");
   }
-  try {
-    *object = Json::parse(line);
-  } catch (const Json::parse_error& e) {
-    return Status::InvalidArgument("not a JSON line (" + std::string(e.what()) +
+  Result<Json> parsed = ParseJson<Json>(line, "the line");
+  if (!parsed.ok()) {
+    return Status::InvalidArgument("not a JSON line (" + parsed.status().message() +
                                    "): every line is one JSON object, e.g. {\"type\": "
                                    "\"heartbeat\"}");
   }
+  *object = std::move(parsed).value();
   if (!object->is_object()) {
     return Status::InvalidArgument("expected a JSON object with a \"type\", got " + Shown(*object));
   }
@@ -221,7 +268,7 @@ Status ReadNewOrder(Fields& f, NewOrder* m) {
   RLT_RETURN_IF_ERROR(f.Id("client_order_id", &m->client_order_id));
   RLT_RETURN_IF_ERROR(f.Symbol("symbol", &m->symbol));
   RLT_RETURN_IF_ERROR(f.SideField("side", &m->side));
-  RLT_RETURN_IF_ERROR(f.Number("quantity", Fields::Range::kPositive, &m->quantity));
+  RLT_RETURN_IF_ERROR(f.Number("quantity", Fields::Kind::kQuantity, &m->quantity));
   std::string order_type;
   return f.Choice("order_type", {"market"}, &order_type);
 }
@@ -247,7 +294,7 @@ Status ReadServerHello(Fields& f, ServerHello* m) {
   }
   RLT_RETURN_IF_ERROR(f.Integer("bars_total", 0, &m->bars_total));
   RLT_RETURN_IF_ERROR(f.Integer("next_bar", 0, &m->next_bar));
-  RLT_RETURN_IF_ERROR(f.Integer("heartbeat_ms", 1, &m->heartbeat_ms));
+  RLT_RETURN_IF_ERROR(f.Integer("heartbeat_ms", 1, &m->heartbeat_ms, kMaxHeartbeatMs));
   return f.Bool("lockstep", &m->lockstep);
 }
 
@@ -255,17 +302,18 @@ Status ReadBar(Fields& f, BarMessage* m) {
   RLT_RETURN_IF_ERROR(f.Integer("seq", 0, &m->seq));
   RLT_RETURN_IF_ERROR(f.Symbol("symbol", &m->symbol));
   RLT_RETURN_IF_ERROR(f.Time(&m->epoch));
-  using R = Fields::Range;
-  RLT_RETURN_IF_ERROR(f.Number("open", R::kPositive, &m->open));
-  RLT_RETURN_IF_ERROR(f.Number("high", R::kPositive, &m->high));
-  RLT_RETURN_IF_ERROR(f.Number("low", R::kPositive, &m->low));
-  RLT_RETURN_IF_ERROR(f.Number("close", R::kPositive, &m->close));
-  RLT_RETURN_IF_ERROR(f.Number("volume", R::kNonNegative, &m->volume));
-  if (m->high < std::max(m->open, m->close) || m->high < m->low) {
-    return f.Bad("high", "must be >= open, close and low", Json(m->high));
-  }
-  if (m->low > std::min(m->open, m->close)) {
-    return f.Bad("low", "must be <= open and close", Json(m->low));
+  using K = Fields::Kind;
+  RLT_RETURN_IF_ERROR(f.Number("open", K::kPrice, &m->open));
+  RLT_RETURN_IF_ERROR(f.Number("high", K::kPrice, &m->high));
+  RLT_RETURN_IF_ERROR(f.Number("low", K::kPrice, &m->low));
+  RLT_RETURN_IF_ERROR(f.Number("close", K::kPrice, &m->close));
+  RLT_RETURN_IF_ERROR(f.Number("volume", K::kVolume, &m->volume));
+  // The rules of a bar file's rows (market/limits.h), tolerance included.
+  const market::BarValueProblem p =
+      market::CheckBarValues(m->open, m->high, m->low, m->close, m->volume);
+  if (p.field != nullptr) {
+    const double got = std::string_view(p.field) == "high" ? m->high : m->low;
+    return f.Bad(p.field, p.what, Json(got));
   }
   return Status::Ok();
 }
@@ -275,17 +323,17 @@ Status ReadFill(Fields& f, Fill* m) {
   RLT_RETURN_IF_ERROR(f.Id("order_id", &m->order_id));
   RLT_RETURN_IF_ERROR(f.Symbol("symbol", &m->symbol));
   RLT_RETURN_IF_ERROR(f.SideField("side", &m->side));
-  using R = Fields::Range;
-  RLT_RETURN_IF_ERROR(f.Number("quantity", R::kPositive, &m->quantity));
-  RLT_RETURN_IF_ERROR(f.Number("price", R::kPositive, &m->price));
-  RLT_RETURN_IF_ERROR(f.Number("fee", R::kNonNegative, &m->fee));
+  using K = Fields::Kind;
+  RLT_RETURN_IF_ERROR(f.Number("quantity", K::kQuantity, &m->quantity));
+  RLT_RETURN_IF_ERROR(f.Number("price", K::kPrice, &m->price));
+  RLT_RETURN_IF_ERROR(f.Number("fee", K::kFee, &m->fee));
   RLT_RETURN_IF_ERROR(f.Integer("bar", 0, &m->bar));
   return f.Time(&m->epoch);
 }
 
 Status ReadPositions(Fields& f, Positions* m) {
   RLT_RETURN_IF_ERROR(f.Id("account", &m->account));
-  RLT_RETURN_IF_ERROR(f.Number("cash", Fields::Range::kFinite, &m->cash));
+  RLT_RETURN_IF_ERROR(f.Number("cash", Fields::Kind::kAmount, &m->cash));
   const Json* lines = nullptr;
   RLT_RETURN_IF_ERROR(f.Raw("positions", "an array of {symbol, quantity, average_price}", &lines));
   if (!lines->is_array()) {
@@ -296,8 +344,8 @@ Status ReadPositions(Fields& f, Positions* m) {
     Fields p(line, "positions[]");
     PositionLine out;
     RLT_RETURN_IF_ERROR(p.Symbol("symbol", &out.symbol));
-    RLT_RETURN_IF_ERROR(p.Number("quantity", Fields::Range::kFinite, &out.quantity));
-    RLT_RETURN_IF_ERROR(p.Number("average_price", Fields::Range::kNonNegative, &out.average_price));
+    RLT_RETURN_IF_ERROR(p.Number("quantity", Fields::Kind::kAmount, &out.quantity));
+    RLT_RETURN_IF_ERROR(p.Number("average_price", Fields::Kind::kAveragePrice, &out.average_price));
     RLT_RETURN_IF_ERROR(p.NoOtherKeys());
     m->positions.push_back(out);
   }
@@ -427,10 +475,11 @@ const char* TypeName(const ServerMessage& message) {
   return kNames[message.index()];
 }
 
-Result<ClientMessage> ParseClientMessage(std::string_view line) {
-  Json j;
-  std::string type;
-  RLT_RETURN_IF_ERROR(ParseObject(line, &j, &type));
+namespace {
+
+// The message an object holds (its "type" is `type`): the one reader of each message, for
+// lines received and for messages about to be sent (CheckedLine).
+Result<ClientMessage> ClientFromJson(const Json& j, const std::string& type) {
   using V = ClientMessage;
   if (type == "hello") return Read<V>(j, type, &ReadClientHello);
   if (type == "new_order") return Read<V>(j, type, &ReadNewOrder);
@@ -447,10 +496,7 @@ Result<ClientMessage> ParseClientMessage(std::string_view line) {
   return UnknownType(type, "a client", "hello, new_order, cancel, positions, ready, heartbeat");
 }
 
-Result<ServerMessage> ParseServerMessage(std::string_view line) {
-  Json j;
-  std::string type;
-  RLT_RETURN_IF_ERROR(ParseObject(line, &j, &type));
+Result<ServerMessage> ServerFromJson(const Json& j, const std::string& type) {
   using V = ServerMessage;
   if (type == "hello") return Read<V>(j, type, &ReadServerHello);
   if (type == "bar") return Read<V>(j, type, &ReadBar);
@@ -488,6 +534,50 @@ Result<ServerMessage> ParseServerMessage(std::string_view line) {
   }
   return UnknownType(type, "a server",
                      "hello, bar, ack, fill, reject, cancelled, positions, heartbeat, error, end");
+}
+
+// The line of `message` when the receiving side would accept it, else why not.
+template <typename Message, typename Reader>
+Result<std::string> Checked(const Message& message, Reader read) {
+  return std::visit(
+      [&](const auto& m) -> Result<std::string> {
+        const Json j = ToJson(m);
+        const std::string type = j["type"].template get<std::string>();
+        Result<Message> back = read(j, type);
+        if (!back.ok()) {
+          return Status::InvalidArgument("not sent: " + back.status().message());
+        }
+        return JsonText(j);
+      },
+      message);
+}
+
+}  // namespace
+
+Result<ClientMessage> ParseClientMessage(std::string_view line) {
+  Json j;
+  std::string type;
+  RLT_RETURN_IF_ERROR(ParseObject(line, &j, &type));
+  return ClientFromJson(j, type);
+}
+
+Result<ServerMessage> ParseServerMessage(std::string_view line) {
+  Json j;
+  std::string type;
+  RLT_RETURN_IF_ERROR(ParseObject(line, &j, &type));
+  return ServerFromJson(j, type);
+}
+
+Result<std::string> CheckedLine(const ClientMessage& message) {
+  return Checked(message, &ClientFromJson);
+}
+Result<std::string> CheckedLine(const ServerMessage& message) {
+  return Checked(message, &ServerFromJson);
+}
+
+std::string ProtocolText(std::string_view text) {
+  std::string out = PrintableText(text, kMaxTextBytes - 64);
+  return out.empty() ? std::string("(empty)") : out;
 }
 
 }  // namespace rlt::paper

@@ -9,9 +9,16 @@
 // Framing: one JSON object per line, UTF-8, terminated by "\n" (a "\r" before it is
 // tolerated), at most kMaxLineBytes. Every object has "type"; the other keys are exactly
 // those listed below (an unknown key is an error naming it; keys marked optional may be
-// left out). Numbers are JSON numbers; ids and symbols are 1-64 bytes without whitespace
-// or control characters. Times are ISO-8601 UTC ("2024-01-02T14:30:00Z", fractional
-// seconds allowed) next to the same instant as integer epoch seconds (>= 0).
+// left out). Numbers are JSON numbers within the limits of market/limits.h (one
+// definition for every path bars and orders take): prices in [1e-8, 1e12], volumes in
+// [0, 1e18], order and fill quantities in [1e-8, 1e12], cash, fees and position
+// quantities within +-1e30, average prices 0 (flat) or a price, integers (seqs, counts) in
+// [0, 2^53 - 1]; a bar keeps the rules of a bar file's row (high >= max(open, close),
+// low <= min(open, close)). Ids and symbols are 1-64 bytes without whitespace or control
+// characters; free text (names, reasons, messages, the token) is 1-4096 bytes. Nesting
+// deeper than 128 arrays/objects is refused before the line is parsed. Times are ISO-8601
+// UTC ("2024-01-02T14:30:00Z", fractional seconds allowed) next to the same instant as
+// integer epoch seconds in [0, 253402300799] (years 1970-9999).
 //
 // Client → server:
 //   hello       {client, protocol: 1, account, token (optional)}  first message of every
@@ -101,6 +108,10 @@ namespace rlt::paper {
 inline constexpr int kProtocolVersion = 1;
 inline constexpr size_t kMaxLineBytes = size_t{1} << 20;  // 1 MiB
 inline constexpr size_t kMaxIdBytes = 64;
+// Free text (names, reasons, error messages, the token): at most this many bytes.
+inline constexpr size_t kMaxTextBytes = 4096;
+// hello's heartbeat_ms: at most an hour.
+inline constexpr int64_t kMaxHeartbeatMs = 3'600'000;
 
 enum class Side { kBuy, kSell };
 const char* SideName(Side side);  // "buy" | "sell"
@@ -192,9 +203,21 @@ using ClientMessage =
 using ServerMessage = std::variant<ServerHello, BarMessage, Ack, Fill, Reject, Cancelled, Positions,
                                    Heartbeat, ErrorMessage, End>;
 
-// One JSON line, without the trailing "\n".
+// One JSON line, without the trailing "\n". Writes whatever the message holds (tests use
+// it to write bad lines); senders use CheckedLine.
 std::string ToLine(const ClientMessage& message);
 std::string ToLine(const ServerMessage& message);
+// The line of a message the receiving side would accept — checked by the same reader
+// that parses received lines, so nothing out of range (an infinite or NaN number, a
+// quantity of 1e308, an over-long reason) is ever sent. Errors (InvalidArgument) start
+// "not sent:" and name the type and the field; a token's value is never shown.
+Result<std::string> CheckedLine(const ClientMessage& message);
+Result<std::string> CheckedLine(const ServerMessage& message);
+
+// `text` made fit for a free-text field: printable (core/printable.h), cut well below
+// kMaxTextBytes, "(empty)" for an empty text. For reasons and error messages that quote
+// what a peer sent.
+std::string ProtocolText(std::string_view text);
 
 // Parses one line (trailing "\r" or "\n" ignored). Errors are InvalidArgument messages
 // naming the message type, the field and what was expected, e.g. "new_order: field

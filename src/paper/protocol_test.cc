@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -99,16 +101,16 @@ TEST(Protocol, EveryMalformedClientFieldIsNamed) {
       {R"({"type":"bar"})", "unknown message type 'bar' from a client"},
       {R"({"type":"hello","protocol":1,"account":"a"})", "hello: field 'client' is missing"},
       {R"({"type":"hello","client":"x","protocol":0,"account":"a"})",
-       "hello: field 'protocol' must be an integer >= 1, got 0"},
+       "hello: field 'protocol' must be an integer in [1, 9007199254740991], got 0"},
       {R"({"type":"hello","client":"x","protocol":1})", "hello: field 'account' is missing"},
       {R"({"type":"hello","client":"x","protocol":1,"account":"a","token":7})",
        "hello: field 'token' must be a non-empty string"},
       {"{" + o + R"(,"order_type":"market"})", "new_order: field 'quantity' is missing"},
       {"{" + o + R"(,"quantity":0,"order_type":"market"})",
-       "new_order: field 'quantity' must be a number > 0, got 0"},
+       "new_order: field 'quantity' must be a quantity in [1e-08, 1e+12], got 0"},
       {"{" + o + R"(,"quantity":-5,"order_type":"market"})", "got -5"},
       {"{" + o + R"(,"quantity":"5","order_type":"market"})",
-       "field 'quantity' must be a number > 0, got \"5\""},
+       "field 'quantity' must be a quantity in [1e-08, 1e+12], got \"5\""},
       {"{" + o + R"(,"quantity":5})", "new_order: field 'order_type' is missing"},
       {"{" + o + R"(,"quantity":5,"order_type":"limit"})",
        "field 'order_type' must be \"market\", got \"limit\""},
@@ -128,7 +130,8 @@ TEST(Protocol, EveryMalformedClientFieldIsNamed) {
        "field 'side' must be \"buy\" or \"sell\", got \"long\""},
       {R"({"type":"cancel"})", "cancel: field 'client_order_id' is missing"},
       {R"({"type":"positions","account":"a"})", "positions: unknown field 'account'"},
-      {R"({"type":"ready","after_bar":-1})", "ready: field 'after_bar' must be an integer >= 0"},
+      {R"({"type":"ready","after_bar":-1})",
+       "ready: field 'after_bar' must be an integer in [0, 9007199254740991]"},
       {R"({"type":"ready","after_bar":1.5})", "ready: field 'after_bar' must be an integer"},
       {R"({"type":"heartbeat","time":1})", "heartbeat: unknown field 'time'"},
   };
@@ -155,13 +158,13 @@ TEST(Protocol, EveryMalformedServerFieldIsNamed) {
       {"{" + bar + R"(,"open":10,"high":11,"low":9,"close":10.5})",
        "bar: field 'volume' is missing"},
       {"{" + bar + R"(,"open":10,"high":11,"low":9,"close":10.5,"volume":-1})",
-       "bar: field 'volume' must be a number >= 0, got -1"},
+       "bar: field 'volume' must be a volume in [0, 1e+18], got -1"},
       {"{" + bar + R"(,"open":10,"high":9.5,"low":9,"close":9.2,"volume":1})",
-       "bar: field 'high' must be >= open, close and low"},
+       "bar: field 'high' must be >= open and close, got 9.5"},
       {"{" + bar + R"(,"open":10,"high":11,"low":10.2,"close":10.5,"volume":1})",
        "bar: field 'low' must be <= open and close"},
       {"{" + bar + R"(,"open":0,"high":11,"low":9,"close":10.5,"volume":1})",
-       "bar: field 'open' must be a number > 0"},
+       "bar: field 'open' must be a price in [1e-08, 1e+12], got 0"},
       {R"({"type":"bar","seq":0,"symbol":"S","time":"2024-01-02T14:31:00Z","epoch":1704205800,)"
        R"("open":10,"high":11,"low":9,"close":10.5,"volume":1})",
        "bar: field 'time' must be the ISO-8601 UTC text of epoch 1704205800, "
@@ -169,9 +172,10 @@ TEST(Protocol, EveryMalformedServerFieldIsNamed) {
       {R"({"type":"bar","seq":0,"symbol":"S","time":"2024-01-02T14:30:00Z","epoch":1704205800.5,)"
        R"("open":10,"high":11,"low":9,"close":10.5,"volume":1})",
        "bar: field 'epoch' must be an integer"},
-      {R"({"type":"bar","seq":-2,"symbol":"S"})", "bar: field 'seq' must be an integer >= 0"},
+      {R"({"type":"bar","seq":-2,"symbol":"S"})",
+       "bar: field 'seq' must be an integer in [0, 9007199254740991], got -2"},
       {"{" + fill + "}", "fill: field 'fee' is missing"},
-      {"{" + fill + R"(,"fee":-0.5})", "fill: field 'fee' must be a number >= 0"},
+      {"{" + fill + R"(,"fee":-0.5})", "fill: field 'fee' must be a fee in [0, 1e+30], got -0.5"},
       {R"({"type":"ack","client_order_id":"c"})", "ack: field 'order_id' is missing"},
       {R"({"type":"reject","client_order_id":"c","request":"new_order","reason":"x",)"
        R"("retryable":"yes"})",
@@ -189,17 +193,17 @@ TEST(Protocol, EveryMalformedServerFieldIsNamed) {
        "positions[]: field 'symbol' is missing"},
       {R"({"type":"positions","account":"a","cash":0,"positions":[{"symbol":"S","quantity":1,)"
        R"("average_price":-2}],"open_orders":[]})",
-       "positions[]: field 'average_price' must be a number >= 0"},
+       "positions[]: field 'average_price' must be 0 (flat) or a price in [1e-08, 1e+12], got -2"},
       {R"({"type":"positions","account":"a","cash":0,"positions":[],"open_orders":[3]})",
        "positions: field 'open_orders' must be an id"},
       {R"({"type":"positions","account":"a","cash":"0","positions":[],"open_orders":[]})",
-       "positions: field 'cash' must be a finite number"},
+       "positions: field 'cash' must be a finite amount within +-1e+30"},
       {R"({"type":"hello","server":"s","protocol":1,"session":"x","account":"a",)"
        R"("symbols":["A B"],"bars_total":1,"next_bar":0,"heartbeat_ms":1000,"lockstep":false})",
        "hello: field 'symbols' must hold symbols"},
       {R"({"type":"hello","server":"s","protocol":1,"session":"x","account":"a",)"
        R"("symbols":[],"bars_total":1,"next_bar":0,"heartbeat_ms":0,"lockstep":false})",
-       "hello: field 'heartbeat_ms' must be an integer >= 1"},
+       "hello: field 'heartbeat_ms' must be an integer in [1, 3600000], got 0"},
       {R"({"type":"error"})", "error: field 'message' is missing"},
       {R"({"type":"end","reason":"done","bars":3})",
        "end: field 'reason' must be \"end_of_data\" or \"shutdown\""},
@@ -212,6 +216,143 @@ TEST(Protocol, EveryMalformedServerFieldIsNamed) {
     EXPECT_NE(r.status().message().find(c.error), std::string::npos)
         << c.line << "\n  gave: " << r.status().message() << "\n  expected: " << c.error;
   }
+}
+
+// The limits of market/limits.h, on every number the protocol reads (both directions).
+TEST(Protocol, NumbersOutsideTheLimitsAreRefusedInBothDirections) {
+  const std::string bar_head =
+      R"({"type":"bar","seq":0,"symbol":"S","time":"2024-01-02T14:30:00Z","epoch":1704205800,)";
+  const std::vector<Malformed> server = {
+      {bar_head + R"("open":1e300,"high":1e308,"low":1e-300,"close":1,"volume":1})",
+       "bar: field 'open' must be a price in [1e-08, 1e+12], got 1e+300"},
+      {bar_head + R"("open":1,"high":1e308,"low":1,"close":1,"volume":1})",
+       "bar: field 'high' must be a price in [1e-08, 1e+12], got 1e+308"},
+      {bar_head + R"("open":1,"high":1,"low":1e-300,"close":1,"volume":1})",
+       "bar: field 'low' must be a price in [1e-08, 1e+12], got 1e-300"},
+      {bar_head + R"("open":1,"high":1,"low":1,"close":1,"volume":1e19})",
+       "bar: field 'volume' must be a volume in [0, 1e+18], got 1e+19"},
+      {R"({"type":"bar","seq":9007199254740992,"symbol":"S"})",
+       "bar: field 'seq' must be an integer in [0, 9007199254740991], got 9007199254740992"},
+      {R"({"type":"bar","seq":0,"symbol":"S","time":"x","epoch":253402300800})",
+       "bar: field 'epoch' must be an integer in [0, 253402300799]"},
+      {R"({"type":"fill","client_order_id":"c","order_id":"o","symbol":"S","side":"buy",)"
+       R"("quantity":1e308,"price":10,"fee":0,"bar":1,"time":"1970-01-01T00:00:00Z","epoch":0})",
+       "fill: field 'quantity' must be a quantity in [1e-08, 1e+12], got 1e+308"},
+      {R"({"type":"fill","client_order_id":"c","order_id":"o","symbol":"S","side":"buy",)"
+       R"("quantity":1,"price":10,"fee":1e31,"bar":1,"time":"1970-01-01T00:00:00Z","epoch":0})",
+       "fill: field 'fee' must be a fee in [0, 1e+30], got 1e+31"},
+      {R"({"type":"positions","account":"a","cash":-2e30,"positions":[],"open_orders":[]})",
+       "positions: field 'cash' must be a finite amount within +-1e+30, got -2e+30"},
+      {R"({"type":"positions","account":"a","cash":0,"positions":[{"symbol":"S",)"
+       R"("quantity":1,"average_price":1e-300}],"open_orders":[]})",
+       "positions[]: field 'average_price' must be 0 (flat) or a price"},
+      {R"({"type":"positions","account":"a","cash":null,"positions":[],"open_orders":[]})",
+       "positions: field 'cash' must be a finite amount within +-1e+30, got null"},
+  };
+  for (const Malformed& c : server) {
+    const auto r = ParseServerMessage(c.line);
+    ASSERT_FALSE(r.ok()) << c.line;
+    EXPECT_NE(r.status().message().find(c.error), std::string::npos)
+        << c.line << "\n  gave: " << r.status().message() << "\n  expected: " << c.error;
+  }
+  const std::string order_head =
+      R"({"type":"new_order","client_order_id":"c1","symbol":"SPY","side":"buy","order_type":"market",)";
+  for (const char* q : {"1e308", "1e-300", "1.0000001e12", "9e-9"}) {
+    const auto r = ParseClientMessage(order_head + "\"quantity\":" + q + "}");
+    ASSERT_FALSE(r.ok()) << q;
+    EXPECT_NE(r.status().message().find("quantity"), std::string::npos) << r.status().message();
+  }
+  // The bounds themselves are inside.
+  for (const char* q : {"1e-8", "1e12", "0.5"}) {
+    EXPECT_TRUE(ParseClientMessage(order_head + "\"quantity\":" + q + "}").ok()) << q;
+  }
+  for (const char* p : {"1e-8", "1e12"}) {
+    const std::string line = bar_head + "\"open\":" + p + ",\"high\":" + p + ",\"low\":" + p +
+                             ",\"close\":" + p + ",\"volume\":0}";
+    EXPECT_TRUE(ParseServerMessage(line).ok()) << line;
+  }
+}
+
+// The same rules on what is sent: CheckedLine refuses what the other side would refuse,
+// and never writes a non-finite number (nlohmann writes NaN and infinity as null).
+TEST(Protocol, CheckedLineSendsNothingTheReceiverWouldRefuse) {
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  const std::vector<ClientMessage> bad_client = {NewOrder{"c", "S", Side::kBuy, 1e308},
+                                                 NewOrder{"c", "S", Side::kBuy, nan},
+                                                 NewOrder{"c", "S", Side::kBuy, 1e-300},
+                                                 NewOrder{"c", "S", Side::kBuy, -1},
+                                                 NewOrder{std::string(65, 'x'), "S", Side::kBuy, 1},
+                                                 Ready{-5}};
+  for (const ClientMessage& m : bad_client) {
+    const Result<std::string> line = CheckedLine(m);
+    ASSERT_FALSE(line.ok()) << ToLine(m);
+    EXPECT_EQ(line.status().message().rfind("not sent: ", 0), 0u) << line.status().message();
+  }
+  const std::vector<ServerMessage> bad_server = {
+      Fill{"c", "o", "S", Side::kBuy, 1e308, 10, inf, 1, 0},
+      Fill{"c", "o", "S", Side::kBuy, 1, 10, nan, 1, 0},
+      Positions{"a", nan, {}, {}},
+      Positions{"a", 0, {{"S", inf, 10}}, {}},
+      BarMessage{0, "S", 0, 1e300, 1e308, 1e-300, 1, 1},
+      BarMessage{0, "S", 0, 10, 9, 8, 10, 1},  // high below the open
+      Reject{"c", "new_order", std::string(kMaxTextBytes + 1, 'r'), false}};
+  for (const ServerMessage& m : bad_server) {
+    const Result<std::string> line = CheckedLine(m);
+    ASSERT_FALSE(line.ok()) << TypeName(m);
+    EXPECT_EQ(line.status().message().rfind("not sent: ", 0), 0u) << line.status().message();
+  }
+  const ServerMessage good = Fill{"c", "o", "S", Side::kBuy, 1e12, 1e12, 1e24, 3, 1704205800};
+  const Result<std::string> line = CheckedLine(good);
+  ASSERT_TRUE(line.ok()) << line.status().ToString();
+  EXPECT_EQ(*line, ToLine(good));
+  EXPECT_EQ(line->find("null"), std::string::npos);
+}
+
+TEST(Protocol, TheTokenIsNeverShownInAnError) {
+  const std::string secret = "s3cr3t-" + std::string(kMaxTextBytes, 'k');
+  const Result<std::string> line = CheckedLine(ClientHello{"trader", 1, "acct", secret});
+  ASSERT_FALSE(line.ok());
+  EXPECT_EQ(line.status().message().find("s3cr3t"), std::string::npos) << line.status().message();
+  const auto parsed = ParseClientMessage(
+      R"({"type":"hello","client":"x","protocol":1,"account":"a","token":["s3cr3t-tok"]})");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("field 'token' must be"), std::string::npos);
+  EXPECT_EQ(parsed.status().message().find("s3cr3t"), std::string::npos);
+}
+
+// One line of 400,000 brackets (under the 1 MiB limit) once crashed the reader's error
+// message, which dumped the value recursively. Refused before it is built, either way.
+TEST(Protocol, DeeplyNestedLinesAreRefusedWithoutRecursion) {
+  const std::string deep = std::string(400000, '[') + std::string(400000, ']');
+  for (const std::string& line : {deep, "{\"type\":\"heartbeat\",\"x\":" + deep + "}",
+                                  "{\"type\":\"new_order\",\"client_order_id\":" + deep + "}"}) {
+    ASSERT_LT(line.size(), kMaxLineBytes);
+    const auto client = ParseClientMessage(line);
+    const auto server = ParseServerMessage(line);
+    ASSERT_FALSE(client.ok());
+    ASSERT_FALSE(server.ok());
+    EXPECT_NE(client.status().message().find("nested more than 128 levels"), std::string::npos)
+        << client.status().message().substr(0, 300);
+    EXPECT_LT(client.status().message().size(), 500u);
+    EXPECT_LT(server.status().message().size(), 500u);
+  }
+  // Within the limit, a nested value is named by its size, never printed.
+  const std::string nested = std::string(100, '[') + "1" + std::string(100, ']');
+  const auto r = ParseClientMessage(
+      R"({"type":"new_order","client_order_id":"c","symbol":"S","side":"buy","order_type":"market","quantity":)" +
+      nested + "}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("got an array of 1 value"), std::string::npos)
+      << r.status().message();
+}
+
+// A number beyond the double range is a parse error (nlohmann throws out_of_range for it,
+// which once escaped the reader).
+TEST(Protocol, NumberOverflowIsAnErrorNotACrash) {
+  const auto r = ParseClientMessage(R"({"type":"heartbeat","x":1e999})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not a JSON line"), std::string::npos)
+      << r.status().message();
 }
 
 }  // namespace

@@ -43,6 +43,17 @@ TcpBroker::TcpBroker(TcpBrokerOptions options) : options_(std::move(options)) {
   RLT_CHECK(options_.max_attempts >= 1);
 }
 
+namespace {
+
+// "2 s", "1.5 s", "250 ms".
+std::string Duration(int ms) {
+  if (ms % 1000 == 0) return std::to_string(ms / 1000) + " s";
+  if (ms > 1000) return std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 / 100) + " s";
+  return std::to_string(ms) + " ms";
+}
+
+}  // namespace
+
 Status TcpBroker::ConnectOnce() {
   RLT_ASSIGN_OR_RETURN(LineConnection conn, LineConnection::Connect(options_.host, options_.port,
                                                                     options_.connect_timeout_ms));
@@ -50,7 +61,10 @@ Status TcpBroker::ConnectOnce() {
   hello.client = options_.client_name;
   hello.account = options_.account;
   if (const char* token = std::getenv(kBrokerTokenVariable)) hello.token = token;
-  RLT_RETURN_IF_ERROR(conn.SendNow(ToLine(hello), options_.connect_timeout_ms));
+  // Checked like every message sent: a token above the protocol's limit is refused here,
+  // without its value.
+  RLT_ASSIGN_OR_RETURN(const std::string hello_line, CheckedLine(ClientMessage{hello}));
+  RLT_RETURN_IF_ERROR(conn.SendNow(hello_line, options_.connect_timeout_ms));
   const int64_t deadline = MonotonicMs() + options_.connect_timeout_ms;
   const std::string where = options_.host + ":" + std::to_string(options_.port);
   while (true) {
@@ -58,10 +72,24 @@ Status TcpBroker::ConnectOnce() {
     const int64_t left = deadline - MonotonicMs();
     const auto r = conn.ReceiveLine(static_cast<int>(std::max<int64_t>(left, 0)), &line);
     if (r == LineConnection::Receive::kTimeout) {
-      return Status::IoError("the broker at " + where + " did not answer hello within " +
-                             std::to_string(options_.connect_timeout_ms) + " ms");
+      hello_unanswered_ = true;
+      return Status::IoError(
+          "the server at " + where +
+          " accepted the connection but did not answer the hello within " +
+          Duration(options_.connect_timeout_ms) +
+          ": is it a server of the rltrade broker protocol (`rltrade exchange-sim` or a "
+          "bridge), and is it not stuck?");
     }
     if (r == LineConnection::Receive::kClosed) {
+      if (conn.line_too_long()) {
+        // Not a transport failure: the server does not speak the protocol. Not retried.
+        return Status::InvalidArgument("the server at " + where +
+                                       " answered hello with a line longer than the protocol's "
+                                       "limit of " +
+                                       std::to_string(kMaxLineBytes) +
+                                       " bytes (1 MiB per line): is it a server of the rltrade "
+                                       "broker protocol?");
+      }
       return Status::IoError("the broker at " + where + " closed the connection during hello (" +
                              conn.closed_reason() + ")");
     }
@@ -74,7 +102,7 @@ Status TcpBroker::ConnectOnce() {
     if (std::holds_alternative<Heartbeat>(*m)) continue;
     if (const auto* error = std::get_if<ErrorMessage>(&*m)) {
       return Status::InvalidArgument("the broker at " + where +
-                                     " refused hello: " + error->message);
+                                     " refused hello: " + PrintableText(error->message, 1000));
     }
     const auto* reply = std::get_if<ServerHello>(&*m);
     if (reply == nullptr) {
@@ -97,16 +125,30 @@ Status TcpBroker::ConnectOnce() {
 
 Status TcpBroker::ConnectWithBackoff() {
   Status last;
+  // The failure that says most: a server that took the connection and then said nothing
+  // explains the attempts after it (which may time out in connect() once its backlog is
+  // full) better than they do.
+  Status telling;
   int wait_ms = options_.backoff_initial_ms;
   for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
+    hello_unanswered_ = false;
     last = ConnectOnce();
     if (last.ok() || last.code() != Status::Code::kIoError) return last;
+    if (hello_unanswered_ && telling.ok()) telling = last;
     if (attempt == options_.max_attempts) break;
     usleep(static_cast<useconds_t>(wait_ms) * 1000);
     wait_ms = std::min(wait_ms * 2, options_.backoff_max_ms);
   }
-  return Status::IoError("cannot reach the broker after " + std::to_string(options_.max_attempts) +
-                         " attempts: " + last.message());
+  std::string message =
+      "cannot reach the broker after " + std::to_string(options_.max_attempts) + " attempts";
+  if (!disconnect_reason_.empty() && ever_connected_) {
+    message += " (the connection broke: " + disconnect_reason_ + ")";
+  }
+  message += ": " + (telling.ok() ? last.message() : telling.message());
+  if (!telling.ok() && telling.message() != last.message()) {
+    message += "; the last attempt: " + last.message();
+  }
+  return Status::IoError(message);
 }
 
 Status TcpBroker::Connect() { return ConnectWithBackoff(); }
@@ -122,7 +164,10 @@ Status TcpBroker::Send(const ClientMessage& message) {
     return Status::IoError(std::string(TypeName(message)) + " not sent: not connected to " + where +
                            " (Poll() reconnects; then send it again)");
   }
-  const Status s = conn_.SendNow(ToLine(message), options_.connect_timeout_ms);
+  // Nothing out of the protocol's limits is sent (a NaN or 1e308 quantity, an id of 65
+  // bytes): refused here, the connection stays up.
+  RLT_ASSIGN_OR_RETURN(const std::string line, CheckedLine(message));
+  const Status s = conn_.SendNow(line, options_.connect_timeout_ms);
   last_sent_ms_ = MonotonicMs();
   if (!s.ok() || conn_.closed()) {
     disconnect_reason_ = conn_.closed() ? conn_.closed_reason() : s.message();
@@ -200,6 +245,10 @@ Result<std::optional<BrokerEvent>> TcpBroker::Poll(int timeout_ms) {
     }
     if (std::holds_alternative<Heartbeat>(*m)) continue;
     if (std::holds_alternative<End>(*m)) ended_ = true;
+    // Text from the server is printed by the caller: printable, and never the credential.
+    if (auto* error = std::get_if<ErrorMessage>(&*m)) error->message = ProtocolText(error->message);
+    if (auto* reject = std::get_if<paper::Reject>(&*m))
+      reject->reason = ProtocolText(reject->reason);
     return std::optional<BrokerEvent>(BrokerEvent{BrokerEvent::Kind::kMessage, *m, ""});
   }
 }

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 
+#include "core/printable.h"
 #include "core/status.h"
 #include "paper/line_socket.h"
 #include "paper/protocol.h"
@@ -34,7 +35,7 @@
 namespace rlt::paper {
 
 // The environment variable holding the broker credential.
-inline constexpr const char* kBrokerTokenVariable = "RLTRADE_BROKER_TOKEN";
+inline constexpr const char* kBrokerTokenVariable = rlt::kBrokerTokenVariable;
 
 struct TcpBrokerOptions {
   std::string host = "127.0.0.1";
@@ -77,7 +78,9 @@ class TcpBroker {
   // the server (wrong protocol, authentication) is not retried.
   Status Connect();
 
-  // Sends one request. IoError when not connected (re-send after the reconnected event).
+  // Sends one request. IoError when not connected (re-send after the reconnected event);
+  // InvalidArgument ("not sent: ...", protocol.h's CheckedLine) when a field is outside the
+  // protocol's limits (market/limits.h): nothing is sent then.
   Status SendOrder(const NewOrder& order);
   Status CancelOrder(const std::string& client_order_id);
   Status RequestPositions();
@@ -107,6 +110,7 @@ class TcpBroker {
   bool ended_ = false;
   bool ever_connected_ = false;
   bool disconnect_reported_ = true;
+  bool hello_unanswered_ = false;  // the last ConnectOnce() connected, then timed out
   std::string disconnect_reason_;
   int reconnects_ = 0;
 };

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
+#include "core/json_parse.h"
 #include "core/rng.h"
 #include "core/thread_pool.h"
 #include "native/gemm.h"
@@ -104,7 +105,7 @@ Result<std::string> RunReference(const RetrievalBenchRequest& r, const Retrieval
     const size_t start = out.rfind('\n', end - 1);
     const std::string line = out.substr(start == std::string::npos ? 0 : start + 1,
                                         end - (start == std::string::npos ? 0 : start + 1));
-    const auto j = nlohmann::json::parse(line, nullptr, false);
+    const auto j = ParseJsonOrDiscarded<nlohmann::json>(line);
     if (!j.is_discarded() && j.is_object() && j.contains("reference_it_per_sec")) return line;
     if (start == std::string::npos) break;
     end = start;

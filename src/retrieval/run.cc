@@ -16,7 +16,9 @@
 
 #include "config/config.h"
 #include "core/file_io.h"
+#include "core/json_parse.h"
 #include "core/json_text.h"
+#include "core/printable.h"
 #include "core/proc_stats.h"
 #include "retrieval/npz_data.h"
 #include "retrieval/trainer.h"
@@ -135,10 +137,11 @@ Status TrimHistory(const std::string& path, int from) {
   std::string line, kept;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
-    const json j = json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.contains("epoch") || !j["epoch"].is_number_integer()) {
+    const json j = ParseJsonOrDiscarded<json>(line);
+    if (j.is_discarded() || !j.is_object() || !j.contains("epoch") ||
+        !j["epoch"].is_number_integer()) {
       return Status::DataError(path + ": a line that is not an epoch record: '" +
-                               line.substr(0, 80) + "'");
+                               PrintableText(line, 80) + "'");
     }
     if (j["epoch"].get<int>() < from) kept += line + "\n";
   }
@@ -257,8 +260,8 @@ Status TrainRun(const RetrievalTrainRequest& req, const std::string& run_dir, co
     RLT_RETURN_IF_ERROR(TrimHistory(history, trainer.next_epoch()));
     const std::string best_metrics = (fs::path(run_dir) / "best" / "metrics.json").string();
     if (auto best_text = ReadFile(best_metrics); best_text.ok()) {
-      const json j = json::parse(*best_text, nullptr, false);
-      if (!j.is_discarded() && j.contains(bound.settings.eval.best_metric) &&
+      const json j = ParseJsonOrDiscarded<json>(*best_text);
+      if (j.is_object() && j.contains(bound.settings.eval.best_metric) &&
           j[bound.settings.eval.best_metric].is_number()) {
         best = j[bound.settings.eval.best_metric].get<double>();
       }

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/file_io.h"
+#include "core/json_parse.h"
 #include "core/json_text.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -123,8 +124,7 @@ Result<KeptPrefix> ScanJsonl(const std::string& path, const std::string& text,
   for (int line_no = 1; kept.keep_bytes < text.size(); ++line_no) {
     const Line line = LineAt(text, kept.keep_bytes);
     if (!line.complete) break;  // torn by a crash: cut
-    const nlohmann::json row =
-        nlohmann::json::parse(line.text, nullptr, /*allow_exceptions=*/false);
+    const nlohmann::json row = ParseJsonOrDiscarded<nlohmann::json>(line.text);
     if (!row.is_object() || !row.contains("step") || !row["step"].is_number_integer()) {
       return Status::DataError(fmt::format(
           "{}:{}: expected a JSON object with an integer \"step\"; fix or remove the line", path,

@@ -20,6 +20,7 @@
 
 #include "config/config.h"
 #include "core/file_io.h"
+#include "core/json_parse.h"
 #include "core/json_text.h"
 #include "core/spawn.h"
 #include "core/thread_pool.h"
@@ -70,7 +71,7 @@ Progress ReadProgress(const std::string& run_dir) {
   Progress p;
   Result<std::string> text = ReadFile((fs::path(run_dir) / "status.json").string(), 1 << 20);
   if (!text.ok()) return p;
-  const json st = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  const json st = ParseJsonOrDiscarded<json>(*text);
   if (!st.is_object()) return p;
   const auto num = [&](const char* k) {
     return st.contains(k) && st[k].is_number() ? st[k].get<double>() : 0.0;
@@ -286,11 +287,14 @@ Result<std::optional<SeedsIndex>> ReadSeedsIndex(const std::string& run_dir) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return std::optional<SeedsIndex>();
   RLT_ASSIGN_OR_RETURN(const std::string text, ReadFile(path, 1 << 20));
-  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const json j = ParseJsonOrDiscarded<json>(text);
   const auto bad = [&](const std::string& what) {
     return Status::DataError(path + ": " + what +
                              " (written by rltrade train --seeds; restore it or retrain)");
   };
+  if (JsonNestingBeyond(text, kMaxJsonDepth) != std::string::npos) {
+    return bad("JSON nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+  }
   if (!j.is_object() || !j.contains("seeds") || !j["seeds"].is_array()) {
     return bad("expected a JSON object with a \"seeds\" array");
   }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/civil_time.h"
+#include "core/json_parse.h"
 #include "core/json_text.h"
 #include "core/options.h"
 #include "env/envs/intraday.h"
@@ -115,10 +116,13 @@ std::string TrainingRangesJson(const TrainingRanges& ranges) {
 }
 
 Result<TrainingRanges> ParseTrainingRanges(const std::string& text, const std::string& path) {
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   auto bad = [&path](const std::string& what) {
     return Status::DataError(path + ": " + what + " (the record of the dates training saw)");
   };
+  if (JsonNestingBeyond(text, kMaxJsonDepth) != std::string::npos) {
+    return bad("JSON nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+  }
+  const nlohmann::json j = ParseJsonOrDiscarded<nlohmann::json>(text);
   if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
   if (!j.contains("version") || j["version"] != 1) return bad("expected \"version\": 1");
   if (!j.contains("ranges") || !j["ranges"].is_array()) return bad("expected \"ranges\": [...]");
