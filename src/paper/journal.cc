@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "core/file_io.h"
+#include "core/json_parse.h"
 
 namespace rlt::paper {
 namespace {
@@ -25,7 +26,7 @@ Status CheckFieldTypes(const Journal::Json& line, const std::string& where) {
                                          "high",     "low",   "close", "volume"};
   auto bad = [&](const char* key, const char* expected) {
     return Status::DataError(where + ": corrupt journal line: \"" + key + "\" is " +
-                             line[key].dump() + ", expected " + expected +
+                             JsonSummary(line[key]) + ", expected " + expected +
                              "; restore the file, or start a new --journal");
   };
   for (const char* k : kStrings) {
@@ -76,8 +77,9 @@ Result<JournalText> ParseJournal(std::string_view text, const std::string& path)
                                "starts with {\"type\":); the file is not a journal, or was " +
                                "edited: restore it, or start a new --journal");
     }
-    const Journal::Json line =
-        Journal::Json::parse(text.substr(begin, eol - begin), nullptr, false);
+    // Depth-limited (core/json_parse.h): a line nested too deep is as corrupt as one that is
+    // not JSON, and is never built.
+    const Journal::Json line = ParseJsonOrDiscarded<Journal::Json>(text.substr(begin, eol - begin));
     if (line.is_discarded() || !line.is_object() || !line.contains("type") ||
         !line["type"].is_string()) {
       if (line_no == 1) {

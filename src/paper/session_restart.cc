@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/civil_time.h"
+#include "core/json_parse.h"
 #include "paper/session.h"
 
 namespace rlt::paper {
@@ -109,8 +110,8 @@ Status PaperSession::CheckSameSession(const Journal& journal, const Json& start_
     if (!was.contains(key) || was[key] != start_line[key]) {
       return Status::Refused(journal.path() + " is the journal of " + "another session: its " +
                              key + " is " +
-                             (was.contains(key) ? was[key].dump() : std::string("missing")) +
-                             ", this one's " + start_line[key].dump() +
+                             (was.contains(key) ? JsonSummary(was[key]) : std::string("missing")) +
+                             ", this one's " + JsonSummary(start_line[key]) +
                              "; restart it with its own arguments or choose another --journal");
     }
   }

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <limits>
 
+#include "core/json_parse.h"
 #include "core/json_text.h"
 
 namespace rlt::tune {
@@ -114,6 +115,13 @@ Result<JsonDoc> JsonDoc::Parse(const std::string& text, const std::string& file,
   JsonDoc d;
   d.file_ = file;
   d.first_line_ = first_line;
+  if (const size_t deep = JsonNestingBeyond(text, kMaxJsonDepth); deep != std::string::npos) {
+    int line = first_line;
+    for (size_t i = 0; i < deep; ++i) line += text[i] == '\n';
+    return Status::DataError(file + ":" + std::to_string(line) + ": JSON nested more than " +
+                             std::to_string(kMaxJsonDepth) +
+                             " levels deep; no file rltrade writes nests that deep: restore it");
+  }
   try {
     d.root_ = json::parse(text);
   } catch (const json::parse_error& e) {
