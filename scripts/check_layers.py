@@ -27,7 +27,7 @@ INCLUDE_RE = re.compile(r'^\s*#\s*include\s*"([a-z_]+)/')
 TORCH_RE = re.compile(r'^\s*#\s*include\s*<(torch|ATen|c10)/')
 # An `internal::` name, with the namespaces that qualify it (e.g. "config::internal::X",
 # "rlt::internal::X", "internal::X").
-INTERNAL_RE = re.compile(r'((?:\b[A-Za-z_]\w*::)*)internal::')
+INTERNAL_RE = re.compile(r'((?:\b[A-Za-z_]\w*::)*)\binternal::')
 
 
 def fail_guide(msg):

@@ -89,7 +89,7 @@ std::string TomlFloat(const std::string& text) {
   if (ec != std::errc() || p != end) return "";
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  std::string out = rlt::internal::FormatValue(v);
+  std::string out = rlt::FormatValue(v);
   if (out.find_first_of(".eE") == std::string::npos) out += ".0";
   return out;
 }
@@ -143,7 +143,7 @@ bool ScalarText(const toml::node& node, std::string* text, ValueKind* kind) {
       *kind = ValueKind::kInteger;
       return true;
     case toml::node_type::floating_point:
-      *text = rlt::internal::FormatValue(node.as_floating_point()->get());
+      *text = rlt::FormatValue(node.as_floating_point()->get());
       *kind = ValueKind::kFloat;
       return true;
     case toml::node_type::boolean:
@@ -289,8 +289,6 @@ std::vector<std::string> Section::Keys() const {
   return keys;
 }
 
-namespace internal {
-
 std::string MessagePlace(const std::string& source) {
   const size_t last = source.rfind(':');
   if (last == std::string::npos || last + 1 == source.size() || source.rfind("--set", 0) == 0) {
@@ -312,8 +310,6 @@ Status JoinErrors(const std::vector<std::string>& errors) {
   for (const auto& e : errors) message += (message.empty() ? "" : "\n") + e;
   return Status::InvalidArgument(message);
 }
-
-}  // namespace internal
 
 Result<Config> Config::LoadFile(const std::string& path) {
   Result<std::string> text = ReadFile(path);
@@ -428,11 +424,11 @@ Status Config::CheckSections(const std::vector<std::string>& known) const {
   std::vector<std::string> errors;
   for (const auto& s : sections_) {
     if (std::find(known.begin(), known.end(), s.name) != known.end()) continue;
-    std::string e = internal::MessagePlace(s.source) + ": unknown section [" + s.name + "]";
+    std::string e = MessagePlace(s.source) + ": unknown section [" + s.name + "]";
     if (!known.empty()) e += "; did you mean [" + NearestName(s.name, known) + "]?";
     errors.push_back(e);
   }
-  return internal::JoinErrors(errors);
+  return JoinErrors(errors);
 }
 
 void Config::SetSectionValues(const std::string& section,

@@ -114,12 +114,10 @@ struct Section {
   std::vector<std::string> Keys() const;
 };
 
-namespace internal {
 // "configs/x.toml:12" for "configs/x.toml:12:1"; other sources unchanged.
 std::string MessagePlace(const std::string& source);
 // Ok when `errors` is empty, else InvalidArgument with the errors one per line.
 Status JoinErrors(const std::vector<std::string>& errors);
-}  // namespace internal
 
 class Config {
  public:
@@ -195,19 +193,18 @@ Status Config::Bind(const std::string& section, Options& options,
     // 2^63-1, which InferKind keeps a string) is how such a value must be written.
     if (value.kind == ValueKind::kString && InferKind(value.text) != ValueKind::kString &&
         IsArithmeticOption(options, key)) {
-      errors.push_back(internal::MessagePlace(value.source) + ": [" + section + "] '" + key +
-                       "' = \"" + value.text +
+      errors.push_back(MessagePlace(value.source) + ": [" + section + "] '" + key + "' = \"" +
+                       value.text +
                        "\": expected a number or true/false, found a string (write it without "
                        "quotes)");
       continue;
     }
     Status status = SetOption(options, key, value.text);
     if (!status.ok()) {
-      errors.push_back(internal::MessagePlace(value.source) + ": [" + section + "] " +
-                       status.message());
+      errors.push_back(MessagePlace(value.source) + ": [" + section + "] " + status.message());
     }
   }
-  return internal::JoinErrors(errors);
+  return JoinErrors(errors);
 }
 
 template <typename Options>

@@ -390,10 +390,10 @@ TEST(Config, LoadFileReadsAFileAndNamesItInSources) {
 }
 
 TEST(Config, MessagePlaceDropsOnlyTheColumn) {
-  EXPECT_EQ(internal::MessagePlace("configs/x.toml:12:1"), "configs/x.toml:12");
-  EXPECT_EQ(internal::MessagePlace("--set a.b=c:1:2"), "--set a.b=c:1:2");
-  EXPECT_EQ(internal::MessagePlace("resolved"), "resolved");
-  EXPECT_EQ(internal::MessagePlace("x:y:1"), "x:y:1");
+  EXPECT_EQ(MessagePlace("configs/x.toml:12:1"), "configs/x.toml:12");
+  EXPECT_EQ(MessagePlace("--set a.b=c:1:2"), "--set a.b=c:1:2");
+  EXPECT_EQ(MessagePlace("resolved"), "resolved");
+  EXPECT_EQ(MessagePlace("x:y:1"), "x:y:1");
 }
 
 }  // namespace

@@ -212,6 +212,12 @@ struct ArithmeticFieldFinder {
 
 }  // namespace internal
 
+// The text form of a value (FormatValue) and the parse of one (ParseValue) by the rules
+// above: the public face of the binder's own conversions, for callers that read or print
+// a single setting themselves.
+using internal::FormatValue;
+using internal::ParseValue;
+
 // True when `key` names a field of a number or bool type.
 template <typename Options>
 bool IsArithmeticOption(Options& options, const std::string& key) {

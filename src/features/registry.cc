@@ -198,7 +198,7 @@ Result<Values> ResolveParams(const IndicatorSpec& spec,
     // Decimal only, as the CSV reader and the config binder read numbers (strtod took
     // 0x10 as 16).
     double value = 0;
-    if (!rlt::internal::ParseValue(text, &value).ok()) {
+    if (!rlt::ParseValue(text, &value).ok()) {
       return Status::InvalidArgument(spec.name + ": parameter '" + key +
                                      "' needs a finite decimal number, got '" + text + "'");
     }

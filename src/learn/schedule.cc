@@ -54,7 +54,7 @@ Schedule Schedule::WarmupCosine(double peak, int64_t warmup_updates, double fina
 Result<Schedule> Schedule::Parse(const std::string& raw) {
   const std::string text = Trim(raw);
   double value;
-  if (internal::ParseValue(text, &value).ok()) return Schedule(value);
+  if (rlt::ParseValue(text, &value).ok()) return Schedule(value);
   std::string name;
   std::vector<std::string> args;
   const std::string forms =
@@ -63,7 +63,7 @@ Result<Schedule> Schedule::Parse(const std::string& raw) {
   if (!SplitCall(text, &name, &args)) return Status::InvalidArgument(forms);
   std::vector<double> v(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
-    if (!internal::ParseValue(args[i], &v[i]).ok()) {
+    if (!rlt::ParseValue(args[i], &v[i]).ok()) {
       return Status::InvalidArgument("argument '" + args[i] + "' is not a number; " + forms);
     }
   }
@@ -98,7 +98,7 @@ double Schedule::Value(const TrainingProgress& p) const {
 }
 
 std::string Schedule::ToString() const {
-  using internal::FormatValue;
+  using rlt::FormatValue;
   switch (kind_) {
     case Kind::kConstant:
       return FormatValue(a_);

@@ -240,16 +240,16 @@ Status CheckEsMemory(const config::Config& config, const learn::EsOptions& es, i
   return Status::InvalidArgument(fmt::format(
       "{}[algo] noise_table_size = {}: the noise table needs {:.0f} MB but only {:.0f} MB is "
       "available; lower noise_table_size",
-      v != nullptr ? config::internal::MessagePlace(v->source) + ": " : std::string(),
-      es.noise_table_size, bytes / 1e6, static_cast<double>(available) / 1e6));
+      v != nullptr ? config::MessagePlace(v->source) + ": " : std::string(), es.noise_table_size,
+      bytes / 1e6, static_cast<double>(available) / 1e6));
 }
 
 // "file:line: [section] key" when the config sets the key, else "[section] key".
 std::string KeyPlace(const config::Config& config, const std::string& section,
                      const std::string& key) {
   const config::ConfigValue* v = config.Get(section, key);
-  return (v != nullptr ? config::internal::MessagePlace(v->source) + ": " : std::string()) + "[" +
-         section + "] " + key;
+  return (v != nullptr ? config::MessagePlace(v->source) + ": " : std::string()) + "[" + section +
+         "] " + key;
 }
 
 // The values a schedule takes over a run of `total_updates` updates (sampled at 201
@@ -321,10 +321,10 @@ Status CheckRanges(const config::Config& config, const RunOptions& run,
     }
   }
   if (!(ppo.vf_coef >= 0 && ppo.vf_coef <= 100)) {
-    fail("algo", "vf_coef", rlt::internal::FormatValue(ppo.vf_coef), "must be in [0, 100]");
+    fail("algo", "vf_coef", rlt::FormatValue(ppo.vf_coef), "must be in [0, 100]");
   }
   if (!(policy.log_std_init >= -20 && policy.log_std_init <= 5)) {
-    fail("policy", "log_std_init", rlt::internal::FormatValue(policy.log_std_init),
+    fail("policy", "log_std_init", rlt::FormatValue(policy.log_std_init),
          "must be in [-20, 5] (the initial std exp(log_std_init) in [2e-9, 148])");
   }
   // A batch_size at or above the rollout is one minibatch of the whole rollout (SB3).
@@ -352,7 +352,7 @@ Status CheckRanges(const config::Config& config, const RunOptions& run,
                        L, std::max(1, ppo.batch_size / L) * L));
     }
   }
-  return config::internal::JoinErrors(errors);
+  return config::JoinErrors(errors);
 }
 
 Result<Setup> BuildSetup(config::Config config) {
@@ -389,7 +389,7 @@ Result<Setup> BuildSetup(config::Config config) {
   }
   if (!(s.run.rank_timeout_seconds >= 1 && s.run.rank_timeout_seconds <= 86400)) {
     return Status::InvalidArgument(
-        "[run] rank_timeout_seconds = " + rlt::internal::FormatValue(s.run.rank_timeout_seconds) +
+        "[run] rank_timeout_seconds = " + rlt::FormatValue(s.run.rank_timeout_seconds) +
         ": expected 1 to 86400 seconds (how long a rank under mpirun waits for the others)");
   }
   if (s.run.eval_every < 0) {

@@ -41,7 +41,7 @@ Result<std::map<std::string, market::DateRange>> ReadSplit(const config::Config&
       split["train"].first > split["test"].last) {
     const config::ConfigValue* v = s->Find("train");
     return Status::InvalidArgument(
-        config::internal::MessagePlace(v->source) + ": [split] train " + split["train"].ToString() +
+        config::MessagePlace(v->source) + ": [split] train " + split["train"].ToString() +
         " starts after test " + split["test"].ToString() +
         " ends; train on dates before the test range (walk forward in time)");
   }
@@ -70,8 +70,7 @@ void NoteOnce(const std::string& note) {
 Result<market::SessionHours> SessionOf(const config::Config& config, const DataOptions& d) {
   const config::ConfigValue* v = config.Get("data", "session");
   const std::string key =
-      (v != nullptr ? config::internal::MessagePlace(v->source) + ": " : std::string()) +
-      "[data] session";
+      (v != nullptr ? config::MessagePlace(v->source) + ": " : std::string()) + "[data] session";
   return market::ParseSessionHours(d.session, key);
 }
 
@@ -148,7 +147,7 @@ Status ProbeEnv(const config::Section& env_section, const EnvSetup& setup) {
   }
   const config::ConfigValue* value = key.empty() ? nullptr : env_section.Find(key);
   if (value == nullptr || st.code() != Status::Code::kInvalidArgument) return st;
-  return Status::InvalidArgument(config::internal::MessagePlace(value->source) + ": " +
+  return Status::InvalidArgument(config::MessagePlace(value->source) + ": " +
                                  (key == "id" ? "[env] " : "") + m);
 }
 
@@ -166,10 +165,10 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverr
   // see only key = value): unknown keys with the nearest valid one, bad values.
   std::vector<std::string> errors;
   for (const auto& [key, value] : env_section->entries) {
-    const std::string place = config::internal::MessagePlace(value.source) + ": [env] ";
+    const std::string place = config::MessagePlace(value.source) + ": [env] ";
     if (key == "id") continue;
     if (key == "num_envs") {
-      Status parsed = internal::ParseValue(value.text, &setup.num_envs);
+      Status parsed = rlt::ParseValue(value.text, &setup.num_envs);
       if (!parsed.ok()) {
         errors.push_back(place + "num_envs: " + parsed.message());
       } else if (setup.num_envs < 1) {
@@ -181,7 +180,7 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverr
     if (!checked.ok()) errors.push_back(place + checked.message());
     setup.context.settings[key] = value.text;
   }
-  RLT_RETURN_IF_ERROR(config::internal::JoinErrors(errors));
+  RLT_RETURN_IF_ERROR(config::JoinErrors(errors));
   RLT_ASSIGN_OR_RETURN(setup.split, ReadSplit(config));
   const env::EnvEntry* entry = nullptr;
   for (const auto& e : env::EnvRegistry()) {
@@ -216,7 +215,7 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverr
       if (v == nullptr || !set) continue;
       NoteOnce(fmt::format(
           "warning: {}: [data] {} does not apply to source = \"synthetic\" and is ignored",
-          config::internal::MessagePlace(v->source), key));
+          config::MessagePlace(v->source), key));
     }
   }
   if (!setup.split.count("train")) {
