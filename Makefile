@@ -26,7 +26,10 @@ build: configure
 # The demo: the rule-based held-out backtest (seconds), PPO training of 3 seeds on the same
 # synthetic market (configs/intraday_ppo.toml; one number is not a result), then the
 # out-of-sample evaluation of every seed and the spread across seeds with its HTML report.
-demo: build
+# Builds only what the demo runs: the rltrade binary (and the MPI plug-in it loads under
+# mpirun), not the tests, benchmarks or the Python module.
+demo: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target rltrade
 	$(BUILD_DIR)/rltrade demo --out $(BUILD_DIR)/demo
 	rm -rf $(BUILD_DIR)/demo/run
 	$(BUILD_DIR)/rltrade train configs/intraday_ppo.toml --seeds 3 --run-dir $(BUILD_DIR)/demo/run
@@ -64,7 +67,7 @@ test-sanitize: deps
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(if $(SANITIZE_BLAS_CORE),OPENBLAS_CORETYPE=$(SANITIZE_BLAS_CORE)) \
 	  ctest --output-on-failure -j $(JOBS) -LE slow
 
-# Fuzzing (issue 9 §6, fuzz/README.md): the readers of outside input as libFuzzer targets,
+# Fuzzing (fuzz/README.md): the readers of outside input as libFuzzer targets,
 # built with clang, ASan + UBSan and live RLT_DCHECKs in $(FUZZ_DIR) (LibTorch-free).
 #   make fuzz      fuzzes each target for FUZZ_SECONDS (new inputs go to $(FUZZ_DIR)/corpus,
 #                  crashes to $(FUZZ_DIR)/artifacts); fails if any target crashed

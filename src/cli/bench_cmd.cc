@@ -420,7 +420,7 @@ int RunBenchMpi(const BenchMpiFlags& f) {
       modelled_here, measured_here);
   fmt::print(
       "\nprojection (model: ring allreduce of the gradient per minibatch, latency-bound small "
-      "sums; weak scaling; README \"Under mpirun\")\n");
+      "sums; weak scaling; docs/scale-out.md)\n");
   fmt::print("  {:<26} {:>6} {:>14} {:>12} {:>11} {:>14}\n", "network", "ranks", "comm s/update",
              "s/update", "efficiency", "env steps/s");
   for (const auto& p : projection) {
@@ -556,7 +556,7 @@ void RegisterBenchCommands(CLI::App& app, Action* action) {
   bench->require_subcommand(1);
   auto f = std::make_shared<BenchEnvFlags>();
   CLI::App* env = bench->add_subcommand("env", "Env steps per second with random actions");
-  env->add_option("--env", f->env, "environment id (see the README)")->capture_default_str();
+  env->add_option("--env", f->env, "environment id (see docs/environments.md)")->capture_default_str();
   env->add_option("--envs", f->envs, "number of environments")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

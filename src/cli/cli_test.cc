@@ -200,7 +200,7 @@ TEST_F(CliTest, MetricsJsonHasTheContractedKeysAndEmpyricalsValues) {
   EXPECT_NE(err.out.find(bad + ":3: column 2"), std::string::npos) << err.out;
 }
 
-// Issue 11 §2: one day of naive 1-minute bars 04:00..20:00 (SPY's extended hours).
+// One day of naive 1-minute bars 04:00..20:00 (SPY's extended hours).
 std::string WriteExtendedHoursDay(const fs::path& dir, int days = 2) {
   std::string text = "date,open,high,low,close,volume\n";
   for (int day = 1; day <= days; ++day) {
@@ -267,7 +267,7 @@ TEST_F(CliTest, SessionFlagKeepsTheRegularSessionBars) {
       << r.out;
 }
 
-// Issue 11 §4: under --on-bad-rows drop the Fix text does not suggest that very flag.
+// Under --on-bad-rows drop the Fix text does not suggest that very flag.
 TEST_F(CliTest, DataCheckFixTextFitsThePolicyInForce) {
   const std::string bad = (dir_ / "bad.csv").string();
   std::ofstream(bad) << "date,open,high,low,close,volume\n"

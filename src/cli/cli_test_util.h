@@ -50,7 +50,7 @@ batch_size = 256
 n_epochs = 2
 )";
 
-// The same market and environment trained by evolution strategies (issue 15 §3): 256
+// The same market and environment trained by evolution strategies: 256
 // members of 74 steps per generation.
 inline constexpr const char* kSmallIntradayEsConfig = R"(
 [run]

@@ -1,4 +1,4 @@
-// End-to-end tests of `[algo] name = "es"` (learn/es.h, issue 15 §3) through the binary:
+// End-to-end tests of `[algo] name = "es"` (learn/es.h) through the binary:
 // evolution strategies on the intraday environment earn more over the training range than
 // a random policy (`rltrade eval --policy random`) and than their own first generation;
 // the run is a normal run directory that `eval` reads; --resume continues bit for bit;

@@ -1,4 +1,4 @@
-// End-to-end regression tests of issue 9 §1-2 (hostile input and faults): each runs the
+// End-to-end regression tests of hostile input and faults: each runs the
 // command the hostile tester ran and asserts the exit code, a message fragment and what
 // is (not) left on disk.
 //  - Honesty: every path that sets a training range (config file, --set env.range,
@@ -543,7 +543,7 @@ TEST_F(HostileCli, MetricsRejectsImpossibleReturnsAndANanRiskFreeRate) {
   EXPECT_EQ(r.exit_code, 0) << r.out;
 }
 
-// Issue 9 §3 and §5: never abort, never echo garbage. A network too large for memory is
+// Never abort, never echo garbage. A network too large for memory is
 // refused before LibTorch allocates it; bytes that are not UTF-8 (a run directory named
 // with 0xFF, a Latin-1 symbol, garbage in metrics.csv) never make a JSON writer throw; a
 // status.json of nulls and wrong types is read; binary bytes and a 10 MB line in an error

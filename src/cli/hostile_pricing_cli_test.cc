@@ -82,7 +82,7 @@ TEST(HostilePricingCli, BinomialTwoStepGreeksComeFromTheTree) {
   EXPECT_TRUE(IsEmptyDir(dir.path()));
 }
 
-// The domain's edges (README: vol <= 100, |r|, |q| <= 5, T <= 100) have Greeks under the
+// The domain's edges (docs/pricing.md: vol <= 100, |r|, |q| <= 5, T <= 100) have Greeks under the
 // American models; pricing_test checks every edge and model, this the command itself.
 TEST(HostilePricingCli, AmericanGreeksAtTheDocumentedEdges) {
   ScratchDir dir("rlt_hostile_pricing_");

@@ -113,7 +113,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "error: writing output failed: %s\n", e.what());
     code = 1;
   } catch (const std::bad_alloc&) {
-    // The last resort (issue 9 §3): inputs are validated and memory is estimated first,
+    // The last resort: inputs are validated and memory is estimated first,
     // so reaching this is a gap in those checks.
     std::fprintf(stderr,
                  "error: out of memory; lower the sizes in the config (env.num_envs, "

@@ -1,4 +1,4 @@
-// End-to-end tests of rltrade under mpirun (dist/dist.h, issue 15): `mpirun -np 2 rltrade
+// End-to-end tests of rltrade under mpirun (dist/dist.h): `mpirun -np 2 rltrade
 // walkforward` runs fold k on rank k mod 2 and writes exactly what one process writes (the
 // concatenated daily returns and equity byte for byte, the same summary but for the output
 // path, the same table on stdout); `mpirun -np 2 rltrade train --seeds 3` trains every seed
@@ -121,7 +121,7 @@ TEST_F(MpiCli, CommandsThatDoNotSpreadTheirWorkAreRefusedUnderMpirun) {
   EXPECT_FALSE(fs::exists(dir_ / "bars.csv"));
 }
 
-// ---- Data-parallel training: one policy on the ranks (issue 15 §1) --------------------
+// ---- Data-parallel training: one policy on the ranks --------------------
 
 // CartPole, 2 environments per rank: with 2 ranks, 4 environments of 32 steps per update
 // and minibatches of 16 samples per environment (batch_size 64 = 4 x 16).
@@ -269,7 +269,7 @@ TEST_F(MpiTrain, SettingsDataParallelTrainingCannotUseAreRefusedBeforeAnythingIs
   EXPECT_FALSE(fs::exists(run));
 }
 
-// Evolution strategies (issue 15 §3): the population split over 2 ranks is the
+// Evolution strategies: the population split over 2 ranks is the
 // one-process population — the same fitnesses every generation (metrics.csv) and the same
 // parameters, Adam state and observation statistics bit for bit — and a checkpoint written
 // by one process resumes on 2 ranks bit for bit.
@@ -342,7 +342,7 @@ TEST_F(MpiTrain, BenchMpiAndBenchTrainMeasureTheRanks) {
   EXPECT_NEAR(t["scaling_efficiency"].get<double>(), t["speedup"].get<double>() / 2, 1e-9);
 }
 
-// Trials on the ranks (issue 15 §2): the study a single process runs, each trial run once,
+// Trials on the ranks: the study a single process runs, each trial run once,
 // on both ranks (journaled as "rank"); with training, each trial equals one process's.
 TEST_F(MpiTrain, TuneTrialsOnTwoRanksEqualOneProcess) {
   const std::string branin = (dir_ / "branin.toml").string();

@@ -241,7 +241,7 @@ TEST_F(PerfCli, KillNineAtRandomPointsNeverLeavesACheckpointResumeCannotLoad) {
   EXPECT_GE(resumed, 10);  // most kills land after the first checkpoint
 }
 
-// Signals (issue 5 §5): SIGINT/SIGTERM finish the current update, write
+// Signals: SIGINT/SIGTERM finish the current update, write
 // checkpoints/step_<N> and exit with 128 + signal; --resume from there continues as if
 // the run had never stopped. ~3 s of training at ~20k env steps/s on one thread.
 constexpr int64_t kSignalTotalSteps = 65536;
@@ -386,7 +386,7 @@ TEST_F(PerfCli, SignalSigintThenResumeMatchesAnUninterruptedRun) {
   }
 }
 
-// Issue 9 §3: a signal inside a long rollout (here ~16M env steps, ~5 s) is
+// A signal inside a long rollout (here ~16M env steps, ~5 s) is
 // honoured within about PpoTrainer::kInterruptSeconds: the rollout is discarded, the run
 // exits 128 + signal with the checkpoint written before that rollout (the state after the
 // last finished update) as its last checkpoint, and --resume continues from there.
@@ -415,7 +415,7 @@ TEST_F(PerfCli, SignalInsideALongRolloutStopsWithinSecondsAndResumes) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), 130);
-  // The rollout alone takes several seconds on this machine; before issue 9 the run
+  // The rollout alone takes several seconds on this machine; before the interrupt rule the run
   // finished it and the update first.
   EXPECT_LT(seconds, 2.5) << "the signal was not honoured inside the rollout";
   EXPECT_EQ(CsvLines(csv).size(), 2u) << "the discarded rollout must not add a metrics row";
@@ -567,7 +567,7 @@ TEST_F(PerfCli, LibgompSleepsWhenIdleWithoutAnEnvironmentVariableUnlessTheUserSe
 
 // A status.json with fields of the wrong type (null, strings, absurd numbers), as a
 // hand-edit or a corrupt disk leaves it, is read as far as it goes: no exception escapes
-// (issue 9 §3), text and --json both exit 0.
+//, text and --json both exit 0.
 TEST_F(PerfCli, StatusReadsAStatusFileWithNullsAndWrongTypesWithoutCrashing) {
   const fs::path run = dir_ / "odd_run";
   fs::create_directories(run);

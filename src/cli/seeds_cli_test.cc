@@ -1,4 +1,4 @@
-// End-to-end tests of multi-seed runs (issue 11 §1; train/seeds.h, evalrun/seeds_eval.h):
+// End-to-end tests of multi-seed runs (train/seeds.h, evalrun/seeds_eval.h):
 // `train --seeds N` writes N complete seed runs, each the same as a single run with that
 // seed; `status`, `eval`, `signal` and `--resume` understand RUN; the result across seeds
 // is computed from the seeds' own files, checked here by an independent computation.

@@ -183,7 +183,7 @@ TEST(Config, BadValuesNameTheLineKeyAndExpectedType) {
       << s.message();
 }
 
-// Issue 9 §4: `n_steps = "64"` was read as 64; a NaN or an infinity reached training.
+// `n_steps = "64"` was read as 64; a NaN or an infinity reached training.
 TEST(Config, QuotedNumbersForNumberFieldsAndNonFiniteValuesAreErrors) {
   Config c = Parse("[algo]\nn_steps = \"64\"\nnormalize = \"true\"\nlr = nan\n");
   AlgoOptions o;

@@ -1,5 +1,5 @@
 // rltrade core: Collective — the sums and gathers a data-parallel learner needs from the
-// group of processes it trains with (issue 15 §1), without naming the transport.
+// group of processes it trains with, without naming the transport.
 //
 // What it is: an interface the learner, the normaliser and the trainer call at the same
 // points on every member of the group; dist::WorldCollective() (dist/dist.h) implements it

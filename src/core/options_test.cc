@@ -49,7 +49,7 @@ TEST(Options, BadValuesAreRejectedWithTheExpectedType) {
   EXPECT_EQ(o.window, 5);
 }
 
-// Issue 9 §4: one central rule, so that no section can take a NaN or an infinity.
+// One central rule, so that no section can take a NaN or an infinity.
 TEST(Options, NonFiniteNumbersAreRejectedAndTheFieldKeepsItsValue) {
   DemoOptions o;
   for (const char* text : {"nan", "-nan", "inf", "-inf", "infinity", "1e400"}) {
@@ -89,7 +89,7 @@ TEST(Options, EditDistanceIsLevenshtein) {
   EXPECT_FALSE(SplitAssignment("novalue").ok());
 }
 
-// Issue 11: an adjacent swap is one typo, and a tie goes to the longer common prefix.
+// An adjacent swap is one typo, and a tie goes to the longer common prefix.
 TEST(Options, NearestNameCountsSwapsAsOneTypoAndPrefersTheSamePrefix) {
   const std::vector<std::string> env_keys = {"nlags", "cost_rate", "fixed_cost", "initial_capital",
                                              "range", "id",        "num_envs"};

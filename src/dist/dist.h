@@ -1,4 +1,4 @@
-// rltrade dist: the MPI job this process belongs to (issue 15) — one binary that runs alone
+// rltrade dist: the MPI job this process belongs to — one binary that runs alone
 // or as one rank of `mpirun -np K rltrade ...`, on one machine or a cluster.
 //
 // What it is: Init() starts MPI only when the process was launched by an MPI launcher

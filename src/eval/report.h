@@ -1,4 +1,4 @@
-// rltrade eval: the HTML report of an evaluation (`report.html`, issue 4 §4).
+// rltrade eval: the HTML report of an evaluation (`report.html`).
 //
 // What it is: WriteReport() reads the files an evaluation wrote (summary.json, equity.csv,
 // daily_returns.csv, trades.csv; their format is the contract in eval/outputs.h) and writes

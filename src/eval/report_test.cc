@@ -211,7 +211,7 @@ TEST(Report, MissingOrMalformedFilesAreErrorsNamingTheFile) {
   EXPECT_FALSE(fs::exists(dir / kReportFile));
 }
 
-// Found by fuzz/eval_dir_fuzz (issue 9 §3, "report on a summary with nulls"): a null or
+// Found by fuzz/eval_dir_fuzz ("report on a summary with nulls"): a null or
 // wrongly typed "policy", "in_sample" or "range" threw nlohmann's type_error out of
 // WriteReport (an abort in `rltrade report`). Now: nulls and odd types are shown as
 // "?" / the default, and an in_sample flag that is not a bool is an error (the IN-SAMPLE

@@ -1,6 +1,6 @@
 // rltrade eval: reading a returns file.
 //
-// The format (README "rltrade metrics"): a one-column CSV whose first non-comment line is
+// The format (docs/evaluation.md "rltrade metrics"): a one-column CSV whose first non-comment line is
 // the header `return`, then one per-period simple return per line as a fraction
 // (0.01 = +1 %). An empty cell or `nan` (any case) is a missing period and becomes NaN;
 // lines starting with `#` are comments; a trailing '\r' (Windows line ends) is ignored.

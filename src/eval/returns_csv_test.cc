@@ -60,7 +60,7 @@ TEST(ReturnsCsv, RejectsAWrongHeaderASecondColumnAndAMissingFile) {
   EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);
 }
 
-// Issue 9 §4: a return below -1 gave max_drawdown -1.52 next to annual_return -1.0,
+// A return below -1 gave max_drawdown -1.52 next to annual_return -1.0,
 // 1e308 gave max_drawdown 0, and a BOM was refused here but accepted by the bar reader.
 TEST(ReturnsCsv, ReturnsOutsideMinusOneToAMillionAreErrorsAndABomIsSkipped) {
   const auto below = ParseReturnsCsv("return\n0.1\n-1.5\n", "b.csv");

@@ -1,5 +1,5 @@
 // rltrade evalrun: `rltrade eval` as a library call — a trained run in, an out-of-sample
-// backtest out (issue 4 §1).
+// backtest out.
 //
 // RunEvaluation() rebuilds the run's environment from RUN_DIR/config.toml with the
 // run's stored feature normaliser (RUN_DIR/normalizer.json; never refitted), then:

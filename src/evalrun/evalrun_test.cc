@@ -1,6 +1,6 @@
 // rltrade evalrun tests: `rltrade eval` on a tiny trained intraday run — the files of the
 // eval/outputs.h contract, the in-sample guard, benchmarks checked against an independent
-// computation from the bars, reproducibility, and the honesty checks of issue 4 §6 (a
+// computation from the bars, reproducibility, and the honesty checks (a
 // cheat policy that reads the future wins hugely; without a predictable component nothing
 // honest beats flat beyond noise).
 #include "evalrun/evalrun.h"
@@ -304,7 +304,7 @@ TEST(EvalEpisodic, CartPoleWritesMeanAndStdOfDeterministicEpisodes) {
   fs::remove_all(root);
 }
 
-// Output names (issue 11 §3): what was evaluated names the directory, so evaluating
+// Output names: what was evaluated names the directory, so evaluating
 // another policy, checkpoint or data file never overwrites the trained policy's eval/test.
 TEST(EvalOutputName, NamesThePolicyCheckpointAndDataFile) {
   const fs::path root = rlt::testing::NewScratchDir("rlt_eval_name_");
@@ -427,7 +427,7 @@ TEST_F(EvalRun, TheTableLabelsRoundTripsAndFillsApart) {
   EXPECT_EQ(out->table.find("num_trades"), std::string::npos);
 }
 
-// The options environment (issue 12 §5): a tiny recurrent run evaluated on its test range:
+// The options environment: a tiny recurrent run evaluated on its test range:
 // one walk over the range's days, buy-and-hold of the underlying from its closes, flat
 // earning the cash rate (an analytic check), daily returns that reproduce net worth, the
 // overlap guard, and a byte-identical summary on a second evaluation.

@@ -1,4 +1,4 @@
-// rltrade evalrun: `rltrade eval RUN` on a multi-seed run (issue 11 §1; train/seeds.h).
+// rltrade evalrun: `rltrade eval RUN` on a multi-seed run (train/seeds.h).
 //
 // RunSeedsEvaluation() evaluates every seed's run (RunEvaluation on RUN/seed_<seed>, which
 // writes RUN/seed_<seed>/eval/<name>/ as for any run) and writes the result across seeds to

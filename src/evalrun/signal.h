@@ -1,5 +1,5 @@
 // rltrade evalrun: `rltrade signal` as a library call — a trained run and recent bars in,
-// the policy's decision for the latest bar out (issue 4 §5).
+// the policy's decision for the latest bar out.
 //
 // ComputeSignal() rebuilds the run's market data exactly as `rltrade eval --data FILE`
 // does (train::BuildEnvSetup with the bars file and the run's stored normalizer.json, so
@@ -16,7 +16,7 @@
 // common length of the file's earlier sessions (the latest session's own length when it
 // is already longer, or when the file holds one session only).
 //
-// Same market (issue 11): the file must hold bars like the run's training data, else
+// Same market: the file must hold bars like the run's training data, else
 // ComputeSignal refuses (Status::Refused, exit 2) naming the difference, unless
 // allow_mismatch is set. Compared with the run's [data] (the training file read again, or
 // the synthetic market regenerated):

@@ -255,7 +255,7 @@ TEST_F(SignalRun, PositionEntersTheObservationAndBadInputIsRefused) {
   EXPECT_FALSE(ComputeSignal(req).ok());
 }
 
-// Issue 11 §4: on a session's closing bar the decision is the flatten the environment
+// On a session's closing bar the decision is the flatten the environment
 // does there (SELL when long, BUY when short, HOLD when flat; target exposure 0), with
 // the note, whatever the policy's action.
 TEST_F(SignalRun, ClosingBarDecisionIsTheEnvironmentsFlatten) {
@@ -286,7 +286,7 @@ TEST_F(SignalRun, ClosingBarDecisionIsTheEnvironmentsFlatten) {
   EXPECT_EQ(nlohmann::json::parse(mid->json).count("flatten"), 0u);
 }
 
-// Issue 11 §4: BTC 1-minute bars for a model of 5-minute SYN0 bars in +05:30 are refused
+// BTC 1-minute bars for a model of 5-minute SYN0 bars in +05:30 are refused
 // with every difference named; --allow-mismatch accepts them with a warning.
 TEST_F(SignalRun, BarsOfAnotherMarketAreRefusedNamingEachDifference) {
   std::string text = "timestamp,symbol,open,high,low,close,volume\n";

@@ -128,7 +128,7 @@ tune::TrialResult Scored(tune::TrialResult t, const Result<double>& metric) {
   return t;
 }
 
-// ---- Trials on the ranks of mpirun (issue 15 §2) -----------------------------------
+// ---- Trials on the ranks of mpirun -----------------------------------
 // Rank 0 runs the study in a thread with one worker per rank; a worker hands its trial to
 // a free rank (rank 0's own run in the worker) and rank 0's main thread alone talks MPI:
 // it sends each trial to its rank and passes the result back. The other ranks serve: run

@@ -1,6 +1,6 @@
 // rltrade evalrun: `rltrade walkforward` as a library call — K train/test folds over a
 // config's sessions, each a normal run directory, and their out-of-sample returns
-// concatenated (issue 4 §3).
+// concatenated.
 //
 // Windows (over the S session dates of the config's market data, train::SessionDates):
 //  - the first train window has N sessions (train_days; default S / 2, rounded down);

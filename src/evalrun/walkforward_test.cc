@@ -1,4 +1,4 @@
-// rltrade walkforward tests (issue 4 §3): K folds on a tiny synthetic intraday config —
+// rltrade walkforward tests: K folds on a tiny synthetic intraday config —
 // fold run directories with their evaluations, window geometry (expanding and rolling),
 // the concatenated out-of-sample series against the folds' own rows and its metrics
 // against eval::ComputeReturnMetrics, and refusals that write nothing.

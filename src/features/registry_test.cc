@@ -98,7 +98,7 @@ TEST(Registry, ErrorsNameTheValidChoicesAndTheNearest) {
   EXPECT_FALSE(ComputeIndicator(bars, "sma", {{"period", "1"}}).ok());    // TA-Lib: >= 2
   EXPECT_FALSE(ComputeIndicator(bars, "sma", {{"period", "2.5"}}).ok());  // integer
   EXPECT_FALSE(ComputeIndicator(bars, "sma", {{"period", "abc"}}).ok());
-  // Decimal only (issue 9 §4: strtod read 0x10 as 16).
+  // Decimal only (strtod would read 0x10 as 16).
   for (const char* text : {"0x10", "0X10", " 16", "16 ", "1e400", "nan"}) {
     const Result<IndicatorResult> bad = ComputeIndicator(bars, "sma", {{"period", text}});
     ASSERT_FALSE(bad.ok()) << text;

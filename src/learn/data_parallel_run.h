@@ -1,4 +1,4 @@
-// rltrade learn: one small data-parallel PPO run (issue 15 §1), shared by the test that
+// rltrade learn: one small data-parallel PPO run, shared by the test that
 // checks the K-process run against one process (data_parallel_test.cc) and the worker it
 // launches under mpirun (data_parallel_worker.cc).
 // Not thread-safe.

@@ -1,4 +1,4 @@
-// Data-parallel PPO (issue 15 §1): `mpirun -np 2` members with N environments each train
+// Data-parallel PPO: `mpirun -np 2` members with N environments each train
 // the policy one process trains with 2N environments (PpoTrainer::EnableDataParallel).
 // The two-rank run is data_parallel_worker under mpirun; the reference is the same code in
 // this process with the group of one and twice the environments. The ranks' parameters

@@ -1,4 +1,4 @@
-// rltrade learn: evolution strategies (`[algo] name = "es"`, issue 15 §3) — OpenAI-ES
+// rltrade learn: evolution strategies (`[algo] name = "es"`) — OpenAI-ES
 // (Salimans et al. 2017, "Evolution Strategies as a Scalable Alternative to Reinforcement
 // Learning") and ARS (Mania et al. 2018, "Simple random search provides a competitive
 // approach to reinforcement learning", V2-t), on the actor of the same ActorCritic PPO

@@ -1,4 +1,4 @@
-// Evolution strategies (learn/es.h, issue 15 §3): centred ranks against values worked out
+// Evolution strategies (learn/es.h): centred ranks against values worked out
 // by hand, the shared noise table's moments, OpenAI-ES and ARS solving CartPole-v1 (the
 // deterministic policy's return >= 475 over 20 evaluation episodes, Gymnasium's threshold),
 // one thread equal to two, a checkpoint resuming bit for bit, and bad options refused.

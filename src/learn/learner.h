@@ -23,7 +23,7 @@
 
 namespace rlt::learn {
 
-// Data-parallel training over a group of processes (issue 15 §1; Learner::
+// Data-parallel training over a group of processes (Learner::
 // SetDataParallel). Each member steps environments first_env .. first_env + num_envs - 1
 // of the group's global_envs and holds their part of the rollout.
 struct DataParallel {

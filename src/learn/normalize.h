@@ -56,7 +56,7 @@ class VecNormalizerImpl : public torch::nn::Module {
   VecNormalizerImpl(int obs_dim, int num_envs, const NormalizeOptions& options);
 
   const NormalizeOptions& options() const { return options_; }
-  // Data-parallel training (issue 15): with a collective, every statistics update uses the
+  // Data-parallel training: with a collective, every statistics update uses the
   // moments of all the group's environments (sums over the members, two passes), so each
   // member keeps the statistics one process with all the environments would. nullptr (the
   // default): this process's environments only. Not owned; must outlive the normaliser.

@@ -19,7 +19,7 @@
 // run on two workers at once in the rollout and in the update (separate LSTMs; a shared
 // LSTM runs serially). The towers share no parameters, so results do not depend on the
 // thread count. Threads beyond 2 are not used.
-// Data-parallel (Learner::SetDataParallel; issue 15 §1): environment e's actions at global
+// Data-parallel (Learner::SetDataParallel): environment e's actions at global
 // vector step s come from a stream seeded StreamSeed(seed, 1, e, s, 0), and each minibatch
 // takes the same number of chunks from every environment (RunSharedPpoEpochs over the
 // chunks, REQUIRES ValidateDataParallel), with the loss sums and one flat gradient sum over

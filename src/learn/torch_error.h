@@ -1,4 +1,4 @@
-// rltrade learn: LibTorch's exception text without its stack trace (issue 9 §5).
+// rltrade learn: LibTorch's exception text without its stack trace.
 //
 // c10::Error::what() appends a C++ backtrace of dozens of frames; a user needs the first
 // line. Used where a LibTorch call's failure becomes a Status.

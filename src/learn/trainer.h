@@ -141,7 +141,7 @@ class PpoTrainer : public Trainer {
   void set_interrupt_flag(const std::atomic<int>* flag) override { interrupt_ = flag; }
   bool cuts_rollouts() const override { return group_ == nullptr; }
 
-  // Data-parallel training (issue 15 §1): makes this trainer member group->rank() of a
+  // Data-parallel training: makes this trainer member group->rank() of a
   // group of group->size() trainers, each with venv.num_envs() environments, that train one
   // policy. Call once, right after construction (before Iterate() or set_state()); returns
   // an error when the settings do not allow it (ValidateDataParallel). From then on:

@@ -284,7 +284,7 @@ TEST_F(CsvTest, ReportsEveryRuleWithItsLineAndColumn) {
             std::string::npos);
 }
 
-// Issue 9 §4: an unquoted 76,467 in the last column was read as volume 76; a bar with
+// An unquoted 76,467 in the last column was read as volume 76; a bar with
 // high = 1e308 passed and made features write empty columns.
 TEST_F(CsvTest, ExtraFieldsAndAbsurdValuesAreRowProblems) {
   const std::string path = Write("extra.csv",
@@ -495,7 +495,7 @@ TEST_F(CsvTest, WrittenFilesReadBackToTheSameBars) {
   EXPECT_EQ(first, "2023-07-03T09:15:00+05:30,X,0.1,0.30000000000000004,0.05,0.2,7");
 }
 
-// Issue 11: the Fix text fits the bad-row policy in force (no "drop the row with
+// The Fix text fits the bad-row policy in force (no "drop the row with
 // --on-bad-rows drop" when that is already the policy).
 TEST_F(CsvTest, FixTextFitsTheBadRowPolicy) {
   const std::string path = Write("defects.csv", kDefects);

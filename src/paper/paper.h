@@ -1,4 +1,4 @@
-// rltrade paper: a trained intraday run trading a bar stream (issue 17), as a library call.
+// rltrade paper: a trained intraday run trading a bar stream, as a library call.
 //
 // RunPaper() loads RUN_DIR (config.toml, normalizer.json, the checkpoint), checked as
 // `rltrade eval` checks it (MANIFEST; the traded dates against training_ranges.json:

@@ -147,7 +147,7 @@ class Fields {
         return Status::InvalidArgument(type_ + ": unknown field '" + PrintableText(key, 64) +
                                        "' (a " + type_ +
                                        " message has no such field; see the protocol in "
-                                       "paper/protocol.h or the README)");
+                                       "paper/protocol.h or docs/paper-trading.md)");
       }
     }
     return Status::Ok();

@@ -1,4 +1,4 @@
-// rltrade perf: `rltrade bench mpi` and `rltrade bench train` under mpirun (issue 15 §4) —
+// rltrade perf: `rltrade bench mpi` and `rltrade bench train` under mpirun —
 // what data-parallel training costs in communication, measured, and a model of it past
 // this machine.
 //
@@ -16,7 +16,7 @@
 //                    (speed-up / K). The idle ranks wait in a barrier during the first part.
 //                    A job of one rank is measured once.
 // ProjectScaling     the update time on K ranks of a network, from the one-rank compute
-//                    time and a ring-allreduce model (README "Under mpirun" states it):
+//                    time and a ring-allreduce model (docs/scale-out.md states it):
 //                    per update, M = n_epochs x minibatches gradient sums of P floats at
 //                    2 (K - 1) alpha + 2 (K - 1) / K x 4P / beta each, plus the small
 //                    latency-bound sums (2 per minibatch, 4 per vector step with both
@@ -78,7 +78,7 @@ struct NetworkModel {
   double gbit_per_sec = 0;
   double latency_seconds = 0;  // alpha, per message
 };
-// The two networks of the README's projection: 10 Gbit/s Ethernet with MPI over TCP
+// The two networks of the projection in docs/scale-out.md: 10 Gbit/s Ethernet with MPI over TCP
 // (alpha 10 us) and 100 Gbit/s RDMA (InfiniBand / RoCE, alpha 2 us).
 std::vector<NetworkModel> DefaultNetworks();
 

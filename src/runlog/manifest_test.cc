@@ -1,5 +1,5 @@
 // Tests for runlog/manifest (checksums, the run lock, stale temporaries) and for
-// WriteFileAtomic refusing to replace anything but a regular file (issue 9 §2).
+// WriteFileAtomic refusing to replace anything but a regular file.
 #include "runlog/manifest.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Tests that a run's config.toml records every effective value (issue 11 §3): every field
+// Tests that a run's config.toml records every effective value: every field
 // of every options struct a run binds — [run], [algo], [policy], [data], [features] and
 // the [env] options of each registered environment — read from the structs' VisitFields,
 // so a field added later is covered without touching this test. And that a run written

@@ -1,4 +1,4 @@
-// rltrade train: runs of several seeds (issue 11 §1) — one number is not a result.
+// rltrade train: runs of several seeds — one number is not a result.
 //
 // `rltrade train CONFIG --seeds N` (or [run] seeds = N) trains seeds run.seed, run.seed+1,
 // …, run.seed+N−1 of the same config into RUN/seed_<seed>/, each a complete run directory

@@ -150,7 +150,7 @@ void WarnIfOversubscribed(int threads) {
                threads, cores, cores);
 }
 
-// Memory estimated before anything big is built (issue 9 §3), from one probe env's spec:
+// Memory estimated before anything big is built, from one probe env's spec:
 //  - environments: per env ~kEnvObjectBytes for the object and its state (the intraday env
 //    holds its options, a copy of the eligible session list and its portfolio; the market
 //    data and features are shared), plus the VecEnv's per-env arrays: observations and
@@ -269,7 +269,7 @@ std::pair<double, double> ScheduleRange(const learn::Schedule& schedule, int64_t
   return {lo, hi};
 }
 
-// The valid ranges of [run], [algo] and [policy] values (issue 9 §4), checked at config
+// The valid ranges of [run], [algo] and [policy] values, checked at config
 // time so that a bad value is reported with its file:line and leaves no run directory.
 // Non-finite numbers are refused by the options binder itself (core/options.h).
 Status CheckRanges(const config::Config& config, const RunOptions& run,
@@ -364,7 +364,7 @@ Result<Setup> BuildSetup(config::Config config) {
     if (name->text != "ppo" && name->text != "es") {
       return Status::InvalidArgument(KeyPlace(config, "algo", "name") + " = \"" + name->text +
                                      "\": expected \"ppo\" (the default) or \"es\" (evolution "
-                                     "strategies: OpenAI-ES or ARS, see README)");
+                                     "strategies: OpenAI-ES or ARS, see docs/training.md)");
     }
     s.es = name->text == "es";
   }
@@ -399,7 +399,7 @@ Result<Setup> BuildSetup(config::Config config) {
   // ES: [algo] holds ES keys, so only the [run] and [policy] rules apply (PPO's defaults
   // pass the others).
   RLT_RETURN_IF_ERROR(CheckRanges(config, s.run, s.ppo, s.policy, env_setup.num_envs));
-  // Honesty (issue 9 §1): whatever set the training range ([env] range, --set, a fold's
+  // Honesty: whatever set the training range ([env] range, --set, a fold's
   // split), the dates training will see must not touch [split] test.
   RLT_ASSIGN_OR_RETURN(s.ranges, TrainingRangesOf(env_setup));
   RLT_RETURN_IF_ERROR(CheckOutsideTest(env_setup.split, s.ranges));
@@ -655,7 +655,7 @@ Result<learn::IterationStats> UpdateOnce(Setup& s, LoopState& ls, const fs::path
   return st;
 }
 
-// RUN_DIR/status.json, read by `rltrade status` (see README "Watching a run").
+// RUN_DIR/status.json, read by `rltrade status` (docs/training.md).
 class StatusFile {
  public:
   StatusFile(const fs::path& run_dir, const Setup& s)

@@ -1,7 +1,7 @@
 // rltrade train: `rltrade train` as a library call — a config in, a run directory out.
 //
 // RunTraining() reads a TOML config (sections [run], [data], [split], [features], [env],
-// [algo], [policy]; see README "Configs"), applies `--set section.key=value` overrides,
+// [algo], [policy]; see docs/training.md "Configs"), applies `--set section.key=value` overrides,
 // builds the environments (and, for market environments, the dataset: bars, causal
 // features, a normaliser fitted on the [split] train range only), and trains PPO,
 // writing a run directory:
@@ -83,7 +83,7 @@ struct TrainOutcome {
 
 Result<TrainOutcome> RunTraining(const TrainRequest& request);
 
-// RunTraining as one rank of `mpirun -np K rltrade train CONFIG` (issue 15 §1): the K
+// RunTraining as one rank of `mpirun -np K rltrade train CONFIG`: the K
 // ranks train one policy data-parallel (learn::PpoTrainer::EnableDataParallel), each with
 // [env] num_envs environments, so the run is one process's run with K x num_envs
 // environments and the same seed (its per-environment random streams; up to the order of

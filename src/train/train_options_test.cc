@@ -1,4 +1,4 @@
-// Tests of BuildEnvSetup's input checks (issue 11): [env] errors with file:line and the
+// Tests of BuildEnvSetup's input checks: [env] errors with file:line and the
 // nearest key, the time-zone note for naive timestamps, [data] session, daily bars in the
 // intraday environment. Fixtures are small bar files written here; expected counts follow
 // from how they are written (e.g. 09:30..15:59 is 390 one-minute bars).
@@ -115,7 +115,7 @@ TEST_F(EnvSetupTest, EnvironmentChecksNameTheKeysFileLine) {
       << s.status().message();
 }
 
-// Issue 11 §2: naive timestamps read in a zone nobody chose are noted once on stderr.
+// Naive timestamps read in a zone nobody chose are noted once on stderr.
 TEST_F(EnvSetupTest, NaiveTimestampsInAnUngivenZoneAreNotedOnceOnStderr) {
   const std::string file = WriteMinuteBars("naive.csv", 3);
   Result<config::Config> c = Config(MinuteConfig(file, ""));
@@ -164,7 +164,7 @@ TEST_F(EnvSetupTest, DataSessionKeepsTheRegularSessionBars) {
   EXPECT_NE(b.status().message().find("open must be before the close"), std::string::npos);
 }
 
-// Issue 11 §2: daily bars in the intraday environment are named as such.
+// Daily bars in the intraday environment are named as such.
 TEST_F(EnvSetupTest, DailyBarsInTheIntradayEnvironmentAreNamedPlainly) {
   std::string text = "date,open,high,low,close,volume\n";
   for (int d = 1; d <= 28; ++d) {

@@ -361,7 +361,7 @@ TEST_F(TrainRun, OverlappingTrainAndTestRangesAreRefused) {
   EXPECT_FALSE(fs::exists(dir_ / "run"));
 }
 
-// Issue 11 §2: a capital that cannot buy one lot (BTC at 100,000+ with 100,000 and whole
+// A capital that cannot buy one lot (BTC at 100,000+ with 100,000 and whole
 // shares) made training silently meaningless (reward 0 throughout). The synthetic market
 // starts at 100 per share: a capital of 50 cannot buy one share, but can buy lots of 0.1.
 TEST_F(TrainRun, CapitalThatCannotBuyOneLotIsRefusedNamingCapitalAndLotSize) {

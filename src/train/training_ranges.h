@@ -1,4 +1,4 @@
-// rltrade train: the dates a policy actually saw in training (issue 9 §1, "Honesty").
+// rltrade train: the dates a policy actually saw in training ("Honesty").
 //
 // What it is: RUN_DIR/training_ranges.json, written by `rltrade train` before the first
 // update and merged (never shrunk) on every --resume, and the one check evaluation makes

@@ -1,5 +1,5 @@
 // rltrade env: DeltaHedgingEnv — hedge a short European option with its underlying
-// (issue 12 §4), and the Monte Carlo hedging simulation behind `rltrade hedge`.
+//, and the Monte Carlo hedging simulation behind `rltrade hedge`.
 //
 // The task. At t = 0 the agent sells `quantity` European options (call or put, strike K,
 // maturity T = maturity_weeks / 52 years) at their Black-Scholes price with volatility

@@ -769,7 +769,7 @@ TEST(IntradayEnv, CreateRejectsARangeWithoutEligibleSessionsNamingRange) {
   EXPECT_TRUE(IntradayStockEnv::Create(ds, o).ok());
 }
 
-// lot_size (issue 11 §2): orders are whole lots of lot_size shares. Worked on paper: at a
+// lot_size: orders are whole lots of lot_size shares. Worked on paper: at a
 // fill of 50,000 per share (a crypto-like price) with C0 = 10,000, 0.1% costs and lots of
 // 0.001, half the cash buys floor(5000 / (50 * 1.001)) = 99 lots = 0.099 shares; with
 // whole shares (lot_size 1) nothing can be bought.

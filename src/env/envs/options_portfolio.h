@@ -1,5 +1,5 @@
 // rltrade env: OptionsPortfolioEnv — a daily portfolio of an index and listed options on it
-// (issue 12 §3), with self-financing accounting.
+//, with self-financing accounting.
 //
 // Data, prepared once per set of settings and shared read-only by every env
 // (PrepareOptionsData; MakeEnvs calls it through the registry's `prepare` hook):
