@@ -556,7 +556,8 @@ void RegisterBenchCommands(CLI::App& app, Action* action) {
   bench->require_subcommand(1);
   auto f = std::make_shared<BenchEnvFlags>();
   CLI::App* env = bench->add_subcommand("env", "Env steps per second with random actions");
-  env->add_option("--env", f->env, "environment id (see docs/environments.md)")->capture_default_str();
+  env->add_option("--env", f->env, "environment id (see docs/environments.md)")
+      ->capture_default_str();
   env->add_option("--envs", f->envs, "number of environments")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

@@ -1,7 +1,7 @@
 // rltrade eval: reading a returns file.
 //
-// The format (docs/evaluation.md "rltrade metrics"): a one-column CSV whose first non-comment line is
-// the header `return`, then one per-period simple return per line as a fraction
+// The format (docs/evaluation.md, "rltrade metrics"): a one-column CSV whose first
+// non-comment line is the header `return`, then one per-period simple return per line as a fraction
 // (0.01 = +1 %). An empty cell or `nan` (any case) is a missing period and becomes NaN;
 // lines starting with `#` are comments; a trailing '\r' (Windows line ends) is ignored.
 // An empty last line is the file's final newline, not a period: write `nan` for a
