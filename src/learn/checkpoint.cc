@@ -17,6 +17,7 @@
 #include "learn/es.h"
 #include "learn/native_learner.h"
 #include "learn/torch_error.h"
+#include "learn/torch_normalizer.h"
 #include "runlog/atomic_dir.h"
 #include "runlog/manifest.h"
 
@@ -244,16 +245,20 @@ Status CheckFormat(const fs::path& dir, const std::string& expected) {
 // memory first, then written with our own checked I/O, so that a full disk is a Status
 // (the previous checkpoint intact) rather than an abort inside LibTorch.
 Status WritePolicyFiles(const fs::path& tmp, ActorCritic& policy, VecNormalizer& normalizer) {
-  std::ostringstream policy_bytes, normalizer_bytes;
+  std::ostringstream policy_bytes;
   try {
     torch::save(policy, policy_bytes);
-    torch::save(normalizer, normalizer_bytes);
   } catch (const std::exception& e) {
     return Status::IoError("serialising checkpoint " + tmp.string() + ": " + TorchErrorMessage(e));
   }
+  Result<std::string> normalizer_bytes = NormalizerToTorchArchive(*normalizer);
+  if (!normalizer_bytes.ok()) {
+    return Status::IoError("serialising checkpoint " + tmp.string() + ": " +
+                           normalizer_bytes.status().message());
+  }
   RLT_RETURN_IF_ERROR(WriteFile(tmp / "policy.pt", policy_bytes.str()));
   RLT_RETURN_IF_ERROR(WriteFile(tmp / "policy.rlt", PolicyToTensorFile(policy).Serialize()));
-  return WriteFile(tmp / "normalizer.pt", normalizer_bytes.str());
+  return WriteFile(tmp / "normalizer.pt", *normalizer_bytes);
 }
 
 // A staging directory for checkpoint `dir` (its parents created).
@@ -388,10 +393,10 @@ Status LoadCheckpoint(const fs::path& dir, PpoTrainer& trainer) {
       trainer.venv().LoadState(env_state, (dir / kEnvStateFile).lexically_normal().string()));
   try {
     torch::load(trainer.policy(), (dir / "policy.pt").string());
-    torch::load(trainer.normalizer(), (dir / "normalizer.pt").string());
+    RLT_RETURN_IF_ERROR(LoadNormalizerFromTorchArchive((dir / "normalizer.pt").string(),
+                                                       trainer.normalizer().get()));
     torch::load(trainer.optimizer(), (dir / "optimizer.pt").string());
     RLT_RETURN_IF_ERROR(CheckFiniteModule(*trainer.policy(), (dir / "policy.pt").string()));
-    RLT_RETURN_IF_ERROR(CheckFiniteModule(*trainer.normalizer(), (dir / "normalizer.pt").string()));
     RLT_RETURN_IF_ERROR(ReadState(trainer, dir / "state.pt"));
     trainer.SyncFromTorch();  // native backend: parameters and Adam state from the files
   } catch (const std::exception& e) {
@@ -471,12 +476,8 @@ Status WriteEsCheckpointFiles(const fs::path& dir, EsTrainer& trainer,
 Status LoadEsCheckpoint(const fs::path& dir, EsTrainer& trainer) {
   RLT_RETURN_IF_ERROR(CheckFormat(dir, EsFormat(trainer)));
   RLT_ASSIGN_OR_RETURN(const std::string state, ReadBytes(dir / kEsStateFile));
-  try {
-    torch::load(trainer.normalizer(), (dir / "normalizer.pt").string());
-    RLT_RETURN_IF_ERROR(CheckFiniteModule(*trainer.normalizer(), (dir / "normalizer.pt").string()));
-  } catch (const std::exception& e) {
-    return Status::DataError("reading checkpoint " + dir.string() + ": " + TorchErrorMessage(e));
-  }
+  RLT_RETURN_IF_ERROR(
+      LoadNormalizerFromTorchArchive((dir / "normalizer.pt").string(), trainer.normalizer().get()));
   // The parameters come from es_state.bin (policy.pt holds the same actor for the loaders).
   return trainer.LoadState(state, (dir / kEsStateFile).lexically_normal().string());
 }

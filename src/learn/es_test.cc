@@ -137,8 +137,7 @@ TEST(EsTest, ACheckpointResumesBitForBit) {
   EXPECT_TRUE((*resumed)->theta() == (*straight)->theta());
   EXPECT_TRUE((*resumed)->fitness() == (*straight)->fitness());
   EXPECT_EQ((*resumed)->total_steps(), (*straight)->total_steps());
-  EXPECT_TRUE(
-      torch::equal((*resumed)->normalizer()->obs_var(), (*straight)->normalizer()->obs_var()));
+  EXPECT_EQ((*resumed)->normalizer()->obs_var(), (*straight)->normalizer()->obs_var());
 
   // The policy the loaders read is the searched actor.
   auto from_file = EsTrainer::Create(*venv2, SmallPolicy(), CartPoleEs("openai"), 99, 1);

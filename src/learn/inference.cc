@@ -18,6 +18,7 @@
 #include "learn/evaluate.h"
 #include "learn/ppo.h"
 #include "learn/torch_error.h"
+#include "learn/torch_normalizer.h"
 #include "learn/trainer.h"
 
 namespace rlt::learn {
@@ -125,12 +126,12 @@ Result<std::unique_ptr<PolicyRunner>> PolicyRunner::Load(const std::string& chec
     }
     impl->normalizer = VecNormalizer(obs_dim, static_cast<int>(shapes["num_envs"]), norm);
     torch::load(impl->policy, (dir / "policy.pt").string());
-    torch::load(impl->normalizer, (dir / "normalizer.pt").string());
   } catch (const std::exception& e) {
     return Status::DataError("reading checkpoint " + checkpoint_dir + ": " + TorchErrorMessage(e));
   }
   RLT_RETURN_IF_ERROR(CheckFiniteModule(*impl->policy, (dir / "policy.pt").string()));
-  RLT_RETURN_IF_ERROR(CheckFiniteModule(*impl->normalizer, (dir / "normalizer.pt").string()));
+  RLT_RETURN_IF_ERROR(
+      LoadNormalizerFromTorchArchive((dir / "normalizer.pt").string(), impl->normalizer.get()));
   impl->policy->eval();
   impl->actor = std::make_unique<DeterministicActor>(impl->policy, action);
   return std::unique_ptr<PolicyRunner>(new PolicyRunner(std::move(impl), obs_dim, act_dim));

@@ -44,9 +44,8 @@ struct FlatRollout {
   const float *obs, *actions, *old_values, *old_log_probs, *advantages, *returns;
 };
 FlatRollout FlatArrays(RolloutBuffer& buffer) {
-  return {buffer.flat_obs().data_ptr<float>(),        buffer.flat_actions().data_ptr<float>(),
-          buffer.flat_values().data_ptr<float>(),     buffer.flat_log_probs().data_ptr<float>(),
-          buffer.flat_advantages().data_ptr<float>(), buffer.flat_returns().data_ptr<float>()};
+  return {buffer.flat_obs(),       buffer.flat_actions(),    buffer.flat_values(),
+          buffer.flat_log_probs(), buffer.flat_advantages(), buffer.flat_returns()};
 }
 
 std::string AdamKey(const torch::Tensor& p) {

@@ -100,9 +100,14 @@ UpdateStats PpoUpdate(ActorCritic& policy, torch::optim::Adam& optimizer, Rollou
                       at::Generator& generator, UpdateTiming* timing) {
   using Clock = std::chrono::steady_clock;
   const int64_t n = buffer.size();
-  const torch::Tensor obs = buffer.flat_obs(), actions = buffer.flat_actions();
-  const torch::Tensor values = buffer.flat_values(), log_probs = buffer.flat_log_probs();
-  const torch::Tensor advantages = buffer.flat_advantages(), returns = buffer.flat_returns();
+  // Views of the rollout's arrays (no copy).
+  const auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
+  const torch::Tensor obs = torch::from_blob(buffer.flat_obs(), {n, buffer.obs_dim()}, f32);
+  const torch::Tensor actions = torch::from_blob(buffer.flat_actions(), {n, buffer.act_dim()}, f32);
+  const torch::Tensor values = torch::from_blob(buffer.flat_values(), {n}, f32);
+  const torch::Tensor log_probs = torch::from_blob(buffer.flat_log_probs(), {n}, f32);
+  const torch::Tensor advantages = torch::from_blob(buffer.flat_advantages(), {n}, f32);
+  const torch::Tensor returns = torch::from_blob(buffer.flat_returns(), {n}, f32);
   const std::vector<torch::Tensor> params = policy->parameters();
   UpdateLossLog log;
   UpdateStats stats;

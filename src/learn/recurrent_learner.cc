@@ -168,13 +168,13 @@ void RecurrentLearner::Gather(RolloutBuffer& buffer, int64_t first, int m) {
   const int obs_dim = net_.spec().obs_dim, act_dim = net_.act_dim();
   const int64_t N = num_envs_;
   const size_t H = hidden_;
-  const float* obs = buffer.flat_obs().data_ptr<float>();
-  const float* actions = buffer.flat_actions().data_ptr<float>();
+  const float* obs = buffer.flat_obs();
+  const float* actions = buffer.flat_actions();
   const float* starts = buffer.episode_starts(0);
-  const float* old_values = buffer.flat_values().data_ptr<float>();
-  const float* old_log_probs = buffer.flat_log_probs().data_ptr<float>();
-  const float* advantages = buffer.flat_advantages().data_ptr<float>();
-  const float* returns = buffer.flat_returns().data_ptr<float>();
+  const float* old_values = buffer.flat_values();
+  const float* old_log_probs = buffer.flat_log_probs();
+  const float* advantages = buffer.flat_advantages();
+  const float* returns = buffer.flat_returns();
   for (int s = 0; s < m; ++s) {
     const int64_t q = perm_[first + s];
     const int64_t chunk = q / N, env = q % N;

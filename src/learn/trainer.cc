@@ -362,10 +362,9 @@ IterationStats PpoTrainer::Update() {
   }
   s.explained_variance =
       group_ != nullptr
-          ? ExplainedVarianceShared(buffer_.values(0), buffer_.flat_returns().data_ptr<float>(),
-                                    buffer_.size(), *group_)
-          : ExplainedVariance(buffer_.values(0), buffer_.flat_returns().data_ptr<float>(),
-                              buffer_.size());
+          ? ExplainedVarianceShared(buffer_.values(0), buffer_.flat_returns(), buffer_.size(),
+                                    *group_)
+          : ExplainedVariance(buffer_.values(0), buffer_.flat_returns(), buffer_.size());
   if (!policy_->discrete()) {
     torch::NoGradGuard no_grad;
     s.has_std = true;
