@@ -93,7 +93,8 @@ double SolveCartPole(const std::string& variant) {
     mean = st->ep_rew_mean;
   }
   auto eval_venv = CartPoleEnvs(4);
-  auto stats = EvaluatePolicy((*es)->policy(), (*es)->normalizer(), *eval_venv, 20, 1000);
+  auto stats = EvaluatePolicy((*es)->PolicyParameters(), (*es)->policy_options(),
+                              (*es)->normalizer(), *eval_venv, 20, 1000);
   EXPECT_TRUE(stats.ok()) << stats.status().message();
   return stats->mean_reward;
 }
@@ -143,8 +144,10 @@ TEST(EsTest, ACheckpointResumesBitForBit) {
   auto from_file = EsTrainer::Create(*venv2, SmallPolicy(), CartPoleEs("openai"), 99, 1);
   ASSERT_TRUE(from_file.ok());
   ASSERT_TRUE(SaveCheckpoint(dir / "end", **straight).ok());
-  torch::load((*from_file)->policy(), (dir / "end" / "policy.pt").string());
-  (*from_file)->SyncFromTorch();
+  auto params =
+      ReadPolicyParameters(dir / "end", venv2->obs_dim(), venv2->spec().action, SmallPolicy());
+  ASSERT_TRUE(params.ok()) << params.status().message();
+  ASSERT_TRUE((*from_file)->LoadPolicyParameters(*params, "policy.rlt").ok());
   EXPECT_TRUE((*from_file)->theta() == (*straight)->theta());
 
   // A PPO checkpoint is not an ES checkpoint.
