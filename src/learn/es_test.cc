@@ -152,7 +152,7 @@ TEST(EsTest, ACheckpointResumesBitForBit) {
 
   // A PPO checkpoint is not an ES checkpoint.
   std::string format = rlt::testing::ReadFile(dir / "ckpt" / "FORMAT");
-  EXPECT_EQ(format.rfind("rltrade-es-checkpoint 1\n", 0), 0u) << format;
+  EXPECT_EQ(format.rfind("rltrade-es-checkpoint 2\n", 0), 0u) << format;
   fs::remove_all(dir);
 }
 
