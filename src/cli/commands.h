@@ -38,6 +38,8 @@ void RegisterHedgeCommand(CLI::App& app, Action* action);   // hedge
 void RegisterRetrievalCommands(CLI::App& app, Action* action);
 void RegisterTuneCommand(CLI::App& app, Action* action);   // tune
 void RegisterPaperCommand(CLI::App& app, Action* action);  // paper
+// checkpoint convert (learn/checkpoint.h ConvertCheckpoints)
+void RegisterCheckpointCommands(CLI::App& app, Action* action);
 // exchange-sim (paper/exchange_sim.h)
 void RegisterExchangeSimCommand(CLI::App& app, Action* action);
 

@@ -79,7 +79,7 @@ TEST_F(EsCli, ResumeContinuesBitForBit) {
   const auto resumed =
       RunRltrade("train --resume " + half + " --set run.total_steps=120000 --quiet");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
-  for (const char* f : {"es_state.bin", "policy.rlt", "normalizer.pt"}) {
+  for (const char* f : {"es_state.bin", "policy.rlt", "normalizer.rlt"}) {
     EXPECT_TRUE(ReadFile(fs::path(straight) / "final" / f) ==
                 ReadFile(fs::path(half) / "final" / f))
         << f;  // binary files: compared without dumping them

@@ -4,8 +4,8 @@
 //  - Honesty: every path that sets a training range (config file, --set env.range,
 //    --resume, walk-forward folds) is refused when it touches [split] test, and eval
 //    checks the ranges recorded in training_ranges.json, not [split] train.
-//  - Integrity: checksummed checkpoints and run files (a NaN in final/policy.pt, a flipped
-//    byte in optimizer.pt or envs.bin), one writer per run directory, refused resumes
+//  - Integrity: checksummed checkpoints and run files (a NaN in final/policy.rlt, a flipped
+//    byte in optimizer.rlt or envs.bin), one writer per run directory, refused resumes
 //    with changed settings, --out only over regular files, checked writes to stdout, and
 //    leftover staging directories of killed runs.
 #include <gtest/gtest.h>
@@ -18,11 +18,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
 #include "cli/cli_test_util.h"
+#include "native/tensor_file.h"
 #include "runlog/manifest.h"
 
 namespace {
@@ -173,26 +175,22 @@ TEST_F(HostileCli, EvalChecksTheRecordedTrainingRangesNotSplitTrain) {
 
 // ---- §2 Integrity ---------------------------------------------------------------------
 
-// Overwrites the first float of the first tensor record ("<archive>/data/<n>") in a
-// LibTorch zip file (stored, uncompressed) with a quiet NaN.
-bool PatchNanIntoTorchZip(const std::string& path) {
-  std::string bytes = ReadFile(path);
-  for (size_t pos = bytes.find("PK\x03\x04"); pos != std::string::npos && pos + 30 < bytes.size();
-       pos = bytes.find("PK\x03\x04", pos + 4)) {
-    auto u16 = [&bytes](size_t at) {
-      return static_cast<size_t>(static_cast<unsigned char>(bytes[at])) |
-             static_cast<size_t>(static_cast<unsigned char>(bytes[at + 1])) << 8;
-    };
-    const size_t name_len = u16(pos + 26), extra_len = u16(pos + 28);
-    const std::string name = bytes.substr(pos + 30, name_len);
-    if (name.find("/data/") == std::string::npos) continue;
-    const size_t data = pos + 30 + name_len + extra_len;
-    const uint32_t nan_bits = 0x7fc00000u;
-    std::memcpy(&bytes[data], &nan_bits, 4);
-    rlt::testing::WriteFile(path, bytes);
-    return true;
+// Rewrites a tensor file (native/tensor_file.h) with a quiet NaN as the first value of its
+// first float32 tensor (a valid file: its own checksum matches, only the MANIFEST's not).
+bool PatchNanIntoTensorFile(const std::string& path) {
+  auto file = rlt::native::TensorFile::Read(path);
+  if (!file.ok()) return false;
+  rlt::native::TensorFile patched;
+  bool done = false;
+  for (rlt::native::NamedTensor t : file->tensors()) {
+    if (!done && t.dtype == rlt::native::DType::kFloat32 && !t.f32.empty()) {
+      t.f32[0] = std::numeric_limits<float>::quiet_NaN();
+      done = true;
+    }
+    patched.AddFloat32(t.name, t.shape, t.f32.data());
   }
-  return false;
+  rlt::testing::WriteFile(path, patched.Serialize());
+  return done;
 }
 
 void FlipByte(const std::string& path, size_t at) {
@@ -207,20 +205,20 @@ TEST_F(HostileCli, NanPatchedIntoFinalPolicyIsAnErrorForEvalAndSignal) {
   ASSERT_EQ(RunCli("data synth --kind intraday --symbols 1 --days 20 --out " + Path("bars.csv"))
                 .exit_code,
             0);
-  const std::string policy = run + "/final/policy.pt";
-  ASSERT_TRUE(PatchNanIntoTorchZip(policy));
+  const std::string policy = run + "/final/policy.rlt";
+  ASSERT_TRUE(PatchNanIntoTensorFile(policy));
   CmdResult r = RunCli("eval " + run);
   EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_TRUE(Has(r.out, "final/policy.pt: checksum mismatch")) << r.out;
+  EXPECT_TRUE(Has(r.out, "final/policy.rlt: checksum mismatch")) << r.out;
   r = RunCli("signal " + run + " --bars " + Path("bars.csv"));
   EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_TRUE(Has(r.out, "final/policy.pt: checksum mismatch")) << r.out;
+  EXPECT_TRUE(Has(r.out, "final/policy.rlt: checksum mismatch")) << r.out;
   EXPECT_FALSE(Has(r.out, "HOLD")) << r.out;
   // With a MANIFEST that matches (as if training had diverged), the finite check stops it.
   ASSERT_TRUE(rlt::runlog::WriteDirManifest(run + "/final").ok());
   r = RunCli("eval " + run);
   EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_TRUE(Has(r.out, "final/policy.pt: parameter")) << r.out;
+  EXPECT_TRUE(Has(r.out, "final/policy.rlt: tensor")) << r.out;
   EXPECT_TRUE(Has(r.out, "NaN or inf")) << r.out;
   r = RunCli("signal " + run + " --bars " + Path("bars.csv") + " --json");
   EXPECT_EQ(r.exit_code, 1) << r.out;
@@ -231,7 +229,7 @@ TEST_F(HostileCli, FlippedByteInOptimizerOrEnvStateStopsResumeNamingTheFile) {
   const std::string run = TrainIntraday("run", "", /*checkpoint_every=*/128);
   const std::string ckpt = run + "/checkpoints/step_256";
   ASSERT_TRUE(fs::exists(ckpt + "/FORMAT"));
-  for (const char* file : {"optimizer.pt", "envs.bin"}) {
+  for (const char* file : {"optimizer.rlt", "envs.bin"}) {
     const std::string path = ckpt + "/" + file;
     const std::string original = ReadFile(path);
     FlipByte(path, original.size() / 2);
@@ -375,9 +373,9 @@ TEST_F(HostileCli, StagingLeftoversAreRemovedAndStatusSuggestsResumeOnlyWhenLoad
   r = RunCli("status " + run);
   EXPECT_TRUE(Has(r.out, "continue with rltrade train --resume")) << r.out;
   for (const auto& entry : fs::directory_iterator(run + "/checkpoints")) {
-    FlipByte(entry.path().string() + "/policy.pt", 100);
+    FlipByte(entry.path().string() + "/policy.rlt", 100);
   }
-  FlipByte(run + "/final/policy.pt", 100);
+  FlipByte(run + "/final/policy.rlt", 100);
   r = RunCli("status " + run);
   EXPECT_FALSE(Has(r.out, "--resume")) << r.out;
   EXPECT_TRUE(Has(r.out, "no loadable checkpoint")) << r.out;

@@ -87,6 +87,7 @@ int Main(int argc, char** argv) {
   rlt::cli::RegisterTuneCommand(app, &action);
   rlt::cli::RegisterPaperCommand(app, &action);
   rlt::cli::RegisterExchangeSimCommand(app, &action);
+  rlt::cli::RegisterCheckpointCommands(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

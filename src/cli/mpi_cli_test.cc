@@ -102,7 +102,7 @@ TEST_F(MpiCli, TrainSeedsOnTwoRanksTrainEachSeedAsOneProcessDoes) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(ReadFile(fs::path(one) / "seeds.json"), ReadFile(fs::path(two) / "seeds.json"));
   for (const char* seed : {"seed_4", "seed_5", "seed_6"}) {  // seeds 4, 6 on rank 0; 5 on 1
-    for (const char* f : {"policy.rlt", "state.pt", "envs.bin", "normalizer.json"}) {
+    for (const char* f : {"policy.rlt", "state.rlt", "envs.bin", "normalizer.json"}) {
       const fs::path a = fs::path(one) / seed / "final" / f, b = fs::path(two) / seed / "final" / f;
       ASSERT_TRUE(fs::exists(b)) << b;
       EXPECT_EQ(ReadFile(a), ReadFile(b)) << seed << "/" << f;
@@ -212,7 +212,7 @@ void MpiTrain::ExpectOnePolicyOnTwoRanksResumesBitForBit(const std::string& sets
   const std::string cut = CutAt(run, "cut", 2048);
   const auto resumed = RunRltrade("train --resume " + cut + " --quiet", Mpirun(2));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
-  for (const char* f : {"policy.rlt", "envs.bin", "member_1.bin", "normalizer.pt"}) {
+  for (const char* f : {"policy.rlt", "envs.bin", "member_1.bin", "normalizer.rlt"}) {
     EXPECT_TRUE(ReadFile(fs::path(run) / "final" / f) == ReadFile(fs::path(cut) / "final" / f))
         << f << " differs";
   }
@@ -291,7 +291,7 @@ TEST_F(MpiTrain, EsPopulationOnTwoRanksEqualsOneProcess) {
   EXPECT_GT(rlt::testing::Lines(rows).size(), 6u);
   EXPECT_EQ(rows, TrainingColumns(ReadFile(fs::path(two) / "metrics.csv")));
   EXPECT_EQ(rows, TrainingColumns(ReadFile(fs::path(half) / "metrics.csv")));
-  for (const char* f : {"es_state.bin", "policy.rlt", "normalizer.pt"}) {
+  for (const char* f : {"es_state.bin", "policy.rlt", "normalizer.rlt"}) {
     const std::string expected = ReadFile(fs::path(one) / "final" / f);
     EXPECT_FALSE(expected.empty()) << f;
     EXPECT_TRUE(expected == ReadFile(fs::path(two) / "final" / f)) << f;  // binary: no dump

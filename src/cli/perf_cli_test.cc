@@ -331,7 +331,7 @@ int64_t InterruptRunAndCheckTheCheckpoint(const std::string& config, const fs::p
   const fs::path dir = run / "checkpoints" / ("step_" + std::to_string(last_step));
   EXPECT_TRUE(fs::exists(dir / "FORMAT")) << dir;
   for (const char* file :
-       {"policy.pt", "normalizer.pt", "state.pt", "envs.bin", "optimizer.pt", "config.toml"}) {
+       {"policy.rlt", "normalizer.rlt", "state.rlt", "envs.bin", "optimizer.rlt", "config.toml"}) {
     EXPECT_GT(fs::exists(dir / file) ? fs::file_size(dir / file) : 0u, 0u) << file;
   }
   const nlohmann::json j = nlohmann::json::parse(ReadFile(run / "status.json"), nullptr, false);
@@ -348,9 +348,8 @@ TEST_F(PerfCli, SignalSigtermFinishesTheUpdateCheckpointsAndExits143) {
 }
 
 // SIGINT, then --resume to the end: the same metrics (but time/fps and sys/*) and the same
-// final parameters as an uninterrupted run, byte for byte. optimizer.pt is skipped: LibTorch
-// keys the Adam state by TensorImpl address, so its bytes differ between processes (its
-// restore shows in the later updates' metrics and final policy).
+// final parameters as an uninterrupted run, byte for byte (Adam's restore also shows in the
+// later updates' metrics and final policy).
 TEST_F(PerfCli, SignalSigintThenResumeMatchesAnUninterruptedRun) {
   const fs::path whole = dir_ / "whole";
   const fs::path split = dir_ / "split";
@@ -373,12 +372,12 @@ TEST_F(PerfCli, SignalSigintThenResumeMatchesAnUninterruptedRun) {
     EXPECT_EQ(rows_a[k], rows_b[k]) << "metrics.csv line " << k + 1;
   }
   EXPECT_EQ(std::stoll(rows_b.back()), kSignalTotalSteps);
-  for (const char* file : {"policy.pt", "normalizer.pt", "state.pt", "envs.bin"}) {
+  for (const char* file : {"policy.rlt", "normalizer.rlt", "state.rlt", "envs.bin"}) {
     const std::string a = ReadFile(whole / "final" / file);
     const std::string b = ReadFile(split / "final" / file);
     ASSERT_FALSE(a.empty()) << file;
     EXPECT_TRUE(a == b) << "final/" << file << " differs";
-    if (std::string(file) == "normalizer.pt") continue;  // cartpole does not normalise
+    if (std::string(file) == "normalizer.rlt") continue;  // cartpole does not normalise
     // The resumed part changed the state: the comparison is not of the checkpoint itself.
     const std::string at_signal =
         ReadFile(split / "checkpoints" / ("step_" + std::to_string(step)) / file);

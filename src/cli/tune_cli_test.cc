@@ -373,7 +373,7 @@ TEST_F(TuneCli, AshaTrainsRungsByResumingAndSurvivesSigkill) {
                 .exit_code,
             0);
   const std::string trial_dir = P("straight/trials/trial_") + std::to_string(top_trial);
-  for (const char* f : {"policy.pt", "state.pt", "normalizer.pt"}) {
+  for (const char* f : {"policy.rlt", "state.rlt", "normalizer.rlt"}) {
     EXPECT_EQ(FileText(trial_dir + "/final/" + f), FileText(P("straight_train/final/") + f)) << f;
   }
   // Killed with SIGKILL once two rungs are journaled, then resumed: every (trial, rung)

@@ -1,11 +1,11 @@
-// rltrade learn: checkpoint save/load (see checkpoint.h). LibTorch throws c10::Error on
-// I/O and format problems; this file is the edge that turns those into Status.
+// rltrade learn: checkpoint save/load (see checkpoint.h). LibTorch-free; checkpoints of the
+// LibTorch-archive format (version 2) are read through learn/torch_legacy.h in builds with
+// LibTorch.
 #include "learn/checkpoint.h"
 
-#include <ATen/CPUGeneratorImpl.h>
-#include <torch/torch.h>
-
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -14,17 +14,23 @@
 #include "core/file_io.h"
 #include "core/options.h"
 #include "core/state_io.h"
+#include "learn/checkpoint_parts.h"
 #include "learn/es.h"
 #include "learn/native_learner.h"
-#include "learn/torch_error.h"
 #include "runlog/atomic_dir.h"
 #include "runlog/manifest.h"
+#ifdef RLT_WITH_TORCH
+#include "learn/torch_legacy.h"
+#endif
 
 namespace rlt::learn {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kFormat = "rltrade-ppo-checkpoint 2";
+constexpr const char* kFormat = "rltrade-ppo-checkpoint 3";
+// Version 2: the same directory with LibTorch archives (policy.pt, optimizer.pt,
+// normalizer.pt, state.pt) for the parts; read in builds with LibTorch.
+constexpr const char* kFormatV2 = "rltrade-ppo-checkpoint 2";
 constexpr const char* kEnvStateFile = "envs.bin";
 
 std::string Shapes(PpoTrainer& t) {
@@ -53,102 +59,6 @@ Result<std::string> ReadBytes(const fs::path& path) {
     return Status::NotFound(path.string() + " is missing; the checkpoint is incomplete");
   }
   return bytes;
-}
-
-// Serialises the trainer's non-module state into `out` (in memory: LibTorch's file writer
-// throws from a destructor on I/O errors such as a full disk, which aborts the process).
-void WriteState(PpoTrainer& t, std::ostream& out) {
-  const PpoTrainer::State s = t.state();
-  torch::serialize::OutputArchive a;
-  a.write("counters", torch::tensor({s.total_steps, s.iterations}, torch::kLong));
-  a.write("generator", t.generator().get_state());
-  {
-    std::lock_guard<std::mutex> lock(GlobalGeneratorMutex());
-    a.write("global_generator", at::detail::getDefaultCPUGenerator().get_state());
-  }
-  std::vector<int64_t> starts(s.last_episode_starts.begin(), s.last_episode_starts.end());
-  a.write("last_episode_starts", torch::tensor(starts, torch::kLong));
-  std::vector<double> returns;
-  std::vector<int64_t> lengths;
-  for (const auto& [r, l] : s.episodes) {
-    returns.push_back(r);
-    lengths.push_back(l);
-  }
-  a.write("episode_returns", torch::tensor(returns, torch::kDouble));
-  a.write("episode_lengths", torch::tensor(lengths, torch::kLong));
-  if (Learner* native = t.learner()) {
-    // The native backend's sampling / permutation RNG: 4 state words, the spare normal's
-    // bits and its flag.
-    const RngState r = native->rng_state();
-    int64_t words[6];
-    for (int i = 0; i < 4; ++i) std::memcpy(&words[i], &r.s[i], 8);
-    std::memcpy(&words[4], &r.spare, 8);
-    words[5] = r.has_spare;
-    a.write("native_rng", torch::from_blob(words, {6}, torch::kLong).clone());
-    // Recurrent policies: every env's LSTM states (h, c), so a resumed rollout continues.
-    std::vector<float> states = native->RecurrentStates();
-    if (!states.empty()) {
-      a.write(
-          "recurrent_states",
-          torch::from_blob(states.data(), {static_cast<int64_t>(states.size())}, torch::kFloat32)
-              .clone());
-    }
-  }
-  a.save_to(out);
-}
-
-Status ReadState(PpoTrainer& t, const fs::path& path) {
-  torch::serialize::InputArchive a;
-  a.load_from(path.string());
-  torch::Tensor counters, gen, global_gen, starts, returns, lengths;
-  a.read("counters", counters);
-  a.read("generator", gen);
-  a.read("global_generator", global_gen);
-  a.read("last_episode_starts", starts);
-  a.read("episode_returns", returns);
-  a.read("episode_lengths", lengths);
-  if (starts.numel() != t.venv().num_envs() || returns.numel() != lengths.numel()) {
-    return Status::DataError(path.string() + ": state does not match this trainer's env count");
-  }
-  PpoTrainer::State s;
-  s.total_steps = counters[0].item<int64_t>();
-  s.iterations = counters[1].item<int64_t>();
-  for (int64_t i = 0; i < starts.numel(); ++i) {
-    s.last_episode_starts.push_back(static_cast<uint8_t>(starts[i].item<int64_t>()));
-  }
-  for (int64_t i = 0; i < returns.numel(); ++i) {
-    s.episodes.emplace_back(returns[i].item<double>(), lengths[i].item<int64_t>());
-  }
-  t.set_state(s);
-  torch::Tensor native_rng;
-  if (Learner* native = t.learner(); native && a.try_read("native_rng", native_rng)) {
-    if (native_rng.numel() != 6) {
-      return Status::DataError(path.string() + ": native_rng has " +
-                               std::to_string(native_rng.numel()) + " values, expected 6");
-    }
-    const torch::Tensor w = native_rng.to(torch::kLong).contiguous();
-    RngState r;
-    for (int i = 0; i < 4; ++i) std::memcpy(&r.s[i], w.data_ptr<int64_t>() + i, 8);
-    std::memcpy(&r.spare, w.data_ptr<int64_t>() + 4, 8);
-    r.has_spare = w.data_ptr<int64_t>()[5] != 0;
-    native->set_rng_state(r);
-  }
-  if (Learner* native = t.learner()) {
-    torch::Tensor states;
-    std::vector<float> values;
-    if (a.try_read("recurrent_states", states)) {
-      const torch::Tensor c = states.to(torch::kFloat32).contiguous();
-      values.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-    }
-    if (Status st = native->SetRecurrentStates(values); !st.ok()) {
-      return Status::DataError(path.string() + ": " + st.message());
-    }
-  }
-  t.generator().set_state(gen);
-  std::lock_guard<std::mutex> lock(GlobalGeneratorMutex());
-  at::Generator global = at::detail::getDefaultCPUGenerator();  // shares the impl
-  global.set_state(global_gen);
-  return Status::Ok();
 }
 
 constexpr const char* kGroupFile = "group.txt";
@@ -223,8 +133,10 @@ std::pair<int, int> ReadGroup(const fs::path& dir) {
 }
 
 // A loader's first checks: `dir` holds a FORMAT file, its MANIFEST matches every file,
-// and FORMAT is `expected` (this trainer's algorithm, version and shapes).
-Status CheckFormat(const fs::path& dir, const std::string& expected) {
+// and FORMAT is `expected` + shapes (this trainer's algorithm, version and shapes) or
+// `legacy` + shapes (an older version this build reads; *is_legacy is then set).
+Status CheckFormat(const fs::path& dir, const std::string& expected, const std::string& legacy,
+                   const std::string& shapes, bool* is_legacy) {
   Result<std::string> text = ReadFile((dir / "FORMAT").string());
   if (!text.ok()) {
     return Status::NotFound(dir.string() +
@@ -232,28 +144,34 @@ Status CheckFormat(const fs::path& dir, const std::string& expected) {
                             "directory written by SaveCheckpoint");
   }
   RLT_RETURN_IF_ERROR(VerifyCheckpointFiles(dir));
-  if (*text != expected) {
-    return Status::DataError(dir.string() + "/FORMAT: expected\n" + expected + "got\n" + *text +
+  *is_legacy = *text == legacy + "\n" + shapes;
+  if (*is_legacy) {
+#ifdef RLT_WITH_TORCH
+    return Status::Ok();
+#else
+    return Status::DataError(dir.string() + " was written by an older rltrade (" + legacy +
+                             ": LibTorch archives), and this build has no LibTorch to read "
+                             "them; convert it once with a LibTorch build: rltrade checkpoint "
+                             "convert " +
+                             dir.string());
+#endif
+  }
+  if (*text != expected + "\n" + shapes) {
+    return Status::DataError(dir.string() + "/FORMAT: expected\n" + expected + "\n" + shapes +
+                             "got\n" + *text +
                              "(a checkpoint of another algorithm, version or env shape)");
   }
   return Status::Ok();
 }
 
-// policy.pt, policy.rlt (the same parameters in the LibTorch-free tensor format,
-// native/tensor_file.h) and normalizer.pt into the staging directory `tmp`. Serialised in
-// memory first, then written with our own checked I/O, so that a full disk is a Status
-// (the previous checkpoint intact) rather than an abort inside LibTorch.
-Status WritePolicyFiles(const fs::path& tmp, ActorCritic& policy, VecNormalizer& normalizer) {
-  std::ostringstream policy_bytes, normalizer_bytes;
-  try {
-    torch::save(policy, policy_bytes);
-    torch::save(normalizer, normalizer_bytes);
-  } catch (const std::exception& e) {
-    return Status::IoError("serialising checkpoint " + tmp.string() + ": " + TorchErrorMessage(e));
+// A tensor file of the checkpoint, checked finite.
+Result<native::TensorFile> ReadTensors(const fs::path& path) {
+  if (!fs::exists(path)) {
+    return Status::NotFound(path.string() + " is missing; the checkpoint is incomplete");
   }
-  RLT_RETURN_IF_ERROR(WriteFile(tmp / "policy.pt", policy_bytes.str()));
-  RLT_RETURN_IF_ERROR(WriteFile(tmp / "policy.rlt", PolicyToTensorFile(policy).Serialize()));
-  return WriteFile(tmp / "normalizer.pt", normalizer_bytes.str());
+  RLT_ASSIGN_OR_RETURN(native::TensorFile file, native::TensorFile::Read(path));
+  RLT_RETURN_IF_ERROR(CheckFiniteTensors(file, path.string()));
+  return file;
 }
 
 // A staging directory for checkpoint `dir` (its parents created).
@@ -329,17 +247,19 @@ Status WriteCheckpointFiles(const fs::path& dir, PpoTrainer& trainer,
   RLT_RETURN_IF_ERROR(WriteFile(tmp / "options.txt", options));
   RLT_RETURN_IF_ERROR(WriteFile(tmp / kEnvStateFile, trainer.venv().SaveState()));
   RLT_RETURN_IF_ERROR(WriteExtraFiles(tmp, extra_files, kEnvStateFile));
-  // In memory first, then our own checked I/O (as WritePolicyFiles).
-  RLT_RETURN_IF_ERROR(WritePolicyFiles(tmp, trainer.policy(), trainer.normalizer()));
-  std::ostringstream optimizer, state;
-  try {
-    torch::save(trainer.optimizer(), optimizer);
-    WriteState(trainer, state);
-  } catch (const std::exception& e) {
-    return Status::IoError("serialising checkpoint " + tmp.string() + ": " + TorchErrorMessage(e));
-  }
-  RLT_RETURN_IF_ERROR(WriteFile(tmp / "optimizer.pt", optimizer.str()));
-  RLT_RETURN_IF_ERROR(WriteFile(tmp / "state.pt", state.str()));
+  PpoCheckpointParts parts;
+  parts.learner = trainer.learner()->ExportState();
+  parts.normalizer = trainer.normalizer()->stats();
+  parts.trainer = trainer.state();
+  parts.rng_kind = trainer.learner()->torch_backend() ? kRngTorch : kRngNative;
+  parts.rng = trainer.learner()->RngWords();
+  parts.recurrent_states = trainer.learner()->RecurrentStates();
+  RLT_RETURN_IF_ERROR(WriteFile(tmp / "policy.rlt", parts.learner.params.Serialize()));
+  RLT_RETURN_IF_ERROR(
+      WriteFile(tmp / "optimizer.rlt", OptimizerToTensorFile(parts.learner).Serialize()));
+  RLT_RETURN_IF_ERROR(
+      WriteFile(tmp / "normalizer.rlt", NormalizerToTensorFile(parts.normalizer).Serialize()));
+  RLT_RETURN_IF_ERROR(WriteFile(tmp / "state.rlt", StateToTensorFile(parts).Serialize()));
   if (!members.empty()) {
     // Data-parallel: rank 0's state is the files above; the other ranks' next to them.
     RLT_RETURN_IF_ERROR(
@@ -358,21 +278,65 @@ Status WriteCheckpointFiles(const fs::path& dir, PpoTrainer& trainer,
 
 }  // namespace
 
+Status ConvertCheckpoints(const fs::path& path, std::vector<std::string>* converted,
+                          std::vector<std::string>* current) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) {
+    return Status::Refused(path.string() +
+                           " is not a directory; pass a checkpoint directory or a run directory");
+  }
+  std::vector<fs::path> dirs;
+  if (fs::exists(path / "FORMAT", ec)) {
+    dirs.push_back(path);
+  } else {
+    for (auto it = fs::recursive_directory_iterator(path, ec);
+         it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec) break;
+      if (it.depth() > 3) {
+        it.disable_recursion_pending();
+        continue;
+      }
+      if (it->is_directory(ec) && fs::exists(it->path() / "FORMAT", ec)) {
+        dirs.push_back(it->path());
+        it.disable_recursion_pending();
+      }
+    }
+    if (ec) return Status::IoError("cannot list " + path.string() + ": " + ec.message());
+  }
+  if (dirs.empty()) {
+    return Status::Refused(path.string() +
+                           " holds no checkpoint (no FORMAT file in it or below); pass a "
+                           "checkpoint directory or a run directory");
+  }
+  std::sort(dirs.begin(), dirs.end());
+#ifdef RLT_WITH_TORCH
+  for (const fs::path& dir : dirs) {
+    bool done = false;
+    RLT_RETURN_IF_ERROR(ConvertCheckpoint(dir, &done));
+    (done ? converted : current)->push_back(dir.string());
+  }
+  return Status::Ok();
+#else
+  (void)converted;
+  (void)current;
+  return Status::Refused(
+      "checkpoint convert reads LibTorch archives, and this rltrade was built without "
+      "LibTorch; run it with a build that has LibTorch (install libtorch-dev and configure "
+      "with cmake -DRLT_WITH_TORCH=ON)");
+#endif
+}
+
 Status VerifyCheckpointFiles(const fs::path& dir) {
   return runlog::VerifyManifest(dir.lexically_normal().string(), /*complete=*/true);
 }
 
-Status CheckFiniteModule(const torch::nn::Module& module, const std::string& file) {
-  for (const auto& item : module.named_parameters(/*recurse=*/true)) {
-    if (!torch::isfinite(item.value()).all().item<bool>()) {
-      return Status::DataError(file + ": parameter '" + item.key() +
-                               "' holds NaN or inf values; the checkpoint is unusable (training "
-                               "diverged or the file was altered); use an earlier checkpoint");
-    }
-  }
-  for (const auto& item : module.named_buffers(/*recurse=*/true)) {
-    if (item.value().is_floating_point() && !torch::isfinite(item.value()).all().item<bool>()) {
-      return Status::DataError(file + ": buffer '" + item.key() +
+Status CheckFiniteTensors(const native::TensorFile& tensors, const std::string& file) {
+  for (const native::NamedTensor& t : tensors.tensors()) {
+    bool finite = true;
+    for (float v : t.f32) finite = finite && std::isfinite(v);
+    for (double v : t.f64) finite = finite && std::isfinite(v);
+    if (!finite) {
+      return Status::DataError(file + ": tensor '" + t.name +
                                "' holds NaN or inf values; the checkpoint is unusable (training "
                                "diverged or the file was altered); use an earlier checkpoint");
     }
@@ -380,23 +344,115 @@ Status CheckFiniteModule(const torch::nn::Module& module, const std::string& fil
   return Status::Ok();
 }
 
+Result<native::TensorFile> ReadPolicyParameters(const fs::path& dir, int obs_dim,
+                                                const env::ActionSpace& action,
+                                                const PolicyOptions& options) {
+  const fs::path rlt = dir / "policy.rlt";
+  if (fs::exists(rlt)) return ReadTensors(rlt);
+#ifdef RLT_WITH_TORCH
+  // Checkpoints written before policy.rlt existed.
+  return ReadPolicyArchive((dir / "policy.pt").string());
+#else
+  return Status::DataError(dir.string() +
+                           " has no policy.rlt: it was written by an older rltrade (LibTorch "
+                           "archives), and this build has no LibTorch to read them; convert it "
+                           "once with a LibTorch build: rltrade checkpoint convert " +
+                           dir.string());
+#endif
+}
+
+Result<VecNormalizer> ReadNormalizer(const fs::path& dir, int obs_dim, int num_envs,
+                                     const NormalizeOptions& options) {
+  VecNormalizer normalizer(obs_dim, num_envs, options);
+  const fs::path rlt = dir / "normalizer.rlt";
+  if (!fs::exists(rlt) && fs::exists(dir / "normalizer.pt")) {
+#ifdef RLT_WITH_TORCH
+    RLT_ASSIGN_OR_RETURN(const NormalizerStats stats,
+                         ReadNormalizerArchive((dir / "normalizer.pt").string()));
+    RLT_RETURN_IF_ERROR(normalizer->set_stats(stats, (dir / "normalizer.pt").string()));
+    return normalizer;
+#else
+    return Status::DataError(dir.string() +
+                             " has normalizer.pt, not normalizer.rlt: it was written by an older "
+                             "rltrade (LibTorch archives), and this build has no LibTorch to "
+                             "read them; convert it once with a LibTorch build: rltrade "
+                             "checkpoint convert " +
+                             dir.string());
+#endif
+  }
+  RLT_ASSIGN_OR_RETURN(const native::TensorFile file, ReadTensors(rlt));
+  RLT_ASSIGN_OR_RETURN(const NormalizerStats stats, NormalizerFromTensorFile(file, rlt.string()));
+  RLT_RETURN_IF_ERROR(normalizer->set_stats(stats, rlt.string()));
+  return normalizer;
+}
+
+namespace {
+
+// The parts of a version-3 checkpoint (the learner's parameter names and shapes come from
+// policy.rlt).
+Result<PpoCheckpointParts> ReadParts(const fs::path& dir) {
+  PpoCheckpointParts parts;
+  RLT_ASSIGN_OR_RETURN(parts.learner.params, ReadTensors(dir / "policy.rlt"));
+  RLT_ASSIGN_OR_RETURN(const native::TensorFile optimizer, ReadTensors(dir / "optimizer.rlt"));
+  RLT_RETURN_IF_ERROR(
+      OptimizerFromTensorFile(optimizer, (dir / "optimizer.rlt").string(), &parts.learner));
+  RLT_ASSIGN_OR_RETURN(const native::TensorFile normalizer, ReadTensors(dir / "normalizer.rlt"));
+  RLT_ASSIGN_OR_RETURN(parts.normalizer,
+                       NormalizerFromTensorFile(normalizer, (dir / "normalizer.rlt").string()));
+  RLT_ASSIGN_OR_RETURN(const native::TensorFile state, ReadTensors(dir / "state.rlt"));
+  RLT_RETURN_IF_ERROR(StateFromTensorFile(state, (dir / "state.rlt").string(), &parts));
+  return parts;
+}
+
+// Everything but the environments into the trainer; every check before the first change.
+Status ApplyParts(const PpoCheckpointParts& parts, const fs::path& dir, PpoTrainer& trainer) {
+  const std::string where = dir.string();
+  if (static_cast<int>(parts.trainer.last_episode_starts.size()) != trainer.venv().num_envs()) {
+    return Status::DataError(
+        where + ": the state holds " + std::to_string(parts.trainer.last_episode_starts.size()) +
+        " environments' episode starts, expected " + std::to_string(trainer.venv().num_envs()));
+  }
+  Learner& learner = *trainer.learner();
+  const LearnerState before = learner.ExportState();
+  VecNormalizerImpl& normalizer = *trainer.normalizer();
+  const NormalizerStats stats_before = normalizer.stats();
+  RLT_RETURN_IF_ERROR(normalizer.set_stats(parts.normalizer, where + "/normalizer"));
+  Status st = learner.ImportState(parts.learner, where + "/policy");
+  // The random stream continues when the same backend wrote it (another backend's stream
+  // has another form; that learner keeps its own).
+  const bool same_kind = (parts.rng_kind == kRngTorch) == learner.torch_backend();
+  if (st.ok() && same_kind) st = learner.SetRngWords(parts.rng, where + "/state");
+  if (st.ok()) {
+    st = learner.SetRecurrentStates(parts.recurrent_states);
+    if (!st.ok()) st = Status::DataError(where + "/state: " + st.message());
+  }
+  if (!st.ok()) {
+    RLT_CHECK(learner.ImportState(before, "the learner's previous state").ok());
+    RLT_CHECK(normalizer.set_stats(stats_before, "the previous statistics").ok());
+    return st;
+  }
+  trainer.set_state(parts.trainer);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status LoadCheckpoint(const fs::path& dir, PpoTrainer& trainer) {
-  RLT_RETURN_IF_ERROR(CheckFormat(dir, std::string(kFormat) + "\n" + Shapes(trainer) + "\n"));
+  bool legacy = false;
+  RLT_RETURN_IF_ERROR(CheckFormat(dir, kFormat, kFormatV2, Shapes(trainer) + "\n", &legacy));
+  PpoCheckpointParts parts;
+  if (legacy) {
+#ifdef RLT_WITH_TORCH
+    RLT_ASSIGN_OR_RETURN(parts, ReadLegacyPpoParts(dir));
+#endif
+  } else {
+    RLT_ASSIGN_OR_RETURN(parts, ReadParts(dir));
+  }
   // The env state first: its header check (env id, shapes) fails before anything changes.
   RLT_ASSIGN_OR_RETURN(const std::string env_state, ReadBytes(dir / kEnvStateFile));
   RLT_RETURN_IF_ERROR(
       trainer.venv().LoadState(env_state, (dir / kEnvStateFile).lexically_normal().string()));
-  try {
-    torch::load(trainer.policy(), (dir / "policy.pt").string());
-    torch::load(trainer.normalizer(), (dir / "normalizer.pt").string());
-    torch::load(trainer.optimizer(), (dir / "optimizer.pt").string());
-    RLT_RETURN_IF_ERROR(CheckFiniteModule(*trainer.policy(), (dir / "policy.pt").string()));
-    RLT_RETURN_IF_ERROR(CheckFiniteModule(*trainer.normalizer(), (dir / "normalizer.pt").string()));
-    RLT_RETURN_IF_ERROR(ReadState(trainer, dir / "state.pt"));
-    trainer.SyncFromTorch();  // native backend: parameters and Adam state from the files
-  } catch (const std::exception& e) {
-    return Status::DataError("reading checkpoint " + dir.string() + ": " + TorchErrorMessage(e));
-  }
+  RLT_RETURN_IF_ERROR(ApplyParts(parts, dir, trainer));
   // Data-parallel: each member continues its own environments when the checkpoint was
   // written by as many ranks of as many environments; otherwise every member starts its
   // environments afresh (the policy, optimiser, normalisers and counters are kept).
@@ -430,13 +486,15 @@ Status LoadCheckpoint(const fs::path& dir, PpoTrainer& trainer) {
 
 namespace {
 
-constexpr const char* kEsFormat = "rltrade-es-checkpoint 1";
+constexpr const char* kEsFormat = "rltrade-es-checkpoint 2";
+// Version 1: normalizer.pt (a LibTorch archive) instead of normalizer.rlt, and policy.pt.
+constexpr const char* kEsFormatV1 = "rltrade-es-checkpoint 1";
 constexpr const char* kEsStateFile = "es_state.bin";
 
-std::string EsFormat(EsTrainer& t) {
-  return std::string(kEsFormat) + "\nnum_envs " + std::to_string(t.venv().num_envs()) +
-         "\nobs_dim " + std::to_string(t.venv().obs_dim()) + "\nact_dim " +
-         std::to_string(t.venv().act_dim()) + "\n";
+std::string EsShapes(EsTrainer& t) {
+  return "num_envs " + std::to_string(t.venv().num_envs()) + "\nobs_dim " +
+         std::to_string(t.venv().obs_dim()) + "\nact_dim " + std::to_string(t.venv().act_dim()) +
+         "\n";
 }
 
 Status WriteEsCheckpointFiles(const fs::path& dir, EsTrainer& trainer,
@@ -461,24 +519,26 @@ Status WriteEsCheckpointFiles(const fs::path& dir, EsTrainer& trainer,
   }
   RLT_RETURN_IF_ERROR(WriteFile(tmp / "options.txt", options));
   RLT_RETURN_IF_ERROR(WriteExtraFiles(tmp, extra_files, kEsStateFile));
-  RLT_RETURN_IF_ERROR(WritePolicyFiles(tmp, trainer.policy(), trainer.normalizer()));
+  RLT_RETURN_IF_ERROR(WriteFile(tmp / "policy.rlt", trainer.PolicyParameters().Serialize()));
+  RLT_RETURN_IF_ERROR(WriteFile(tmp / "normalizer.rlt",
+                                NormalizerToTensorFile(trainer.normalizer()->stats()).Serialize()));
   RLT_RETURN_IF_ERROR(WriteFile(tmp / kEsStateFile, trainer.SaveState()));
-  RLT_RETURN_IF_ERROR(WriteFile(tmp / "FORMAT", EsFormat(trainer)));
+  RLT_RETURN_IF_ERROR(WriteFile(tmp / "FORMAT", std::string(kEsFormat) + "\n" + EsShapes(trainer)));
   RLT_RETURN_IF_ERROR(runlog::WriteDirManifest(tmp.string()));
   return staging.Commit(/*replace=*/true);
 }
 
 Status LoadEsCheckpoint(const fs::path& dir, EsTrainer& trainer) {
-  RLT_RETURN_IF_ERROR(CheckFormat(dir, EsFormat(trainer)));
+  bool legacy = false;
+  RLT_RETURN_IF_ERROR(CheckFormat(dir, kEsFormat, kEsFormatV1, EsShapes(trainer), &legacy));
   RLT_ASSIGN_OR_RETURN(const std::string state, ReadBytes(dir / kEsStateFile));
-  try {
-    torch::load(trainer.normalizer(), (dir / "normalizer.pt").string());
-    RLT_RETURN_IF_ERROR(CheckFiniteModule(*trainer.normalizer(), (dir / "normalizer.pt").string()));
-  } catch (const std::exception& e) {
-    return Status::DataError("reading checkpoint " + dir.string() + ": " + TorchErrorMessage(e));
-  }
-  // The parameters come from es_state.bin (policy.pt holds the same actor for the loaders).
-  return trainer.LoadState(state, (dir / kEsStateFile).lexically_normal().string());
+  RLT_ASSIGN_OR_RETURN(
+      VecNormalizer normalizer,
+      ReadNormalizer(dir, trainer.venv().obs_dim(), trainer.venv().num_envs(), NormalizeOptions{}));
+  // The parameters come from es_state.bin (policy.rlt holds the same actor for the loaders).
+  RLT_RETURN_IF_ERROR(trainer.LoadState(state, (dir / kEsStateFile).lexically_normal().string()));
+  RLT_CHECK(trainer.normalizer()->set_stats(normalizer->stats(), "normalizer").ok());
+  return Status::Ok();
 }
 
 }  // namespace

@@ -3,28 +3,24 @@
 // A checkpoint is one directory, staged and renamed into place with runlog::StagingDir
 // (an existing `<dir>` is replaced atomically), so a crash never leaves a half-written
 // checkpoint under the final name. Missing parent directories are created.
-//   FORMAT          "rltrade-ppo-checkpoint 2" and the shapes (num_envs, obs_dim, act_dim)
+//   FORMAT          "rltrade-ppo-checkpoint 3" and the shapes (num_envs, obs_dim, act_dim)
 //   options.txt     the resolved PPO options (key = value) and policy options
 //   <extra files>   caller-supplied files, e.g. {"config.toml", resolved config}
-//   policy.pt       ActorCritic parameters and buffers (torch::save)
-//   policy.rlt      the same parameters as a native tensor file (native/tensor_file.h;
-//                   readable without LibTorch, learn::LoadPolicyFromTensorFile)
-//   normalizer.pt   VecNormalizer statistics incl. per-env discounted returns
-//   optimizer.pt    Adam state (torch::save of the optimizer). Its bytes differ between
-//                   processes even for equal state: LibTorch 1.13 keys the state by the
-//                   parameters' TensorImpl addresses and maps them back by position on load
-//   state.pt        total_steps, iterations, the trainer's torch generator state, torch's
-//                   global CPU generator state, last episode starts, the 100-episode window
-//                   and, with the native backend, its RNG state (native_rng)
-// Either backend ([policy] backend) writes and loads the same files: the native learner
-// copies its parameters and Adam state into the torch policy and optimizer before saving
-// and takes them back after loading (learn/native_learner.h).
+//   policy.rlt      every parameter of the policy          } tensor files
+//   optimizer.rlt   Adam's moments, step and learning rate } (native/tensor_file.h),
+//   normalizer.rlt  VecNormalizer statistics               } read and written without
+//   state.rlt       counters, episode window, the learner's random stream and recurrent
+//                   states                                  LibTorch; their tensors are
+//                   listed in learn/checkpoint_parts.h
+// Either backend ([policy] backend) writes and loads the same files (its LearnerState,
+// learn/learner.h); a checkpoint loads into a trainer of the other backend, which then
+// keeps its own random stream.
 //   envs.bin        the VecEnv's state (env/vec_env.h SaveState): every env's RNG and
 //                   episode state, the observation/info/reward/flag buffers and the
 //                   running return and length of each unfinished episode
 // With all of it, a trainer that loads a checkpoint continues exactly as the one that
-// saved it would have: same parameters and metrics bit for bit (same options and LibTorch
-// thread count; the env worker count does not matter), across a process restart.
+// saved it would have: same parameters and metrics bit for bit (same options and thread
+// count; the env worker count does not matter), across a process restart.
 //   group.txt, member_<r>.bin
 //                   data-parallel runs (PpoTrainer::EnableDataParallel): "ranks K" and
 //                   "envs_per_rank N", and the state only rank r holds (its envs.bin, its
@@ -37,7 +33,11 @@
 //                   counters and starts every environment afresh (a note on stderr).
 //   MANIFEST        written last (runlog/manifest.h): size and CRC-32C of every file above
 //                   and of any other file in the directory
-// Version 1 checkpoints (no envs.bin) are refused by the FORMAT check.
+// Version 2 checkpoints (written before the native format: the same files with LibTorch
+// archives policy.pt, optimizer.pt, normalizer.pt and state.pt for the parts) load in
+// builds with LibTorch (learn/torch_legacy.h) and are refused with a pointer to
+// ConvertCheckpoints (`rltrade checkpoint convert`) in builds without. Version 1
+// checkpoints (no envs.bin) are refused by the FORMAT check.
 // Loading (LoadCheckpoint here, PolicyRunner::Load for eval and signal) first verifies
 // the MANIFEST (a changed, missing or unlisted file is a DataError naming the file), then
 // that every parameter and buffer read is finite (a NaN/inf is a DataError naming the
@@ -51,19 +51,25 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
+#include "env/env.h"
+#include "learn/normalize.h"
+#include "learn/policy.h"
 #include "learn/trainer.h"
+#include "native/tensor_file.h"
 
 namespace rlt::learn {
 
 // Evolution strategies (EsTrainer, learn/es.h) write the same directory layout with
-//   FORMAT          "rltrade-es-checkpoint 1" and the shapes
+//   FORMAT          "rltrade-es-checkpoint 2" and the shapes (version 1: normalizer.pt
+//                   and policy.pt, read as version-2 PPO checkpoints are)
 //   options.txt     the observation-normalisation keys every loader reads (ppo.norm_obs,
 //                   ppo.clip_obs, ppo.norm_reward = false, ...), the es.* options and the
 //                   policy options
-//   policy.pt, policy.rlt, normalizer.pt   as above (the actor searched; the value head
-//                   and log_std at their initial values)
+//   policy.rlt, normalizer.rlt   as above (the actor searched; the value head and log_std
+//                   at their initial values)
 //   es_state.bin    EsTrainer::SaveState(): generation, steps, Adam's moments, parameters
 //   <extra files>, MANIFEST
 // and no environment state: a generation depends only on the seed, its number and the
@@ -81,9 +87,28 @@ Status LoadCheckpoint(const std::filesystem::path& dir, Trainer& trainer);
 // The checks every loader runs: `dir`/MANIFEST lists every file of `dir` and each matches.
 Status VerifyCheckpointFiles(const std::filesystem::path& dir);
 
-// Every parameter and buffer of `module` (loaded from `file`) is finite; otherwise a
-// DataError naming `file` and the first tensor with a NaN or inf.
-Status CheckFiniteModule(const torch::nn::Module& module, const std::string& file);
+// Every tensor of `tensors` (read from `file`) is finite; otherwise a DataError naming
+// `file` and the first tensor with a NaN or inf.
+Status CheckFiniteTensors(const native::TensorFile& tensors, const std::string& file);
+
+// The policy parameters of checkpoint `dir` (an actor-critic of `options`): policy.rlt, or
+// in checkpoints written before it existed policy.pt (builds with LibTorch). Checked finite.
+Result<native::TensorFile> ReadPolicyParameters(const std::filesystem::path& dir, int obs_dim,
+                                                const env::ActionSpace& action,
+                                                const PolicyOptions& options);
+// The observation and reward statistics of checkpoint `dir` (normalizer.rlt, or
+// normalizer.pt in builds with LibTorch) in a normaliser of `options`; lengths checked
+// against obs_dim and num_envs.
+Result<VecNormalizer> ReadNormalizer(const std::filesystem::path& dir, int obs_dim, int num_envs,
+                                     const NormalizeOptions& options);
+
+// Rewrites every checkpoint at or below `path` (a checkpoint directory, or a run directory
+// with final/, checkpoints/step_<N>/ and seed directories) that predates the native format
+// in place (learn/torch_legacy.h ConvertCheckpoint), stopping at the first failure. Lists
+// the converted directories and those already native. Refused without LibTorch (the
+// message says how to get it) or when `path` holds no checkpoint.
+Status ConvertCheckpoints(const std::filesystem::path& path, std::vector<std::string>* converted,
+                          std::vector<std::string>* current);
 
 }  // namespace rlt::learn
 

@@ -2,7 +2,6 @@
 #include "learn/es.h"
 
 #include <fmt/format.h>
-#include <torch/torch.h>
 
 #include <algorithm>
 #include <chrono>
@@ -59,15 +58,26 @@ constexpr const char* kStateMagic = "rltrade-es-state";
 constexpr uint32_t kStateVersion = 1;
 constexpr double kAdamBeta1 = 0.9, kAdamBeta2 = 0.999, kAdamEpsilon = 1e-8;
 
-// The actor's Linear layers in order: the pi hidden layers, then the action head.
-std::vector<torch::nn::Linear> ActorLayers(ActorCritic& policy) {
-  std::vector<torch::nn::Linear> layers;
-  for (const auto& child : policy->pi_net()->children()) {
-    if (auto linear = std::dynamic_pointer_cast<torch::nn::LinearImpl>(child)) {
-      layers.emplace_back(linear);
+// The actor's Linear layers in order, as (weight, bias) of the native network: the pi
+// hidden layers ("pi_net.<k>.weight", k ascending), then the action head.
+std::vector<std::pair<const native::ParamInfo*, const native::ParamInfo*>> ActorLayers(
+    const native::ActorCritic& net) {
+  std::vector<std::pair<const native::ParamInfo*, const native::ParamInfo*>> layers;
+  auto add = [&](const std::string& prefix) {
+    const native::ParamInfo* w = net.FindParam(prefix + "weight");
+    const native::ParamInfo* b = net.FindParam(prefix + "bias");
+    RLT_CHECK_MSG(w != nullptr && b != nullptr && w->shape.size() == 2,
+                  "the native actor has no layer " + prefix);
+    layers.emplace_back(w, b);
+  };
+  for (const native::ParamInfo& p : net.param_info()) {
+    const std::string& name = p.name;
+    if (name.rfind("pi_net.", 0) == 0 && name.size() > 7 &&
+        name.compare(name.size() - 7, 7, ".weight") == 0) {
+      add(name.substr(0, name.size() - 6));
     }
   }
-  layers.push_back(policy->action_net());
+  add("action_net.");
   return layers;
 }
 
@@ -170,27 +180,22 @@ EsTrainer::EsTrainer(env::VecEnv& venv, const PolicyOptions& policy_options,
       low_(venv.spec().action.low),
       high_(venv.spec().action.high),
       relu_(policy_options.activation == "relu"),
+      net_(NativeSpec(venv.obs_dim(), venv.spec().action, policy_options), seed),
       pool_(std::clamp(threads, 1, venv.num_envs())) {
-  {
-    std::lock_guard<std::mutex> lock(GlobalGeneratorMutex());
-    torch::manual_seed(seed);  // weight initialisation, as PpoTrainer's
-    policy_ = ActorCritic(obs_dim_, venv.spec().action, policy_options);
-  }
   NormalizeOptions norm;
   norm.norm_obs = options.norm_obs;
   norm.norm_reward = false;
   norm.clip_obs = options.clip_obs;
   normalizer_ = VecNormalizer(obs_dim_, venv.num_envs(), norm);
   size_t offset = 0;
-  for (auto& linear : ActorLayers(policy_)) {
-    const int out = static_cast<int>(linear->weight.size(0)),
-              in = static_cast<int>(linear->weight.size(1));
+  for (const auto& [w, b] : ActorLayers(net_)) {
+    const int out = static_cast<int>(w->shape[0]), in = static_cast<int>(w->shape[1]);
     layers_.push_back({in, out, offset});
     width_ = std::max(width_, out);
     offset += static_cast<size_t>(in) * out + out;
   }
   theta_.assign(offset, 0.0f);
-  SyncFromTorch();
+  ThetaFromNet();
   adam_m_.assign(theta_.size(), 0.0);
   adam_v_.assign(theta_.size(), 0.0);
   const size_t members = static_cast<size_t>(options.population);
@@ -199,47 +204,45 @@ EsTrainer::EsTrainer(env::VecEnv& venv, const PolicyOptions& policy_options,
   obs_sums_.assign(members * (2 * obs_dim_ + 1), 0.0);
 }
 
-void EsTrainer::SyncFromTorch() {
-  torch::NoGradGuard no_grad;
-  std::vector<torch::nn::Linear> linears = ActorLayers(policy_);
+void EsTrainer::ThetaFromNet() {
+  const auto layers = ActorLayers(net_);
+  const std::vector<float>& params = net_.params();
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& layer = layers_[l];
-    const torch::Tensor w = linears[l]->weight.detach().contiguous();
-    const torch::Tensor b = linears[l]->bias.detach().contiguous();
-    const float* wp = w.data_ptr<float>();  // (out, in)
+    const float* wp = params.data() + layers[l].first->offset;  // (out, in)
     float* dst = &theta_[layer.offset];
     for (int o = 0; o < layer.out; ++o) {
       for (int i = 0; i < layer.in; ++i)
         dst[static_cast<size_t>(i) * layer.out + o] = wp[o * layer.in + i];
     }
-    std::memcpy(dst + static_cast<size_t>(layer.in) * layer.out, b.data_ptr<float>(),
-                sizeof(float) * layer.out);
+    std::copy_n(params.data() + layers[l].second->offset, layer.out,
+                dst + static_cast<size_t>(layer.in) * layer.out);
   }
-  torch_stale_ = false;
 }
 
-void EsTrainer::CopyToTorch() {
-  torch::NoGradGuard no_grad;
-  std::vector<torch::nn::Linear> linears = ActorLayers(policy_);
+native::TensorFile EsTrainer::PolicyParameters() {
+  const auto layers = ActorLayers(net_);
+  std::vector<float>& params = net_.params();
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& layer = layers_[l];
-    torch::Tensor w = torch::empty({layer.out, layer.in});
-    float* wp = w.data_ptr<float>();
+    float* wp = params.data() + layers[l].first->offset;  // (out, in)
     const float* src = &theta_[layer.offset];
     for (int o = 0; o < layer.out; ++o) {
       for (int i = 0; i < layer.in; ++i)
         wp[o * layer.in + i] = src[static_cast<size_t>(i) * layer.out + o];
     }
-    linears[l]->weight.copy_(w);
-    linears[l]->bias.copy_(torch::from_blob(
-        const_cast<float*>(src) + static_cast<size_t>(layer.in) * layer.out, {layer.out}));
+    std::copy_n(src + static_cast<size_t>(layer.in) * layer.out, layer.out,
+                params.data() + layers[l].second->offset);
   }
-  torch_stale_ = false;
+  native::TensorFile file;
+  net_.SaveParameters(file);
+  return file;
 }
 
-ActorCritic& EsTrainer::policy() {
-  if (torch_stale_) CopyToTorch();
-  return policy_;
+Status EsTrainer::LoadPolicyParameters(const native::TensorFile& file, const std::string& origin) {
+  RLT_RETURN_IF_ERROR(net_.LoadParameters(file, origin));
+  ThetaFromNet();
+  return Status::Ok();
 }
 
 Status EsTrainer::EnableDataParallel(Collective* group) {
@@ -471,7 +474,6 @@ Result<IterationStats> EsTrainer::Iterate() {
   int64_t steps = 0;
   for (int64_t s : steps_) steps += s;
   total_steps_ += steps;
-  torch_stale_ = true;
 
   IterationStats st;
   const double n = static_cast<double>(fitness_.size());
@@ -627,7 +629,6 @@ Status EsTrainer::LoadState(std::string_view bytes, const std::string& what) {
   adam_m_ = std::move(m);
   adam_v_ = std::move(v);
   theta_ = std::move(theta);
-  torch_stale_ = true;
   return Status::Ok();
 }
 

@@ -66,6 +66,8 @@
 #include "learn/normalize.h"
 #include "learn/policy.h"
 #include "learn/trainer.h"
+#include "native/actor_critic.h"
+#include "native/tensor_file.h"
 
 namespace rlt::learn {
 
@@ -120,7 +122,7 @@ int64_t EsNoiseOffset(uint64_t seed, int64_t generation, int64_t pair, int64_t n
 class EsTrainer : public Trainer {
  public:
   // Validates the options, the env's action space and the policy (MLP only), then builds.
-  // The actor starts from ActorCritic's initialisation seeded with `seed` (as PPO's);
+  // The actor starts from the native initialisation seeded with `seed` (as PPO's);
   // `threads` evaluation workers (capped at venv.num_envs()).
   static Result<std::unique_ptr<EsTrainer>> Create(env::VecEnv& venv,
                                                    const PolicyOptions& policy_options,
@@ -134,8 +136,9 @@ class EsTrainer : public Trainer {
   int64_t iterations() const override { return generation_; }
   const TrainerTiming& timing() const override { return timing_; }
   TrainerTiming& mutable_timing() override { return timing_; }
-  // The actor's parameters copied in (value head and log_std untouched).
-  ActorCritic& policy() override;
+  // Every parameter of the actor-critic with the actor's current values (value head and
+  // log_std at their initial values).
+  native::TensorFile PolicyParameters() override;
   VecNormalizer& normalizer() override { return normalizer_; }
   // A generation is never cut short: a signal takes effect after it.
   void set_interrupt_flag(const std::atomic<int>*) override {}
@@ -145,7 +148,7 @@ class EsTrainer : public Trainer {
   Collective* group() const override { return group_; }
 
   const EsOptions& options() const { return options_; }
-  const PolicyOptions& policy_options() const { return policy_options_; }
+  const PolicyOptions& policy_options() const override { return policy_options_; }
   env::VecEnv& venv() { return venv_; }
   uint64_t seed() const { return seed_; }
   // The searched parameters (the actor), in this trainer's layout (each layer's weight
@@ -154,13 +157,14 @@ class EsTrainer : public Trainer {
   // The last generation's fitnesses, by member (pair p: members 2p (+) and 2p+1 (-)).
   const std::vector<double>& fitness() const { return fitness_; }
 
-  // Everything a checkpoint needs besides policy.pt and normalizer.pt: the counters and
-  // Adam's moments, as bytes; LoadState() takes them back together
-  // with the parameters and statistics from `policy` and `normalizer` (checkpoint.h).
+  // Everything a checkpoint needs besides the policy parameters and the normaliser: the
+  // counters, Adam's moments and theta, as bytes; LoadState() takes them back
+  // (checkpoint.h).
   std::string SaveState() const;
   Status LoadState(std::string_view bytes, const std::string& what);
-  // After the torch policy was loaded from a checkpoint: its actor becomes theta.
-  void SyncFromTorch();
+  // Takes every parameter from `file` (a checkpoint's policy parameters; a missing tensor or
+  // another shape is a DataError naming `origin`); the actor becomes theta.
+  Status LoadPolicyParameters(const native::TensorFile& file, const std::string& origin);
 
  private:
   EsTrainer(env::VecEnv& venv, const PolicyOptions& policy_options, const EsOptions& options,
@@ -177,7 +181,8 @@ class EsTrainer : public Trainer {
   std::vector<int64_t> PairBounds(int64_t pairs, int ranks) const;
   void Forward(const float* params, const float* obs, float* action, float* scratch) const;
   void Update();
-  void CopyToTorch();
+  // theta from the native network's actor.
+  void ThetaFromNet();
 
   env::VecEnv& venv_;
   PolicyOptions policy_options_;
@@ -194,9 +199,8 @@ class EsTrainer : public Trainer {
   ObsScale obs_scale_;        // this generation's observation normalisation
   std::vector<double> adam_m_, adam_v_;
   int64_t adam_t_ = 0;
-  ActorCritic policy_{nullptr};
+  native::ActorCritic net_;  // the whole actor-critic; its actor is copied from theta on demand
   VecNormalizer normalizer_{nullptr};
-  bool torch_stale_ = true;
   WorkerPool pool_;
   Collective* group_ = nullptr;
   LocalCollective alone_;

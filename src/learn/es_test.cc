@@ -93,7 +93,8 @@ double SolveCartPole(const std::string& variant) {
     mean = st->ep_rew_mean;
   }
   auto eval_venv = CartPoleEnvs(4);
-  auto stats = EvaluatePolicy((*es)->policy(), (*es)->normalizer(), *eval_venv, 20, 1000);
+  auto stats = EvaluatePolicy((*es)->PolicyParameters(), (*es)->policy_options(),
+                              (*es)->normalizer(), *eval_venv, 20, 1000);
   EXPECT_TRUE(stats.ok()) << stats.status().message();
   return stats->mean_reward;
 }
@@ -137,20 +138,21 @@ TEST(EsTest, ACheckpointResumesBitForBit) {
   EXPECT_TRUE((*resumed)->theta() == (*straight)->theta());
   EXPECT_TRUE((*resumed)->fitness() == (*straight)->fitness());
   EXPECT_EQ((*resumed)->total_steps(), (*straight)->total_steps());
-  EXPECT_TRUE(
-      torch::equal((*resumed)->normalizer()->obs_var(), (*straight)->normalizer()->obs_var()));
+  EXPECT_EQ((*resumed)->normalizer()->obs_var(), (*straight)->normalizer()->obs_var());
 
   // The policy the loaders read is the searched actor.
   auto from_file = EsTrainer::Create(*venv2, SmallPolicy(), CartPoleEs("openai"), 99, 1);
   ASSERT_TRUE(from_file.ok());
   ASSERT_TRUE(SaveCheckpoint(dir / "end", **straight).ok());
-  torch::load((*from_file)->policy(), (dir / "end" / "policy.pt").string());
-  (*from_file)->SyncFromTorch();
+  auto params =
+      ReadPolicyParameters(dir / "end", venv2->obs_dim(), venv2->spec().action, SmallPolicy());
+  ASSERT_TRUE(params.ok()) << params.status().message();
+  ASSERT_TRUE((*from_file)->LoadPolicyParameters(*params, "policy.rlt").ok());
   EXPECT_TRUE((*from_file)->theta() == (*straight)->theta());
 
   // A PPO checkpoint is not an ES checkpoint.
   std::string format = rlt::testing::ReadFile(dir / "ckpt" / "FORMAT");
-  EXPECT_EQ(format.rfind("rltrade-es-checkpoint 1\n", 0), 0u) << format;
+  EXPECT_EQ(format.rfind("rltrade-es-checkpoint 2\n", 0), 0u) << format;
   fs::remove_all(dir);
 }
 

@@ -1,8 +1,6 @@
 // rltrade learn: EvaluatePolicy() (see evaluate.h).
 #include "learn/evaluate.h"
 
-#include <torch/torch.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -36,17 +34,23 @@ struct DeterministicActor::Mlp {
   std::vector<float> values, log_probs;
 };
 
-DeterministicActor::DeterministicActor(ActorCritic& policy, const env::ActionSpace& space)
-    : policy_(policy), space_(space) {
-  if (!policy->recurrent()) {
-    if (NativeSupports(policy->options())) {
-      mlp_ = std::make_unique<Mlp>();
-      mlp_->net = NativeNetFromTorch(policy, policy->obs_dim(), space, policy->options());
-    }
-    return;
+DeterministicActor::DeterministicActor(const env::ActionSpace& space)
+    : space_(space), act_dim_(space.discrete ? 1 : space.dim) {}
+
+Result<std::unique_ptr<DeterministicActor>> DeterministicActor::Create(
+    const native::TensorFile& params, int obs_dim, const env::ActionSpace& space,
+    const PolicyOptions& options, const std::string& origin) {
+  std::unique_ptr<DeterministicActor> actor(new DeterministicActor(space));
+  if (options.is_recurrent()) {
+    actor->recurrent_ = std::make_unique<Recurrent>();
+    RLT_ASSIGN_OR_RETURN(actor->recurrent_->net,
+                         RecurrentNetFromParameters(params, obs_dim, space, options, origin));
+  } else {
+    actor->mlp_ = std::make_unique<Mlp>();
+    RLT_ASSIGN_OR_RETURN(actor->mlp_->net,
+                         NativeNetFromParameters(params, obs_dim, space, options, origin));
   }
-  recurrent_ = std::make_unique<Recurrent>();
-  recurrent_->net = RecurrentNetFromTorch(policy, space);
+  return actor;
 }
 
 DeterministicActor::~DeterministicActor() = default;
@@ -57,7 +61,7 @@ void DeterministicActor::ResetState() {
 
 void DeterministicActor::Act(const float* obs, int n, const float* episode_starts, float* actions,
                              float* values) {
-  const int act_dim = policy_->act_dim();
+  const int act_dim = act_dim_;
   if (recurrent_) {
     Recurrent& r = *recurrent_;
     if (r.rows != n) {
@@ -69,23 +73,12 @@ void DeterministicActor::Act(const float* obs, int n, const float* episode_start
     r.net->Act(obs, n, episode_starts, r.state, /*rng=*/nullptr, /*deterministic=*/true, actions,
                r.values.data(), r.log_probs.data());
     if (values != nullptr) std::copy(r.values.begin(), r.values.end(), values);
-  } else if (mlp_) {
+  } else {
     mlp_->values.resize(n);
     mlp_->log_probs.resize(n);
     mlp_->net->Act(obs, n, /*rng=*/nullptr, /*deterministic=*/true, actions, mlp_->values.data(),
                    mlp_->log_probs.data());
     if (values != nullptr) std::copy(mlp_->values.begin(), mlp_->values.end(), values);
-  } else {
-    c10::InferenceMode guard;
-    const ActResult act =
-        policy_->Act(torch::from_blob(const_cast<float*>(obs), {n, policy_->obs_dim()}),
-                     /*generator=*/nullptr, /*deterministic=*/true);
-    const torch::Tensor a = act.actions.contiguous();
-    std::memcpy(actions, a.data_ptr<float>(), sizeof(float) * n * act_dim);
-    if (values != nullptr) {
-      const torch::Tensor v = act.values.contiguous();
-      std::memcpy(values, v.data_ptr<float>(), sizeof(float) * n);
-    }
   }
   if (space_.discrete) return;
   for (int64_t k = 0; k < static_cast<int64_t>(n) * act_dim; ++k) {
@@ -94,13 +87,22 @@ void DeterministicActor::Act(const float* obs, int n, const float* episode_start
   }
 }
 
-Result<EvalStats> EvaluatePolicy(ActorCritic& policy, const VecNormalizer& normalizer,
+Result<EvalStats> EvaluatePolicy(const native::TensorFile& params, const PolicyOptions& options,
+                                 const VecNormalizer& normalizer, env::VecEnv& venv, int episodes,
+                                 uint64_t seed) {
+  RLT_ASSIGN_OR_RETURN(std::unique_ptr<DeterministicActor> actor,
+                       DeterministicActor::Create(params, venv.obs_dim(), venv.spec().action,
+                                                  options, "the policy's parameters"));
+  return EvaluatePolicy(*actor, normalizer, venv, episodes, seed);
+}
+
+Result<EvalStats> EvaluatePolicy(DeterministicActor& actor, const VecNormalizer& normalizer,
                                  env::VecEnv& venv, int episodes, uint64_t seed) {
   if (episodes < 1) {
     return Status::InvalidArgument("evaluation needs at least one episode (got " +
                                    std::to_string(episodes) + "); set run.eval_episodes >= 1");
   }
-  RLT_CHECK(policy->act_dim() == venv.act_dim());
+  RLT_CHECK(actor.act_dim() == venv.act_dim());
   const int n = venv.num_envs();
   const int net_worth = NetWorthIndex(venv.spec());
   std::vector<int> target(n), done_count(n, 0);  // SB3 episode_count_targets
@@ -110,7 +112,7 @@ Result<EvalStats> EvaluatePolicy(ActorCritic& policy, const VecNormalizer& norma
   EvalStats s;
   s.has_net_worth = net_worth >= 0;
   double net_worth_sum = 0;
-  DeterministicActor actor(policy, venv.spec().action);
+  actor.ResetState();
   std::vector<float> starts(n, 1.0f);  // recurrent states start at zero
   venv.Reset(seed);
   int finished = 0;

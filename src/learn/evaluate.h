@@ -12,7 +12,7 @@
 //
 // What it is not: a backtest (no trade log or risk metrics: see eval/), and not a source of
 // randomness: it draws nothing from any generator, so training's random streams (the
-// trainer's generator, torch's global generator, the training VecEnv) are untouched.
+// learner's, the training VecEnv's) are untouched.
 //
 // Ownership: borrows everything. Not thread-safe.
 #ifndef RLT_LEARN_EVALUATE_H_
@@ -20,26 +20,32 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/status.h"
 #include "env/vec_env.h"
 #include "learn/normalize.h"
 #include "learn/policy.h"
+#include "native/tensor_file.h"
 
 namespace rlt::learn {
 
 // A policy's deterministic actions (Gaussian mean clipped to the Box bounds, or the
-// argmax) for n already-normalised observations. MLP policies run a native::ActorCritic
-// copy of the parameters (the engine the native backend trains with; LibTorch's
-// per-operator cost made a 500-step CartPole evaluation take 30 us a step), or the
-// LibTorch module for options the native engine lacks; recurrent ones a
-// native::RecurrentActorCritic copy, carrying one LSTM state per row across calls, zeroed
-// where episode_starts (n, may be nullptr) is set and whenever n changes. Borrows the
-// policy (its parameters are copied once, at construction).
+// argmax) for n already-normalised observations, on the native engine: MLP policies run a
+// native::ActorCritic, recurrent ones a native::RecurrentActorCritic carrying one LSTM
+// state per row across calls, zeroed where episode_starts (n, may be nullptr) is set and
+// whenever n changes. The parameters are copied once, at construction.
 class DeterministicActor {
  public:
-  DeterministicActor(ActorCritic& policy, const env::ActionSpace& space);
+  // `params`: every parameter of the policy of `options` by name (Trainer::
+  // PolicyParameters(), a checkpoint's policy.rlt); a missing tensor or another shape is a
+  // DataError naming `origin`.
+  static Result<std::unique_ptr<DeterministicActor>> Create(const native::TensorFile& params,
+                                                            int obs_dim,
+                                                            const env::ActionSpace& space,
+                                                            const PolicyOptions& options,
+                                                            const std::string& origin);
   ~DeterministicActor();
   DeterministicActor(const DeterministicActor&) = delete;
   DeterministicActor& operator=(const DeterministicActor&) = delete;
@@ -49,12 +55,14 @@ class DeterministicActor {
   // Zeroes every row's recurrent state (no-op for MLP policies).
   void ResetState();
   bool recurrent() const { return recurrent_ != nullptr; }
+  int act_dim() const { return act_dim_; }
 
  private:
   struct Recurrent;
   struct Mlp;
-  ActorCritic policy_;
+  explicit DeterministicActor(const env::ActionSpace& space);
   env::ActionSpace space_;
+  int act_dim_ = 1;
   std::unique_ptr<Recurrent> recurrent_;
   std::unique_ptr<Mlp> mlp_;
 };
@@ -71,11 +79,16 @@ struct EvalStats {
   double mean_final_net_worth = 0;
 };
 
-// Runs `episodes` deterministic episodes (see the file comment).
-// REQUIRES: policy and normalizer built for venv's obs_dim and action space.
-// Fails (InvalidArgument) when episodes < 1.
-Result<EvalStats> EvaluatePolicy(ActorCritic& policy, const VecNormalizer& normalizer,
+// Runs `episodes` deterministic episodes (see the file comment) of `actor`, which is
+// ResetState() first. REQUIRES: actor and normalizer built for venv's obs_dim and action
+// space. Fails (InvalidArgument) when episodes < 1.
+Result<EvalStats> EvaluatePolicy(DeterministicActor& actor, const VecNormalizer& normalizer,
                                  env::VecEnv& venv, int episodes, uint64_t seed);
+// The same for a policy given by its parameters and options (DeterministicActor::Create's
+// errors, e.g. a tensor missing from `params`, are returned).
+Result<EvalStats> EvaluatePolicy(const native::TensorFile& params, const PolicyOptions& options,
+                                 const VecNormalizer& normalizer, env::VecEnv& venv, int episodes,
+                                 uint64_t seed);
 
 }  // namespace rlt::learn
 

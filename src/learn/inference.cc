@@ -2,8 +2,6 @@
 // format problems; this file turns those into Status.
 #include "learn/inference.h"
 
-#include <torch/torch.h>
-
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -17,14 +15,14 @@
 #include "learn/checkpoint.h"
 #include "learn/evaluate.h"
 #include "learn/ppo.h"
-#include "learn/torch_error.h"
 #include "learn/trainer.h"
 
 namespace rlt::learn {
 namespace fs = std::filesystem;
 
 struct PolicyRunner::Impl {
-  ActorCritic policy{nullptr};
+  native::TensorFile params;
+  PolicyOptions options;
   VecNormalizer normalizer{nullptr};
   env::ActionSpace action;
   std::vector<float> scratch;  // (n, obs_dim) normalised observations
@@ -105,6 +103,8 @@ Result<std::unique_ptr<PolicyRunner>> PolicyRunner::Load(const std::string& chec
   PpoOptions ppo;
   PolicyOptions policy_options;
   RLT_RETURN_IF_ERROR(ReadOptions(options_text, dir / "options.txt", ppo, policy_options));
+  // Inference runs on the native engine whichever backend trained the policy.
+  policy_options.backend = "native";
   RLT_RETURN_IF_ERROR(ValidatePolicyOptions(policy_options));
   auto impl = std::make_unique<Impl>();
   impl->action = action;
@@ -114,25 +114,13 @@ Result<std::unique_ptr<PolicyRunner>> PolicyRunner::Load(const std::string& chec
   norm.clip_obs = ppo.clip_obs;
   norm.clip_reward = ppo.clip_reward;
   norm.gamma = ppo.gamma;
-  try {
-    {
-      // The module's constructor draws its (then overwritten) initial weights from
-      // LibTorch's process-wide generator: without the lock, a policy loaded in one thread
-      // would consume the draws of a trainer initialising its weights in another (parallel
-      // tune trials) and change that trainer's run.
-      std::lock_guard<std::mutex> lock(GlobalGeneratorMutex());
-      impl->policy = ActorCritic(obs_dim, action, policy_options);
-    }
-    impl->normalizer = VecNormalizer(obs_dim, static_cast<int>(shapes["num_envs"]), norm);
-    torch::load(impl->policy, (dir / "policy.pt").string());
-    torch::load(impl->normalizer, (dir / "normalizer.pt").string());
-  } catch (const std::exception& e) {
-    return Status::DataError("reading checkpoint " + checkpoint_dir + ": " + TorchErrorMessage(e));
-  }
-  RLT_RETURN_IF_ERROR(CheckFiniteModule(*impl->policy, (dir / "policy.pt").string()));
-  RLT_RETURN_IF_ERROR(CheckFiniteModule(*impl->normalizer, (dir / "normalizer.pt").string()));
-  impl->policy->eval();
-  impl->actor = std::make_unique<DeterministicActor>(impl->policy, action);
+  RLT_ASSIGN_OR_RETURN(impl->params, ReadPolicyParameters(dir, obs_dim, action, policy_options));
+  impl->options = policy_options;
+  RLT_ASSIGN_OR_RETURN(impl->actor,
+                       DeterministicActor::Create(impl->params, obs_dim, action, policy_options,
+                                                  (dir / "policy.rlt").string()));
+  RLT_ASSIGN_OR_RETURN(impl->normalizer,
+                       ReadNormalizer(dir, obs_dim, static_cast<int>(shapes["num_envs"]), norm));
   return std::unique_ptr<PolicyRunner>(new PolicyRunner(std::move(impl), obs_dim, act_dim));
 }
 
@@ -148,8 +136,8 @@ bool PolicyRunner::recurrent() const { return impl_->actor->recurrent(); }
 
 Result<std::vector<double>> PolicyRunner::EvaluateEpisodes(env::VecEnv& venv, int episodes,
                                                            uint64_t seed) {
-  RLT_ASSIGN_OR_RETURN(EvalStats stats,
-                       EvaluatePolicy(impl_->policy, impl_->normalizer, venv, episodes, seed));
+  RLT_ASSIGN_OR_RETURN(EvalStats stats, EvaluatePolicy(impl_->params, impl_->options,
+                                                       impl_->normalizer, venv, episodes, seed));
   return stats.episode_rewards;
 }
 

@@ -1,15 +1,15 @@
-// rltrade learn: the interface PpoTrainer drives on the native engine, implemented by
-// NativeLearner (MLP policies, native_learner.h) and RecurrentLearner (LSTM policies,
-// recurrent_learner.h). Both keep the LibTorch policy and optimizer as the checkpoint and
-// evaluation format (CopyToTorch / CopyFromTorch).
+// rltrade learn: the interface PpoTrainer drives, implemented by NativeLearner (MLP
+// policies on the native engine, native_learner.h), RecurrentLearner (LSTM policies,
+// recurrent_learner.h) and, in builds with LibTorch, TorchLearner ([policy] backend =
+// "torch", torch_learner.h). Parameters and Adam state cross this interface as named
+// float32 tensors (LearnerState), the checkpoint format; no LibTorch type appears here.
 // Not thread-safe.
 #ifndef RLT_LEARN_LEARNER_H_
 #define RLT_LEARN_LEARNER_H_
 
-#include <torch/optim/adam.h>
-
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,9 +17,11 @@
 #include "core/collective.h"
 #include "core/rng.h"
 #include "core/status.h"
+#include "env/env.h"
 #include "learn/policy.h"
 #include "learn/ppo.h"
 #include "learn/rollout.h"
+#include "native/tensor_file.h"
 
 namespace rlt::learn {
 
@@ -36,6 +38,20 @@ struct DataParallel {
 // The seed of one random stream of data-parallel training: a hash of the run's seed, the
 // stream's kind and its coordinates (environment, step or update, epoch).
 uint64_t StreamSeed(uint64_t seed, uint64_t kind, uint64_t a, uint64_t b, uint64_t c);
+
+// A learner's parameters and Adam state, each tensor under LibTorch's parameter name and
+// shape ("log_std", "pi_net.0.weight", ..., "lstm_actor.weight_ih_l0", ...), float32.
+struct LearnerState {
+  native::TensorFile params;               // every parameter (a checkpoint's policy.rlt)
+  native::TensorFile exp_avg, exp_avg_sq;  // Adam's moments, same names; empty when adam_step == 0
+  int64_t adam_step = 0;                   // Adam steps taken (0: no moments yet)
+  double lr = 0;                           // the learning rate of the last update
+};
+
+// An Rng's state as 6 int64 words (4 state words, the spare normal's bits, its flag), and
+// back (a DataError naming `origin` unless there are 6 words).
+std::vector<int64_t> RngStateWords(const RngState& state);
+Result<RngState> RngStateFromWords(const std::vector<int64_t>& words, const std::string& origin);
 
 class Learner {
  public:
@@ -56,14 +72,22 @@ class Learner {
   virtual UpdateStats Update(RolloutBuffer& buffer, const PpoOptions& options,
                              const PpoLossSettings& settings, double lr, UpdateTiming* timing) = 0;
 
-  // Parameters and Adam state (moments, step count, learning rate) to / from LibTorch.
-  virtual void CopyToTorch(ActorCritic& policy, torch::optim::Adam& optimizer) const = 0;
-  virtual void CopyFromTorch(ActorCritic& policy, torch::optim::Adam& optimizer) = 0;
+  // Parameters and Adam state (moments, step count, learning rate). ImportState() takes
+  // every parameter of this learner from s.params by name (and the moments when
+  // s.adam_step > 0); a missing tensor or another shape is a DataError naming `origin` and
+  // the tensor, and then nothing changes.
+  virtual LearnerState ExportState() const = 0;
+  virtual Status ImportState(const LearnerState& s, const std::string& origin) = 0;
 
   // Mean of exp(log_std) (Box actions; 0 otherwise).
   virtual double MeanStd() const = 0;
-  virtual RngState rng_state() const = 0;
-  virtual void set_rng_state(const RngState& s) = 0;
+  // Whether this is the torch backend (TorchLearner), whose random stream is LibTorch's.
+  virtual bool torch_backend() const { return false; }
+  // The state of the learner's random stream (action sampling, minibatch permutations), as
+  // int64 words for checkpoints; SetRngWords() takes back what RngWords() gave (a
+  // DataError naming `origin` otherwise).
+  virtual std::vector<int64_t> RngWords() const = 0;
+  virtual Status SetRngWords(const std::vector<int64_t>& words, const std::string& origin) = 0;
   // Name of the first parameter (grads = false) or gradient of the last minibatch
   // (grads = true) holding a NaN or inf; "" when all are finite.
   virtual std::string FirstNonFinite(bool grads) const = 0;
@@ -104,6 +128,12 @@ class Learner {
   int64_t vector_step_ = 0, update_index_ = 0;
   std::vector<Rng> act_rngs_;
 };
+
+// The torch backend (torch_learner.h) starting from `initial`; defined only in builds with
+// LibTorch (TorchBackendBuilt()).
+std::unique_ptr<Learner> MakeTorchLearner(int obs_dim, const env::ActionSpace& space,
+                                          const PolicyOptions& options, const LearnerState& initial,
+                                          uint64_t seed);
 
 // FNV-1a over n floats' bytes, continuing from h (start with kFnvOffset).
 inline constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
@@ -150,8 +180,8 @@ UpdateStats RunSharedPpoEpochs(const PpoOptions& options, const PpoLossSettings&
                                const std::function<void()>& sum_gradients,
                                const std::function<void()>& step, UpdateTiming* timing);
 
-// Where one named LibTorch parameter lives in a native learner: its values, its Adam
-// moments (same layout) and its shape. `param` is nullptr when the name is unknown.
+// Where one named parameter lives in a native learner: its values, its Adam moments (same
+// layout) and its shape. `param` is nullptr when the name is unknown.
 struct NativeParamSlot {
   float* param = nullptr;
   float* exp_avg = nullptr;
@@ -161,13 +191,12 @@ struct NativeParamSlot {
 };
 using NativeParamResolver = std::function<NativeParamSlot(const std::string& name)>;
 
-// Copies every parameter of `policy` (and, when adam_step > 0, Adam moments with that step
-// count, else no state) from the native slots into LibTorch, and sets the learning rate.
-void CopyNativeToTorch(const NativeParamResolver& resolve, int64_t adam_step, double lr,
-                       ActorCritic& policy, torch::optim::Adam& optimizer);
-// The reverse; returns the Adam step count found (0 without state) and sets *lr.
-int64_t CopyTorchToNative(const NativeParamResolver& resolve, ActorCritic& policy,
-                          torch::optim::Adam& optimizer, double* lr);
+// The LearnerState of the parameters `names` (in that order), resolved to native slots.
+LearnerState ExportSlots(const std::vector<std::string>& names, const NativeParamResolver& resolve,
+                         int64_t adam_step, double lr);
+// Copies s into the slots of `names` (see Learner::ImportState); all checks come first.
+Status ImportSlots(const std::vector<std::string>& names, const NativeParamResolver& resolve,
+                   const LearnerState& s, const std::string& origin);
 
 }  // namespace rlt::learn
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/rng.h"
-#include "learn/policy.h"
-#include "learn/ppo.h"
+#include "learn/torch_policy.h"
+#include "learn/torch_ppo.h"
 #include "learn/trainer.h"
 #include "native/actor_critic.h"
 #include "native/adam.h"

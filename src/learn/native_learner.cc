@@ -2,11 +2,11 @@
 #include "learn/native_learner.h"
 
 #include <fmt/format.h>
-#include <torch/torch.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 
 #include "learn/recurrent_learner.h"
 #include "learn/trainer.h"
@@ -21,8 +21,10 @@ double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-native::ActorCriticSpec MakeSpec(int obs_dim, const env::ActionSpace& space,
-                                 const PolicyOptions& o) {
+}  // namespace
+
+native::ActorCriticSpec NativeSpec(int obs_dim, const env::ActionSpace& space,
+                                   const PolicyOptions& o) {
   native::ActorCriticSpec s;
   s.obs_dim = obs_dim;
   s.discrete = space.discrete;
@@ -36,6 +38,8 @@ native::ActorCriticSpec MakeSpec(int obs_dim, const env::ActionSpace& space,
   return s;
 }
 
+namespace {
+
 // A stream distinct from the environments' (env i is seeded seed + i).
 uint64_t LearnerSeed(uint64_t seed) { return seed * 0x9E3779B97F4A7C15ULL + 0x6E617469766543ULL; }
 
@@ -44,43 +48,30 @@ struct FlatRollout {
   const float *obs, *actions, *old_values, *old_log_probs, *advantages, *returns;
 };
 FlatRollout FlatArrays(RolloutBuffer& buffer) {
-  return {buffer.flat_obs().data_ptr<float>(),        buffer.flat_actions().data_ptr<float>(),
-          buffer.flat_values().data_ptr<float>(),     buffer.flat_log_probs().data_ptr<float>(),
-          buffer.flat_advantages().data_ptr<float>(), buffer.flat_returns().data_ptr<float>()};
-}
-
-std::string AdamKey(const torch::Tensor& p) {
-  return c10::guts::to_string(p.unsafeGetTensorImpl());
-}
-
-// policy's parameters into net, by name.
-void CopyParameters(ActorCritic& policy, native::ActorCritic& net) {
-  torch::NoGradGuard no_grad;
-  for (const auto& item : policy->named_parameters()) {
-    const native::ParamInfo* p = net.FindParam(item.key());
-    RLT_CHECK_MSG(p != nullptr && item.value().sizes().vec() == p->shape,
-                  "native and LibTorch policies disagree on " + item.key());
-    const torch::Tensor c = item.value().detach().contiguous();
-    std::copy(c.data_ptr<float>(), c.data_ptr<float>() + p->size, net.params().begin() + p->offset);
-  }
+  return {buffer.flat_obs(),       buffer.flat_actions(),    buffer.flat_values(),
+          buffer.flat_log_probs(), buffer.flat_advantages(), buffer.flat_returns()};
 }
 
 }  // namespace
 
-std::unique_ptr<native::ActorCritic> NativeNetFromTorch(ActorCritic& policy, int obs_dim,
-                                                        const env::ActionSpace& space,
-                                                        const PolicyOptions& options) {
+Result<std::unique_ptr<native::ActorCritic>> NativeNetFromParameters(
+    const native::TensorFile& params, int obs_dim, const env::ActionSpace& space,
+    const PolicyOptions& options, const std::string& origin) {
   RLT_CHECK(NativeSupports(options));
-  auto net = std::make_unique<native::ActorCritic>(MakeSpec(obs_dim, space, options), /*seed=*/0);
-  CopyParameters(policy, *net);
+  auto net = std::make_unique<native::ActorCritic>(NativeSpec(obs_dim, space, options), /*seed=*/0);
+  RLT_RETURN_IF_ERROR(net->LoadParameters(params, origin));
   return net;
 }
 
-bool NativeSupports(const PolicyOptions& options) { return ValidatePolicyOptions(options).ok(); }
+bool NativeSupports(const PolicyOptions& options) {
+  PolicyOptions o = options;
+  o.backend = "native";  // which engine trained it does not matter to the network
+  return ValidatePolicyOptions(o).ok();
+}
 
-NativeLearner::NativeLearner(ActorCritic& policy, int obs_dim, const env::ActionSpace& space,
+NativeLearner::NativeLearner(int obs_dim, const env::ActionSpace& space,
                              const PolicyOptions& options, uint64_t seed, int threads)
-    : net_(MakeSpec(obs_dim, space, options), seed),
+    : net_(NativeSpec(obs_dim, space, options), seed),
       adam_(net_.num_params(), native::AdamOptions{}),
       rng_(LearnerSeed(seed)),
       grads_(net_.num_params(), 0.0f) {
@@ -92,7 +83,6 @@ NativeLearner::NativeLearner(ActorCritic& policy, int obs_dim, const env::Action
     sum_squares_.assign(threads, 0.0);
     SetBlasThreads(1);
   }
-  CopyParameters(policy, net_);
 }
 
 void NativeLearner::Act(const float* obs, int n, float* actions, float* values, float* log_probs) {
@@ -468,60 +458,75 @@ void NativeLearner::ParallelStep(double max_grad_norm) {
   });
 }
 
-void CopyNativeToTorch(const NativeParamResolver& resolve, int64_t adam_step, double lr,
-                       ActorCritic& policy, torch::optim::Adam& optimizer) {
-  torch::NoGradGuard no_grad;
-  auto& state = optimizer.state();
-  for (const auto& item : policy->named_parameters()) {
-    const NativeParamSlot p = resolve(item.key());
-    RLT_CHECK_MSG(p.param != nullptr && item.value().sizes().vec() == p.shape,
-                  "native and LibTorch policies disagree on " + item.key());
-    auto view = [&](const float* data) {
-      return torch::from_blob(const_cast<float*>(data), p.shape, torch::kFloat32);
-    };
-    item.value().copy_(view(p.param));
-    const std::string key = AdamKey(item.value());
-    if (adam_step == 0) {
-      state.erase(key);
-      continue;
-    }
-    auto s = std::make_unique<torch::optim::AdamParamState>();
-    s->step(adam_step);
-    s->exp_avg(view(p.exp_avg).clone());
-    s->exp_avg_sq(view(p.exp_avg_sq).clone());
-    state[key] = std::move(s);
-  }
-  SetLearningRate(optimizer, lr);
+std::vector<int64_t> RngStateWords(const RngState& r) {
+  std::vector<int64_t> words(6);
+  for (int i = 0; i < 4; ++i) std::memcpy(&words[i], &r.s[i], 8);
+  std::memcpy(&words[4], &r.spare, 8);
+  words[5] = r.has_spare;
+  return words;
 }
 
-int64_t CopyTorchToNative(const NativeParamResolver& resolve, ActorCritic& policy,
-                          torch::optim::Adam& optimizer, double* lr) {
-  torch::NoGradGuard no_grad;
-  auto& state = optimizer.state();
-  int64_t step = 0;
-  for (const auto& item : policy->named_parameters()) {
-    const NativeParamSlot p = resolve(item.key());
-    RLT_CHECK_MSG(p.param != nullptr && item.value().sizes().vec() == p.shape,
-                  "native and LibTorch policies disagree on " + item.key());
-    auto copy = [&](const torch::Tensor& t, float* out) {
-      const torch::Tensor c = t.detach().to(torch::kFloat32).contiguous();
-      std::copy(c.data_ptr<float>(), c.data_ptr<float>() + p.size, out);
-    };
-    copy(item.value(), p.param);
-    auto it = state.find(AdamKey(item.value()));
-    if (it == state.end()) {
-      std::fill(p.exp_avg, p.exp_avg + p.size, 0.0f);
-      std::fill(p.exp_avg_sq, p.exp_avg_sq + p.size, 0.0f);
-      continue;
-    }
-    auto& s = static_cast<torch::optim::AdamParamState&>(*it->second);
-    copy(s.exp_avg(), p.exp_avg);
-    copy(s.exp_avg_sq(), p.exp_avg_sq);
-    step = std::max(step, s.step());
+Result<RngState> RngStateFromWords(const std::vector<int64_t>& words, const std::string& origin) {
+  if (words.size() != 6) {
+    return Status::DataError(origin + ": the random stream's state has " +
+                             std::to_string(words.size()) +
+                             " words, expected 6 (a checkpoint of another backend?)");
   }
-  const auto& group = optimizer.param_groups().front();
-  *lr = static_cast<const torch::optim::AdamOptions&>(group.options()).lr();
-  return step;
+  RngState r;
+  for (int i = 0; i < 4; ++i) std::memcpy(&r.s[i], &words[i], 8);
+  std::memcpy(&r.spare, &words[4], 8);
+  r.has_spare = words[5] != 0;
+  return r;
+}
+
+LearnerState ExportSlots(const std::vector<std::string>& names, const NativeParamResolver& resolve,
+                         int64_t adam_step, double lr) {
+  LearnerState s;
+  s.adam_step = adam_step;
+  s.lr = lr;
+  for (const std::string& name : names) {
+    const NativeParamSlot p = resolve(name);
+    RLT_CHECK_MSG(p.param != nullptr, "no native parameter " + name);
+    s.params.AddFloat32(name, p.shape, p.param);
+    if (adam_step > 0) {
+      s.exp_avg.AddFloat32(name, p.shape, p.exp_avg);
+      s.exp_avg_sq.AddFloat32(name, p.shape, p.exp_avg_sq);
+    }
+  }
+  return s;
+}
+
+Status ImportSlots(const std::vector<std::string>& names, const NativeParamResolver& resolve,
+                   const LearnerState& s, const std::string& origin) {
+  struct Found {
+    NativeParamSlot slot;
+    const native::NamedTensor *param, *m, *v;
+  };
+  std::vector<Found> found;
+  for (const std::string& name : names) {
+    const NativeParamSlot p = resolve(name);
+    RLT_CHECK_MSG(p.param != nullptr, "no native parameter " + name);
+    Found f{p, nullptr, nullptr, nullptr};
+    RLT_ASSIGN_OR_RETURN(f.param, s.params.Get(name, native::DType::kFloat32, p.shape, origin));
+    if (s.adam_step > 0) {
+      RLT_ASSIGN_OR_RETURN(
+          f.m, s.exp_avg.Get(name, native::DType::kFloat32, p.shape, origin + " (Adam exp_avg)"));
+      RLT_ASSIGN_OR_RETURN(f.v, s.exp_avg_sq.Get(name, native::DType::kFloat32, p.shape,
+                                                 origin + " (Adam exp_avg_sq)"));
+    }
+    found.push_back(f);
+  }
+  for (const Found& f : found) {
+    std::copy(f.param->f32.begin(), f.param->f32.end(), f.slot.param);
+    if (f.m != nullptr) {
+      std::copy(f.m->f32.begin(), f.m->f32.end(), f.slot.exp_avg);
+      std::copy(f.v->f32.begin(), f.v->f32.end(), f.slot.exp_avg_sq);
+    } else {
+      std::fill(f.slot.exp_avg, f.slot.exp_avg + f.slot.size, 0.0f);
+      std::fill(f.slot.exp_avg_sq, f.slot.exp_avg_sq + f.slot.size, 0.0f);
+    }
+  }
+  return Status::Ok();
 }
 
 NativeParamResolver NativeLearner::Resolver() const {
@@ -539,14 +544,27 @@ NativeParamResolver NativeLearner::Resolver() const {
   };
 }
 
-void NativeLearner::CopyToTorch(ActorCritic& policy, torch::optim::Adam& optimizer) const {
-  CopyNativeToTorch(Resolver(), adam_.step(), adam_.options().lr, policy, optimizer);
+std::vector<std::string> NativeLearner::ParamNames() const {
+  std::vector<std::string> names;
+  for (const native::ParamInfo& p : net_.param_info()) names.push_back(p.name);
+  return names;
 }
 
-void NativeLearner::CopyFromTorch(ActorCritic& policy, torch::optim::Adam& optimizer) {
-  double lr = 0;
-  adam_.set_step(CopyTorchToNative(Resolver(), policy, optimizer, &lr));
-  adam_.set_lr(lr);
+LearnerState NativeLearner::ExportState() const {
+  return ExportSlots(ParamNames(), Resolver(), adam_.step(), adam_.options().lr);
+}
+
+Status NativeLearner::ImportState(const LearnerState& s, const std::string& origin) {
+  RLT_RETURN_IF_ERROR(ImportSlots(ParamNames(), Resolver(), s, origin));
+  adam_.set_step(s.adam_step);
+  adam_.set_lr(s.lr);
+  return Status::Ok();
+}
+
+Status NativeLearner::SetRngWords(const std::vector<int64_t>& words, const std::string& origin) {
+  RLT_ASSIGN_OR_RETURN(const RngState r, RngStateFromWords(words, origin));
+  rng_.set_state(r);
+  return Status::Ok();
 }
 
 std::string NativeLearner::FirstNonFinite(bool grads) const {
@@ -570,32 +588,6 @@ double NativeLearner::MeanStd() const {
   double s = 0;
   for (int64_t k = 0; k < p->size; ++k) s += std::exp(double{net_.params()[p->offset + k]});
   return s / static_cast<double>(p->size);
-}
-
-native::TensorFile PolicyToTensorFile(ActorCritic& policy) {
-  native::TensorFile file;
-  for (const auto& item : policy->named_parameters()) {
-    const torch::Tensor c = item.value().detach().to(torch::kFloat32).contiguous();
-    file.AddFloat32(item.key(), c.sizes().vec(), c.data_ptr<float>());
-  }
-  return file;
-}
-
-Status LoadPolicyFromTensorFile(const native::TensorFile& file, ActorCritic& policy,
-                                const std::string& origin) {
-  std::vector<std::pair<torch::Tensor, const native::NamedTensor*>> found;
-  for (const auto& item : policy->named_parameters()) {
-    RLT_ASSIGN_OR_RETURN(
-        const native::NamedTensor* t,
-        file.Get(item.key(), native::DType::kFloat32, item.value().sizes().vec(), origin));
-    found.emplace_back(item.value(), t);
-  }
-  torch::NoGradGuard no_grad;
-  for (auto& [param, t] : found) {
-    param.copy_(
-        torch::from_blob(const_cast<float*>(t->f32.data()), param.sizes(), torch::kFloat32));
-  }
-  return Status::Ok();
 }
 
 }  // namespace rlt::learn

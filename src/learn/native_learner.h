@@ -1,14 +1,12 @@
 // rltrade learn: the native backend of PpoTrainer ([policy] backend = "native").
 //
 // NativeLearner runs the rollout forwards and the PPO update on native::ActorCritic,
-// native::PpoLoss and native::Adam (src/native/, no LibTorch operators), with exactly the
-// semantics of the LibTorch path (policy.h, ppo.h; checked against LibTorch autograd in
-// native_oracle_test.cc). LibTorch's ActorCritic and Adam stay the trainer's checkpoint
-// and evaluation format: the learner starts from the torch module's initial parameters
-// (so both backends start from the same weights for a seed) and copies parameters and
-// Adam state to / from the torch objects whenever the trainer hands them out
-// (PpoTrainer::policy(), optimizer()) or loads a checkpoint, so `eval`, `signal` and
-// `--resume` work whichever backend trained.
+// native::PpoLoss and native::Adam (src/native/, no LibTorch), with exactly the semantics
+// of the LibTorch path (torch_policy.h, torch_ppo.h; checked against LibTorch autograd in
+// native_oracle_test.cc). It starts from native::ActorCritic's own seeded initialisation
+// (SB3's orthogonal scheme, our RNG); the torch backend copies those same initial weights,
+// so both backends start from the same policy for a seed. Parameters and Adam state go to
+// and from checkpoints as a LearnerState (learner.h).
 // Differences from the torch path, by design: actions are sampled and minibatch
 // permutations drawn with its own rlt::Rng (checkpointed), not torch's generator, so the
 // two backends follow different (equally distributed) random streams.
@@ -27,8 +25,6 @@
 // Not thread-safe.
 #ifndef RLT_LEARN_NATIVE_LEARNER_H_
 #define RLT_LEARN_NATIVE_LEARNER_H_
-
-#include <torch/optim/adam.h>
 
 #include <cstdint>
 #include <memory>
@@ -54,17 +50,21 @@ namespace rlt::learn {
 // Whether the native engine implements this policy (every MLP actor-critic does).
 bool NativeSupports(const PolicyOptions& options);
 
-// A native copy of an MLP LibTorch policy's network (its parameters copied by name), for
-// inference without LibTorch's per-operator cost. REQUIRES: NativeSupports(options).
-std::unique_ptr<native::ActorCritic> NativeNetFromTorch(ActorCritic& policy, int obs_dim,
-                                                        const env::ActionSpace& space,
-                                                        const PolicyOptions& options);
+// The native network of an MLP policy.
+native::ActorCriticSpec NativeSpec(int obs_dim, const env::ActionSpace& space,
+                                   const PolicyOptions& options);
+// That network with the parameters of `params` (by name; a missing tensor or another
+// shape is a DataError naming `origin`). REQUIRES: NativeSupports(options).
+Result<std::unique_ptr<native::ActorCritic>> NativeNetFromParameters(
+    const native::TensorFile& params, int obs_dim, const env::ActionSpace& space,
+    const PolicyOptions& options, const std::string& origin);
 
 class NativeLearner : public Learner {
  public:
-  // Copies `policy`'s current parameters. REQUIRES: NativeSupports(options).
-  NativeLearner(ActorCritic& policy, int obs_dim, const env::ActionSpace& space,
-                const PolicyOptions& options, uint64_t seed, int threads = 1);
+  // Parameters initialised by native::ActorCritic from `seed`. REQUIRES:
+  // NativeSupports(options).
+  NativeLearner(int obs_dim, const env::ActionSpace& space, const PolicyOptions& options,
+                uint64_t seed, int threads = 1);
   NativeLearner(const NativeLearner&) = delete;
   NativeLearner& operator=(const NativeLearner&) = delete;
 
@@ -87,8 +87,8 @@ class NativeLearner : public Learner {
   UpdateStats Update(RolloutBuffer& buffer, const PpoOptions& options,
                      const PpoLossSettings& settings, double lr, UpdateTiming* timing) override;
 
-  void CopyToTorch(ActorCritic& policy, torch::optim::Adam& optimizer) const override;
-  void CopyFromTorch(ActorCritic& policy, torch::optim::Adam& optimizer) override;
+  LearnerState ExportState() const override;
+  Status ImportState(const LearnerState& s, const std::string& origin) override;
 
   // As a member of a data-parallel group (Learner::SetDataParallel), per-environment random
   // streams make it so that the group's run equals one process's run with all global_envs
@@ -110,13 +110,15 @@ class NativeLearner : public Learner {
   native::ActorCritic& net() { return net_; }
   const std::vector<float>& grads() const { return grads_; }
   double MeanStd() const override;
-  RngState rng_state() const override { return rng_.state(); }
-  void set_rng_state(const RngState& s) override { rng_.set_state(s); }
+  RngState rng_state() const { return rng_.state(); }
+  std::vector<int64_t> RngWords() const override { return RngStateWords(rng_.state()); }
+  Status SetRngWords(const std::vector<int64_t>& words, const std::string& origin) override;
   std::string FirstNonFinite(bool grads) const override;
   void PoisonFirstParameter() override;
 
  private:
   NativeParamResolver Resolver() const;
+  std::vector<std::string> ParamNames() const;
   // Copies minibatch rows [lo, hi) (minibatch starting at `start` of the permutation).
   void Gather(int64_t start, int lo, int hi, const float* obs, const float* actions,
               const float* old_values, const float* old_log_probs, const float* advantages,
@@ -153,13 +155,6 @@ class NativeLearner : public Learner {
 // processes of `num_envs` environments each; the message names the setting to change.
 Status ValidateDataParallel(const PpoOptions& options, const PolicyOptions& policy, int num_envs,
                             int members);
-
-// The policy's parameters as a native tensor file (names = named_parameters() keys), and
-// back. The file format needs no LibTorch (native/tensor_file.h); checkpoints carry it as
-// policy.rlt next to policy.pt.
-native::TensorFile PolicyToTensorFile(ActorCritic& policy);
-Status LoadPolicyFromTensorFile(const native::TensorFile& file, ActorCritic& policy,
-                                const std::string& origin);
 
 }  // namespace rlt::learn
 

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "core/rng.h"
-#include "learn/policy.h"
-#include "learn/ppo.h"
 #include "learn/recurrent_learner.h"
+#include "learn/torch_policy.h"
+#include "learn/torch_ppo.h"
 #include "native/actor_critic.h"
 #include "native/adam.h"
 #include "native/lstm.h"

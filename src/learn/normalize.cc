@@ -1,5 +1,5 @@
-// rltrade learn: VecNormalizer implementation (see normalize.h). Plain loops over the
-// buffers' float64 storage: N x obs_dim is small and the torch per-op cost would dominate.
+// rltrade learn: VecNormalizer implementation (see normalize.h). Plain loops over float64
+// vectors: N x obs_dim is small.
 #include "learn/normalize.h"
 
 #include <algorithm>
@@ -25,14 +25,41 @@ void UpdateMoments(double* mean, double* var, double* count, int dim, const doub
 
 VecNormalizerImpl::VecNormalizerImpl(int obs_dim, int num_envs, const NormalizeOptions& options)
     : options_(options), obs_dim_(obs_dim), num_envs_(num_envs) {
-  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
-  obs_mean_ = register_buffer("obs_mean", torch::zeros({obs_dim}, f64));
-  obs_var_ = register_buffer("obs_var", torch::ones({obs_dim}, f64));
-  obs_count_ = register_buffer("obs_count", torch::full({1}, 1e-4, f64));
-  ret_mean_ = register_buffer("ret_mean", torch::zeros({1}, f64));
-  ret_var_ = register_buffer("ret_var", torch::ones({1}, f64));
-  ret_count_ = register_buffer("ret_count", torch::full({1}, 1e-4, f64));
-  returns_ = register_buffer("returns", torch::zeros({num_envs}, f64));
+  stats_.obs_mean.assign(obs_dim, 0.0);
+  stats_.obs_var.assign(obs_dim, 1.0);
+  stats_.returns.assign(num_envs, 0.0);
+}
+
+Status VecNormalizerImpl::set_stats(const NormalizerStats& s, const std::string& what) {
+  auto size_error = [&](const char* name, size_t got, int expected, const char* of) {
+    return Status::DataError(what + ": '" + name + "' has " + std::to_string(got) +
+                             " values, expected " + std::to_string(expected) + " (" + of +
+                             "); the checkpoint belongs to another environment shape");
+  };
+  if (s.obs_mean.size() != static_cast<size_t>(obs_dim_))
+    return size_error("obs_mean", s.obs_mean.size(), obs_dim_, "obs_dim");
+  if (s.obs_var.size() != static_cast<size_t>(obs_dim_))
+    return size_error("obs_var", s.obs_var.size(), obs_dim_, "obs_dim");
+  if (s.returns.size() != static_cast<size_t>(num_envs_))
+    return size_error("returns", s.returns.size(), num_envs_, "num_envs");
+  auto bad = [&](const char* name) {
+    return Status::DataError(what + ": statistic '" + name +
+                             "' holds NaN, inf or a negative variance or count; the checkpoint "
+                             "is unusable (training diverged or the file was altered); use an "
+                             "earlier checkpoint");
+  };
+  for (double v : s.obs_mean)
+    if (!std::isfinite(v)) return bad("obs_mean");
+  for (double v : s.obs_var)
+    if (!std::isfinite(v) || v < 0) return bad("obs_var");
+  for (double v : s.returns)
+    if (!std::isfinite(v)) return bad("returns");
+  if (!std::isfinite(s.obs_count) || s.obs_count < 0) return bad("obs_count");
+  if (!std::isfinite(s.ret_mean)) return bad("ret_mean");
+  if (!std::isfinite(s.ret_var) || s.ret_var < 0) return bad("ret_var");
+  if (!std::isfinite(s.ret_count) || s.ret_count < 0) return bad("ret_count");
+  stats_ = s;
+  return Status::Ok();
 }
 
 double VecNormalizerImpl::SharedMoments(const double* rows, int n, int dim, double* mean,
@@ -65,8 +92,8 @@ void VecNormalizerImpl::UpdateObs(const float* obs, int n) {
     scratch_.assign(obs, obs + static_cast<size_t>(n) * obs_dim_);
     std::vector<double> mean(obs_dim_), var(obs_dim_);
     const double total = SharedMoments(scratch_.data(), n, obs_dim_, mean.data(), var.data());
-    UpdateMoments(obs_mean_.data_ptr<double>(), obs_var_.data_ptr<double>(),
-                  obs_count_.data_ptr<double>(), obs_dim_, mean.data(), var.data(), total);
+    UpdateMoments(stats_.obs_mean.data(), stats_.obs_var.data(), &stats_.obs_count, obs_dim_,
+                  mean.data(), var.data(), total);
     return;
   }
   std::vector<double> mean(obs_dim_, 0.0), var(obs_dim_, 0.0);
@@ -81,15 +108,15 @@ void VecNormalizerImpl::UpdateObs(const float* obs, int n) {
     }
   }
   for (double& v : var) v /= n;  // population variance, as np.var
-  UpdateMoments(obs_mean_.data_ptr<double>(), obs_var_.data_ptr<double>(),
-                obs_count_.data_ptr<double>(), obs_dim_, mean.data(), var.data(), n);
+  UpdateMoments(stats_.obs_mean.data(), stats_.obs_var.data(), &stats_.obs_count, obs_dim_,
+                mean.data(), var.data(), n);
 }
 
 void VecNormalizerImpl::MergeObsMoments(const double* batch_mean, const double* batch_var,
                                         double batch_count) {
   if (!options_.norm_obs || !(batch_count > 0)) return;
-  UpdateMoments(obs_mean_.data_ptr<double>(), obs_var_.data_ptr<double>(),
-                obs_count_.data_ptr<double>(), obs_dim_, batch_mean, batch_var, batch_count);
+  UpdateMoments(stats_.obs_mean.data(), stats_.obs_var.data(), &stats_.obs_count, obs_dim_,
+                batch_mean, batch_var, batch_count);
 }
 
 namespace {
@@ -119,8 +146,8 @@ ObsScale VecNormalizerImpl::Scale() const {
   ObsScale s;
   s.enabled = options_.norm_obs;
   if (!s.enabled) return s;
-  const double* mean = obs_mean_.data_ptr<double>();
-  const double* var = obs_var_.data_ptr<double>();
+  const double* mean = stats_.obs_mean.data();
+  const double* var = stats_.obs_var.data();
   s.mean.assign(mean, mean + obs_dim_);
   s.std.resize(obs_dim_);
   for (int j = 0; j < obs_dim_; ++j) s.std[j] = std::sqrt(var[j] + options_.epsilon);
@@ -134,8 +161,8 @@ void VecNormalizerImpl::NormalizeObs(const float* obs, int n, float* out) const 
     if (out != obs) std::copy(obs, obs + total, out);
     return;
   }
-  const double* mean = obs_mean_.data_ptr<double>();
-  const double* var = obs_var_.data_ptr<double>();
+  const double* mean = stats_.obs_mean.data();
+  const double* var = stats_.obs_var.data();
   const double clip = options_.clip_obs;
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < obs_dim_; ++j) {
@@ -147,7 +174,7 @@ void VecNormalizerImpl::NormalizeObs(const float* obs, int n, float* out) const 
 
 void VecNormalizerImpl::ProcessRewards(const float* rewards, const uint8_t* dones, bool update,
                                        float* out) {
-  double* returns = returns_.data_ptr<double>();
+  double* returns = stats_.returns.data();
   if (update) {
     double mean = 0.0, var = 0.0;
     for (int i = 0; i < num_envs_; ++i) {
@@ -162,8 +189,7 @@ void VecNormalizerImpl::ProcessRewards(const float* rewards, const uint8_t* done
       for (int i = 0; i < num_envs_; ++i) var += (returns[i] - mean) * (returns[i] - mean);
       var /= num_envs_;
     }
-    UpdateMoments(ret_mean_.data_ptr<double>(), ret_var_.data_ptr<double>(),
-                  ret_count_.data_ptr<double>(), 1, &mean, &var, count);
+    UpdateMoments(&stats_.ret_mean, &stats_.ret_var, &stats_.ret_count, 1, &mean, &var, count);
   }
   const double std_dev = std::sqrt(return_var() + options_.epsilon);
   for (int i = 0; i < num_envs_; ++i) {
@@ -177,20 +203,15 @@ void VecNormalizerImpl::ProcessRewards(const float* rewards, const uint8_t* done
   }
 }
 
-void VecNormalizerImpl::ResetReturns() { returns_.zero_(); }
-
-std::vector<double> VecNormalizerImpl::returns() const {
-  const double* r = returns_.data_ptr<double>();
-  return std::vector<double>(r, r + num_envs_);
+void VecNormalizerImpl::ResetReturns() {
+  std::fill(stats_.returns.begin(), stats_.returns.end(), 0.0);
 }
+
+std::vector<double> VecNormalizerImpl::returns() const { return stats_.returns; }
 
 void VecNormalizerImpl::set_returns(const std::vector<double>& r) {
   RLT_CHECK(static_cast<int>(r.size()) == num_envs_);
-  std::copy(r.begin(), r.end(), returns_.data_ptr<double>());
+  stats_.returns = r;
 }
-
-double VecNormalizerImpl::obs_count() const { return obs_count_.data_ptr<double>()[0]; }
-double VecNormalizerImpl::return_var() const { return ret_var_.data_ptr<double>()[0]; }
-double VecNormalizerImpl::return_count() const { return ret_count_.data_ptr<double>()[0]; }
 
 }  // namespace rlt::learn

@@ -8,21 +8,22 @@
 //   rewards       each env keeps a discounted return R = gamma R + r (R = 0 after an
 //                 episode end); the running variance of R (updated with the N returns of
 //                 each step) scales rewards: r' = clip(r / sqrt(var_R + epsilon), +-clip).
-// Statistics are float64, as in SB3; outputs are float32.
-// Every statistic, including the per-env discounted returns, is a registered buffer, so
-// torch::save/torch::load of this module saves and restores all of it.
+// Statistics are float64, as in SB3; outputs are float32. Plain C++ (no LibTorch): every
+// statistic, including the per-env discounted returns, is in NormalizerStats, which
+// checkpoints save and restore (learn/checkpoint.h).
+// VecNormalizer is a shared handle to a VecNormalizerImpl (normalizer->UpdateObs(...)).
 // Not thread-safe.
 #ifndef RLT_LEARN_NORMALIZE_H_
 #define RLT_LEARN_NORMALIZE_H_
 
-#include <torch/nn/module.h>
-#include <torch/nn/pimpl.h>
-#include <torch/types.h>
-
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "core/collective.h"
+#include "core/status.h"
 
 namespace rlt::learn {
 
@@ -51,7 +52,15 @@ struct ObsScale {
 // alias obs.
 void NormalizeObsWith(const ObsScale& s, const float* obs, int n, int dim, float* out);
 
-class VecNormalizerImpl : public torch::nn::Module {
+// Every statistic of a VecNormalizer (the names are those of the checkpoint's tensors).
+struct NormalizerStats {
+  std::vector<double> obs_mean, obs_var;  // (obs_dim) each
+  double obs_count = 1e-4;
+  double ret_mean = 0, ret_var = 1, ret_count = 1e-4;
+  std::vector<double> returns;  // (num_envs) discounted returns
+};
+
+class VecNormalizerImpl {
  public:
   VecNormalizerImpl(int obs_dim, int num_envs, const NormalizeOptions& options);
 
@@ -84,26 +93,48 @@ class VecNormalizerImpl : public torch::nn::Module {
   // REQUIRES: r.size() == num_envs.
   void set_returns(const std::vector<double>& r);
 
-  // Statistics (float64 buffers).
-  const torch::Tensor& obs_mean() const { return obs_mean_; }  // (obs_dim)
-  const torch::Tensor& obs_var() const { return obs_var_; }    // (obs_dim)
-  double obs_count() const;
-  double return_var() const;
-  double return_count() const;
+  // Statistics.
+  const std::vector<double>& obs_mean() const { return stats_.obs_mean; }  // (obs_dim)
+  const std::vector<double>& obs_var() const { return stats_.obs_var; }    // (obs_dim)
+  double obs_count() const { return stats_.obs_count; }
+  double return_var() const { return stats_.ret_var; }
+  double return_count() const { return stats_.ret_count; }
+  int obs_dim() const { return obs_dim_; }
+  int num_envs() const { return num_envs_; }
+
+  // All statistics, for checkpoints.
+  const NormalizerStats& stats() const { return stats_; }
+  // Restores statistics read from `what` (a file name for messages): a DataError naming
+  // it when a length differs from this normaliser's obs_dim / num_envs, or a value is not
+  // finite (or a count or variance is negative).
+  Status set_stats(const NormalizerStats& stats, const std::string& what);
 
  private:
   NormalizeOptions options_;
   int obs_dim_, num_envs_;
-  torch::Tensor obs_mean_, obs_var_, obs_count_;  // (obs_dim), (obs_dim), (1)
-  torch::Tensor ret_mean_, ret_var_, ret_count_;  // (1) each
-  torch::Tensor returns_;                         // (num_envs) discounted returns
+  NormalizerStats stats_;
   Collective* collective_ = nullptr;
   // Mean and population variance (dim each) of n rows (n, dim) over the collective.
   // Returns the number of rows over the collective.
   double SharedMoments(const double* rows, int n, int dim, double* mean, double* var) const;
   std::vector<double> scratch_;
 };
-TORCH_MODULE(VecNormalizer);
+
+// A shared handle to a VecNormalizerImpl (copies share one normaliser); empty when built
+// from nullptr.
+class VecNormalizer {
+ public:
+  VecNormalizer(std::nullptr_t = nullptr) {}  // NOLINT: implicit, as a pointer
+  VecNormalizer(int obs_dim, int num_envs, const NormalizeOptions& options)
+      : impl_(std::make_shared<VecNormalizerImpl>(obs_dim, num_envs, options)) {}
+  VecNormalizerImpl* operator->() const { return impl_.get(); }
+  VecNormalizerImpl& operator*() const { return *impl_; }
+  VecNormalizerImpl* get() const { return impl_.get(); }
+  explicit operator bool() const { return impl_ != nullptr; }
+
+ private:
+  std::shared_ptr<VecNormalizerImpl> impl_;
+};
 
 }  // namespace rlt::learn
 

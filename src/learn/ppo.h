@@ -17,15 +17,10 @@
 #ifndef RLT_LEARN_PPO_H_
 #define RLT_LEARN_PPO_H_
 
-#include <torch/optim/adam.h>
-#include <torch/types.h>
-
 #include <cstdint>
 #include <vector>
 
 #include "core/status.h"
-#include "learn/policy.h"
-#include "learn/rollout.h"
 #include "learn/schedule.h"
 
 namespace rlt::learn {
@@ -80,11 +75,6 @@ struct PpoOptions {
 
 Status ValidatePpoOptions(const PpoOptions& options);
 
-// One minibatch of rollout data, (B, ...) tensors.
-struct Minibatch {
-  torch::Tensor obs, actions, old_values, old_log_probs, advantages, returns;
-};
-
 struct PpoLossSettings {
   double clip_range = 0.2;
   double clip_range_vf = 0.0;  // <= 0: no value clipping
@@ -92,14 +82,6 @@ struct PpoLossSettings {
   double vf_coef = 0.5;
   bool normalize_advantage = true;
 };
-
-struct PpoLoss {
-  torch::Tensor loss, policy_loss, value_loss, entropy_loss;  // scalars (with autograd)
-  double approx_kl = 0, clip_fraction = 0;
-};
-
-PpoLoss ComputePpoLoss(const EvaluateResult& eval, const Minibatch& batch,
-                       const PpoLossSettings& settings);
 
 // Averages SB3 logs after train(): losses and clip fraction over every minibatch seen
 // (including one that triggered the KL stop); approx_kl over the last epoch's minibatches;
@@ -131,17 +113,6 @@ struct UpdateTiming {
   double forward = 0, backward = 0, optimizer = 0;
   double communicate = 0;  // data-parallel: waiting in the gradient and loss sums
 };
-
-void SetLearningRate(torch::optim::Adam& optimizer, double lr);
-
-// Scales all gradients together so their global L2 norm is at most max_norm (PyTorch
-// clip_grad_norm_). Returns the norm before clipping.
-double ClipGradNorm(const std::vector<torch::Tensor>& params, double max_norm);
-
-// REQUIRES: buffer holds a complete rollout with advantages computed.
-UpdateStats PpoUpdate(ActorCritic& policy, torch::optim::Adam& optimizer, RolloutBuffer& buffer,
-                      const PpoOptions& options, const PpoLossSettings& settings,
-                      at::Generator& generator, UpdateTiming* timing);
 
 }  // namespace rlt::learn
 

@@ -1,8 +1,6 @@
 // rltrade learn: RecurrentLearner implementation (see recurrent_learner.h).
 #include "learn/recurrent_learner.h"
 
-#include <torch/torch.h>
-
 #include <algorithm>
 #include <cmath>
 
@@ -59,34 +57,35 @@ native::RecurrentSpec MakeRecurrentSpec(int obs_dim, const env::ActionSpace& spa
   return s;
 }
 
-namespace {
-
-// Copies every LibTorch parameter into the native network, by name.
-void CopyTorchParameters(ActorCritic& policy, native::RecurrentActorCritic& net) {
-  torch::NoGradGuard no_grad;
-  for (const auto& item : policy->named_parameters()) {
-    int g = 0;
-    const native::ParamInfo* p = nullptr;
-    RLT_CHECK_MSG(net.FindParam(item.key(), &g, &p) && item.value().sizes().vec() == p->shape,
-                  "native and LibTorch recurrent policies disagree on " + item.key());
-    const torch::Tensor c = item.value().detach().to(torch::kFloat32).contiguous();
-    std::copy(c.data_ptr<float>(), c.data_ptr<float>() + p->size,
-              net.group_params(g).begin() + p->offset);
+std::vector<std::string> RecurrentParamNames(const native::RecurrentActorCritic& net) {
+  std::vector<std::string> names;
+  for (int g = 0; g < net.num_groups(); ++g) {
+    for (const native::ParamInfo& p : net.group_info(g))
+      names.push_back(net.group_prefix(g) + p.name);
   }
+  return names;
 }
 
-}  // namespace
-
-std::unique_ptr<native::RecurrentActorCritic> RecurrentNetFromTorch(ActorCritic& policy,
-                                                                    const env::ActionSpace& space) {
-  RLT_CHECK(policy->recurrent());
+Result<std::unique_ptr<native::RecurrentActorCritic>> RecurrentNetFromParameters(
+    const native::TensorFile& params, int obs_dim, const env::ActionSpace& space,
+    const PolicyOptions& options, const std::string& origin) {
+  RLT_CHECK(options.is_recurrent());
   auto net = std::make_unique<native::RecurrentActorCritic>(
-      MakeRecurrentSpec(policy->obs_dim(), space, policy->options()), /*seed=*/0);
-  CopyTorchParameters(policy, *net);
+      MakeRecurrentSpec(obs_dim, space, options), /*seed=*/0);
+  std::vector<std::pair<const native::NamedTensor*, float*>> found;
+  for (int g = 0; g < net->num_groups(); ++g) {
+    for (const native::ParamInfo& p : net->group_info(g)) {
+      RLT_ASSIGN_OR_RETURN(
+          const native::NamedTensor* t,
+          params.Get(net->group_prefix(g) + p.name, native::DType::kFloat32, p.shape, origin));
+      found.emplace_back(t, net->group_params(g).data() + p.offset);
+    }
+  }
+  for (const auto& [t, out] : found) std::copy(t->f32.begin(), t->f32.end(), out);
   return net;
 }
 
-RecurrentLearner::RecurrentLearner(ActorCritic& policy, int obs_dim, const env::ActionSpace& space,
+RecurrentLearner::RecurrentLearner(int obs_dim, const env::ActionSpace& space,
                                    const PolicyOptions& options, const PpoOptions& ppo,
                                    int num_envs, uint64_t seed, int threads)
     : net_(MakeRecurrentSpec(obs_dim, space, options), seed),
@@ -114,8 +113,6 @@ RecurrentLearner::RecurrentLearner(ActorCritic& policy, int obs_dim, const env::
   state_.Resize(num_envs, hidden_, net_.shared());
   chunk_state_.resize(n_steps_ / seq_len_);
   for (auto& s : chunk_state_) s.Resize(num_envs, hidden_, net_.shared());
-  // Start from the LibTorch module's initial parameters (torch's initialisation for a seed).
-  CopyTorchParameters(policy, net_);
 }
 
 NativeParamResolver RecurrentLearner::Resolver() const {
@@ -168,13 +165,13 @@ void RecurrentLearner::Gather(RolloutBuffer& buffer, int64_t first, int m) {
   const int obs_dim = net_.spec().obs_dim, act_dim = net_.act_dim();
   const int64_t N = num_envs_;
   const size_t H = hidden_;
-  const float* obs = buffer.flat_obs().data_ptr<float>();
-  const float* actions = buffer.flat_actions().data_ptr<float>();
+  const float* obs = buffer.flat_obs();
+  const float* actions = buffer.flat_actions();
   const float* starts = buffer.episode_starts(0);
-  const float* old_values = buffer.flat_values().data_ptr<float>();
-  const float* old_log_probs = buffer.flat_log_probs().data_ptr<float>();
-  const float* advantages = buffer.flat_advantages().data_ptr<float>();
-  const float* returns = buffer.flat_returns().data_ptr<float>();
+  const float* old_values = buffer.flat_values();
+  const float* old_log_probs = buffer.flat_log_probs();
+  const float* advantages = buffer.flat_advantages();
+  const float* returns = buffer.flat_returns();
   for (int s = 0; s < m; ++s) {
     const int64_t q = perm_[first + s];
     const int64_t chunk = q / N, env = q % N;
@@ -287,17 +284,23 @@ UpdateStats RecurrentLearner::Update(RolloutBuffer& buffer, const PpoOptions& o,
                       timing);
 }
 
-void RecurrentLearner::CopyToTorch(ActorCritic& policy, torch::optim::Adam& optimizer) const {
-  CopyNativeToTorch(Resolver(), adam_[0].step(), adam_[0].options().lr, policy, optimizer);
+LearnerState RecurrentLearner::ExportState() const {
+  return ExportSlots(RecurrentParamNames(net_), Resolver(), adam_[0].step(), adam_[0].options().lr);
 }
 
-void RecurrentLearner::CopyFromTorch(ActorCritic& policy, torch::optim::Adam& optimizer) {
-  double lr = 0;
-  const int64_t step = CopyTorchToNative(Resolver(), policy, optimizer, &lr);
+Status RecurrentLearner::ImportState(const LearnerState& s, const std::string& origin) {
+  RLT_RETURN_IF_ERROR(ImportSlots(RecurrentParamNames(net_), Resolver(), s, origin));
   for (auto& a : adam_) {
-    a.set_step(step);
-    a.set_lr(lr);
+    a.set_step(s.adam_step);
+    a.set_lr(s.lr);
   }
+  return Status::Ok();
+}
+
+Status RecurrentLearner::SetRngWords(const std::vector<int64_t>& words, const std::string& origin) {
+  RLT_ASSIGN_OR_RETURN(const RngState r, RngStateFromWords(words, origin));
+  rng_.set_state(r);
+  return Status::Ok();
 }
 
 double RecurrentLearner::MeanStd() const {

@@ -53,17 +53,21 @@ Status ValidateRecurrentPpo(const PolicyOptions& policy, const PpoOptions& ppo);
 native::RecurrentSpec MakeRecurrentSpec(int obs_dim, const env::ActionSpace& space,
                                         const PolicyOptions& options);
 
-// A native copy of a recurrent LibTorch policy's network (its parameters copied by name),
-// for inference. REQUIRES: policy->recurrent().
-std::unique_ptr<native::RecurrentActorCritic> RecurrentNetFromTorch(ActorCritic& policy,
-                                                                    const env::ActionSpace& space);
+// The full names of the network's parameters ("lstm_actor.weight_ih_l0", ..., the MLP's).
+std::vector<std::string> RecurrentParamNames(const native::RecurrentActorCritic& net);
+// The recurrent network of `options` with the parameters of `params` (by full name; a
+// missing tensor or another shape is a DataError naming `origin`), for inference.
+// REQUIRES: options.is_recurrent().
+Result<std::unique_ptr<native::RecurrentActorCritic>> RecurrentNetFromParameters(
+    const native::TensorFile& params, int obs_dim, const env::ActionSpace& space,
+    const PolicyOptions& options, const std::string& origin);
 
 class RecurrentLearner : public Learner {
  public:
-  // Copies `policy`'s parameters. REQUIRES: options.is_recurrent(), ValidateRecurrentPpo.
-  RecurrentLearner(ActorCritic& policy, int obs_dim, const env::ActionSpace& space,
-                   const PolicyOptions& options, const PpoOptions& ppo, int num_envs, uint64_t seed,
-                   int threads);
+  // Parameters initialised by native::RecurrentActorCritic from `seed`. REQUIRES:
+  // options.is_recurrent(), ValidateRecurrentPpo.
+  RecurrentLearner(int obs_dim, const env::ActionSpace& space, const PolicyOptions& options,
+                   const PpoOptions& ppo, int num_envs, uint64_t seed, int threads);
 
   void Act(int t, const float* obs, int n, const float* episode_starts, float* actions,
            float* values, float* log_probs) override;
@@ -71,11 +75,11 @@ class RecurrentLearner : public Learner {
                      float* values) override;
   UpdateStats Update(RolloutBuffer& buffer, const PpoOptions& options,
                      const PpoLossSettings& settings, double lr, UpdateTiming* timing) override;
-  void CopyToTorch(ActorCritic& policy, torch::optim::Adam& optimizer) const override;
-  void CopyFromTorch(ActorCritic& policy, torch::optim::Adam& optimizer) override;
+  LearnerState ExportState() const override;
+  Status ImportState(const LearnerState& s, const std::string& origin) override;
   double MeanStd() const override;
-  RngState rng_state() const override { return rng_.state(); }
-  void set_rng_state(const RngState& s) override { rng_.set_state(s); }
+  std::vector<int64_t> RngWords() const override { return RngStateWords(rng_.state()); }
+  Status SetRngWords(const std::vector<int64_t>& words, const std::string& origin) override;
   std::string FirstNonFinite(bool grads) const override;
   void PoisonFirstParameter() override;
   std::vector<float> RecurrentStates() const override;

@@ -25,22 +25,21 @@ void ComputeGae(int n_steps, int n_envs, const float* rewards, const float* valu
 
 RolloutBuffer::RolloutBuffer(int n_steps, int n_envs, int obs_dim, int act_dim)
     : n_steps_(n_steps), n_envs_(n_envs), obs_dim_(obs_dim), act_dim_(act_dim) {
-  const auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
-  obs_ = torch::zeros({n_steps, n_envs, obs_dim}, f32);
-  actions_ = torch::zeros({n_steps, n_envs, act_dim}, f32);
-  rewards_ = torch::zeros({n_steps, n_envs}, f32);
-  episode_starts_ = torch::zeros({n_steps, n_envs}, f32);
-  values_ = torch::zeros({n_steps, n_envs}, f32);
-  log_probs_ = torch::zeros({n_steps, n_envs}, f32);
-  advantages_ = torch::zeros({n_steps, n_envs}, f32);
-  returns_ = torch::zeros({n_steps, n_envs}, f32);
+  const size_t rows = static_cast<size_t>(n_steps) * n_envs;
+  obs_.assign(rows * obs_dim, 0.0f);
+  actions_.assign(rows * act_dim, 0.0f);
+  rewards_.assign(rows, 0.0f);
+  episode_starts_.assign(rows, 0.0f);
+  values_.assign(rows, 0.0f);
+  log_probs_.assign(rows, 0.0f);
+  advantages_.assign(rows, 0.0f);
+  returns_.assign(rows, 0.0f);
 }
 
 void RolloutBuffer::ComputeReturnsAndAdvantage(const float* last_values, const float* last_dones,
                                                float gamma, float gae_lambda) {
-  ComputeGae(n_steps_, n_envs_, rewards_.data_ptr<float>(), values_.data_ptr<float>(),
-             episode_starts_.data_ptr<float>(), last_values, last_dones, gamma, gae_lambda,
-             advantages_.data_ptr<float>(), returns_.data_ptr<float>());
+  ComputeGae(n_steps_, n_envs_, rewards_.data(), values_.data(), episode_starts_.data(),
+             last_values, last_dones, gamma, gae_lambda, advantages_.data(), returns_.data());
 }
 
 double ExplainedVariance(const float* y_pred, const float* y_true, int64_t n) {

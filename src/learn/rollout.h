@@ -1,16 +1,15 @@
 // rltrade learn: rollout storage and GAE(lambda) (Stable-Baselines3 RolloutBuffer).
 //
-// All arrays are float32 tensors allocated once, (n_steps, n_envs, ...), row t holding
-// vector step t for all environments; scalar loops (GAE) run in plain C++ over their
+// All arrays are float32 vectors allocated once (plain C++, no LibTorch), (n_steps, n_envs, ...),
+// row t holding vector step t for all environments; scalar loops (GAE) run in plain C++ over their
 // storage. episode_starts[t][i] = 1 when obs[t][i] is the first observation of an episode
 // (SB3's _last_episode_starts, i.e. the previous step ended env i's episode).
 // Not thread-safe; the trainer owns one.
 #ifndef RLT_LEARN_ROLLOUT_H_
 #define RLT_LEARN_ROLLOUT_H_
 
-#include <torch/types.h>
-
 #include <cstdint>
+#include <vector>
 
 #include "core/collective.h"
 
@@ -40,39 +39,40 @@ class RolloutBuffer {
   int64_t size() const { return static_cast<int64_t>(n_steps_) * n_envs_; }
 
   // Row pointers into step t. REQUIRES: 0 <= t < n_steps.
-  float* obs(int t) {
-    return obs_.data_ptr<float>() + static_cast<int64_t>(t) * n_envs_ * obs_dim_;
+  float* obs(int t) { return obs_.data() + static_cast<int64_t>(t) * n_envs_ * obs_dim_; }
+  float* actions(int t) { return actions_.data() + static_cast<int64_t>(t) * n_envs_ * act_dim_; }
+  float* rewards(int t) { return rewards_.data() + static_cast<int64_t>(t) * n_envs_; }
+  float* episode_starts(int t) {
+    return episode_starts_.data() + static_cast<int64_t>(t) * n_envs_;
   }
-  float* actions(int t) {
-    return actions_.data_ptr<float>() + static_cast<int64_t>(t) * n_envs_ * act_dim_;
-  }
-  float* rewards(int t) { return rewards_.data_ptr<float>() + t * n_envs_; }
-  float* episode_starts(int t) { return episode_starts_.data_ptr<float>() + t * n_envs_; }
-  float* values(int t) { return values_.data_ptr<float>() + t * n_envs_; }
-  float* log_probs(int t) { return log_probs_.data_ptr<float>() + t * n_envs_; }
+  float* values(int t) { return values_.data() + static_cast<int64_t>(t) * n_envs_; }
+  float* log_probs(int t) { return log_probs_.data() + static_cast<int64_t>(t) * n_envs_; }
+  int obs_dim() const { return obs_dim_; }
+  int act_dim() const { return act_dim_; }
 
   // Fills advantages and returns. last_values, last_dones: (n_envs).
   void ComputeReturnsAndAdvantage(const float* last_values, const float* last_dones, float gamma,
                                   float gae_lambda);
 
-  // Flat views (n_steps * n_envs, ...) for minibatch gathering.
-  torch::Tensor flat_obs() const { return obs_.view({-1, obs_dim_}); }
-  torch::Tensor flat_actions() const { return actions_.view({-1, act_dim_}); }
-  torch::Tensor flat_values() const { return values_.view({-1}); }
-  torch::Tensor flat_log_probs() const { return log_probs_.view({-1}); }
-  torch::Tensor flat_advantages() const { return advantages_.view({-1}); }
-  torch::Tensor flat_returns() const { return returns_.view({-1}); }
+  // The whole arrays, flat: (n_steps * n_envs, obs_dim | act_dim) or (n_steps * n_envs),
+  // for minibatch gathering.
+  float* flat_obs() { return obs_.data(); }
+  float* flat_actions() { return actions_.data(); }
+  float* flat_values() { return values_.data(); }
+  float* flat_log_probs() { return log_probs_.data(); }
+  float* flat_advantages() { return advantages_.data(); }
+  float* flat_returns() { return returns_.data(); }
 
  private:
   int n_steps_, n_envs_, obs_dim_, act_dim_;
-  torch::Tensor obs_;             // (n_steps, n_envs, obs_dim)
-  torch::Tensor actions_;         // (n_steps, n_envs, act_dim)
-  torch::Tensor rewards_;         // (n_steps, n_envs)
-  torch::Tensor episode_starts_;  // (n_steps, n_envs)
-  torch::Tensor values_;          // (n_steps, n_envs)
-  torch::Tensor log_probs_;       // (n_steps, n_envs)
-  torch::Tensor advantages_;      // (n_steps, n_envs)
-  torch::Tensor returns_;         // (n_steps, n_envs)
+  std::vector<float> obs_;             // (n_steps, n_envs, obs_dim)
+  std::vector<float> actions_;         // (n_steps, n_envs, act_dim)
+  std::vector<float> rewards_;         // (n_steps, n_envs)
+  std::vector<float> episode_starts_;  // (n_steps, n_envs)
+  std::vector<float> values_;          // (n_steps, n_envs)
+  std::vector<float> log_probs_;       // (n_steps, n_envs)
+  std::vector<float> advantages_;      // (n_steps, n_envs)
+  std::vector<float> returns_;         // (n_steps, n_envs)
 };
 
 // SB3 explained_variance: 1 - Var[y_true - y_pred] / Var[y_true] (NaN when Var[y_true] = 0).

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "learn/policy.h"
-#include "learn/ppo.h"
 #include "learn/rollout.h"
+#include "learn/torch_policy.h"
+#include "learn/torch_ppo.h"
 #include "testing/testing.h"
 
 namespace rlt::learn {

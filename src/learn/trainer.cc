@@ -1,11 +1,8 @@
 // rltrade learn: PpoTrainer implementation (see trainer.h).
 #include "learn/trainer.h"
 
-#include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Parallel.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <torch/torch.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +10,7 @@
 #include <cstring>
 
 #include "learn/recurrent_learner.h"
+#include "native/actor_critic.h"
 
 namespace rlt::learn {
 namespace {
@@ -32,12 +30,6 @@ NormalizeOptions MakeNormalizeOptions(const PpoOptions& o) {
   n.clip_reward = o.clip_reward;
   n.gamma = o.gamma;
   return n;
-}
-
-// Copies a (B) or (B, k) float tensor into `out`.
-void CopyOut(const torch::Tensor& t, float* out) {
-  const torch::Tensor c = t.contiguous();
-  std::memcpy(out, c.data_ptr<float>(), sizeof(float) * c.numel());
 }
 
 // Test hooks: RLT_TEST_POISON_PARAMETER_AT_UPDATE=N writes NaN into the first policy
@@ -110,25 +102,25 @@ PpoTrainer::PpoTrainer(env::VecEnv& venv, const PolicyOptions& policy_options,
       num_envs_(venv.num_envs()),
       obs_dim_(venv.obs_dim()),
       act_dim_(venv.act_dim()),
-      generator_(at::detail::createCPUGenerator(seed)),
       buffer_(ppo_options.n_steps, venv.num_envs(), venv.obs_dim(), venv.act_dim()) {
-  {
-    std::lock_guard<std::mutex> lock(GlobalGeneratorMutex());
-    torch::manual_seed(seed);  // weight initialisation
-    policy_ = ActorCritic(obs_dim_, venv.spec().action, policy_options);
-  }
   normalizer_ = VecNormalizer(obs_dim_, num_envs_, MakeNormalizeOptions(ppo_options));
-  const double lr0 = ppo_options.learning_rate.Value(TrainingProgress{});
-  optimizer_ = std::make_unique<torch::optim::Adam>(policy_->parameters(),
-                                                    torch::optim::AdamOptions(lr0).eps(1e-5));
+  const env::ActionSpace& space = venv.spec().action;
   if (policy_options.is_recurrent()) {
-    native_ = std::make_unique<RecurrentLearner>(policy_, obs_dim_, venv.spec().action,
-                                                 policy_options, ppo_options, num_envs_, seed,
-                                                 threads > 0 ? threads : venv.threads());
+    learner_ =
+        std::make_unique<RecurrentLearner>(obs_dim_, space, policy_options, ppo_options, num_envs_,
+                                           seed, threads > 0 ? threads : venv.threads());
   } else if (policy_options.backend == "native") {
     RLT_CHECK(NativeSupports(policy_options));
-    native_ = std::make_unique<NativeLearner>(policy_, obs_dim_, venv.spec().action, policy_options,
-                                              seed, venv.threads());
+    learner_ =
+        std::make_unique<NativeLearner>(obs_dim_, space, policy_options, seed, venv.threads());
+  } else {
+    // The torch backend starts from the native engine's initialisation for this seed.
+    RLT_CHECK_MSG(TorchBackendBuilt(), "backend = \"torch\" in a build without LibTorch");
+    native::ActorCritic initial(NativeSpec(obs_dim_, space, policy_options), seed);
+    LearnerState s0;
+    initial.SaveParameters(s0.params);
+    s0.lr = ppo_options.learning_rate.Value(TrainingProgress{});
+    learner_ = MakeTorchLearner(obs_dim_, space, policy_options, s0, seed);
   }
   env_actions_.assign(static_cast<size_t>(num_envs_) * act_dim_, 0.0f);
   last_episode_starts_.assign(num_envs_, 1.0f);  // SB3: np.ones at the start of learn()
@@ -143,10 +135,9 @@ PpoTrainer::PpoTrainer(env::VecEnv& venv, const PolicyOptions& policy_options,
 
 Status PpoTrainer::EnableDataParallel(Collective* group) {
   RLT_CHECK(group != nullptr && group_ == nullptr && total_steps_ == 0);
-  Learner* learner = native_.get();
+  Learner* learner = learner_.get();
   RLT_RETURN_IF_ERROR(
       ValidateDataParallel(ppo_options_, policy_options_, num_envs_, group->size()));
-  RLT_CHECK(learner != nullptr);
   group_ = group;
   const int64_t first_env = static_cast<int64_t>(group->rank()) * num_envs_;
   learner->SetDataParallel(
@@ -165,11 +156,10 @@ void PpoTrainer::RestartEnvironments(uint64_t seed) {
   venv_.Reset(seed + static_cast<uint64_t>(first_env));
   normalizer_->ResetReturns();
   std::fill(last_episode_starts_.begin(), last_episode_starts_.end(), 1.0f);
-  if (native_) {  // recurrent policies: every environment's LSTM state starts at zero
-    const Status zeroed =
-        native_->SetRecurrentStates(std::vector<float>(native_->RecurrentStates().size(), 0.0f));
-    RLT_CHECK_MSG(zeroed.ok(), zeroed.message());
-  }
+  // Recurrent policies: every environment's LSTM state starts at zero.
+  const Status zeroed =
+      learner_->SetRecurrentStates(std::vector<float>(learner_->RecurrentStates().size(), 0.0f));
+  RLT_CHECK_MSG(zeroed.ok(), zeroed.message());
 }
 
 void PpoTrainer::MergeGroupEpisodes() {
@@ -202,18 +192,10 @@ void PpoTrainer::StepOnce(int t) {
   normalizer_->NormalizeObs(venv_.observations(), num_envs_, obs_row);
   float* forward_obs = ppo_options_.norm_obs ? obs_row : venv_.mutable_observations();
   if (group_ != nullptr) {
-    native_->set_vector_step(total_steps_ / (static_cast<int64_t>(num_envs_) * group_->size()));
+    learner_->set_vector_step(total_steps_ / (static_cast<int64_t>(num_envs_) * group_->size()));
   }
-  if (native_) {
-    native_->Act(t, forward_obs, num_envs_, last_episode_starts_.data(), buffer_.actions(t),
-                 buffer_.values(t), buffer_.log_probs(t));
-  } else {
-    const torch::Tensor obs = torch::from_blob(forward_obs, {num_envs_, obs_dim_});
-    const ActResult act = policy_->Act(obs, &generator_);
-    CopyOut(act.actions, buffer_.actions(t));
-    CopyOut(act.values, buffer_.values(t));
-    CopyOut(act.log_probs, buffer_.log_probs(t));
-  }
+  learner_->Act(t, forward_obs, num_envs_, last_episode_starts_.data(), buffer_.actions(t),
+                buffer_.values(t), buffer_.log_probs(t));
   const env::ActionSpace& space = venv_.spec().action;
   const float* stored = buffer_.actions(t);
   for (size_t k = 0; k < n * act_dim_; ++k) {
@@ -273,24 +255,7 @@ void PpoTrainer::BootstrapTruncated(float* rewards) {
 // scratch_values_ (n) = V(scratch_obs_ (n, obs_dim)) of envs[0..n) (nullptr: 0..n-1),
 // recurrent states zeroed first where reset (n, may be nullptr).
 void PpoTrainer::PredictValues(int n, const int* envs, const float* reset) {
-  if (native_) {
-    native_->PredictValues(scratch_obs_.data(), envs, n, reset, scratch_values_.data());
-    return;
-  }
-  CopyOut(policy_->PredictValues(torch::from_blob(scratch_obs_.data(), {n, obs_dim_})),
-          scratch_values_.data());
-}
-
-void PpoTrainer::SyncToTorch() {
-  if (!native_ || !torch_stale_) return;
-  native_->CopyToTorch(policy_, *optimizer_);
-  torch_stale_ = false;
-}
-
-void PpoTrainer::SyncFromTorch() {
-  if (!native_) return;
-  native_->CopyFromTorch(policy_, *optimizer_);
-  torch_stale_ = false;
+  learner_->PredictValues(scratch_obs_.data(), envs, n, reset, scratch_values_.data());
 }
 
 bool PpoTrainer::CollectRollout() {
@@ -336,14 +301,8 @@ IterationStats PpoTrainer::Update() {
   PpoLossSettings settings{s.clip_range, o.clip_range_vf, s.ent_coef, o.vf_coef,
                            o.normalize_advantage};
   UpdateTiming t;
-  if (group_ != nullptr) native_->set_update_index(iterations_);
-  if (native_) {
-    s.update = native_->Update(buffer_, o, settings, s.learning_rate, &t);
-    torch_stale_ = true;
-  } else {
-    SetLearningRate(*optimizer_, s.learning_rate);
-    s.update = PpoUpdate(policy_, *optimizer_, buffer_, o, settings, generator_, &t);
-  }
+  if (group_ != nullptr) learner_->set_update_index(iterations_);
+  s.update = learner_->Update(buffer_, o, settings, s.learning_rate, &t);
   timing_.update_forward += t.forward;
   timing_.backward += t.backward;
   timing_.optimizer += t.optimizer;
@@ -352,24 +311,15 @@ IterationStats PpoTrainer::Update() {
   static const int64_t poison_update = PoisonUpdateFromEnv("RLT_TEST_POISON_PARAMETER_AT_UPDATE");
   static const int64_t poison_loss = PoisonUpdateFromEnv("RLT_TEST_POISON_LOSS_AT_UPDATE");
   if (poison_loss > 0 && iterations_ == poison_loss) s.update.value_loss = NAN;
-  if (poison_update > 0 && iterations_ == poison_update) {
-    torch::NoGradGuard no_grad;
-    if (native_) {
-      native_->PoisonFirstParameter();
-    } else {
-      policy_->parameters().front().fill_(NAN);
-    }
-  }
+  if (poison_update > 0 && iterations_ == poison_update) learner_->PoisonFirstParameter();
   s.explained_variance =
       group_ != nullptr
-          ? ExplainedVarianceShared(buffer_.values(0), buffer_.flat_returns().data_ptr<float>(),
-                                    buffer_.size(), *group_)
-          : ExplainedVariance(buffer_.values(0), buffer_.flat_returns().data_ptr<float>(),
-                              buffer_.size());
-  if (!policy_->discrete()) {
-    torch::NoGradGuard no_grad;
+          ? ExplainedVarianceShared(buffer_.values(0), buffer_.flat_returns(), buffer_.size(),
+                                    *group_)
+          : ExplainedVariance(buffer_.values(0), buffer_.flat_returns(), buffer_.size());
+  if (!venv_.spec().action.discrete) {
     s.has_std = true;
-    s.std = native_ ? native_->MeanStd() : policy_->log_std().exp().mean().item<double>();
+    s.std = learner_->MeanStd();
   }
   return s;
 }
@@ -410,7 +360,7 @@ Result<IterationStats> PpoTrainer::Iterate() {
 // build or machine arithmetic) and training would silently average different policies.
 Status PpoTrainer::CheckGroupAgrees() {
   const auto t0 = Clock::now();
-  const uint64_t mine = native_->ParamHash();
+  const uint64_t mine = learner_->ParamHash();
   const std::vector<std::string> all = group_->Allgather(
       std::string(reinterpret_cast<const char*>(&mine), sizeof mine), "the parameter check");
   timing_.communicate += Seconds(t0, Clock::now());
@@ -443,28 +393,10 @@ Status PpoTrainer::CheckFinite(const IterationStats& s) {
                              std::to_string(u.value_loss) + ", entropy " +
                              std::to_string(u.entropy_loss) + ")" + advice);
   }
-  if (native_) return CheckFiniteNative(at, advice);
-  torch::NoGradGuard no_grad;
-  for (const auto& item : policy_->named_parameters()) {
-    const torch::Tensor& g = item.value().grad();
-    if (g.defined() && !torch::isfinite(g).all().item<bool>()) {
-      return Status::DataError("gradient of parameter '" + item.key() + "' is not finite" + at +
-                               advice);
-    }
-  }
-  for (const auto& item : policy_->named_parameters()) {
-    if (!torch::isfinite(item.value()).all().item<bool>()) {
-      return Status::DataError("parameter '" + item.key() + "' is not finite" + at + advice);
-    }
-  }
-  return Status::Ok();
-}
-
-Status PpoTrainer::CheckFiniteNative(const std::string& at, const std::string& advice) {
-  if (const std::string name = native_->FirstNonFinite(/*grads=*/true); !name.empty()) {
+  if (const std::string name = learner_->FirstNonFinite(/*grads=*/true); !name.empty()) {
     return Status::DataError("gradient of parameter '" + name + "' is not finite" + at + advice);
   }
-  if (const std::string name = native_->FirstNonFinite(/*grads=*/false); !name.empty()) {
+  if (const std::string name = learner_->FirstNonFinite(/*grads=*/false); !name.empty()) {
     return Status::DataError("parameter '" + name + "' is not finite" + at + advice);
   }
   return Status::Ok();
@@ -505,12 +437,9 @@ void SetComputeThreads(int n) {
   using SetFn = void (*)(int);
   const auto set_blas_threads =
       reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
-  at::set_num_threads(set_blas_threads != nullptr ? 1 : n);
-  try {
-    at::set_num_interop_threads(1);  // rltrade issues no inter-op (async) work
-  } catch (const std::exception&) {
-    // Only allowed once, before any inter-op work; later calls keep the first setting.
-  }
+#ifdef RLT_WITH_TORCH
+  SetTorchThreads(set_blas_threads != nullptr ? 1 : n);
+#endif
   if (set_blas_threads != nullptr) set_blas_threads(n);
 }
 

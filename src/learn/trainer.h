@@ -3,8 +3,8 @@
 //
 // Iterate():
 //  1. collect n_steps vector steps: per step ONE batched policy forward for all N envs
-//     (observations read from the VecEnv buffer with torch::from_blob, or normalised into
-//     the rollout buffer first when norm_obs), actions clipped to the Box bounds when sent
+//     (observations read from the VecEnv buffer in place, or normalised into the rollout
+//     buffer first when norm_obs), actions clipped to the Box bounds when sent
 //     to the env (the unclipped sample is stored and scored), rewards normalised when
 //     norm_reward, and for every env that was truncated (not terminated)
 //     reward += gamma V(terminal_obs), one batched forward for all such envs of the step;
@@ -14,22 +14,19 @@
 // Episode statistics (rollout/ep_rew_mean, ep_len_mean) come from the VecEnv's unnormalised
 // episode_returns/lengths, over the last 100 finished episodes.
 //
-// Ownership: borrows the VecEnv (must outlive the trainer); owns the policy, normaliser,
-// optimizer, rollout buffer and its torch generator. The constructor resets the VecEnv
-// with `seed` and seeds torch's global generator (weight init) with `seed`.
+// Ownership: borrows the VecEnv (must outlive the trainer); owns the learner (policy,
+// optimizer, random stream), the normaliser and the rollout buffer. The constructor resets
+// the VecEnv with `seed`; the policy's initial weights are the native engine's seeded
+// initialisation (native/actor_critic.h), whichever backend trains.
 // Determinism: same seed, same options and same thread counts -> same results.
-// Backends ([policy] backend): "torch" runs the forwards, the update and Adam on the
-// LibTorch modules; "native" on NativeLearner (native_learner.h), which starts from the
-// torch module's initial weights and keeps the torch policy and optimizer up to date
-// whenever policy() or optimizer() hands them out, so checkpoints and evaluation use them
-// unchanged. After changing the torch objects from outside (LoadCheckpoint), call
-// SyncFromTorch().
+// Backends ([policy] backend): "native" runs the forwards, the update and Adam on
+// NativeLearner (native_learner.h; recurrent policies on RecurrentLearner); "torch" on
+// TorchLearner (LibTorch, torch_learner.h; only in builds with LibTorch). Both exchange
+// parameters and Adam state as a LearnerState (learner.h), which checkpoints and
+// evaluation read, so a run of either backend is evaluated, resumed and converted alike.
 // Not thread-safe.
 #ifndef RLT_LEARN_TRAINER_H_
 #define RLT_LEARN_TRAINER_H_
-
-#include <torch/optim/adam.h>
-#include <torch/types.h>
 
 #include <atomic>
 #include <chrono>
@@ -44,6 +41,7 @@
 
 #include "core/status.h"
 #include "env/vec_env.h"
+#include "learn/learner.h"
 #include "learn/native_learner.h"
 #include "learn/normalize.h"
 #include "learn/policy.h"
@@ -89,9 +87,10 @@ struct TrainerTiming {
 Status ValidateActionSpace(const env::EnvSpec& spec);
 
 // What the training loop (train/train.cc) drives, one Iterate() per update: PpoTrainer
-// (PPO and recurrent PPO) or EsTrainer (evolution strategies, learn/es.h). Both train an
-// ActorCritic with a VecNormalizer, the format checkpoints, evaluation and every later
-// command read.
+// (PPO and recurrent PPO) or EsTrainer (evolution strategies, learn/es.h). Both train the
+// actor-critic of their PolicyOptions with a VecNormalizer; its parameters (a tensor file,
+// LibTorch's parameter names) and the normaliser are what checkpoints, evaluation and
+// every later command read.
 class Trainer {
  public:
   virtual ~Trainer() = default;
@@ -100,7 +99,9 @@ class Trainer {
   virtual int64_t iterations() const = 0;
   virtual const TrainerTiming& timing() const = 0;
   virtual TrainerTiming& mutable_timing() = 0;
-  virtual ActorCritic& policy() = 0;
+  // The policy's parameters, float32 under LibTorch's names and shapes (policy.rlt).
+  virtual native::TensorFile PolicyParameters() = 0;
+  virtual const PolicyOptions& policy_options() const = 0;
   virtual VecNormalizer& normalizer() = 0;
   virtual void set_interrupt_flag(const std::atomic<int>* flag) = 0;
   // Whether Iterate() may stop at the interrupt flag part-way (then the training loop
@@ -171,32 +172,21 @@ class PpoTrainer : public Trainer {
   int64_t iterations() const override { return iterations_; }
   const TrainerTiming& timing() const override { return timing_; }
   TrainerTiming& mutable_timing() override { return timing_; }
-  const PolicyOptions& policy_options() const { return policy_options_; }
+  const PolicyOptions& policy_options() const override { return policy_options_; }
   const PpoOptions& ppo_options() const { return ppo_options_; }
   env::VecEnv& venv() { return venv_; }
-  // With the native backend these first copy the native parameters and Adam state in.
-  ActorCritic& policy() override {
-    SyncToTorch();
-    return policy_;
-  }
+  native::TensorFile PolicyParameters() override { return learner_->ExportState().params; }
   VecNormalizer& normalizer() override { return normalizer_; }
-  torch::optim::Adam& optimizer() {
-    SyncToTorch();
-    return *optimizer_;
-  }
-  // The native backend's learner (nullptr with backend = "torch"): a NativeLearner for
-  // MLP policies, a RecurrentLearner for recurrent ones.
-  Learner* learner() { return native_.get(); }
+  // The learner: a NativeLearner (MLP policies, backend = "native"), a RecurrentLearner
+  // (recurrent policies) or a TorchLearner (backend = "torch"). Its ExportState() /
+  // ImportState() are the parameters and Adam state checkpoints save and restore.
+  Learner* learner() { return learner_.get(); }
   // The MLP native learner (nullptr with backend = "torch" or a recurrent policy).
-  NativeLearner* native_learner() { return dynamic_cast<NativeLearner*>(native_.get()); }
-  // Native backend: takes parameters and Adam state from the torch policy and optimizer
-  // (after a checkpoint was loaded into them). No-op with the torch backend.
-  void SyncFromTorch();
-  at::Generator& generator() { return generator_; }
+  NativeLearner* native_learner() { return dynamic_cast<NativeLearner*>(learner_.get()); }
   // The last rollout (valid after Iterate()).
   RolloutBuffer& rollout() { return buffer_; }
 
-  // Everything besides modules and optimizer that a checkpoint must carry.
+  // Everything besides the learner's and the normaliser's state that a checkpoint must carry.
   struct State {
     int64_t total_steps = 0, iterations = 0;
     std::vector<uint8_t> last_episode_starts;          // (N)
@@ -215,20 +205,14 @@ class PpoTrainer : public Trainer {
   void PredictValues(int n, const int* envs, const float* reset);
   IterationStats Update();
   Status CheckFinite(const IterationStats& s);
-  Status CheckFiniteNative(const std::string& at, const std::string& advice);
   Status CheckGroupAgrees();
-  void SyncToTorch();
 
   env::VecEnv& venv_;
   PolicyOptions policy_options_;
   PpoOptions ppo_options_;
   int num_envs_, obs_dim_, act_dim_;
-  ActorCritic policy_{nullptr};
   VecNormalizer normalizer_{nullptr};
-  std::unique_ptr<torch::optim::Adam> optimizer_;
-  std::unique_ptr<Learner> native_;  // backend = "native"
-  bool torch_stale_ = false;         // native parameters changed since the last copy
-  at::Generator generator_;
+  std::unique_ptr<Learner> learner_;
   RolloutBuffer buffer_;
   std::vector<float> env_actions_;                   // (N, act_dim) clipped actions sent to the env
   std::vector<float> last_episode_starts_;           // (N)
@@ -258,20 +242,22 @@ class PpoTrainer : public Trainer {
 // The one place the learner's thread counts are set; n = the run's resolved [run] threads.
 // The threading model (core/thread_pool.h): matrix products, where threads pay off, run
 // on OpenBLAS's pool with n threads (OpenBLAS itself keeps products too small to split on
-// one thread); LibTorch's intra-op pool (libgomp) gets 1 thread, so its element-wise ops
-// run inline on the caller and no second compute pool competes with OpenBLAS's for the
-// cores (measured on 2 cores, intraday_original.toml: 2,523 env steps/s against 1,924 with
-// both pools at 2 threads). Without OpenBLAS (no openblas_set_num_threads symbol) LibTorch
-// gets the n threads instead. Inter-op threads: 1 (when still allowed: only before any
-// inter-op work). REQUIRES: n >= 1.
+// one thread); in builds with LibTorch its intra-op pool (libgomp) gets 1 thread, so its
+// element-wise ops run inline on the caller and no second compute pool competes with
+// OpenBLAS's for the cores (measured on 2 cores, intraday_original.toml: 2,523 env steps/s
+// against 1,924 with both pools at 2 threads). Without OpenBLAS (no
+// openblas_set_num_threads symbol) LibTorch gets the n threads instead. Inter-op threads: 1
+// (when still allowed: only before any inter-op work). REQUIRES: n >= 1.
 void SetComputeThreads(int n);
+// LibTorch's intra-op thread count (and inter-op 1); defined in builds with LibTorch only
+// (torch_learner.cc), called by SetComputeThreads.
+void SetTorchThreads(int intra_op);
 // OpenBLAS's thread count alone (no-op without OpenBLAS). The native learner's
 // data-parallel update sets 1 (native_learner.h). REQUIRES: n >= 1.
 void SetBlasThreads(int n);
-// LibTorch's default CPU generator is process-wide: the weight initialisation draws from
-// it (seeded per trainer) and checkpoints save and restore its state. Trainers built in
-// several threads at once (parallel tune trials) hold this mutex around each use, so each
-// one's initialisation sees only its own seed.
+// LibTorch's default CPU generator is process-wide; code that builds LibTorch modules from
+// several threads at once (policies loaded by parallel tune trials) holds this mutex around
+// each construction. Training no longer draws from it (the initial weights are native).
 std::mutex& GlobalGeneratorMutex();
 
 }  // namespace rlt::learn

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 #include <sys/statvfs.h>
-#include <torch/cuda.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -551,7 +550,8 @@ Status CheckDiskSpace(const fs::path& dir, const std::string& last_checkpoint, S
     }
   }
   if (needed <= 0) {
-    for (const auto& p : s.trainer->policy()->parameters()) {
+    const native::TensorFile params = s.trainer->PolicyParameters();
+    for (const auto& p : params.tensors()) {
       needed += 4.0 * static_cast<double>(p.numel()) * sizeof(float);
     }
   }
@@ -623,7 +623,8 @@ Result<learn::IterationStats> UpdateOnce(Setup& s, LoopState& ls, const fs::path
     if (s.trainer->total_steps() >= ls.next_eval) {
       const auto e0 = std::chrono::steady_clock::now();
       Result<learn::EvalStats> r = learn::EvaluatePolicy(
-          s.trainer->policy(), s.trainer->normalizer(), *s.eval_venv, s.eval.episodes, s.eval.seed);
+          s.trainer->PolicyParameters(), s.trainer->policy_options(), s.trainer->normalizer(),
+          *s.eval_venv, s.eval.episodes, s.eval.seed);
       if (!r.ok()) return r.status();
       eval = std::move(*r);
       ls.next_eval = NextMultiple(s.trainer->total_steps(), s.run.eval_every);
@@ -920,7 +921,8 @@ Status ResolveAutoDevice(config::Config& config, bool quiet) {
                  "device auto: cuda not tried: %s\n"
                  "device auto: picked cpu\n",
                  cpu_rate, seconds,
-                 torch::cuda::is_available()
+                 !learn::TorchBackendBuilt() ? "this build has no LibTorch (cpu only)"
+                 : learn::CudaAvailable()
                      ? "this build trains on cpu only"
                      : "this LibTorch build has no CUDA device (torch::cuda::is_available() is "
                        "false)");
@@ -1372,7 +1374,8 @@ Result<std::unique_ptr<TrainingSession>> OpenTrainingSession(
   shape.total_steps = s.run.total_steps;
   shape.checkpoint_every = s.run.checkpoint_every;
   shape.batch_size = s.ppo.batch_size;
-  for (const auto& p : s.trainer->policy()->parameters()) shape.parameters += p.numel();
+  const native::TensorFile params = s.trainer->PolicyParameters();
+  for (const auto& p : params.tensors()) shape.parameters += p.numel();
   shape.norm_obs = s.ppo.norm_obs;
   shape.norm_reward = s.ppo.norm_reward;
   shape.ranks = group != nullptr ? group->size() : 1;

@@ -198,13 +198,10 @@ void ExpectResumeIsBitIdentical(const fs::path& dir, const std::string& config, 
     after_half += r > 0 && std::stoll(rows_a[r]) > half;
   }
   EXPECT_EQ(after_half, (total - half) / 256);  // 4 envs x 64 steps per update
-  // torch::save of modules and tensors is deterministic: equal state, equal bytes (the
-  // step_<half> pair checks that on two runs that never resumed). Not so optimizer.pt:
-  // LibTorch 1.13 keys the Adam state by the parameters' TensorImpl addresses
-  // (torch/optim/serialize.h) and maps them back by position on load, so its bytes differ
-  // between processes. Its restore is covered by the later updates: the final policy and
-  // metrics depend on the Adam moments carried over at step <half>.
-  for (const char* file : {"policy.pt", "normalizer.pt", "state.pt", "envs.bin"}) {
+  // The checkpoint's tensor files are deterministic: equal state, equal bytes (the
+  // step_<half> pair checks that on two runs that never resumed).
+  for (const char* file :
+       {"policy.rlt", "optimizer.rlt", "normalizer.rlt", "state.rlt", "envs.bin"}) {
     const std::string half_a =
         read(dir / "whole" / "checkpoints" / ("step_" + std::to_string(half)) / file);
     const std::string half_b =
@@ -513,8 +510,8 @@ TEST_F(TrainRun, EvaluationDoesNotChangeTraining) {
     compared += key.rfind("train/", 0) == 0;
   }
   EXPECT_GE(compared, 8);
-  EXPECT_TRUE(Read(dir_ / "run0" / "final" / "policy.pt") ==
-              Read(dir_ / "run1" / "final" / "policy.pt"));
+  EXPECT_TRUE(Read(dir_ / "run0" / "final" / "policy.rlt") ==
+              Read(dir_ / "run1" / "final" / "policy.rlt"));
 }
 
 constexpr const char* kIntradayEval = R"(
