@@ -62,7 +62,7 @@ TEST_F(EsCli, EsOnIntradayImprovesOnARandomPolicy) {
   EXPECT_GT(trained, random + 0.1) << "trained " << trained << ", random " << random;
   EXPECT_GT(trained, 0.0);
   // The checkpoint is an ES checkpoint that every loader reads.
-  EXPECT_EQ(ReadFile(fs::path(run) / "final" / "FORMAT").rfind("rltrade-es-checkpoint 1\n", 0), 0u);
+  EXPECT_EQ(ReadFile(fs::path(run) / "final" / "FORMAT").rfind("rltrade-es-checkpoint 2\n", 0), 0u);
   EXPECT_NE(ReadFile(fs::path(run) / "config.toml").find("name = \"es\""), std::string::npos);
 }
 

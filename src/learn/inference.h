@@ -1,13 +1,13 @@
 // rltrade learn: PolicyRunner — a trained policy loaded from a checkpoint for inference.
 //
-// What it is: the policy (ActorCritic) and the observation statistics (VecNormalizer) of
-// one checkpoint directory (a run's final/ or checkpoints/step_<N>/), rebuilt from its
-// options.txt (policy.* and ppo.norm_obs / clip_obs / ...) and loaded from policy.pt and
-// normalizer.pt. Act() is deterministic: the Gaussian mean clipped to the Box bounds, or
-// the argmax of the logits, on observations normalised with the stored statistics
-// (never updated). Runs under InferenceMode. No optimizer, no env state.
+// What it is: the policy (on the native engine) and the observation statistics
+// (VecNormalizer) of one checkpoint directory (a run's final/ or checkpoints/step_<N>/),
+// rebuilt from its options.txt (policy.* and ppo.norm_obs / clip_obs / ...) and loaded from
+// policy.rlt and normalizer.rlt (or, in a build with LibTorch, a LibTorch-archive
+// checkpoint's policy.pt and normalizer.pt). Act() is deterministic: the Gaussian mean
+// clipped to the Box bounds, or the argmax of the logits, on observations normalised with
+// the stored statistics (never updated). No optimizer, no env state.
 // What it is not: a trainer (see trainer.h).
-// This header is LibTorch-free (pimpl) so evaluation and signal code compile fast.
 // Ownership: owns its modules. Not thread-safe.
 #ifndef RLT_LEARN_INFERENCE_H_
 #define RLT_LEARN_INFERENCE_H_

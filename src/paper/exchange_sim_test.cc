@@ -748,21 +748,25 @@ TEST(TcpBroker, AServerThatNeverAnswersHelloIsReportedAsSuch) {
 TEST(TcpBroker, AnOverLongLineIsReportedWithTheLimitNotAsARefusedConnection) {
   auto listener = LineListener::Listen(0);
   ASSERT_TRUE(listener.ok());
+  // Every connection gets 3 MiB and is closed, until the client has given up (on a loaded
+  // machine an attempt may time out before this thread accepts it).
+  std::atomic<bool> client_done{false};
   std::thread server([&] {
-    for (int64_t until = MonotonicMs() + kWaitMs; MonotonicMs() < until;) {
+    for (int64_t until = MonotonicMs() + kWaitMs; !client_done && MonotonicMs() < until;) {
       auto conn = listener->Accept();
       if (!conn.ok() || !conn->open()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
         continue;
       }
-      (void)conn->SendNow(std::string(3 << 20, 'x'), 3000);  // 3 MiB, then gone
-      return;
+      (void)conn->SendNow(std::string(3 << 20, 'x'), 3000);
     }
   });
   TcpBrokerOptions o = Client(listener->port());
+  o.connect_timeout_ms = 10000;  // the hello's wait: ample, so only the long line can fail it
   o.max_attempts = 3;
   o.backoff_initial_ms = 10;
   const Status s = TcpBroker(o).Connect();
+  client_done = true;
   server.join();
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << s.ToString();
