@@ -2,13 +2,14 @@
 # Installs the Debian 12 packages rltrade needs. Idempotent: packages already present
 # are skipped, and `apt-get update` runs only when something is missing.
 #   install-deps.sh          everything `make test` needs (CI)
-#   install-deps.sh --demo   only what `make demo` builds (no LibTorch, tests or Python)
+#   install-deps.sh --demo   the core packages only (no LibTorch, tests or Python): what a
+#                            -DRLT_WITH_TORCH=OFF -DRLT_BUILD_TESTS=OFF build needs
 #   install-deps.sh --fuzz   everything, plus clang and the sanitizer runtimes
 # Run as root (or with sudo available).
 set -euo pipefail
 
-# What `make demo` builds and runs (the rltrade binary without LibTorch, tests or the
-# Python module): the toolchain and the core libraries only.
+# The toolchain and the core libraries: what a build without LibTorch, tests, benchmarks
+# and the Python module needs.
 DEMO_PACKAGES=(
   build-essential cmake ccache pkg-config
   libfmt-dev libspdlog-dev nlohmann-json3-dev libtomlplusplus-dev libcli11-dev tzdata
