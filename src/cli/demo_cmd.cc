@@ -165,8 +165,11 @@ int RunDemo(const DemoFlags& f) {
   for (const std::string policy : {"momentum5", "flat", "long"}) {
     auto r = RunPolicy(policy, *data, test, f.cost_rate);
     if (!r.ok()) return ReportError(r.status());
-    fmt::print("{:<12} {:>9.2f}% {:>10.2f} {:>7.2f}% {:>9} {:>8} {:>10.2f}\n", r->name,
-               (r->final_worth / 100000.0 - 1) * 100, eval::SharpeRatio(r->session_returns),
+    // A flat policy's returns have no spread: its Sharpe ratio is undefined, shown as "-".
+    const double sharpe = eval::SharpeRatio(r->session_returns);
+    fmt::print("{:<12} {:>9.2f}% {:>10} {:>7.2f}% {:>9} {:>8} {:>10.2f}\n", r->name,
+               (r->final_worth / 100000.0 - 1) * 100,
+               std::isfinite(sharpe) ? fmt::format("{:.2f}", sharpe) : std::string("-"),
                r->max_drawdown * 100, r->trades, r->steps, r->costs);
   }
   fmt::print("\nmomentum5 = sign of the 5-bar return within the session");
