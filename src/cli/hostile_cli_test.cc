@@ -88,6 +88,14 @@ class HostileCli : public ::testing::Test {
 
 // ---- §1 Honesty -----------------------------------------------------------------------
 
+// `--help` after an unknown command is a request for help: the top-level help, exit 0.
+TEST_F(HostileCli, AnUnknownCommandWithHelpPrintsTheTopLevelHelp) {
+  const CmdResult r = RunCli("no-such-command --help");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "Subcommands:")) << r.out;
+  EXPECT_TRUE(Has(r.out, "train")) << r.out;
+}
+
 TEST_F(HostileCli, SetEnvRangeOnTestDatesIsRefusedWithExit2NamingBothRanges) {
   const std::string config = Write("c.toml", IntradayConfig());
   const CmdResult r =
