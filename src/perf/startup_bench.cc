@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 
 #include "core/file_io.h"
@@ -87,7 +88,16 @@ Result<std::string> TrainTinyRun(const std::string& binary, const std::string& d
 Result<std::vector<StartupTiming>> MeasureStartup(const StartupBenchOptions& options) {
   RLT_CHECK(options.repeats >= 1);
   const std::string binary = options.binary.empty() ? SelfExecutable() : options.binary;
+  if (::access(binary.c_str(), X_OK) != 0 || std::filesystem::is_directory(binary)) {
+    return Status::InvalidArgument("bench startup: --binary '" + binary +
+                                   "' is not an executable file; give the path of rltrade");
+  }
   std::string run_dir = options.run_dir;
+  if (!run_dir.empty() && !std::filesystem::is_directory(run_dir)) {
+    return Status::InvalidArgument("bench startup: --run '" + run_dir +
+                                   "' is not a directory; give a run directory of rltrade train, "
+                                   "or leave --run out to train a tiny one");
+  }
   Result<ScratchDirectory> scratch = ScratchDirectory::Create(options.scratch, "rlt-startup-");
   RLT_RETURN_IF_ERROR(scratch.status());
   if (run_dir.empty()) {
