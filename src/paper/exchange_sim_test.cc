@@ -748,10 +748,13 @@ TEST(TcpBroker, AServerThatNeverAnswersHelloIsReportedAsSuch) {
 TEST(TcpBroker, AnOverLongLineIsReportedWithTheLimitNotAsARefusedConnection) {
   auto listener = LineListener::Listen(0);
   ASSERT_TRUE(listener.ok());
-  // Every connection gets 3 MiB and is closed, until the client has given up (on a loaded
-  // machine an attempt may time out before this thread accepts it).
+  // Every connection gets 3 MiB, until the client has given up (on a loaded machine an
+  // attempt may time out before this thread accepts it). The connections stay open until
+  // then: closing one with the client's hello unread resets it, and the reset can reach
+  // the client before it has read past the limit.
   std::atomic<bool> client_done{false};
   std::thread server([&] {
+    std::vector<LineConnection> open;
     for (int64_t until = MonotonicMs() + kWaitMs; !client_done && MonotonicMs() < until;) {
       auto conn = listener->Accept();
       if (!conn.ok() || !conn->open()) {
@@ -759,6 +762,7 @@ TEST(TcpBroker, AnOverLongLineIsReportedWithTheLimitNotAsARefusedConnection) {
         continue;
       }
       (void)conn->SendNow(std::string(3 << 20, 'x'), 3000);
+      open.push_back(std::move(*conn));
     }
   });
   TcpBrokerOptions o = Client(listener->port());
