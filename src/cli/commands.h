@@ -45,6 +45,9 @@ void RegisterExchangeSimCommand(CLI::App& app, Action* action);
 
 // Prints "error: <message>" to stderr and returns exit code 1 (2 for Status::Refused).
 int ReportError(const Status& status);
+// ReportError under mpirun, where rank 0 reports the job's errors: on the other ranks the
+// message is handed to dist::DeferReport (printed only when this rank failed alone).
+int ReportErrorOnRankZero(const Status& status);
 
 // Flushes and closes stdout (std::cout and stdio); a failed write, flush or close prints
 // an error and turns exit code 0 into 1. main() calls it after every command.

@@ -21,6 +21,13 @@ int ReportError(const Status& status) {
   return status.code() == Status::Code::kRefused ? 2 : 1;
 }
 
+int ReportErrorOnRankZero(const Status& status) {
+  if (dist::Rank() == 0) return ReportError(status);
+  dist::DeferReport("error: rank " + std::to_string(dist::Rank()) + ": " +
+                    PrintableText(status.message()));
+  return status.code() == Status::Code::kRefused ? 2 : 1;
+}
+
 int FinishStdout(int exit_code) {
   // Everything a command printed (fmt::print, printf, std::cout) must have reached its
   // destination: a full disk or a closed pipe behind stdout is a failure, not exit 0.
@@ -106,10 +113,8 @@ int Main(int argc, char** argv) {
     return 2;
   }
   int code = 0;
-  bool threw = true;  // until the action returns
   try {
     code = action ? action() : 0;
-    threw = false;
   } catch (const std::system_error& e) {  // fmt::print reports a failed fwrite by throwing
     std::fprintf(stderr, "error: writing output failed: %s\n", e.what());
     code = 1;
@@ -125,9 +130,6 @@ int Main(int argc, char** argv) {
                  rlt::PrintableText(e.what(), 500).c_str());
     code = 1;
   }
-  // Under mpirun a rank that threw may have left the others waiting in a collective: the
-  // job ends with it.
-  if (threw && rlt::dist::Distributed()) rlt::dist::Abort(code);
   return rlt::cli::FinishStdout(code);
 }
 
@@ -135,7 +137,9 @@ int Main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   rlt::dist::Init(&argc, &argv);
-  const int code = Main(argc, argv);
+  // Under mpirun a rank that refused or failed may have left the others working or
+  // waiting for it in a collective: Finish ends the job with it (dist.h).
+  const int code = rlt::dist::Finish(Main(argc, argv));
   rlt::dist::Finalize();
   return code;
 }

@@ -2,7 +2,8 @@
 // walkforward` runs fold k on rank k mod 2 and writes exactly what one process writes (the
 // concatenated daily returns and equity byte for byte, the same summary but for the output
 // path, the same table on stdout); `mpirun -np 2 rltrade train --seeds 3` trains every seed
-// bit for bit as one process does; an error is reported once and ends every rank; the
+// bit for bit as one process does; an error is reported once and ends every rank, and a
+// refusal on one rank alone ends the job within seconds, its message above OpenMPI's; the
 // commands that do not spread their work are refused under mpirun. `mpirun -np 2 rltrade
 // train CONFIG` trains one policy data-parallel: rank 0 writes one run, --resume on 2 ranks
 // ends bit for bit where the uninterrupted run ended, on one process it continues with new
@@ -91,6 +92,33 @@ TEST_F(MpiCli, AnErrorIsReportedOnceAndEndsEveryRank) {
   ASSERT_NE(first, std::string::npos) << r.out;
   EXPECT_EQ(r.out.find(message, first + 1), std::string::npos) << "reported twice:\n" << r.out;
   EXPECT_EQ(ReadFile(fs::path(out) / "keep.txt"), "x");
+}
+
+// A refusal on one rank only: mpirun's MPMD form (`A : B`) gives rank 1 a setting it
+// refuses, while rank 0 goes on into the data-parallel run and waits for rank 1 there.
+// The job ends in seconds, not after the ranks' watchdog (600 s here), with the refusal
+// above OpenMPI's banner, and nothing is written.
+TEST_F(MpiCli, ARefusalOnOneRankEndsEveryRankWithItsMessageOnTop) {
+  const std::string run = (dir_ / "run").string();
+  const std::string common = " --run-dir " + run + " --quiet --set run.rank_timeout_seconds=600";
+  const auto start = std::chrono::steady_clock::now();
+  const auto r =
+      RunRltrade("train " + config_ + common + " : -np 1 " + rlt::testing::RltradeBinary() +
+                     " train " + config_ + common + " --set env.num_envs=0",
+                 Mpirun(1));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_LT(seconds, 120) << r.out;
+  const std::string refusal = "num_envs";
+  const size_t at = r.out.find(refusal);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  for (const char* banner : {"MPI_ABORT", "-----", "mpirun"}) {
+    const size_t b = r.out.find(banner);
+    if (b != std::string::npos) EXPECT_LT(at, b) << banner << " before the refusal:\n" << r.out;
+  }
+  EXPECT_NE(r.out.find("ending the job (the reason is above)"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(fs::path(run) / "final")) << r.out;
 }
 
 TEST_F(MpiCli, TrainSeedsOnTwoRanksTrainEachSeedAsOneProcessDoes) {

@@ -26,11 +26,8 @@ int RunTrain(const train::TrainRequest& request) {
   Result<train::TrainOutcome> out = dist::Distributed()
                                         ? train::RunSeedsOnRanks(request, executable)
                                         : train::RunTrainCommand(request, executable);
-  if (dist::Rank() != 0) {
-    if (!out.ok()) return out.status().code() == Status::Code::kRefused ? 2 : 1;
-    return out->exit_code;
-  }
-  if (!out.ok()) return ReportError(out.status());
+  if (!out.ok()) return ReportErrorOnRankZero(out.status());
+  if (dist::Rank() != 0) return out->exit_code;
   if (!request.quiet) {
     if (out->exit_code != 0) {
       fmt::print(stderr, "interrupted at step {}: checkpoint written; continue with --resume {}\n",

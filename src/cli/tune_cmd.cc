@@ -42,11 +42,8 @@ int RunTune(TuneFlags& f) {
     f.request.seed = *seed;
   }
   Result<evalrun::TuneOutcome> out = evalrun::RunTune(f.request);
-  if (dist::Rank() != 0) {  // under mpirun, rank 0 reports
-    if (!out.ok()) return out.status().code() == Status::Code::kRefused ? 2 : 1;
-    return 0;
-  }
-  if (!out.ok()) return ReportError(out.status());
+  if (!out.ok()) return ReportErrorOnRankZero(out.status());  // under mpirun, rank 0 reports
+  if (dist::Rank() != 0) return 0;
   fmt::print("{}\n", out->json);
   if (!f.json) {
     fmt::print(stderr, "wrote {} (trials.jsonl, results.csv, best.json)\n", out->out_dir);

@@ -26,9 +26,8 @@ int RunWalkforward(const WalkforwardFlags& f) {
   if (ec) request.executable = "/proc/self/exe";
   Result<evalrun::WalkforwardOutcome> out = evalrun::RunWalkforward(request);
   // Under mpirun every rank returns rank 0's verdict; rank 0 alone reports it.
-  if (dist::Rank() != 0)
-    return out.ok() ? out->exit_code : (out.status().code() == Status::Code::kRefused ? 2 : 1);
-  if (!out.ok()) return ReportError(out.status());
+  if (!out.ok()) return ReportErrorOnRankZero(out.status());
+  if (dist::Rank() != 0) return out->exit_code;
   if (out->exit_code != 0) return out->exit_code;
   fmt::print("{}", f.json ? out->summary_json : out->table);
   fmt::print(stderr, "wrote {} (report: {}/report.html)\n", out->summary_dir, out->summary_dir);

@@ -105,8 +105,43 @@ void Finalize() {
 }
 
 void Abort(int exit_code) {
-  if (g_mpi != nullptr) g_mpi->Abort(exit_code);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (g_mpi != nullptr) {
+    // stdout and stderr reach mpirun through a pipe and its I/O forwarding, the abort
+    // through its control channel: the pause lets the text arrive first.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    g_mpi->Abort(exit_code);
+  }
   std::exit(exit_code);
+}
+
+namespace {
+std::string g_deferred;  // DeferReport's text
+}  // namespace
+
+void DeferReport(const std::string& text) { g_deferred = text; }
+
+int Finish(int code) {
+  if (g_mpi == nullptr || g_size == 1) return code;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  auto report = [&] {
+    if (g_deferred.empty()) return;
+    std::fprintf(stderr, "%s\n", g_deferred.c_str());
+    std::fflush(stderr);
+  };
+  std::vector<int> codes;
+  if (g_mpi->GatherExitCodes(code, code == 0 ? -1.0 : kFinishWaitSeconds, &codes)) {
+    if (code != 0 && g_rank != 0 && codes[0] == 0) report();
+    return *std::max_element(codes.begin(), codes.end());
+  }
+  report();
+  std::fprintf(stderr,
+               "error: rank %d of %d ended with exit code %d while the other ranks went on; "
+               "ending the job (the reason is above)\n",
+               g_rank, g_size, code);
+  Abort(code);
 }
 
 int Rank() { return g_rank; }

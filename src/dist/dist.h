@@ -27,8 +27,24 @@ namespace rlt::dist {
 void Init(int* argc, char*** argv);
 // Ends MPI (a no-op for a single process); call once, before main returns.
 void Finalize();
-// Ends every rank of the job at once (MPI_Abort), or exits this process.
+// Ends every rank of the job at once (MPI_Abort), or exits this process. What this
+// process has written is flushed first and given a moment to reach mpirun, so that a
+// refusal printed just before comes out above OpenMPI's "MPI_ABORT was invoked" banner.
 [[noreturn]] void Abort(int exit_code);
+// The end of this process's command, with its exit code; returns the job's exit code
+// (the largest over the ranks) when every rank ends alike. A rank that fails (`code` != 0)
+// waits at most kFinishWaitSeconds for the others to end too (the same refusal reaches
+// every rank at about the same time); when they do not, it is the only one that failed
+// and the others are working or waiting for it in a collective, so it prints its
+// deferred report (below) and ends the job (Abort). A rank that succeeded waits for the
+// others without limit, as MPI_Finalize would. For a single process: `code`.
+inline constexpr double kFinishWaitSeconds = 5.0;
+int Finish(int code);
+// For a rank other than 0, whose commands leave the reporting to rank 0: the error this
+// rank would have printed. Finish prints it when rank 0 cannot have reported it (this
+// rank failed alone, or rank 0 succeeded); otherwise rank 0 printed the shared error and
+// it is dropped, so a refusal every rank reaches is printed once.
+void DeferReport(const std::string& text);
 
 int Rank();  // 0..Size()-1
 int Size();  // 1 without MPI

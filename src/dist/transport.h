@@ -40,6 +40,11 @@ class Transport {
   virtual void SumDoubles(double* data, int64_t n) = 0;
   virtual void SumFloats(float* data, int64_t n) = 0;
   virtual std::vector<std::string> Allgather(const std::string& mine) = 0;
+  // The end of the job: every rank's exit code, in rank order, gathered on a
+  // communicator of its own, so that it never meets another rank's pending collective.
+  // Waits at most `seconds` (< 0: without limit) for the other ranks; returns false when
+  // they did not all arrive in time (the call is then left pending: the caller aborts).
+  virtual bool GatherExitCodes(int code, double seconds, std::vector<int>* codes) = 0;
 };
 
 // The plug-in's file name (beside the rltrade binary) and its one exported function,

@@ -22,10 +22,14 @@ class MpiTransport : public Transport {
     MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    MPI_Comm_dup(MPI_COMM_WORLD, &exit_comm_);
     *rank = rank_;
     *size = size_;
   }
-  void Finalize() override { MPI_Finalize(); }
+  void Finalize() override {
+    MPI_Comm_free(&exit_comm_);
+    MPI_Finalize();
+  }
   [[noreturn]] void Abort(int exit_code) override {
     MPI_Abort(MPI_COMM_WORLD, exit_code);
     std::exit(exit_code);
@@ -118,6 +122,26 @@ class MpiTransport : public Transport {
     return out;
   }
 
+  bool GatherExitCodes(int code, double seconds, std::vector<int>* codes) override {
+    // Members, not locals: a call left pending still owns its buffers.
+    exit_mine_ = code;
+    exit_all_.assign(static_cast<size_t>(size_), 0);
+    MPI_Request request;
+    MPI_Iallgather(&exit_mine_, 1, MPI_INT, exit_all_.data(), 1, MPI_INT, exit_comm_, &request);
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(seconds < 0 ? 0.0 : seconds));
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    while (!done) {
+      if (seconds >= 0 && std::chrono::steady_clock::now() >= until) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    }
+    *codes = exit_all_;
+    return true;
+  }
+
  private:
   // In place, in parts of at most 2^30 values (MPI counts are int).
   void Sum(void* data, int64_t n, MPI_Datatype type, size_t bytes) {
@@ -130,6 +154,9 @@ class MpiTransport : public Transport {
   }
 
   int rank_ = 0, size_ = 1;
+  MPI_Comm exit_comm_ = MPI_COMM_NULL;  // AgreeExitCode's own communicator
+  int exit_mine_ = 0;
+  std::vector<int> exit_all_;
 };
 
 }  // namespace
