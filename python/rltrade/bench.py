@@ -14,11 +14,13 @@ import time
 
 import numpy as np
 
+from . import _checks
 from .vector import make_vec
 
 
 def bench_env(env_id="intraday", num_envs=256, seconds=5.0, num_threads=0, seed=0, **options):
     """{"env", "num_envs", "threads", "steps", "seconds", "steps_per_sec"}."""
+    seconds = _checks.real(seconds, "bench_env: seconds", 0.01, 86400.0)
     env = make_vec(env_id, num_envs, seed=seed, num_threads=num_threads, **options)
     rng = np.random.default_rng(seed)
     space = env.single_action_space

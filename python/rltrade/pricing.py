@@ -10,7 +10,7 @@ per 1.00 change, theta per year (``theta_per_day`` = theta / 365). ``option_type
 
 import numpy as np
 
-from . import _core
+from . import _checks, _core
 
 _MODELS = {"bsm": "bsm", "binomial": "binomial", "baw": "baw", "bjerksund": "bjerksund"}
 
@@ -23,12 +23,31 @@ def _types(option_type):
         if bad.any():
             raise ValueError(f"option_type {t[bad].flat[0]!r}: expected 'call' or 'put'")
         return np.where(np.isin(lower, ["call", "c"]), 1, -1).astype(np.int8)
+    if t.dtype.kind not in "iuf":
+        raise TypeError(f"option_type: expected 'call'/'put' or +1/-1, got dtype {t.dtype}")
+    bad = (t != 1) & (t != -1)  # checked before the cast: int8(257) would be 1
+    if np.any(bad):
+        raise ValueError(f"option_type {t[bad].flat[0]!r}: expected 'call' or 'put' (or +1/-1)")
     return t.astype(np.int8)
 
 
+# The binomial tree's bound (the core refuses more steps).
+_MAX_STEPS = 100000
+
+
+def _steps(steps):
+    return _checks.integer(steps, "steps", 1, _MAX_STEPS)
+
+
 def _broadcast(option_type, *arrays):
-    parts = np.broadcast_arrays(_types(option_type), *[np.asarray(a, dtype=np.float64)
-                                                       for a in arrays])
+    types = _types(option_type)
+    values = [np.asarray(a, dtype=np.float64) for a in arrays]
+    shape = np.broadcast_shapes(types.shape, *(v.shape for v in values))
+    count = int(np.prod(shape, dtype=np.float64)) if shape else 1
+    # The flattened inputs (8 bytes each, the type 1) and up to 9 output columns.
+    _checks.fits_in_memory(count * (8 * len(values) + 1 + 9 * 8),
+                           f"pricing {count} options (the broadcast shape {shape})")
+    parts = np.broadcast_arrays(types, *values)
     shape = parts[0].shape
     flat = [np.ascontiguousarray(p).reshape(-1) for p in parts]
     return shape, flat
@@ -48,7 +67,7 @@ def price(option_type, spot, strike, rate, dividend, vol, time, *, model="bsm", 
     """Option prices (array, or a float for scalar inputs)."""
     shape, (t, s, k, r, q, v, tt) = _broadcast(option_type, spot, strike, rate, dividend, vol,
                                                time)
-    return _shaped(_core.price(_model(model), t, s, k, r, q, v, tt, int(steps)), shape)
+    return _shaped(_core.price(_model(model), t, s, k, r, q, v, tt, _steps(steps)), shape)
 
 
 def greeks(option_type, spot, strike, rate, dividend, vol, time, *, model="bsm", steps=1000):
@@ -57,7 +76,7 @@ def greeks(option_type, spot, strike, rate, dividend, vol, time, *, model="bsm",
     the price for the American models)."""
     shape, (t, s, k, r, q, v, tt) = _broadcast(option_type, spot, strike, rate, dividend, vol,
                                                time)
-    out = _core.greeks(_model(model), t, s, k, r, q, v, tt, int(steps))
+    out = _core.greeks(_model(model), t, s, k, r, q, v, tt, _steps(steps))
     return {name: _shaped(values, shape) for name, values in out.items()}
 
 
@@ -66,7 +85,7 @@ def implied_vol(option_price, option_type, spot, strike, rate, dividend, time, *
     """The volatility at which ``model`` gives ``option_price`` (bracketed solver)."""
     shape, (t, p, s, k, r, q, tt) = _broadcast(option_type, option_price, spot, strike, rate,
                                                dividend, time)
-    return _shaped(_core.implied_vol(_model(model), p, t, s, k, r, q, tt, int(steps)), shape)
+    return _shaped(_core.implied_vol(_model(model), p, t, s, k, r, q, tt, _steps(steps)), shape)
 
 
 def bsm_price(option_type, spot, strike, rate, dividend, vol, time):

@@ -10,6 +10,8 @@ the package does not need it.
 import json
 import pathlib
 
+from . import _checks
+
 
 def _runs():
     from . import _train  # noqa: PLC0415 (LibTorch is loaded only when runs are used)
@@ -58,6 +60,7 @@ def evaluate(run_dir, range="test", *, policy="trained", allow_in_sample=False, 
     ``policy``: trained, flat, buy-and-hold or rule:NAME. The outputs are written under
     RUN_DIR/eval/ as the command writes them.
     """
+    episodes = _checks.integer(episodes, "evaluate: episodes", 1, 1_000_000)
     text = _runs().evaluate(str(run_dir), str(range), str(policy), bool(allow_in_sample),
-                            int(episodes), str(checkpoint or ""), str(data_file or ""))
+                            episodes, str(checkpoint or ""), str(data_file or ""))
     return json.loads(text)

@@ -166,6 +166,10 @@ class VecEnvAdapter:
 
         Returns the per-env seeds, ``[seed, seed + 1, ...]``, or ``[None] * num_envs``.
         """
+        if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not (
+                    0 <= int(seed) < 2**63):
+                raise ValueError(f"seed(seed={seed!r}): expected an integer in [0, 2**63 - 1]")
         self._seed = None if seed is None else int(seed)
         if self._seed is None:
             self._seeds = [None] * self.num_envs

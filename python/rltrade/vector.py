@@ -8,8 +8,14 @@ import tempfile
 
 import numpy as np
 
-from . import _core
+from . import _checks, _core
 from . import spaces as _spaces
+
+# Bounds of make_vec's own arguments: the engine's int sizes (the memory check of the
+# environments comes after, in the core), seeds of 63 bits (env i gets seed + i).
+_MAX_ENVS = 2**31 - 1
+_MAX_THREADS = 4096
+_MAX_SEED = 2**63 - 1
 
 # Sections that take a dict in make_vec(...): the TOML sections of a training config.
 _SECTIONS = ("data", "features", "split")
@@ -174,9 +180,7 @@ class VectorEnv:
         Without a seed, the first reset uses make_vec's seed and later ones fresh streams.
         """
         if seed is not None:
-            seed = int(seed)
-            if seed < 0:
-                raise ValueError(f"reset(seed={seed}): the seed must be >= 0")
+            seed = _checks.integer(seed, "reset(seed)", 0, _MAX_SEED)
         obs, infos = self._core.reset(seed)
         if self._copy:
             return obs.copy(), _copy_infos(infos)
@@ -233,13 +237,12 @@ def make_vec(env_id, num_envs, *, seed=0, num_threads=0, copy=False, **options):
     """
     if not isinstance(env_id, str):
         raise TypeError(f"make_vec: env_id must be a string, got {type(env_id).__name__}")
-    num_envs = int(num_envs)
-    seed = int(seed)
-    if seed < 0:
-        raise ValueError(f"make_vec: seed must be >= 0, got {seed}")
+    num_envs = _checks.integer(num_envs, "make_vec: num_envs", 1, _MAX_ENVS)
+    seed = _checks.integer(seed, "make_vec: seed", 0, _MAX_SEED)
+    num_threads = _checks.integer(num_threads, "make_vec: num_threads", 0, _MAX_THREADS)
     bars = options.pop("bars", None)
     if bars is None:
-        core = _core.VecEnvCore(env_id, num_envs, seed, int(num_threads), _settings(options))
+        core = _core.VecEnvCore(env_id, num_envs, seed, num_threads, _settings(options))
         return VectorEnv(core, copy=copy)
     if "data" in options and not isinstance(options["data"], dict):
         raise TypeError("make_vec: pass bars= or a data file, not both")
@@ -251,8 +254,7 @@ def make_vec(env_id, num_envs, *, seed=0, num_threads=0, copy=False, **options):
         data.update({"source": "file", "file": path})
         options["data"] = data
         try:
-            core = _core.VecEnvCore(env_id, num_envs, seed, int(num_threads),
-                                    _settings(options))
+            core = _core.VecEnvCore(env_id, num_envs, seed, num_threads, _settings(options))
         except (ValueError, OSError) as e:
             raise type(e)(_bars_message(str(e), path)) from None
     finally:

@@ -27,6 +27,30 @@ using Types = py::array_t<int8_t, py::array::c_style | py::array::forcecast>;
 
 std::span<const double> Span(const Doubles& a) { return {a.data(), static_cast<size_t>(a.size())}; }
 
+// A series of returns, positions or PnLs: NaN marks a missing row (skipped, as empyrical
+// skips it), an infinity is an error naming the element.
+std::span<const double> Series(const Doubles& a, const char* name) {
+  for (py::ssize_t i = 0; i < a.size(); ++i) {
+    if (std::isinf(a.data()[i])) {
+      throw py::value_error(std::string(name) + "[" + std::to_string(i) + "] is " +
+                            (a.data()[i] > 0 ? "inf" : "-inf") +
+                            ": expected a finite number (or NaN for a missing row)");
+    }
+  }
+  return Span(a);
+}
+
+// A scalar argument: finite and within [low, high], else a ValueError naming it.
+double Checked(double v, const char* name, double low, double high) {
+  if (!std::isfinite(v) || v < low || v > high) {
+    throw py::value_error(std::string(name) + " = " + py::str(py::float_(v)).cast<std::string>() +
+                          ": expected a finite number in [" +
+                          py::str(py::float_(low)).cast<std::string>() + ", " +
+                          py::str(py::float_(high)).cast<std::string>() + "]");
+  }
+  return v;
+}
+
 // The option inputs of element i.
 struct Inputs {
   Types type;
@@ -176,12 +200,27 @@ py::tuple Indicator(const std::string& name, const Doubles& high, const Doubles&
   return py::make_tuple(r->output_names, outs);
 }
 
+// Periods a year: from yearly (1) to one a second (366 days of 86,400 s).
+constexpr int kMaxPeriodsPerYear = 366 * 86400;
+
 eval::MetricsOptions Options(int periods_per_year, double risk_free) {
-  if (periods_per_year <= 0) throw py::value_error("periods_per_year must be > 0");
+  if (periods_per_year < 1 || periods_per_year > kMaxPeriodsPerYear) {
+    throw py::value_error("periods_per_year = " + std::to_string(periods_per_year) +
+                          ": expected an integer in [1, " + std::to_string(kMaxPeriodsPerYear) +
+                          "] (252 for daily returns)");
+  }
+  // A rate per period: above -100% (a loss of everything) and at most +100%.
+  Checked(risk_free, "risk_free", -0.999999, 1.0);
   eval::MetricsOptions o;
   o.periods_per_year = periods_per_year;
   o.risk_free = risk_free;
   return o;
+}
+
+// The number of strategies tried and the variance of their Sharpe ratios.
+void CheckTrials(double trials, double sharpe_variance) {
+  Checked(trials, "trials", 1.0, 1e12);
+  Checked(sharpe_variance, "sharpe_variance", 0.0, 1e12);
 }
 
 }  // namespace
@@ -253,7 +292,7 @@ void BindMetrics(py::module_& m) {
     m.def(
         name,
         [fn = fn](const Doubles& r, int periods_per_year, double risk_free) {
-          return fn(Span(r), Options(periods_per_year, risk_free));
+          return fn(Series(r, "returns"), Options(periods_per_year, risk_free));
         },
         py::arg("returns"), py::arg("periods_per_year") = 252, py::arg("risk_free") = 0.0);
   }
@@ -265,19 +304,20 @@ void BindMetrics(py::module_& m) {
                                                  {"turnover", &eval::Turnover}};
   for (const auto& [name, fn] : plain) {
     m.def(
-        name, [fn = fn](const Doubles& r) { return fn(Span(r)); }, py::arg("values"));
+        name, [fn = fn](const Doubles& r) { return fn(Series(r, "values")); }, py::arg("values"));
   }
   m.def(
-      "max_drawdown_duration", [](const Doubles& r) { return eval::MaxDrawdownDuration(Span(r)); },
+      "max_drawdown_duration",
+      [](const Doubles& r) { return eval::MaxDrawdownDuration(Series(r, "returns")); },
       py::arg("returns"));
   m.def(
-      "observations", [](const Doubles& r) { return eval::Observations(Span(r)); },
+      "observations", [](const Doubles& r) { return eval::Observations(Series(r, "returns")); },
       py::arg("returns"));
   m.def(
       "return_metrics",
       [](const Doubles& r, int periods_per_year, double risk_free) {
         const eval::ReturnMetrics x =
-            eval::ComputeReturnMetrics(Span(r), Options(periods_per_year, risk_free));
+            eval::ComputeReturnMetrics(Series(r, "returns"), Options(periods_per_year, risk_free));
         py::dict d;
         d["sharpe_ratio"] = x.sharpe_ratio;
         d["sortino_ratio"] = x.sortino_ratio;
@@ -298,7 +338,10 @@ void BindMetrics(py::module_& m) {
   m.def(
       "probabilistic_sharpe_ratio",
       [](const Doubles& r, double benchmark, double risk_free) {
-        const eval::PsrResult p = eval::ProbabilisticSharpeRatio(Span(r), benchmark, risk_free);
+        Checked(benchmark, "benchmark_sharpe_per_period", -1e6, 1e6);
+        Checked(risk_free, "risk_free", -0.999999, 1.0);
+        const eval::PsrResult p =
+            eval::ProbabilisticSharpeRatio(Series(r, "returns"), benchmark, risk_free);
         py::dict d;
         d["psr"] = p.psr;
         d["observations"] = p.observations;
@@ -322,15 +365,22 @@ void BindMetrics(py::module_& m) {
   m.def(
       "deflated_sharpe_ratio",
       [dsr_dict](const Doubles& r, double trials, double sharpe_variance) {
-        if (!(trials >= 1)) throw py::value_error("trials must be >= 1");
-        return dsr_dict(eval::DeflatedSharpeRatio(Span(r), trials, sharpe_variance));
+        CheckTrials(trials, sharpe_variance);
+        return dsr_dict(eval::DeflatedSharpeRatio(Series(r, "returns"), trials, sharpe_variance));
       },
       py::arg("returns"), py::arg("trials"), py::arg("sharpe_variance"));
   m.def(
       "deflated_sharpe_from_moments",
       [dsr_dict](double sharpe, int64_t observations, double skewness, double kurtosis,
                  double trials, double sharpe_variance) {
-        if (!(trials >= 1)) throw py::value_error("trials must be >= 1");
+        CheckTrials(trials, sharpe_variance);
+        Checked(sharpe, "sharpe_per_period", -1e6, 1e6);
+        if (observations < 2) {
+          throw py::value_error("observations = " + std::to_string(observations) +
+                                ": expected at least 2 returns");
+        }
+        Checked(skewness, "skewness", -1e6, 1e6);
+        Checked(kurtosis, "kurtosis", 0.0, 1e12);  // non-excess: 3 for a normal
         return dsr_dict(eval::DeflatedSharpeFromMoments(sharpe, observations, skewness, kurtosis,
                                                         trials, sharpe_variance));
       },
@@ -339,7 +389,7 @@ void BindMetrics(py::module_& m) {
   m.def(
       "trade_metrics",
       [](const Doubles& pnls) {
-        const eval::TradeMetrics t = eval::ComputeTradeMetrics(Span(pnls));
+        const eval::TradeMetrics t = eval::ComputeTradeMetrics(Series(pnls, "trade_pnls"));
         py::dict d;
         d["num_trades"] = t.num_trades;
         d["gross_profit"] = t.gross_profit;

@@ -173,8 +173,8 @@ class PyVecEnv {
     const float* a = actions_.data();
     for (py::ssize_t i = 0; i < n * dim; ++i) {
       if (!std::isfinite(a[i])) {
-        throw py::value_error("step(actions): env " + std::to_string(i / dim) + " has a " +
-                              (std::isnan(a[i]) ? "NaN" : "infinite") + " action");
+        throw py::value_error("step(actions): env " + std::to_string(i / dim) + " has " +
+                              (std::isnan(a[i]) ? "a NaN" : "an infinite") + " action");
       }
       if (space.discrete && (a[i] != std::floor(a[i]) || a[i] < 0 || a[i] >= space.n)) {
         throw py::value_error("step(actions): env " + std::to_string(i / dim) + " action " +
