@@ -247,6 +247,30 @@ TEST_F(HostileTune, AChoiceListIsCheckedValueByValue) {
   }
 }
 
+// A repeated choice would be drawn twice as often; an --out that exists is refused as a
+// run directory that exists is (exit 2), and is left as it was.
+TEST_F(HostileTune, ARepeatedChoiceAndAnExistingOutAreRefusedWithExitTwo) {
+  const std::string space = Write("dup.toml", "x1 = { choice = [1, 2, 1] }\n");
+  const CmdResult d =
+      RunCli("tune --objective-fn branin --space " + space + " --out " + Path("dup_study"));
+  EXPECT_EQ(d.exit_code, 2) << d.out;
+  EXPECT_TRUE(Has(d.out, space + ":1: 'x1': choice lists 1 twice")) << d.out;
+  EXPECT_FALSE(fs::exists(Path("dup_study")));
+  const std::string study = BraninStudy("taken");
+  const std::string before = rlt::testing::ReadFile(fs::path(study) / "trials.jsonl");
+  const std::string branin =
+      Write("branin2.toml", "x1 = { uniform = [-5, 10] }\nx2 = { uniform = [0, 15] }\n");
+  const CmdResult r =
+      RunCli("tune --objective-fn branin --space " + branin + " --trials 4 --out " + study);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(Has(r.out, study +
+                             " exists already: choose another --out, or continue it with "
+                             "--resume " +
+                             study))
+      << r.out;
+  EXPECT_EQ(rlt::testing::ReadFile(fs::path(study) / "trials.jsonl"), before);
+}
+
 TEST_F(HostileTune, AnUnknownObjectiveIsRefusedBeforeAnyTrialTrains) {
   const std::string space = Write("space.toml", "\"algo.n_epochs\" = { int = [1, 3] }\n");
   const CmdResult r = RunCli("tune " + CartPole() + " --space " + space +

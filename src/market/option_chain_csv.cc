@@ -222,7 +222,8 @@ Result<OptionChain> ParseOptionChainCsv(std::string_view text, const std::string
 
   std::vector<Row> rows;
   std::vector<bool> bad_line(lines.size() + 1, false);
-  std::string symbol;
+  std::string symbol;       // the file's underlying, from its first good row
+  int64_t symbol_line = 0;  // that row's line
   auto problem = [&](int64_t line, int f, std::string rule, std::string detail, std::string fix) {
     rep.problems.push_back({source, line, f >= 0 ? name(f) : std::string(), std::move(rule),
                             std::move(detail), std::move(fix)});
@@ -354,8 +355,22 @@ Result<OptionChain> ParseOptionChainCsv(std::string_view text, const std::string
                           pricing::kMaxTime, kMaxExpiryDays));
       ok = false;
     }
+    // One chain is one underlying: a file that mixes symbols would be priced against
+    // whichever underlying price came first on each date.
+    if (col[kSymbol] >= 0) {
+      const std::string& sym = fields[col[kSymbol]];
+      if (symbol.empty() && ok) {
+        symbol = sym;
+        symbol_line = line;
+      } else if (!symbol.empty() && sym != symbol) {
+        problem(line, kSymbol, "second-underlying",
+                fmt::format("symbol '{}' after '{}' on line {}", PrintableText(sym, 40),
+                            PrintableText(symbol, 40), symbol_line),
+                "a chain file holds one underlying; split the file by symbol");
+        ok = false;
+      }
+    }
     if (!ok) continue;
-    if (symbol.empty() && col[kSymbol] >= 0) symbol = fields[col[kSymbol]];
     rows.push_back(row);
   }
 

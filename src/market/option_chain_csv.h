@@ -36,6 +36,7 @@
 //   out-of-range       a strike or underlying price outside the pricing domain [1e-8, 1e12]
 //   duplicate-contract a second row for the same (quote date, expiry, call/put, strike);
 //                      the later row is the bad one
+//   second-underlying  a symbol other than the file's first (a chain is one underlying)
 // With BadRowPolicy::kFail (default) any problem fails the read; with kDrop bad rows are
 // dropped and listed in the report. The problem and report types are the bar reader's
 // (market/csv.h).

@@ -137,6 +137,27 @@ TEST(ChainCsv, DetectsVendorHeaders) {
   }
 }
 
+// A file holds one underlying: a row of another symbol is a problem naming both symbols
+// and the line the first came from (it would be priced against the first's price).
+TEST(ChainCsv, ASecondUnderlyingInOneFileIsAProblemWithItsLine) {
+  const std::string text =
+      "symbol,date,expiration,strike,type,bid,ask,spot\n"
+      "SPY,2024-01-02,2024-01-19,470,C,5.0,5.2,472\n"   // line 2
+      "QQQ,2024-01-02,2024-01-19,400,C,4.0,4.2,405\n"   // line 3
+      "SPY,2024-01-02,2024-01-19,475,C,3.0,3.2,472\n";  // line 4
+  Parsed fail = Parse(text, BadRowPolicy::kFail);
+  ASSERT_FALSE(fail.chain.ok());
+  EXPECT_NE(fail.chain.status().message().find(
+                "t.csv:3: column 'symbol': second-underlying: symbol 'QQQ' after 'SPY' on line 2"),
+            std::string::npos)
+      << fail.chain.status().message();
+  Parsed drop = Parse(text, BadRowPolicy::kDrop);
+  ASSERT_TRUE(drop.chain.ok()) << drop.chain.status().ToString();
+  EXPECT_EQ(drop.chain->underlying, "SPY");
+  EXPECT_EQ(drop.chain->size(), 2u);
+  EXPECT_EQ(drop.report.rows_dropped, 1);
+}
+
 // One bad row among good ones: with kFail the read fails naming file:line, column and
 // rule; with kDrop only that row goes.
 struct RuleCase {

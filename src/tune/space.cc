@@ -85,6 +85,13 @@ Result<Space> ParseSpace(const std::string& text, const std::string& name) {
           bad = true;
           break;
         }
+        if (std::find(p.choices.begin(), p.choices.end(), *t) != p.choices.end()) {
+          // A repeated value would be drawn twice as often as the others, silently.
+          errors.push_back(place + ": '" + key + "': choice lists " + *t +
+                           " twice; list each value once");
+          bad = true;
+          break;
+        }
         p.choices.push_back(*t);
       }
       if (bad) continue;

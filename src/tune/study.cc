@@ -476,10 +476,10 @@ Result<StudyResult> RunStudy(const Space& space, const StudyOptions& o, const Tr
     RLT_ASSIGN_OR_RETURN(done, ReadJournal(journal, space, o));
   } else {
     if (fs::exists(out)) {
-      return Status::InvalidArgument(o.out_dir +
-                                     " exists already: choose another --out, or "
-                                     "continue it with --resume " +
-                                     o.out_dir);
+      return Status::Refused(o.out_dir +
+                             " exists already: choose another --out, or "
+                             "continue it with --resume " +
+                             o.out_dir);
     }
     std::error_code ec;
     fs::create_directories(out, ec);

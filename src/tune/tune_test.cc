@@ -95,6 +95,7 @@ TEST(Space, ErrorsNameTheFileLineKeyAndRule) {
       {"x1 = { int = [0.5, 3] }", "whole-number bounds"},
       {"x1 = 3", "expected one of { uniform"},
       {"\n\nx1 = { choice = [] }", "space.toml:3: 'x1': choice lists no value"},
+      {"x1 = { choice = [64, 128, 64] }", "space.toml:1: 'x1': choice lists 64 twice"},
       {"x1 = { uniform = [0, 1 }", "space.toml:1:"},
       {"", "names no parameter"},
   };
