@@ -16,6 +16,9 @@
 //                   at the kinks of min and clamp).
 //   adam.h          torch::optim::Adam and clip_grad_norm_ arithmetic.
 //   lstm.h          a one-layer LSTM over (T, B, in) with episode resets, PyTorch layout.
+//   recurrent_actor_critic.h  the LSTM actor-critic of recurrent PPO (sb3-contrib's
+//                   RecurrentActorCriticPolicy): forward, backward and sampling.
+//   gru.h           a one-layer GRU, PyTorch layout (the retrieval model's encoder).
 //   tensor_file.h   a documented file of named tensors (checkpoints' policy.rlt).
 //
 // What it is not. Not a tensor library (no autograd, no broadcasting, fixed shapes per
@@ -28,9 +31,11 @@
 #include "native/actor_critic.h"
 #include "native/adam.h"
 #include "native/gemm.h"
+#include "native/gru.h"
 #include "native/layers.h"
 #include "native/lstm.h"
 #include "native/ppo_loss.h"
+#include "native/recurrent_actor_critic.h"
 #include "native/tensor_file.h"
 
 #endif  // RLT_NATIVE_NATIVE_H_

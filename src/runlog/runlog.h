@@ -2,11 +2,14 @@
 //
 // A run directory looks like this (the CLI's --run-dir):
 //
-//   runs/ppo_spy_2024-05-01/
+//   runs/intraday_ppo-2026-05-01-09.30.00/
+//     config.toml                     the resolved config the run trained with
+//     status.json                     running / finished / interrupted / failed, steps
 //     metrics.csv                     step,loss,ep_rew_mean,...   (MetricsLogger)
 //     metrics.jsonl                   {"step":2048,"loss":0.5,...} (MetricsLogger)
 //     events.out.tfevents.<t>.<host>  TensorBoard scalars          (EventFileWriter)
-//     ckpt_000100/ ...                checkpoints, each written by StagingDir
+//     checkpoints/step_<N>/ ...       checkpoints, each written by StagingDir with its
+//     final/ ...                      MANIFEST (learn/checkpoint.h lists their files)
 //
 // The pieces:
 //  - tensorboard.h  EventFileWriter: TensorBoard event files (TFRecord + hand-encoded
