@@ -31,12 +31,8 @@ def _types(option_type):
     return t.astype(np.int8)
 
 
-# The binomial tree's bound (the core refuses more steps).
-_MAX_STEPS = 100000
-
-
 def _steps(steps):
-    return _checks.integer(steps, "steps", 1, _MAX_STEPS)
+    return _checks.integer(steps, "steps", 1, _core.MAX_BINOMIAL_STEPS)
 
 
 def _broadcast(option_type, *arrays):
@@ -48,7 +44,6 @@ def _broadcast(option_type, *arrays):
     _checks.fits_in_memory(count * (8 * len(values) + 1 + 9 * 8),
                            f"pricing {count} options (the broadcast shape {shape})")
     parts = np.broadcast_arrays(types, *values)
-    shape = parts[0].shape
     flat = [np.ascontiguousarray(p).reshape(-1) for p in parts]
     return shape, flat
 

@@ -166,6 +166,7 @@ class VecEnvAdapter:
 
         Returns the per-env seeds, ``[seed, seed + 1, ...]``, or ``[None] * num_envs``.
         """
+        # Checked here, not with rltrade._checks: this module loads on its own (by path).
         if seed is not None:
             if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not (
                     0 <= int(seed) < 2**63):

@@ -15,17 +15,22 @@
 #include "dist/dist.h"
 
 namespace rlt::cli {
+namespace {
+// 2 for a refusal (bad input or a usage the command does not allow), 1 for a failure.
+int ExitCodeOf(const Status& status) { return status.code() == Status::Code::kRefused ? 2 : 1; }
+}  // namespace
+
 int ReportError(const Status& status) {
   // Messages quote input: never echo binary bytes or a megabyte line (core/printable.h).
   std::fprintf(stderr, "error: %s\n", PrintableText(status.message()).c_str());
-  return status.code() == Status::Code::kRefused ? 2 : 1;
+  return ExitCodeOf(status);
 }
 
 int ReportErrorOnRankZero(const Status& status) {
   if (dist::Rank() == 0) return ReportError(status);
   dist::DeferReport("error: rank " + std::to_string(dist::Rank()) + ": " +
                     PrintableText(status.message()));
-  return status.code() == Status::Code::kRefused ? 2 : 1;
+  return ExitCodeOf(status);
 }
 
 int FinishStdout(int exit_code) {

@@ -115,7 +115,9 @@ TEST_F(MpiCli, ARefusalOnOneRankEndsEveryRankWithItsMessageOnTop) {
   ASSERT_NE(at, std::string::npos) << r.out;
   for (const char* banner : {"MPI_ABORT", "-----", "mpirun"}) {
     const size_t b = r.out.find(banner);
-    if (b != std::string::npos) EXPECT_LT(at, b) << banner << " before the refusal:\n" << r.out;
+    if (b != std::string::npos) {
+      EXPECT_LT(at, b) << banner << " before the refusal:\n" << r.out;
+    }
   }
   EXPECT_NE(r.out.find("ending the job (the reason is above)"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(fs::path(run) / "final")) << r.out;

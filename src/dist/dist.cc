@@ -23,6 +23,7 @@ namespace {
 int g_rank = 0;
 int g_size = 1;
 Transport* g_mpi = nullptr;  // the plug-in's transport once MPI_Init ran, else nullptr
+std::string g_deferred;      // DeferReport's text
 
 bool LaunchedByMpi() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
@@ -115,10 +116,6 @@ void Abort(int exit_code) {
   }
   std::exit(exit_code);
 }
-
-namespace {
-std::string g_deferred;  // DeferReport's text
-}  // namespace
 
 void DeferReport(const std::string& text) { g_deferred = text; }
 

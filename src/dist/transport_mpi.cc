@@ -72,12 +72,7 @@ class MpiTransport : public Transport {
   void IdleBarrier() override {
     MPI_Request request;
     MPI_Ibarrier(MPI_COMM_WORLD, &request);
-    int done = 0;
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    while (!done) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    }
+    WaitAsleep(&request, -1.0);
   }
 
   void SendText(int to, int tag, const std::string& text) override {
@@ -128,21 +123,28 @@ class MpiTransport : public Transport {
     exit_all_.assign(static_cast<size_t>(size_), 0);
     MPI_Request request;
     MPI_Iallgather(&exit_mine_, 1, MPI_INT, exit_all_.data(), 1, MPI_INT, exit_comm_, &request);
-    const auto until = std::chrono::steady_clock::now() +
-                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                           std::chrono::duration<double>(seconds < 0 ? 0.0 : seconds));
-    int done = 0;
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    while (!done) {
-      if (seconds >= 0 && std::chrono::steady_clock::now() >= until) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    }
+    if (!WaitAsleep(&request, seconds)) return false;
     *codes = exit_all_;
     return true;
   }
 
  private:
+  // Waits for `request`, polling every millisecond (the waiting core stays idle), at most
+  // `seconds` (< 0: without limit); false when it has not completed by then.
+  static bool WaitAsleep(MPI_Request* request, double seconds) {
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(seconds < 0 ? 0.0 : seconds));
+    int done = 0;
+    MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    while (!done) {
+      if (seconds >= 0 && std::chrono::steady_clock::now() >= until) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    }
+    return true;
+  }
+
   // In place, in parts of at most 2^30 values (MPI counts are int).
   void Sum(void* data, int64_t n, MPI_Datatype type, size_t bytes) {
     for (int64_t done = 0; done < n;) {
@@ -154,7 +156,7 @@ class MpiTransport : public Transport {
   }
 
   int rank_ = 0, size_ = 1;
-  MPI_Comm exit_comm_ = MPI_COMM_NULL;  // AgreeExitCode's own communicator
+  MPI_Comm exit_comm_ = MPI_COMM_NULL;  // GatherExitCodes' own communicator
   int exit_mine_ = 0;
   std::vector<int> exit_all_;
 };

@@ -18,7 +18,6 @@ using internal::Expired;
 using internal::Intrinsic;
 using internal::Phi;
 
-constexpr int kMaxSteps = 100000;
 // ln of the largest node spot a call tree builds (DBL_MAX is ~e^709.8).
 constexpr double kMaxLogNodeSpot = 700;
 
@@ -208,9 +207,9 @@ Result<double> Bs93Call(double s, double k, double t, double r, double b, double
 
 Result<double> BinomialPrice(const OptionInputs& in, int steps, bool american) {
   RLT_RETURN_IF_ERROR(ValidateInputs(in));
-  if (steps < 1 || steps > kMaxSteps) {
+  if (steps < 1 || steps > kMaxBinomialSteps) {
     return Status::InvalidArgument("steps = " + std::to_string(steps) + ": expected 1.." +
-                                   std::to_string(kMaxSteps));
+                                   std::to_string(kMaxBinomialSteps));
   }
   if (Expired(in)) return Intrinsic(in);
   RLT_ASSIGN_OR_RETURN(TreeResult r, Tree(in, steps, american));

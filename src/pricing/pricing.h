@@ -62,6 +62,8 @@ inline constexpr double kMinVol = 1e-6;
 inline constexpr double kMaxVol = 100;
 inline constexpr double kMaxRate = 5;
 inline constexpr double kMaxTime = 100;
+// The binomial tree's steps: 1..kMaxBinomialSteps.
+inline constexpr int kMaxBinomialSteps = 100000;
 
 // At or below this time to expiry (years, ~3 ms) an option is treated as expired.
 inline constexpr double kExpiredTime = 1e-10;

@@ -200,6 +200,9 @@ py::tuple Indicator(const std::string& name, const Doubles& high, const Doubles&
   return py::make_tuple(r->output_names, outs);
 }
 
+// A rate per period: above -100% (a loss of everything) and at most +100%.
+void CheckRiskFree(double risk_free) { Checked(risk_free, "risk_free", -0.999999, 1.0); }
+
 // Periods a year: from yearly (1) to one a second (366 days of 86,400 s).
 constexpr int kMaxPeriodsPerYear = 366 * 86400;
 
@@ -209,8 +212,7 @@ eval::MetricsOptions Options(int periods_per_year, double risk_free) {
                           ": expected an integer in [1, " + std::to_string(kMaxPeriodsPerYear) +
                           "] (252 for daily returns)");
   }
-  // A rate per period: above -100% (a loss of everything) and at most +100%.
-  Checked(risk_free, "risk_free", -0.999999, 1.0);
+  CheckRiskFree(risk_free);
   eval::MetricsOptions o;
   o.periods_per_year = periods_per_year;
   o.risk_free = risk_free;
@@ -242,6 +244,7 @@ void DefOptionFunction(py::module_& m, const char* name, Fn fn) {
 }
 
 void BindPricing(py::module_& m) {
+  m.attr("MAX_BINOMIAL_STEPS") = pricing::kMaxBinomialSteps;
   DefOptionFunction(m, "price", &Price);
   DefOptionFunction(m, "greeks", &Greeks);
   m.def(
@@ -339,7 +342,7 @@ void BindMetrics(py::module_& m) {
       "probabilistic_sharpe_ratio",
       [](const Doubles& r, double benchmark, double risk_free) {
         Checked(benchmark, "benchmark_sharpe_per_period", -1e6, 1e6);
-        Checked(risk_free, "risk_free", -0.999999, 1.0);
+        CheckRiskFree(risk_free);
         const eval::PsrResult p =
             eval::ProbabilisticSharpeRatio(Series(r, "returns"), benchmark, risk_free);
         py::dict d;
