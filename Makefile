@@ -6,6 +6,13 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
+# The full build (make build, make test): LibTorch's plug-in and oracle tests, tests,
+# benchmarks, the Python module and MPI. The demo's build leaves all of them out; both use
+# $(BUILD_DIR), so each sets every option it depends on (a CMake cache keeps the last).
+FULL_FLAGS = -DRLT_WITH_TORCH=ON -DRLT_BUILD_TESTS=ON -DRLT_BUILD_BENCHMARKS=ON \
+  -DRLT_WITH_PYTHON=ON -DRLT_WITH_MPI=ON
+DEMO_FLAGS = -DRLT_WITH_TORCH=OFF -DRLT_BUILD_TESTS=OFF -DRLT_BUILD_BENCHMARKS=OFF \
+  -DRLT_WITH_PYTHON=OFF -DRLT_WITH_MPI=OFF
 
 SANITIZE_DIR ?= build-sanitize
 SANITIZE ?= address,undefined
@@ -18,7 +25,7 @@ deps:
 	bash scripts/install-deps.sh
 
 configure: deps
-	cmake -S . -B $(BUILD_DIR) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD_DIR) $(CMAKE_FLAGS) $(FULL_FLAGS)
 
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
@@ -26,9 +33,13 @@ build: configure
 # The demo: the rule-based held-out backtest (seconds), PPO training of 3 seeds on the same
 # synthetic market (configs/intraday_ppo.toml; one number is not a result), then the
 # out-of-sample evaluation of every seed and the spread across seeds with its HTML report.
-# Builds only what the demo runs: the rltrade binary (and the MPI plug-in it loads under
-# mpirun), not the tests, benchmarks or the Python module.
-demo: configure
+# Installs and builds only what the demo runs (scripts/install-deps.sh --demo: no LibTorch,
+# test frameworks, Python or MPI packages): the rltrade binary without the torch and MPI
+# plug-ins, and no tests, benchmarks or Python module. `make test` later reconfigures the
+# same build directory with everything and rebuilds only what differs.
+demo:
+	bash scripts/install-deps.sh --demo
+	cmake -S . -B $(BUILD_DIR) $(CMAKE_FLAGS) $(DEMO_FLAGS)
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target rltrade
 	$(BUILD_DIR)/rltrade demo --out $(BUILD_DIR)/demo
 	rm -rf $(BUILD_DIR)/demo/run
@@ -49,10 +60,12 @@ demo-retrieval: build
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -LE slow
 
-# The LibTorch-free subsystems (core, market, features, config, env, eval, runlog and the
-# native kernels) in Debug with AddressSanitizer + UndefinedBehaviorSanitizer and -Werror:
-# RLT_DCHECK is live (no NDEBUG), so e.g. the env's self-financing check runs. Fast tests
-# only (-LE slow). .ci/run runs this after `make test`.
+# The build without LibTorch (every subsystem and the command line; no Python module) in
+# Debug at -O1 (line tables only) with AddressSanitizer + UndefinedBehaviorSanitizer and
+# -Werror: RLT_DCHECK is live (no NDEBUG), so e.g. the env's self-financing check runs; -O1
+# keeps the training tests of the command line within minutes. It proves that training,
+# evaluation, tuning and paper trading need no LibTorch. Fast tests only (-LE slow).
+# .ci/run runs this after `make test`.
 # It also runs the tests on other float kernels than `make test`, so a tolerance that only
 # holds for one summation order fails in CI rather than on a user's machine: no
 # -march=native (RLT_NATIVE=OFF: our loop kernels get another vector width and no FMA
@@ -60,7 +73,8 @@ test: build
 # CPU (forced only where the CPU has AVX2 and FMA, which those kernels need).
 SANITIZE_BLAS_CORE := $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && echo Haswell)
 test-sanitize: deps
-	cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=Debug -DRLT_WITH_TORCH=OFF \
+	cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O1" \
+	  -DRLT_WITH_TORCH=OFF -DRLT_WITH_PYTHON=OFF \
 	  -DRLT_SANITIZE=$(SANITIZE) -DRLT_WERROR=ON -DRLT_BUILD_BENCHMARKS=OFF -DRLT_NATIVE=OFF
 	cmake --build $(SANITIZE_DIR) -j $(JOBS)
 	cd $(SANITIZE_DIR) && ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1 \
@@ -89,7 +103,7 @@ FUZZ_FLAGS = -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1
 fuzz-build:
 	bash scripts/install-deps.sh --fuzz
 	cmake -S . -B $(FUZZ_DIR) -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
-	  -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DRLT_WITH_TORCH=OFF -DRLT_BUILD_TESTS=OFF \
+	  -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DRLT_WITH_TORCH=OFF -DRLT_WITH_PYTHON=OFF -DRLT_BUILD_TESTS=OFF \
 	  -DRLT_BUILD_BENCHMARKS=OFF -DRLT_SANITIZE=address,undefined -DRLT_FUZZ=ON
 	cmake --build $(FUZZ_DIR) -j $(JOBS) --target $(FUZZ_TARGETS)
 

@@ -157,7 +157,8 @@ int RunBenchMachine(bool json) {
   if (r.blas_library.find("openblas") == std::string::npos &&
       r.blas_library.find("mkl") == std::string::npos) {
     fmt::print(
-        "WARNING    LibTorch is not using OpenBLAS or MKL: matrix work runs on the reference "
+        "WARNING    the matrix products are not using OpenBLAS or MKL: matrix work runs on the "
+        "reference "
         "BLAS (~10x slower); install libopenblas0-pthread\n");
   }
   fmt::print("openmp     {}\n", r.openmp_libraries.empty()
@@ -171,11 +172,16 @@ int RunBenchMachine(bool json) {
         "one runtime, e.g. Debian's libgomp)\n",
         r.openmp_libraries.size());
   }
-  fmt::print("libtorch   {}\n", r.torch_version);
+  fmt::print("libtorch   {}\n",
+             r.torch_version.empty() ? "none (built without LibTorch)" : r.torch_version);
   fmt::print("memcpy     {:.1f} GB/s (one thread, read + write)\n", r.memcpy_gbytes_per_sec);
   for (const auto& d : r.devices) {
-    fmt::print("\ndevice {}: per-operator overhead {:.2f} us (small tensor add)\n", d.device,
-               d.op_overhead_us);
+    if (d.op_overhead_us > 0) {
+      fmt::print("\ndevice {}: LibTorch per-operator overhead {:.2f} us (small tensor add)\n",
+                 d.device, d.op_overhead_us);
+    } else {
+      fmt::print("\ndevice {}\n", d.device);
+    }
     fmt::print("  {:>6} {:>8} {:>10}\n", "size", "threads", "GFLOP/s");
     for (const auto& m : d.matmul) {
       fmt::print("  {:>6} {:>8} {:>10.1f}\n", m.size, m.threads, m.gflops);

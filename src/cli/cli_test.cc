@@ -286,3 +286,39 @@ TEST_F(CliTest, DataCheckFixTextFitsThePolicyInForce) {
 }
 
 }  // namespace
+
+namespace {
+
+// The binary starts without LibTorch: the dynamic loader's list of what `rltrade` loads
+// (LD_TRACE_LOADED_OBJECTS, what ldd prints) names neither LibTorch nor its c10, whatever
+// the build; LibTorch comes only through the torch plug-in (learn/torch_plugin.h).
+TEST(CliStartup, TheBinaryLoadsNoLibTorchUntilACommandNeedsIt) {
+  const CmdResult r = rlt::cli::testing_util::RunCli("--help", "LD_TRACE_LOADED_OBJECTS=1");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("libc.so"), std::string::npos) << r.out;  // the list was printed
+  EXPECT_EQ(r.out.find("libtorch"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("libc10"), std::string::npos) << r.out;
+}
+
+// [policy] backend = "torch" trains through the plug-in in builds with LibTorch, and is
+// refused before anything is written, saying how to get LibTorch, in builds without it.
+TEST(CliStartup, TheTorchBackendTrainsThroughThePluginOrIsRefusedSayingHow) {
+  const fs::path dir = rlt::testing::NewScratchDir("rlt_cli_torch_");
+  const std::string run = (dir / "run").string();
+  const CmdResult r = RunRltrade(std::string("train ") + RLT_SOURCE_DIR +
+                                 "/configs/cartpole_ppo.toml --set policy.backend=torch "
+                                 "--set run.total_steps=512 --run-dir " +
+                                 run);
+#ifdef RLT_TEST_WITH_TORCH
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(fs::path(run) / "status.json")) << r.out;
+#else
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("backend = \"torch\" needs LibTorch"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-DRLT_WITH_TORCH=ON"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(run)) << r.out;
+#endif
+  fs::remove_all(dir);
+}
+
+}  // namespace

@@ -1,7 +1,6 @@
 // rltrade dist: the MPI job of this process (see dist.h).
 #include "dist/dist.h"
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "core/plugin.h"
 #include "dist/transport.h"
 
 namespace rlt::dist {
@@ -32,44 +32,27 @@ bool LaunchedByMpi() {
   return false;
 }
 
-// The directory of this executable ("" when /proc is not mounted).
-std::string ExecutableDir() {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  std::string path(buf, static_cast<size_t>(n));
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash);
-}
-
-// Loads librltrade_mpi.so (transport.h): beside the executable, else in the build
-// directory it was built in (test binaries live in subdirectories of it). RTLD_GLOBAL:
-// OpenMPI opens its own components later and they resolve libmpi's symbols globally.
-// Exits with a message when the plug-in cannot be loaded: every rank fails alike.
+// Loads librltrade_mpi.so (transport.h; core/plugin.h says where it is looked for).
+// RTLD_GLOBAL: OpenMPI opens its own components later and they resolve libmpi's symbols
+// globally. Exits with a message when the plug-in cannot be loaded: every rank fails alike.
 Transport* LoadTransport() {
-  std::vector<std::string> tried;
-  std::string errors;
-  for (const std::string& dir : {ExecutableDir(), std::string(RLT_PLUGIN_BUILD_DIR)}) {
-    if (dir.empty()) continue;
-    const std::string path = dir + "/" + kTransportFile;
-    if (std::find(tried.begin(), tried.end(), path) != tried.end()) continue;
-    tried.push_back(path);
-    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
-    if (handle == nullptr) {
-      errors += std::string("\n  ") + ::dlerror();
-      continue;
-    }
-    using Factory = Transport* (*)();
-    auto factory = reinterpret_cast<Factory>(::dlsym(handle, kTransportSymbol));
-    if (factory != nullptr) return factory();
-    errors += "\n  " + path + ": no symbol " + kTransportSymbol;
+  PluginRequest request;
+  request.file = kTransportFile;
+  request.symbol = kTransportSymbol;
+  request.build_dir = RLT_PLUGIN_BUILD_DIR;
+  request.anchor = reinterpret_cast<const void*>(&LoadTransport);
+  request.global = true;
+  Result<void*> entry = LoadPluginSymbol(request);
+  if (!entry.ok()) {
+    std::fprintf(stderr,
+                 "error: launched by mpirun, but the MPI plug-in could not be loaded (it is "
+                 "built beside the rltrade binary when libopenmpi-dev is installed; rebuild, "
+                 "or run without mpirun): %s\n",
+                 entry.status().message().c_str());
+    std::exit(2);
   }
-  std::fprintf(stderr,
-               "error: launched by mpirun, but the MPI plug-in %s could not be loaded "
-               "(it is built beside the rltrade binary when libopenmpi-dev is installed; "
-               "rebuild, or run without mpirun):%s\n",
-               kTransportFile, errors.c_str());
-  std::exit(2);
+  using Factory = Transport* (*)();
+  return reinterpret_cast<Factory>(*entry)();
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // rltrade learn: checkpoint save/load (see checkpoint.h). LibTorch-free; checkpoints of the
-// LibTorch-archive format (version 2) are read through learn/torch_legacy.h in builds with
-// LibTorch.
+// LibTorch-archive format (version 2) are read through the torch plug-in
+// (learn/torch_plugin.h) in builds with LibTorch.
 #include "learn/checkpoint.h"
 
 #include <algorithm>
@@ -17,11 +17,9 @@
 #include "learn/checkpoint_parts.h"
 #include "learn/es.h"
 #include "learn/native_learner.h"
+#include "learn/torch_plugin.h"
 #include "runlog/atomic_dir.h"
 #include "runlog/manifest.h"
-#ifdef RLT_WITH_TORCH
-#include "learn/torch_legacy.h"
-#endif
 
 namespace rlt::learn {
 namespace fs = std::filesystem;
@@ -310,9 +308,10 @@ Status ConvertCheckpoints(const fs::path& path, std::vector<std::string>* conver
   }
   std::sort(dirs.begin(), dirs.end());
 #ifdef RLT_WITH_TORCH
+  RLT_ASSIGN_OR_RETURN(const TorchApi* torch, Torch());
   for (const fs::path& dir : dirs) {
     bool done = false;
-    RLT_RETURN_IF_ERROR(ConvertCheckpoint(dir, &done));
+    RLT_RETURN_IF_ERROR(torch->convert_checkpoint(dir, &done));
     (done ? converted : current)->push_back(dir.string());
   }
   return Status::Ok();
@@ -351,7 +350,8 @@ Result<native::TensorFile> ReadPolicyParameters(const fs::path& dir, int obs_dim
   if (fs::exists(rlt)) return ReadTensors(rlt);
 #ifdef RLT_WITH_TORCH
   // Checkpoints written before policy.rlt existed.
-  return ReadPolicyArchive((dir / "policy.pt").string());
+  RLT_ASSIGN_OR_RETURN(const TorchApi* torch, Torch());
+  return torch->read_policy_archive((dir / "policy.pt").string());
 #else
   return Status::DataError(dir.string() +
                            " has no policy.rlt: it was written by an older rltrade (LibTorch "
@@ -367,8 +367,9 @@ Result<VecNormalizer> ReadNormalizer(const fs::path& dir, int obs_dim, int num_e
   const fs::path rlt = dir / "normalizer.rlt";
   if (!fs::exists(rlt) && fs::exists(dir / "normalizer.pt")) {
 #ifdef RLT_WITH_TORCH
+    RLT_ASSIGN_OR_RETURN(const TorchApi* torch, Torch());
     RLT_ASSIGN_OR_RETURN(const NormalizerStats stats,
-                         ReadNormalizerArchive((dir / "normalizer.pt").string()));
+                         torch->read_normalizer_archive((dir / "normalizer.pt").string()));
     RLT_RETURN_IF_ERROR(normalizer->set_stats(stats, (dir / "normalizer.pt").string()));
     return normalizer;
 #else
@@ -443,7 +444,8 @@ Status LoadCheckpoint(const fs::path& dir, PpoTrainer& trainer) {
   PpoCheckpointParts parts;
   if (legacy) {
 #ifdef RLT_WITH_TORCH
-    RLT_ASSIGN_OR_RETURN(parts, ReadLegacyPpoParts(dir));
+    RLT_ASSIGN_OR_RETURN(const TorchApi* torch, Torch());
+    RLT_ASSIGN_OR_RETURN(parts, torch->read_legacy_ppo_parts(dir));
 #endif
   } else {
     RLT_ASSIGN_OR_RETURN(parts, ReadParts(dir));

@@ -8,7 +8,6 @@
 #include "learn/es.h"
 
 #include <gtest/gtest.h>
-#include <torch/serialize.h>
 
 #include <cmath>
 #include <filesystem>

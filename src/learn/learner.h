@@ -129,12 +129,6 @@ class Learner {
   std::vector<Rng> act_rngs_;
 };
 
-// The torch backend (torch_learner.h) starting from `initial`; defined only in builds with
-// LibTorch (TorchBackendBuilt()).
-std::unique_ptr<Learner> MakeTorchLearner(int obs_dim, const env::ActionSpace& space,
-                                          const PolicyOptions& options, const LearnerState& initial,
-                                          uint64_t seed);
-
 // FNV-1a over n floats' bytes, continuing from h (start with kFnvOffset).
 inline constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
 uint64_t HashFloats(uint64_t h, const float* data, size_t n);

@@ -1,6 +1,8 @@
 // rltrade learn: PolicyOptions validation (see policy.h).
 #include "learn/policy.h"
 
+#include "learn/torch_plugin.h"
+
 namespace rlt::learn {
 
 bool TorchBackendBuilt() {
@@ -11,16 +13,10 @@ bool TorchBackendBuilt() {
 #endif
 }
 
-#ifdef RLT_WITH_TORCH
-bool TorchCudaAvailable();  // torch_learner.cc
-#endif
-
 bool CudaAvailable() {
-#ifdef RLT_WITH_TORCH
-  return TorchCudaAvailable();
-#else
-  return false;
-#endif
+  if (!TorchBackendBuilt()) return false;
+  const Result<const TorchApi*> torch = Torch();
+  return torch.ok() && (*torch)->cuda_device_count() > 0;
 }
 
 Status ValidatePolicyOptions(const PolicyOptions& o) {
@@ -56,6 +52,14 @@ Status ValidatePolicyOptions(const PolicyOptions& o) {
       return Status::InvalidArgument(
           "[policy] recurrent = \"lstm\" trains on the native engine only; set [policy] backend "
           "= \"native\" (LibTorch autograd is its test oracle, not a training backend)");
+    }
+  }
+  if (o.backend == "torch") {
+    // Loads LibTorch now, so a missing or mismatched plug-in is an error before any work.
+    const Result<const TorchApi*> torch = Torch();
+    if (!torch.ok()) {
+      return Status::InvalidArgument("[policy] backend = \"torch\": " + torch.status().message() +
+                                     "; or set [policy] backend = \"native\" (the same PPO)");
     }
   }
   return Status::Ok();

@@ -14,7 +14,7 @@ namespace rlt::learn {
 
 // Whether this build has the torch backend (built with -DRLT_WITH_TORCH=ON).
 bool TorchBackendBuilt();
-// Whether LibTorch sees a CUDA device (false without LibTorch).
+// Whether LibTorch sees a CUDA device (false without LibTorch; loads the torch plug-in).
 bool CudaAvailable();
 
 struct PolicyOptions {

@@ -4,7 +4,6 @@
 // evaluation with its state carried. (The network's numerics against LibTorch autograd:
 // native_oracle_test.cc.)
 #include <gtest/gtest.h>
-#include <torch/torch.h>
 
 #include <filesystem>
 #include <string>

@@ -189,8 +189,6 @@ uint64_t TorchLearner::ParamHash() const {
   return h;
 }
 
-bool TorchCudaAvailable() { return torch::cuda::is_available(); }
-
 void SetTorchThreads(int intra_op) {
   at::set_num_threads(intra_op);
   try {

@@ -68,6 +68,14 @@ LearnerState ExportTorchState(ActorCritic& policy, torch::optim::Adam& optimizer
 Status ImportTorchState(const LearnerState& s, ActorCritic& policy, torch::optim::Adam& optimizer,
                         const std::string& origin);
 
+// A TorchLearner starting from `initial` (the plug-in's TorchApi::make_learner).
+std::unique_ptr<Learner> MakeTorchLearner(int obs_dim, const env::ActionSpace& space,
+                                          const PolicyOptions& options, const LearnerState& initial,
+                                          uint64_t seed);
+// LibTorch's intra-op thread count, and inter-op 1 while that is still allowed (only before
+// any inter-op work); TorchApi::set_threads.
+void SetTorchThreads(int intra_op);
+
 }  // namespace rlt::learn
 
 #endif  // RLT_LEARN_TORCH_LEARNER_H_

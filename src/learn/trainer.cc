@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "learn/recurrent_learner.h"
+#include "learn/torch_plugin.h"
 #include "native/actor_critic.h"
 
 namespace rlt::learn {
@@ -115,12 +116,14 @@ PpoTrainer::PpoTrainer(env::VecEnv& venv, const PolicyOptions& policy_options,
         std::make_unique<NativeLearner>(obs_dim_, space, policy_options, seed, venv.threads());
   } else {
     // The torch backend starts from the native engine's initialisation for this seed.
-    RLT_CHECK_MSG(TorchBackendBuilt(), "backend = \"torch\" in a build without LibTorch");
+    // ValidatePolicyOptions loaded the plug-in already (or refused the options).
+    const Result<const TorchApi*> torch = Torch();
+    RLT_CHECK_MSG(torch.ok(), torch.status().message().c_str());
     native::ActorCritic initial(NativeSpec(obs_dim_, space, policy_options), seed);
     LearnerState s0;
     initial.SaveParameters(s0.params);
     s0.lr = ppo_options.learning_rate.Value(TrainingProgress{});
-    learner_ = MakeTorchLearner(obs_dim_, space, policy_options, s0, seed);
+    learner_ = (*torch)->make_learner(obs_dim_, space, policy_options, s0, seed);
   }
   env_actions_.assign(static_cast<size_t>(num_envs_) * act_dim_, 0.0f);
   last_episode_starts_.assign(num_envs_, 1.0f);  // SB3: np.ones at the start of learn()
@@ -437,9 +440,7 @@ void SetComputeThreads(int n) {
   using SetFn = void (*)(int);
   const auto set_blas_threads =
       reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
-#ifdef RLT_WITH_TORCH
-  SetTorchThreads(set_blas_threads != nullptr ? 1 : n);
-#endif
+  SetTorchThreadsWhenLoaded(set_blas_threads != nullptr ? 1 : n);
   if (set_blas_threads != nullptr) set_blas_threads(n);
 }
 

@@ -242,16 +242,13 @@ class PpoTrainer : public Trainer {
 // The one place the learner's thread counts are set; n = the run's resolved [run] threads.
 // The threading model (core/thread_pool.h): matrix products, where threads pay off, run
 // on OpenBLAS's pool with n threads (OpenBLAS itself keeps products too small to split on
-// one thread); in builds with LibTorch its intra-op pool (libgomp) gets 1 thread, so its
-// element-wise ops run inline on the caller and no second compute pool competes with
-// OpenBLAS's for the cores (measured on 2 cores, intraday_original.toml: 2,523 env steps/s
-// against 1,924 with both pools at 2 threads). Without OpenBLAS (no
-// openblas_set_num_threads symbol) LibTorch gets the n threads instead. Inter-op threads: 1
-// (when still allowed: only before any inter-op work). REQUIRES: n >= 1.
+// one thread); once the torch plug-in is loaded (torch_plugin.h; now or later) LibTorch's
+// intra-op pool (libgomp) gets 1 thread, so its element-wise ops run inline on the caller and no
+// second compute pool competes with OpenBLAS's for the cores (measured on 2 cores,
+// intraday_original.toml: 2,523 env steps/s against 1,924 with both pools at 2 threads). Without
+// OpenBLAS (no openblas_set_num_threads symbol) LibTorch gets the n threads instead. Inter-op
+// threads: 1 (when still allowed: only before any inter-op work). REQUIRES: n >= 1.
 void SetComputeThreads(int n);
-// LibTorch's intra-op thread count (and inter-op 1); defined in builds with LibTorch only
-// (torch_learner.cc), called by SetComputeThreads.
-void SetTorchThreads(int intra_op);
 // OpenBLAS's thread count alone (no-op without OpenBLAS). The native learner's
 // data-parallel update sets 1 (native_learner.h). REQUIRES: n >= 1.
 void SetBlasThreads(int n);

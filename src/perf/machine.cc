@@ -2,7 +2,6 @@
 #include "perf/machine.h"
 
 #include <dlfcn.h>
-#include <torch/torch.h>
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +9,11 @@
 #include <fstream>
 #include <thread>
 #include <vector>
+
+#include "core/rng.h"
+#include "learn/policy.h"
+#include "learn/torch_plugin.h"
+#include "native/gemm.h"
 
 namespace rlt::perf {
 namespace {
@@ -80,40 +84,19 @@ std::string CpuModel() {
   return "unknown";
 }
 
-// LibTorch's intra-op threads and OpenBLAS's own pool are separate: setting only the
-// former leaves OpenBLAS on all cores (the "thread settings that changed nothing").
-void SetThreads(int n) {
-  torch::set_num_threads(n);
-  using SetFn = void (*)(int);
-  if (auto fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) fn(n);
-}
-
-double MatmulGflops(int n, const torch::Device& device, double min_seconds) {
-  auto opts = torch::TensorOptions().dtype(torch::kFloat32).device(device);
-  torch::NoGradGuard no_grad;
-  torch::Tensor a = torch::randn({n, n}, opts), b = torch::randn({n, n}, opts);
-  torch::Tensor c = torch::empty({n, n}, opts);
+// float32 n x n matmul rate of the native engine's product (native::GemmBlas, OpenBLAS's
+// cblas_sgemm) on OpenBLAS's current thread count.
+double NativeMatmulGflops(int n, double min_seconds) {
+  std::vector<float> a(static_cast<size_t>(n) * n), b(a.size()), c(a.size());
+  Rng rng(n);
+  for (float& v : a) v = static_cast<float>(rng.Normal());
+  for (float& v : b) v = static_cast<float>(rng.Normal());
   const double s = BestSeconds(
       [&] {
-        torch::mm_out(c, a, b);
-        if (device.is_cuda()) torch::cuda::synchronize();
+        native::GemmBlas(false, false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
       },
       min_seconds);
   return 2.0 * n * n * static_cast<double>(n) / s / 1e9;
-}
-
-double OpOverheadMicros(const torch::Device& device) {
-  torch::NoGradGuard no_grad;
-  auto opts = torch::TensorOptions().dtype(torch::kFloat32).device(device);
-  torch::Tensor x = torch::ones({8}, opts), y = torch::ones({8}, opts);
-  constexpr int kCalls = 2000;
-  const double s = BestSeconds(
-      [&] {
-        for (int i = 0; i < kCalls; ++i) x.add_(y);
-        if (device.is_cuda()) torch::cuda::synchronize();
-      },
-      0.2);
-  return s / kCalls * 1e6;
 }
 
 double MemcpyBandwidth() {
@@ -126,10 +109,9 @@ double MemcpyBandwidth() {
 }  // namespace
 
 double PeakMatmulGflops(int size, int threads) {
-  const int saved = torch::get_num_threads();
-  SetThreads(threads);
-  const double g = MatmulGflops(size, torch::kCPU, 0.2);
-  SetThreads(saved);
+  native::SetBlasThreads(threads);
+  const double g = NativeMatmulGflops(size, 0.2);
+  native::SetBlasThreads(1);
   return g;
 }
 
@@ -142,35 +124,42 @@ MachineReport MeasureMachine(const MachineBenchOptions& options) {
   MachineReport r;
   r.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   r.cpu_model = CpuModel();
-  r.torch_version = TORCH_VERSION;
   std::vector<int> threads = options.threads;
   if (threads.empty()) {
     for (int t = 1; t <= r.cores; ++t) threads.push_back(t);
   }
-  const int saved = torch::get_num_threads();
   DeviceReport cpu;
   cpu.device = "cpu";
   for (int t : threads) {
-    SetThreads(t);
-    for (int n : options.sizes) {
-      cpu.matmul.push_back({n, t, MatmulGflops(n, torch::kCPU, options.min_seconds)});
+    native::SetBlasThreads(t);
+    for (int n : options.sizes)
+      cpu.matmul.push_back({n, t, NativeMatmulGflops(n, options.min_seconds)});
+  }
+  native::SetBlasThreads(1);
+  // LibTorch's figures (its version, per-operator overhead, CUDA devices) when this build
+  // has the torch plug-in; loading it maps LibTorch's libraries too, so the runtime check
+  // below sees them.
+  if (learn::TorchBackendBuilt()) {
+    const Result<const learn::TorchApi*> torch = learn::Torch();
+    if (torch.ok()) {
+      const learn::TorchApi& api = **torch;
+      r.torch_version = api.torch_version;
+      api.set_threads(1);
+      cpu.op_overhead_us = api.op_overhead_us(-1);
+      for (int d = 0; d < api.cuda_device_count(); ++d) {
+        DeviceReport gpu;
+        gpu.device = "cuda:" + std::to_string(d);
+        for (int n : options.sizes) {
+          gpu.matmul.push_back({n, 0, api.matmul_gflops(n, d, options.min_seconds)});
+        }
+        gpu.op_overhead_us = api.op_overhead_us(d);
+        r.devices.push_back(gpu);
+      }
+    } else {
+      r.torch_version = "not loaded: " + torch.status().message();
     }
   }
-  SetThreads(1);
-  cpu.op_overhead_us = OpOverheadMicros(torch::kCPU);
-  SetThreads(saved);
-  r.devices.push_back(cpu);
-  if (torch::cuda::is_available()) {
-    for (int d = 0; d < static_cast<int>(torch::cuda::device_count()); ++d) {
-      DeviceReport gpu;
-      const torch::Device dev(torch::kCUDA, d);
-      gpu.device = "cuda:" + std::to_string(d);
-      for (int n : options.sizes)
-        gpu.matmul.push_back({n, 0, MatmulGflops(n, dev, options.min_seconds)});
-      gpu.op_overhead_us = OpOverheadMicros(dev);
-      r.devices.push_back(gpu);
-    }
-  }
+  r.devices.insert(r.devices.begin(), cpu);
   // After the matmuls, whichever BLAS served them is mapped into the process.
   const LoadedRuntimes runtimes = FindLoadedRuntimes();
   r.openmp_libraries = runtimes.openmp;

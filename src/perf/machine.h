@@ -1,8 +1,10 @@
-// rltrade perf: measuring the machine — what BLAS LibTorch really uses, matmul GFLOP/s
-// per thread count, memory bandwidth and LibTorch's per-operator overhead.
+// rltrade perf: measuring the machine — which BLAS and OpenMP runtimes are really loaded,
+// the native engine's matmul GFLOP/s per thread count (OpenBLAS's cblas_sgemm), memory
+// bandwidth, and in builds with LibTorch its version, per-operator overhead and CUDA
+// devices (through the torch plug-in, learn/torch_plugin.h).
 //
 // Every figure is measured on the spot (best of several repetitions after a warm-up);
-// nothing is estimated. The header is LibTorch-free; machine.cc links LibTorch.
+// nothing is estimated. LibTorch-free.
 #ifndef RLT_PERF_MACHINE_H_
 #define RLT_PERF_MACHINE_H_
 
@@ -21,7 +23,7 @@ struct MatmulResult {
 struct DeviceReport {
   std::string device;  // "cpu", "cuda:0", ...
   std::vector<MatmulResult> matmul;
-  double op_overhead_us = 0;  // one small tensor add, microseconds
+  double op_overhead_us = 0;  // one small LibTorch tensor add, microseconds (0: no LibTorch)
 };
 
 // OpenMP runtimes (libgomp, libiomp5, libomp) and BLAS libraries (libblas, libopenblas,
@@ -43,7 +45,7 @@ struct MachineReport {
   bool duplicate_openmp() const { return openmp_libraries.size() > 1; }
   double memcpy_gbytes_per_sec = 0;   // single-thread copy of 256 MiB, read + write counted
   std::vector<DeviceReport> devices;  // CPU first; CUDA when this LibTorch has it
-  std::string torch_version;
+  std::string torch_version;          // "" without LibTorch
 };
 
 struct MachineBenchOptions {

@@ -1,7 +1,6 @@
 // rltrade perf: `rltrade bench train` (see train_bench.h).
 #include "perf/train_bench.h"
 
-#include <torch/cuda.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,8 @@
 #include <sstream>
 
 #include "core/proc_stats.h"
+#include "learn/policy.h"
+#include "learn/torch_plugin.h"
 #include "perf/machine.h"
 #include "train/train.h"
 
@@ -132,12 +133,16 @@ double UpdateFlops(int obs_dim, int action_outputs, const std::vector<int>& pi,
 
 std::vector<std::string> AvailableDevices() {
   std::vector<std::string> d = {"cpu"};
-  if (torch::cuda::is_available()) d.push_back("cuda");
+  if (learn::CudaAvailable()) d.push_back("cuda");
   return d;
 }
 
 Result<std::vector<TrainBenchResult>> MeasureTraining(const TrainBenchOptions& o) {
-  const std::vector<std::string> available = AvailableDevices();
+  // Only asking about another device than the CPU loads LibTorch (torch_plugin.h).
+  const bool cpu_only = std::all_of(o.devices.begin(), o.devices.end(),
+                                    [](const std::string& d) { return d == "cpu"; });
+  const std::vector<std::string> available =
+      cpu_only ? std::vector<std::string>{"cpu"} : AvailableDevices();
   for (const std::string& d : o.devices) {
     if (std::find(available.begin(), available.end(), d) == available.end()) {
       std::string list;
@@ -270,7 +275,11 @@ std::string TrainBenchMarkdown(const TrainBenchOptions& o,
   md << ".\n";
   if (o.devices.size() == 1 && o.devices.front() == "cpu") {
     md << "\nOnly cpu was measured";
-    if (AvailableDevices().size() == 1) md << " (this build has no CUDA device)";
+    if (!learn::TorchLoaded()) {
+      md << " (the native engine runs on the CPU; CUDA is LibTorch's)";
+    } else if (AvailableDevices().size() == 1) {
+      md << " (this build has no CUDA device)";
+    }
     md << ".\n";
   }
   return md.str();

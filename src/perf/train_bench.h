@@ -75,7 +75,8 @@ double UpdateFlops(int obs_dim, int action_outputs, const std::vector<int>& pi,
                    const std::vector<int>& vf, int64_t samples, int epochs, int lstm_hidden = 0,
                    bool shared_lstm = false);
 
-// Devices this build can train on: "cpu", plus "cuda" when torch::cuda::is_available().
+// Devices this build can train on: "cpu", plus "cuda" when LibTorch sees a CUDA device
+// (loads the torch plug-in, learn/torch_plugin.h).
 std::vector<std::string> AvailableDevices();
 
 // One result per (backend, device, threads) setting, backends outer, then devices. Errors: unknown
