@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "core/csv_line.h"
 #include "core/file_io.h"
 #include "core/json_parse.h"
 #include "core/json_text.h"
@@ -38,14 +39,6 @@ namespace fs = std::filesystem;
 
 // status.json is a few hundred bytes; anything far larger is not ours.
 constexpr int64_t kMaxStatusBytes = int64_t{16} << 20;
-
-std::vector<std::string> SplitCsvLine(const std::string& line) {
-  std::vector<std::string> cells;
-  std::stringstream ss(line);
-  std::string cell;
-  while (std::getline(ss, cell, ',')) cells.push_back(cell);
-  return cells;
-}
 
 // (column, value) of the last row of metrics.csv; empty when there is none.
 std::vector<std::pair<std::string, std::string>> LastMetrics(const fs::path& csv) {

@@ -17,13 +17,14 @@
 #include <sstream>
 #include <tuple>
 
+#include "config/toml_parse.h"
 #include "core/file_io.h"
 
 namespace rlt::config {
 namespace {
 
 std::string Place(const std::string& name, const toml::source_region& where) {
-  return name + ":" + std::to_string(where.begin.line) + ":" + std::to_string(where.begin.column);
+  return TomlLineColumn(name, where);
 }
 
 bool IsDecimalInteger(const std::string& text) {
@@ -320,21 +321,7 @@ Result<Config> Config::LoadFile(const std::string& path) {
 }
 
 Result<Config> Config::FromString(const std::string& text, const std::string& name) {
-  toml::table root;
-#if TOML_EXCEPTIONS
-  try {
-    root = toml::parse(text, name);
-  } catch (const toml::parse_error& e) {
-    return Status::InvalidArgument(Place(name, e.source()) + ": " + std::string(e.description()));
-  }
-#else
-  toml::parse_result parsed = toml::parse(text, name);
-  if (!parsed) {
-    const toml::parse_error& e = parsed.error();
-    return Status::InvalidArgument(Place(name, e.source()) + ": " + std::string(e.description()));
-  }
-  root = std::move(parsed).table();
-#endif
+  RLT_ASSIGN_OR_RETURN(const toml::table root, ParseToml(text, name));
   Config config;
   for (const Positioned& child : InFileOrder(root)) {
     const std::string where = Place(name, child.region);

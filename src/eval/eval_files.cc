@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 
+#include "core/csv_line.h"
 #include "core/file_io.h"
 #include "core/json_parse.h"
 #include "eval/outputs.h"
@@ -40,9 +41,10 @@ Result<Rows> ReadCsv(const std::string& path, const std::string& header,
     }
     if (line.empty()) continue;
     std::vector<std::string> fields;
-    std::stringstream ss(line);
-    for (std::string field; std::getline(ss, field, ',');) fields.push_back(field);
-    if (line.back() == ',') fields.emplace_back();
+    if (!SplitCsvLine(line, &fields)) {
+      return Status::DataError(
+          fmt::format("{}:{}: a quoted field is never closed; repair the line", path, number));
+    }
     if (fields.size() != columns) {
       return Status::DataError(
           fmt::format("{}:{}: expected {} comma-separated fields ({}), found {}", path, number,

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/csv_line.h"
 #include "core/file_io.h"
 #include "core/json_text.h"
 #include "eval/eval_files.h"
@@ -46,10 +47,7 @@ Status ReadSeedsDaily(const std::string& path, std::vector<std::string>* names,
   int line_no = 0;
   while (std::getline(in, line)) {
     ++line_no;
-    std::vector<std::string> cells;
-    std::stringstream row(line);
-    std::string cell;
-    while (std::getline(row, cell, ',')) cells.push_back(cell);
+    const std::vector<std::string> cells = SplitCsvLine(line);
     if (line_no == 1) {
       if (cells.size() < 2 || cells[0] != "date") {
         return Status::DataError(path + ":1: expected the header date,seed_<s>,...");
@@ -207,10 +205,7 @@ Result<std::vector<FoldDailyRow>> ReadFoldDaily(const std::string& path) {
       }
       continue;
     }
-    std::vector<std::string> cells;
-    std::stringstream row(line);
-    std::string cell;
-    while (std::getline(row, cell, ',')) cells.push_back(cell);
+    const std::vector<std::string> cells = SplitCsvLine(line);
     if (cells.size() != 5) {
       return Status::DataError(fmt::format("{}:{}: expected 5 cells ({}), found {}", path, line_no,
                                            kFoldDailyHeader, cells.size()));

@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "core/civil_time.h"
+#include "core/csv_line.h"
 #include "core/file_io.h"
 #include "core/printable.h"
 #include "market/sessions.h"
@@ -54,24 +55,6 @@ std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-// Splits a CSV line on commas; a field in double quotes may contain commas.
-void SplitFields(std::string_view line, std::vector<std::string_view>* out) {
-  out->clear();
-  size_t i = 0;
-  while (true) {
-    size_t begin = i;
-    if (i < line.size() && line[i] == '"') {
-      const size_t close = line.find('"', i + 1);
-      i = close == std::string_view::npos ? line.size() : close;
-    }
-    const size_t comma = line.find(',', i);
-    const size_t end = comma == std::string_view::npos ? line.size() : comma;
-    out->push_back(line.substr(begin, end - begin));
-    if (comma == std::string_view::npos) return;
-    i = comma + 1;
-  }
 }
 
 enum class NumberStatus { kOk, kEmpty, kNonNumeric, kNotFinite };
@@ -191,7 +174,7 @@ int FindColumn(const std::vector<std::string>& lower, std::initializer_list<cons
 Status DetectColumns(const std::string& path, std::string_view header, Columns* c,
                      std::vector<std::string>* notes) {
   std::vector<std::string_view> fields;
-  SplitFields(header, &fields);
+  SplitCsvFields(header, &fields);  // an open quote: the field runs to the end, as read
   std::vector<std::string> lower;
   for (std::string_view f : fields) {
     c->names.emplace_back(Trim(f));
@@ -475,7 +458,7 @@ void CsvReader::CheckOrder(int64_t line_no, const SymbolState& state, int64_t ut
 
 void CsvReader::ProcessRow(std::string_view line, int64_t line_no) {
   ++report_->rows_read;
-  SplitFields(line, &fields_);
+  SplitCsvFields(line, &fields_);  // an open quote: the field runs to the end, as read
   if (static_cast<int>(fields_.size()) <= columns_.max_index) {
     Problem(line_no, -1, "missing fields",
             fmt::format("{} fields, the header has {}", fields_.size(), columns_.names.size()),

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/civil_time.h"
+#include "core/csv_line.h"
 #include "core/printable.h"
 
 namespace rlt::market {
@@ -32,32 +33,10 @@ std::string Normalise(std::string_view name) {
   return out;
 }
 
-// Splits one CSV line; fields may be quoted ("a,b" and "" for a quote inside).
-std::vector<std::string> SplitCsvLine(std::string_view line) {
-  std::vector<std::string> fields;
-  std::string cur;
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cur += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cur += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      fields.push_back(std::move(cur));
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  fields.push_back(std::move(cur));
+// The fields of one line (core/csv_line.h), unquoted, with spaces and tabs around each
+// trimmed.
+std::vector<std::string> ChainFields(std::string_view line) {
+  std::vector<std::string> fields = SplitCsvLine(line);
   for (auto& f : fields) {
     const size_t b = f.find_first_not_of(" \t");
     const size_t e = f.find_last_not_of(" \t");
@@ -193,7 +172,7 @@ Result<OptionChain> ParseOptionChainCsv(std::string_view text, const std::string
                     "(quote date, expiration, strike, call/put, bid, ask)",
                     source));
   }
-  const std::vector<std::string> header = SplitCsvLine(lines[0]);
+  const std::vector<std::string> header = ChainFields(lines[0]);
   int col[kNumFields];
   std::fill(col, col + kNumFields, -1);
   const auto& aliases = Aliases();
@@ -234,7 +213,7 @@ Result<OptionChain> ParseOptionChainCsv(std::string_view text, const std::string
     const int64_t line = static_cast<int64_t>(li) + 1;
     if (lines[li].empty()) continue;  // blank lines (e.g. the final newline)
     ++rep.rows_read;
-    const std::vector<std::string> fields = SplitCsvLine(lines[li]);
+    const std::vector<std::string> fields = ChainFields(lines[li]);
     if (fields.size() != header.size()) {
       problem(line, -1, "wrong-field-count",
               fmt::format("{} fields, the header has {}", fields.size(), header.size()),

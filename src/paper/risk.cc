@@ -1,12 +1,11 @@
 // rltrade paper: risk limits (see risk.h).
 #include "paper/risk.h"
 
-#include <toml++/toml.h>
-
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
+#include "config/toml_parse.h"
 #include "core/file_io.h"
 #include "core/options.h"
 
@@ -31,14 +30,7 @@ int Minutes(const std::string& s) {
 }  // namespace
 
 Result<RiskLimits> ParseRiskLimits(const std::string& text, const std::string& name) {
-  toml::table root;
-  try {
-    root = toml::parse(text, name);
-  } catch (const toml::parse_error& e) {
-    return Status::InvalidArgument(name + ":" + std::to_string(e.source().begin.line) + ":" +
-                                   std::to_string(e.source().begin.column) + ": " +
-                                   std::string(e.description()));
-  }
+  RLT_ASSIGN_OR_RETURN(const toml::table root, config::ParseToml(text, name));
   RiskLimits l;
   const std::vector<std::string> numbers = {
       "max_position_shares", "max_position_value", "max_order_shares",  "max_gross_exposure",
@@ -53,8 +45,7 @@ Result<RiskLimits> ParseRiskLimits(const std::string& text, const std::string& n
   }
   for (const auto& [key_node, node] : root) {
     const std::string key(key_node.str());
-    const std::string place =
-        name + ":" + std::to_string(node.source().begin.line) + ": '" + key + "'";
+    const std::string place = config::TomlLine(name, node.source()) + ": '" + key + "'";
     bool known = false;
     for (size_t i = 0; i < numbers.size(); ++i) {
       if (key != numbers[i]) continue;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/csv_line.h"
 #include "core/file_io.h"
 #include "core/json_parse.h"
 #include "core/json_text.h"
@@ -37,28 +38,8 @@ std::string CsvField(const std::string& text) {
 
 // Splits one CSV line (no newline) into fields, undoing RFC 4180 quoting.
 Result<std::vector<std::string>> SplitCsvLine(std::string_view line, const std::string& where) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        fields.back().push_back('"');
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        fields.back().push_back(c);
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      fields.emplace_back();
-    } else {
-      fields.back().push_back(c);
-    }
-  }
-  if (quoted) return Status::DataError(where + ": unterminated quote");
+  std::vector<std::string> fields;
+  if (!rlt::SplitCsvLine(line, &fields)) return Status::DataError(where + ": unterminated quote");
   return fields;
 }
 

@@ -1,13 +1,12 @@
 // rltrade tune: search spaces (see space.h).
 #include "tune/space.h"
 
-#include <toml++/toml.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <optional>
 
+#include "config/toml_parse.h"
 #include "core/file_io.h"
 
 namespace rlt::tune {
@@ -20,7 +19,7 @@ std::string Shortest(double v) {
 }
 
 std::string Place(const std::string& name, const toml::source_region& src) {
-  return name + ":" + std::to_string(src.begin.line);
+  return config::TomlLine(name, src);
 }
 
 // The text of one scalar TOML value as --set takes it; nullopt if it is not a scalar.
@@ -35,14 +34,9 @@ std::optional<std::string> ScalarText(const toml::node& n) {
 }  // namespace
 
 Result<Space> ParseSpace(const std::string& text, const std::string& name) {
-  toml::table root;
-  try {
-    root = toml::parse(text, name);
-  } catch (const toml::parse_error& e) {
-    return Status::Refused(name + ":" + std::to_string(e.source().begin.line) + ":" +
-                           std::to_string(e.source().begin.column) + ": " +
-                           std::string(e.description()));
-  }
+  Result<toml::table> parsed = config::ParseToml(text, name);
+  if (!parsed.ok()) return Status::Refused(parsed.status().message());
+  const toml::table& root = *parsed;
   Space space;
   std::vector<std::string> errors;
   for (const auto& [key_node, node] : root) {
