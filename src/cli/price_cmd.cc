@@ -1,27 +1,23 @@
 // rltrade cli: `rltrade price` (one option's price and Greeks under any pricing model),
 // `rltrade iv` (implied volatility from a price) and `rltrade bench pricing` (vectorised
-// BSM prices with all Greeks per second). The numbers come from pricing/pricing.h; this
-// file only parses flags and prints.
+// BSM prices with all Greeks per second). The numbers come from pricing/pricing.h and
+// pricing/greeks_bench.h; this file only parses flags and prints.
 #include <fmt/format.h>
-#include <time.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/numeric_flags.h"
 #include "core/json_text.h"
-#include "core/rng.h"
 #include "core/thread_pool.h"
+#include "pricing/greeks_bench.h"
 #include "pricing/pricing.h"
 
 namespace rlt::cli {
@@ -183,117 +179,6 @@ struct BenchPricingFlags {
   bool json = false;
 };
 
-// CPU seconds used by this process (all threads).
-double ProcessCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-struct PricingRate {
-  std::string precision;
-  int threads = 0;
-  double per_sec = 0;      // options / wall second
-  double per_cpu_sec = 0;  // options / CPU second (what one core does when not shared)
-  double seconds = 0;
-  double max_scaled_error = 0;  // max |fast - reference| / max(1, |reference|)
-  double tolerance = 0;         // 1e-12 (double) or 1e-6 (float)
-  bool accurate = false;        // max_scaled_error <= tolerance
-};
-
-// The batch: options drawn once (S 50..150, K around 100, r 0..8%, q 0..4%, vol 10..60%,
-// T 1 day to 2 years, calls and puts; the same draws for both precisions).
-template <typename T>
-struct PricingBatchData {
-  explicit PricingBatchData(size_t n)
-      : type(n), in(6, std::vector<T>(n)), out(8, std::vector<T>(n)) {
-    Rng rng(1);
-    for (size_t i = 0; i < n; ++i) {
-      type[i] = rng.Bernoulli(0.5) ? pricing::OptionType::kCall : pricing::OptionType::kPut;
-      in[0][i] = static_cast<T>(rng.Uniform(50, 150));
-      in[1][i] = static_cast<T>(100 * std::exp(0.2 * rng.Normal()));
-      in[2][i] = static_cast<T>(rng.Uniform(0, 0.08));
-      in[3][i] = static_cast<T>(rng.Uniform(0, 0.04));
-      in[4][i] = static_cast<T>(rng.Uniform(0.1, 0.6));
-      in[5][i] = static_cast<T>(rng.Uniform(1 / 365.0, 2.0));
-    }
-  }
-  pricing::OptionBatch<T> Inputs() const {
-    return {type.size(),  type.data(),  in[0].data(), in[1].data(),
-            in[2].data(), in[3].data(), in[4].data(), in[5].data()};
-  }
-  pricing::GreeksBatch<T> Outputs() {
-    return {out[0].data(), out[1].data(), out[2].data(), out[3].data(),
-            out[4].data(), out[5].data(), out[6].data(), out[7].data()};
-  }
-  // The largest scaled difference of the last outputs from the scalar reference
-  // (pricing::BsmGreeks on the same inputs, read as doubles): |fast - ref| / max(1, |ref|),
-  // for elasticity also divided by its condition number (below).
-  double MaxScaledError() const {
-    double worst = 0;
-    for (size_t i = 0; i < type.size(); ++i) {
-      pricing::OptionInputs x;
-      x.type = type[i];
-      x.spot = in[0][i];
-      x.strike = in[1][i];
-      x.rate = in[2][i];
-      x.dividend = in[3][i];
-      x.vol = in[4][i];
-      x.time = in[5][i];
-      Result<pricing::Greeks> g = pricing::BsmGreeks(x);
-      RLT_CHECK(g.ok());
-      const double ref[8] = {g->price, g->delta, g->gamma,        g->vega,
-                             g->theta, g->rho,   g->dividend_rho, g->elasticity};
-      // Elasticity = delta S / V divides by the price, which far out of the money is a
-      // small difference of two larger terms, |delta| S and K e^{-rT} N(phi d2) = |rho| / T
-      // (in the reference as much as in the batch): its error is measured relative to that
-      // condition number, as pricing_test does.
-      const double cond =
-          g->price > 0 ? std::max(1.0, (std::fabs(g->delta) * x.spot + std::fabs(g->rho) / x.time) /
-                                           g->price)
-                       : 1.0;
-      for (int c = 0; c < 8; ++c) {
-        const double err = std::fabs(static_cast<double>(out[c][i]) - ref[c]) /
-                           (std::max(1.0, std::fabs(ref[c])) * (c == 7 ? cond : 1.0));
-        worst = std::isnan(err) ? std::numeric_limits<double>::infinity() : std::max(worst, err);
-      }
-    }
-    return worst;
-  }
-  std::vector<pricing::OptionType> type;
-  std::vector<std::vector<T>> in, out;
-};
-
-template <typename T>
-PricingRate MeasureGreeksPerSecond(const BenchPricingFlags& f, int threads) {
-  PricingBatchData<T> d(static_cast<size_t>(f.n));
-  const pricing::OptionBatch<T> batch = d.Inputs();
-  const pricing::GreeksBatch<T> greeks = d.Outputs();
-  WorkerPool pool(threads);
-  RLT_CHECK(pricing::BsmGreeksBatch(batch, greeks, &pool).ok());  // warm up
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  const double cpu_start = ProcessCpuSeconds();
-  int64_t passes = 0;
-  double seconds = 0;
-  while (seconds < f.seconds) {
-    RLT_CHECK(pricing::BsmGreeksBatch(batch, greeks, &pool).ok());
-    ++passes;
-    seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  }
-  const double options = static_cast<double>(passes) * static_cast<double>(f.n);
-  PricingRate r;
-  r.precision = std::is_same_v<T, float> ? "float" : "double";
-  r.threads = threads;
-  r.per_sec = options / seconds;
-  r.per_cpu_sec = options / (ProcessCpuSeconds() - cpu_start);
-  r.seconds = seconds;
-  r.tolerance = std::is_same_v<T, float> ? 1e-6 : 1e-12;
-  r.max_scaled_error = d.MaxScaledError();  // on what the last timed pass wrote
-  r.accurate = r.max_scaled_error <= r.tolerance;
-  return r;
-}
-
 // "1,2" or "double,float": the comma-separated items, none empty.
 Result<std::vector<std::string>> BenchList(const std::string& flag, const std::string& text) {
   std::vector<std::string> items;
@@ -334,18 +219,17 @@ int RunBenchPricing(const BenchPricingFlags& f) {
                                                  ": expected double, float or double,float"));
     }
   }
-  std::vector<PricingRate> rates;
+  std::vector<pricing::GreeksRate> rates;
   for (const std::string& p : *precisions) {
     for (int t : threads) {
-      rates.push_back(p == "float" ? MeasureGreeksPerSecond<float>(f, t)
-                                   : MeasureGreeksPerSecond<double>(f, t));
+      rates.push_back(pricing::MeasureGreeksRate(p == "float", f.n, t, f.seconds));
     }
   }
   bool accurate = true;
-  for (const PricingRate& r : rates) accurate = accurate && r.accurate;
+  for (const pricing::GreeksRate& r : rates) accurate = accurate && r.accurate;
   if (f.json) {
     nlohmann::json results = nlohmann::json::array();
-    for (const PricingRate& r : rates) {
+    for (const pricing::GreeksRate& r : rates) {
       results.push_back({{"precision", r.precision},
                          {"threads", r.threads},
                          {"seconds", r.seconds},
@@ -371,7 +255,7 @@ int RunBenchPricing(const BenchPricingFlags& f) {
     fmt::print("BSM price + 7 Greeks, {} options per batch, {:g} s per setting\n", f.n, f.seconds);
     fmt::print("{:>9} {:>8} {:>14} {:>18} {:>12} {:>10}\n", "precision", "threads", "Mopt/s",
                "Mopt/CPU-s", "max error", "check");
-    for (const PricingRate& r : rates) {
+    for (const pricing::GreeksRate& r : rates) {
       fmt::print("{:>9} {:>8} {:>14.1f} {:>18.1f} {:>12.2e} {:>10}\n", r.precision, r.threads,
                  r.per_sec / 1e6, r.per_cpu_sec / 1e6, r.max_scaled_error,
                  r.accurate ? "ok" : "FAILED");

@@ -30,15 +30,13 @@
 #include "core/printable.h"
 #include "core/proc_stats.h"
 #include "runlog/manifest.h"
+#include "runlog/run_dir.h"
 #include "train/seeds.h"
 
 namespace rlt::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// status.json is a few hundred bytes; anything far larger is not ours.
-constexpr int64_t kMaxStatusBytes = int64_t{16} << 20;
 
 // (column, value) of the last row of metrics.csv; empty when there is none.
 std::vector<std::pair<std::string, std::string>> LastMetrics(const fs::path& csv) {
@@ -53,28 +51,6 @@ std::vector<std::pair<std::string, std::string>> LastMetrics(const fs::path& csv
   for (size_t i = 0; i < keys.size() && i < values.size(); ++i)
     out.emplace_back(keys[i], values[i]);
   return out;
-}
-
-// The checkpoint `train --resume` would pick (the newest checkpoints/step_<N>/ with a
-// FORMAT file, else final/) if its MANIFEST verifies, or "" — so that status never
-// suggests a resume that would fail.
-std::string LoadableCheckpoint(const fs::path& run_dir) {
-  std::vector<std::pair<int64_t, fs::path>> candidates;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(run_dir / "checkpoints", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("step_", 0) != 0) continue;
-    char* end = nullptr;
-    const long long step = std::strtoll(name.c_str() + 5, &end, 10);
-    if (*end == '\0') candidates.emplace_back(step, entry.path());
-  }
-  std::sort(candidates.rbegin(), candidates.rend());
-  candidates.emplace_back(-1, run_dir / "final");
-  for (const auto& [step, dir] : candidates) {
-    if (!fs::exists(dir / "FORMAT", ec)) continue;
-    return runlog::VerifyManifest(dir.string(), /*complete=*/true).ok() ? dir.string() : "";
-  }
-  return "";
 }
 
 std::string FormatDuration(double seconds) {
@@ -92,34 +68,30 @@ double Number(const nlohmann::json& j, const char* key) {
 
 // What `status --json` prints for one run directory.
 Result<nlohmann::json> StatusJson(const std::string& run_dir) {
-  const fs::path status_path = fs::path(run_dir) / "status.json";
-  Result<std::string> text = ReadFile(status_path.string(), kMaxStatusBytes);
-  if (!text.ok() && text.status().code() == Status::Code::kNotFound) {
-    return Status::NotFound(status_path.string() +
-                            " not found: not a run directory of this rltrade version (or "
-                            "training has not started yet)");
-  }
-  if (!text.ok()) return text.status();
-  // Depth-limited (core/json_parse.h): a hand-made status.json cannot crash status.
-  Result<nlohmann::json> parsed = ParseJson<nlohmann::json>(*text, status_path.string());
-  if (!parsed.ok()) return Status::DataError(parsed.status().message());
-  nlohmann::json st = std::move(parsed).value();
-  if (!st.is_object()) {
-    return Status::DataError(status_path.string() + " is not a JSON object (got " +
-                             JsonSummary(st) + ")");
-  }
-  // Fields of the wrong type (a hand-edited or corrupt file) read as absent, never throw.
-  const double pid_number = Number(st, "pid");
-  const int64_t pid = std::isfinite(pid_number) && pid_number > 0 && pid_number < 4194305
-                          ? static_cast<int64_t>(pid_number)
-                          : 0;
+  RLT_ASSIGN_OR_RETURN(const runlog::RunStatusRead st, runlog::ReadRunStatus(run_dir));
+  const int64_t pid =
+      std::isfinite(st.pid) && st.pid > 0 && st.pid < 4194305 ? static_cast<int64_t>(st.pid) : 0;
   const bool alive = pid > 0 && IsRltradeProcessAlive(pid);
-  std::string state = Text(st, "state", "unknown");
+  std::string state = st.state.empty() ? "unknown" : st.state;
   if (state == "running" && !alive) state = "died";
-  const double steps = Number(st, "steps"), total = Number(st, "total_steps");
-  const double fps = Number(st, "fps");
-  const double eta = alive && fps > 0 && std::isfinite(total - steps) ? (total - steps) / fps : NAN;
-  nlohmann::json out = st;
+  const double eta = alive && st.fps > 0 && std::isfinite(st.total_steps - st.steps)
+                         ? (st.total_steps - st.steps) / st.fps
+                         : NAN;
+  // The file's keys as it holds them: whole numbers as integers, a number absent from the
+  // file (or of another type) as null.
+  const auto number = [](double v) {
+    if (!std::isfinite(v)) return nlohmann::json(nullptr);
+    if (v == std::trunc(v) && std::fabs(v) < 9e15) return nlohmann::json(static_cast<int64_t>(v));
+    return nlohmann::json(v);
+  };
+  nlohmann::json out = {{"pid", number(st.pid)},
+                        {"start_time", number(st.start_time)},
+                        {"updated_time", number(st.updated_time)},
+                        {"total_steps", number(st.total_steps)},
+                        {"steps", number(st.steps)},
+                        {"fps", number(st.fps)},
+                        {"last_checkpoint", st.last_checkpoint},
+                        {"message", st.message}};
   out["alive"] = alive;
   out["state"] = state;
   out["eta_seconds"] = std::isfinite(eta) ? nlohmann::json(eta) : nlohmann::json(nullptr);
@@ -131,7 +103,7 @@ Result<nlohmann::json> StatusJson(const std::string& run_dir) {
                                                                   : nlohmann::json(v);
   }
   out["metrics"] = m;
-  const std::string loadable = LoadableCheckpoint(run_dir);
+  const std::string loadable = runlog::LoadableCheckpoint(run_dir);
   out["loadable_checkpoint"] =
       loadable.empty() ? nlohmann::json(nullptr) : nlohmann::json(loadable);
   return out;
@@ -161,7 +133,8 @@ void PrintOne(const std::string& run_dir, const nlohmann::json& st) {
   fmt::print("fps          {:.0f}\n", Number(st, "fps"));
   fmt::print("ETA          {}\n", FormatDuration(Number(st, "eta_seconds")));
   // Text from files is printed through PrintableText (binary bytes escaped, long text cut).
-  fmt::print("checkpoint   {}\n", PrintableText(Text(st, "last_checkpoint", "(none)"), 300));
+  const std::string checkpoint = Text(st, "last_checkpoint", "");
+  fmt::print("checkpoint   {}\n", checkpoint.empty() ? "(none)" : PrintableText(checkpoint, 300));
   const std::string message = Text(st, "message", "");
   if (!message.empty()) fmt::print("message      {}\n", PrintableText(message, 1000));
   const nlohmann::json& metrics = st["metrics"];

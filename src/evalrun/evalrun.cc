@@ -35,6 +35,7 @@
 #include "market/date_range.h"
 #include "runlog/atomic_dir.h"
 #include "runlog/manifest.h"
+#include "runlog/run_dir.h"
 #include "train/train_options.h"
 #include "train/training_ranges.h"
 
@@ -228,7 +229,7 @@ Result<ActionFn> MakePolicy(const EvalRequest& request, const std::string& polic
                                    ": expected trained, flat, buy-and-hold, random or rule:NAME");
   }
   const std::string dir = request.checkpoint.empty()
-                              ? (fs::path(request.run_dir) / "final").string()
+                              ? runlog::FinalCheckpointPath(request.run_dir).string()
                               : request.checkpoint;
   RLT_ASSIGN_OR_RETURN(std::unique_ptr<learn::PolicyRunner> runner,
                        learn::PolicyRunner::Load(dir, venv.obs_dim(), venv.spec().action));
@@ -329,7 +330,7 @@ std::string DataLabel(const train::DataOptions& d) {
 
 // The checkpoint directory of the trained policy.
 std::string CheckpointDir(const EvalRequest& request) {
-  return request.checkpoint.empty() ? (fs::path(request.run_dir) / "final").string()
+  return request.checkpoint.empty() ? runlog::FinalCheckpointPath(request.run_dir).string()
                                     : request.checkpoint;
 }
 
@@ -368,7 +369,7 @@ Result<EvalOutcome> RunEpisodic(const EvalRequest& request, const LoadedRun& run
   RLT_ASSIGN_OR_RETURN(auto envs, env::MakeEnvs(run.setup.id, run.setup.context, 1));
   env::VecEnv venv(std::move(envs), 1);
   const std::string dir = request.checkpoint.empty()
-                              ? (fs::path(request.run_dir) / "final").string()
+                              ? runlog::FinalCheckpointPath(request.run_dir).string()
                               : request.checkpoint;
   RLT_ASSIGN_OR_RETURN(std::unique_ptr<learn::PolicyRunner> runner,
                        learn::PolicyRunner::Load(dir, venv.obs_dim(), venv.spec().action));
@@ -660,7 +661,7 @@ std::string CheckpointSuffix(const EvalRequest& request) {
   std::error_code ec;
   const fs::path run = fs::weakly_canonical(request.run_dir, ec);
   const fs::path ckpt = fs::weakly_canonical(request.checkpoint, ec);
-  if (ckpt == run / "final") return "";
+  if (ckpt == runlog::FinalCheckpointPath(run)) return "";
   const fs::path rel = ckpt.lexically_relative(run);
   if (!rel.empty() && *rel.begin() != "..") {
     const fs::path inside =

@@ -22,6 +22,7 @@
 #include "learn/inference.h"
 #include "market/synth.h"
 #include "runlog/manifest.h"
+#include "runlog/run_dir.h"
 #include "train/train_options.h"
 
 namespace rlt::evalrun {
@@ -360,7 +361,7 @@ Result<Signal> ComputeSignal(const SignalRequest& request) {
   RLT_RETURN_IF_ERROR(env::IntradayStockEnv::WriteObservationAt(
       data, options, s.bar, view, s.session_bars, s.observation.data()));
   const std::string dir = request.checkpoint.empty()
-                              ? (fs::path(request.run_dir) / "final").string()
+                              ? runlog::FinalCheckpointPath(request.run_dir).string()
                               : request.checkpoint;
   RLT_ASSIGN_OR_RETURN(std::unique_ptr<learn::PolicyRunner> runner,
                        learn::PolicyRunner::Load(dir, spec.obs_dim, spec.action));

@@ -270,8 +270,6 @@ UpdateStats RunSharedPpoEpochs(const PpoOptions& o, const PpoLossSettings& s,
     group.SumDoubles(data, n, "the PPO loss sums");
     comm_seconds += Seconds(c0, Clock::now());
   };
-  const native::PpoLossSettings ns{s.clip_range, s.clip_range_vf, s.ent_coef, s.vf_coef,
-                                   s.normalize_advantage};
   UpdateLossLog log;
   UpdateStats stats;
   perm.resize(static_cast<size_t>(units) * n_envs);
@@ -304,7 +302,7 @@ UpdateStats RunSharedPpoEpochs(const PpoOptions& o, const PpoLossSettings& s,
           native::PpoLossShared(b,
                                 {buf.values, buf.log_probs, buf.entropy, buf.old_values,
                                  buf.old_log_probs, buf.advantages, buf.returns},
-                                ns, buf.d_values, buf.d_log_probs, buf.d_entropy, sum);
+                                s, buf.d_values, buf.d_log_probs, buf.d_entropy, sum);
       log.Add(t.policy_loss, t.value_loss, t.entropy_loss, t.clip_fraction, t.approx_kl);
       stats.loss = t.loss;
       const auto t1 = Clock::now();
@@ -340,8 +338,6 @@ UpdateStats RunPpoEpochs(const PpoOptions& o, const PpoLossSettings& s, int64_t 
                          const std::function<int(int64_t first, int count)>& forward,
                          const std::function<void()>& backward, const std::function<void()>& step,
                          UpdateTiming* timing) {
-  const native::PpoLossSettings ns{s.clip_range, s.clip_range_vf, s.ent_coef, s.vf_coef,
-                                   s.normalize_advantage};
   UpdateLossLog log;
   UpdateStats stats;
   perm.resize(items);
@@ -359,7 +355,7 @@ UpdateStats RunPpoEpochs(const PpoOptions& o, const PpoLossSettings& s, int64_t 
           native::PpoLoss(b,
                           {buf.values, buf.log_probs, buf.entropy, buf.old_values,
                            buf.old_log_probs, buf.advantages, buf.returns},
-                          ns, buf.d_values, buf.d_log_probs, buf.d_entropy);
+                          s, buf.d_values, buf.d_log_probs, buf.d_entropy);
       log.Add(t.policy_loss, t.value_loss, t.entropy_loss, t.clip_fraction, t.approx_kl);
       stats.loss = t.loss;
       const auto t1 = Clock::now();

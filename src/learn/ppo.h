@@ -22,6 +22,7 @@
 
 #include "core/status.h"
 #include "learn/schedule.h"
+#include "native/ppo_loss.h"
 
 namespace rlt::learn {
 
@@ -75,13 +76,9 @@ struct PpoOptions {
 
 Status ValidatePpoOptions(const PpoOptions& options);
 
-struct PpoLossSettings {
-  double clip_range = 0.2;
-  double clip_range_vf = 0.0;  // <= 0: no value clipping
-  double ent_coef = 0.0;
-  double vf_coef = 0.5;
-  bool normalize_advantage = true;
-};
+// One update's loss settings (the clip range and entropy coefficient at this point of
+// their schedules): the native engine's own struct, shared by every learner.
+using PpoLossSettings = native::PpoLossSettings;
 
 // Averages SB3 logs after train(): losses and clip fraction over every minibatch seen
 // (including one that triggered the KL stop); approx_kl over the last epoch's minibatches;

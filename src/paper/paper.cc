@@ -26,6 +26,7 @@
 #include "paper/feed.h"
 #include "paper/session.h"
 #include "paper/tcp_broker.h"
+#include "runlog/run_dir.h"
 #include "train/train.h"
 #include "train/train_options.h"
 
@@ -175,7 +176,8 @@ Status LoadRun(const PaperRequest& r, const FeedSpec& feed, LoadedRun& run) {
     RLT_ASSIGN_OR_RETURN(const market::DateRange d, market::DateRange::Parse(r.start + ":end"));
     s.start_date = d.first;
   }
-  s.checkpoint = r.checkpoint.empty() ? (run_dir / "final").string() : r.checkpoint;
+  s.checkpoint =
+      r.checkpoint.empty() ? runlog::FinalCheckpointPath(run_dir).string() : r.checkpoint;
   s.journal_dir = r.journal_dir.empty() ? (run_dir / "paper" / NowStamp()).string() : r.journal_dir;
   if (!r.risk_path.empty()) {
     RLT_ASSIGN_OR_RETURN(s.limits, LoadRiskLimits(r.risk_path));

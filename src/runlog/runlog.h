@@ -24,6 +24,8 @@
 //                   rename — a crash never leaves a half-written checkpoint or file.
 //  - manifest.h     MANIFEST (size + CRC-32C per file, verified before use), RunLock (one
 //                   writer per run directory, flock) and RemoveStaleTemps.
+//  - run_dir.h      the one owner of the layout above: checkpoint paths, the newest and
+//                   the loadable checkpoint, status.json written and read.
 //
 // Typical training loop:
 //

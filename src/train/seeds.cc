@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -26,6 +27,7 @@
 #include "core/thread_pool.h"
 #include "dist/dist.h"
 #include "runlog/manifest.h"
+#include "runlog/run_dir.h"
 #include "train/train_options.h"
 
 namespace rlt::train {
@@ -69,17 +71,13 @@ struct Progress {
 };
 Progress ReadProgress(const std::string& run_dir) {
   Progress p;
-  Result<std::string> text = ReadFile((fs::path(run_dir) / "status.json").string(), 1 << 20);
-  if (!text.ok()) return p;
-  const json st = ParseJsonOrDiscarded<json>(*text);
-  if (!st.is_object()) return p;
-  const auto num = [&](const char* k) {
-    return st.contains(k) && st[k].is_number() ? st[k].get<double>() : 0.0;
-  };
-  p.steps = static_cast<int64_t>(num("steps"));
-  p.total = static_cast<int64_t>(num("total_steps"));
-  p.fps = num("fps");
-  if (st.contains("state") && st["state"].is_string()) p.state = st["state"].get<std::string>();
+  const Result<runlog::RunStatusRead> st = runlog::ReadRunStatus(run_dir);
+  if (!st.ok()) return p;
+  const auto whole = [](double v) { return std::isfinite(v) ? static_cast<int64_t>(v) : 0; };
+  p.steps = whole(st->steps);
+  p.total = whole(st->total_steps);
+  p.fps = std::isfinite(st->fps) ? st->fps : 0.0;
+  p.state = st->state;
   return p;
 }
 

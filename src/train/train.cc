@@ -38,6 +38,7 @@
 #include "market/date_range.h"
 #include "market/market.h"
 #include "runlog/manifest.h"
+#include "runlog/run_dir.h"
 #include "runlog/runlog.h"
 #include "train/train_options.h"
 #include "train/training_ranges.h"
@@ -476,25 +477,6 @@ std::string DefaultRunDir(const std::string& config_path) {
 
 namespace {
 
-// The newest checkpoint directory that is complete (has its FORMAT file), or "".
-std::string NewestCheckpoint(const fs::path& run_dir) {
-  std::string best;
-  int64_t best_step = -1;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(run_dir / "checkpoints", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("step_", 0) != 0 || !fs::exists(entry.path() / "FORMAT")) continue;
-    char* end = nullptr;
-    const long long step = std::strtoll(name.c_str() + 5, &end, 10);
-    if (*end != '\0') continue;
-    if (step > best_step) {
-      best_step = step;
-      best = entry.path().string();
-    }
-  }
-  return best;
-}
-
 // One row per update with a fixed set of columns: rollout/* are NaN until the first
 // episode has finished (so the CSV header never changes).
 std::vector<std::pair<std::string, double>> MetricRows(const learn::IterationStats& st) {
@@ -644,8 +626,7 @@ Result<learn::IterationStats> UpdateOnce(Setup& s, LoopState& ls, const fs::path
     if (!logged.ok() && ls.held_error.ok()) ls.held_error = logged;
   }
   if (s.trainer->total_steps() >= ls.next_checkpoint || force_checkpoint) {
-    const fs::path dir =
-        run_dir / "checkpoints" / ("step_" + std::to_string(s.trainer->total_steps()));
+    const fs::path dir = runlog::StepCheckpointPath(run_dir, s.trainer->total_steps());
     RLT_RETURN_IF_ERROR(WriteCheckpoint(dir, s, ls));
     while (ls.next_checkpoint <= s.trainer->total_steps()) {
       ls.next_checkpoint += s.run.checkpoint_every;
@@ -656,13 +637,14 @@ Result<learn::IterationStats> UpdateOnce(Setup& s, LoopState& ls, const fs::path
   return st;
 }
 
-// RUN_DIR/status.json, read by `rltrade status` (docs/training.md).
+// RUN_DIR/status.json (runlog/run_dir.h), read by `rltrade status` and the seeds runner.
 class StatusFile {
  public:
-  StatusFile(const fs::path& run_dir, const Setup& s)
-      : path_((run_dir / "status.json").string()),
-        start_time_(static_cast<int64_t>(std::time(nullptr))),
-        target_(s.run.total_steps) {}
+  StatusFile(const fs::path& run_dir, const Setup& s) : run_dir_(run_dir) {
+    status_.pid = static_cast<int64_t>(::getpid());
+    status_.start_time = static_cast<int64_t>(std::time(nullptr));
+    status_.total_steps = s.run.total_steps;
+  }
   // Writes at most once per second unless `force` (checkpoints, the end).
   Status Write(int64_t steps, double fps, const std::string& last_checkpoint,
                const std::string& state, const std::string& message, bool force) {
@@ -670,21 +652,18 @@ class StatusFile {
     if (!force && written_ && now - last_write_ < std::chrono::seconds(1)) return Status::Ok();
     written_ = true;
     last_write_ = now;
-    nlohmann::json j = {{"pid", static_cast<int64_t>(::getpid())},
-                        {"start_time", start_time_},
-                        {"updated_time", static_cast<int64_t>(std::time(nullptr))},
-                        {"total_steps", target_},
-                        {"steps", steps},
-                        {"fps", fps},
-                        {"last_checkpoint", last_checkpoint},
-                        {"state", state},
-                        {"message", message}};
-    return WriteFileAtomic(path_, JsonText(j, 2) + "\n");
+    status_.updated_time = static_cast<int64_t>(std::time(nullptr));
+    status_.steps = steps;
+    status_.fps = fps;
+    status_.last_checkpoint = last_checkpoint;
+    status_.state = state;
+    status_.message = message;
+    return runlog::WriteRunStatus(run_dir_, status_);
   }
 
  private:
-  std::string path_;
-  int64_t start_time_, target_;
+  fs::path run_dir_;
+  runlog::RunStatus status_;
   bool written_ = false;
   std::chrono::steady_clock::time_point last_write_;
 };
@@ -726,8 +705,7 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
     if (s.trainer->cuts_rollouts() &&
         ls.last_rollout_seconds > learn::PpoTrainer::kInterruptSeconds &&
         s.trainer->iterations() > 0) {
-      const fs::path dir =
-          run_dir / "checkpoints" / ("step_" + std::to_string(s.trainer->total_steps()));
+      const fs::path dir = runlog::StepCheckpointPath(run_dir, s.trainer->total_steps());
       if (ls.last_checkpoint != dir.string()) {
         const std::string previous = ls.safety_checkpoint;
         status = WriteCheckpoint(dir, s, ls);
@@ -768,8 +746,7 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
       // A signal during the update: UpdateOnce checkpointed only if it arrived before the
       // call; make sure this update's checkpoint exists.
       if (ls.last_checkpoint == checkpoint_before) {
-        const fs::path dir =
-            run_dir / "checkpoints" / ("step_" + std::to_string(s.trainer->total_steps()));
+        const fs::path dir = runlog::StepCheckpointPath(run_dir, s.trainer->total_steps());
         status = WriteCheckpoint(dir, s, ls);
       }
       out.exit_code = 128 + sig;
@@ -783,15 +760,14 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
   if (out.paused) {
     // Stopped at stop_at_steps: a checkpoint of this step (unless the last update wrote
     // it) to resume from or evaluate.
-    const fs::path dir =
-        run_dir / "checkpoints" / ("step_" + std::to_string(s.trainer->total_steps()));
+    const fs::path dir = runlog::StepCheckpointPath(run_dir, s.trainer->total_steps());
     if (ls.last_checkpoint != dir.string()) status = WriteCheckpoint(dir, s, ls);
     if (status.ok() && !ls.safety_checkpoint.empty() && ls.safety_checkpoint != dir.string()) {
       std::error_code ec;
       fs::remove_all(ls.safety_checkpoint, ec);
     }
   } else if (status.ok() && out.exit_code == 0) {
-    status = WriteCheckpoint(run_dir / "final", s, ls);
+    status = WriteCheckpoint(runlog::FinalCheckpointPath(run_dir), s, ls);
     if (status.ok() && !ls.safety_checkpoint.empty()) {
       std::error_code ec;  // final/ supersedes it
       fs::remove_all(ls.safety_checkpoint, ec);
@@ -870,8 +846,7 @@ Result<TrainOutcome> TrainLoopOnRanks(Setup& s, const fs::path& run_dir, runlog:
     }
     if (!status.ok()) break;
     if (sig != 0) {
-      const fs::path dir =
-          run_dir / "checkpoints" / ("step_" + std::to_string(s.trainer->total_steps()));
+      const fs::path dir = runlog::StepCheckpointPath(run_dir, s.trainer->total_steps());
       if (ls.last_checkpoint != dir.string()) status = WriteCheckpoint(dir, s, ls);
       out.exit_code = 128 + sig;
       break;
@@ -879,7 +854,8 @@ Result<TrainOutcome> TrainLoopOnRanks(Setup& s, const fs::path& run_dir, runlog:
   }
   progress.Finish();
   signals.reset();
-  if (status.ok() && out.exit_code == 0) status = WriteCheckpoint(run_dir / "final", s, ls);
+  if (status.ok() && out.exit_code == 0)
+    status = WriteCheckpoint(runlog::FinalCheckpointPath(run_dir), s, ls);
   const std::string state = !status.ok()         ? "failed"
                             : out.exit_code != 0 ? "interrupted"
                                                  : "finished";
@@ -996,16 +972,13 @@ void RemoveStaleRunTemps(const fs::path& run_dir) {
   }
 }
 
-// The newest complete checkpoints/step_<N>/, else final/; NotFound when there is none.
+// The newest complete checkpoint (runlog/run_dir.h); NotFound when there is none.
 Result<std::string> ResumeCheckpoint(const fs::path& run_dir) {
-  std::string checkpoint = NewestCheckpoint(run_dir);
-  if (checkpoint.empty() && fs::exists(run_dir / "final" / "FORMAT")) {
-    checkpoint = (run_dir / "final").string();
-  }
+  std::string checkpoint = runlog::NewestCheckpoint(run_dir);
   if (checkpoint.empty()) {
     return Status::NotFound(run_dir.string() +
                             " has no complete checkpoint to resume from (checkpoints/step_<N>/ "
-                            "with a FORMAT file); start a new run instead");
+                            "or final/ with a FORMAT file); start a new run instead");
   }
   return checkpoint;
 }
