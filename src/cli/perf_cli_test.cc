@@ -61,9 +61,16 @@ class PerfCli : public ::testing::Test {
 };
 
 TEST_F(PerfCli, BenchTrainMeasuresBothBackendsSideBySide) {
-  CmdResult r = RunCli(
-      "bench train --config " + config_ + " --steps 256 --threads 1 --backends native,torch --json",
-      "", "/dev/null");
+  const std::string both =
+      "bench train --config " + config_ + " --steps 256 --threads 1 --backends native,torch --json";
+#ifndef RLT_TEST_WITH_TORCH
+  // A build without LibTorch has the native backend only, and says how to get the other.
+  const CmdResult refused = RunCli(both);
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_NE(refused.out.find("-DRLT_WITH_TORCH=ON"), std::string::npos) << refused.out;
+  return;
+#endif
+  CmdResult r = RunCli(both, "", "/dev/null");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j.is_array());

@@ -307,22 +307,32 @@ Status ConvertCheckpoints(const fs::path& path, std::vector<std::string>* conver
                            "checkpoint directory or a run directory");
   }
   std::sort(dirs.begin(), dirs.end());
-#ifdef RLT_WITH_TORCH
-  RLT_ASSIGN_OR_RETURN(const TorchApi* torch, Torch());
+  // Checkpoints already in the native format need nothing (and no LibTorch); the others
+  // are read through the torch plug-in.
+  std::vector<fs::path> legacy;
   for (const fs::path& dir : dirs) {
+    Result<std::string> format = ReadFile((dir / "FORMAT").string(), 1 << 16);
+    const std::string first = format.ok() ? format->substr(0, format->find('\n')) : "";
+    if (first == kFormat || first == "rltrade-es-checkpoint 2") {
+      current->push_back(dir.string());
+    } else {
+      legacy.push_back(dir);
+    }
+  }
+  if (legacy.empty()) return Status::Ok();
+  const Result<const TorchApi*> torch = Torch();
+  if (!torch.ok()) {
+    return Status::Refused(legacy.front().string() +
+                           " was written by an older rltrade (LibTorch archives): converting it "
+                           "reads them with LibTorch, which this rltrade cannot load: " +
+                           torch.status().message());
+  }
+  for (const fs::path& dir : legacy) {
     bool done = false;
-    RLT_RETURN_IF_ERROR(torch->convert_checkpoint(dir, &done));
+    RLT_RETURN_IF_ERROR((*torch)->convert_checkpoint(dir, &done));
     (done ? converted : current)->push_back(dir.string());
   }
   return Status::Ok();
-#else
-  (void)converted;
-  (void)current;
-  return Status::Refused(
-      "checkpoint convert reads LibTorch archives, and this rltrade was built without "
-      "LibTorch; run it with a build that has LibTorch (install libtorch-dev and configure "
-      "with cmake -DRLT_WITH_TORCH=ON)");
-#endif
 }
 
 Status VerifyCheckpointFiles(const fs::path& dir) {
