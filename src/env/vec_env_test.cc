@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/rng.h"
+#include "core/status_test_util.h"
 #include "env/envs/example.h"
 #include "env/registry.h"
 #include "market/synth.h"
@@ -136,8 +137,8 @@ TEST(VecEnv, ResultsDoNotDependOnTheNumberOfThreads) {
 
 TEST(Registry, UnknownIdNamesTheNearestId) {
   auto envs = MakeEnvs("intrady", EnvContext{}, 1);
-  ASSERT_FALSE(envs.ok());
-  EXPECT_NE(envs.status().message().find("did you mean 'intraday'"), std::string::npos);
+  ASSERT_TRUE(IsError(envs, Status::Code::kInvalidArgument,
+                      "unknown environment id 'intrady'; did you mean 'intraday'"));
   auto no_data = MakeEnvs("intraday", EnvContext{}, 1);
   EXPECT_NE(no_data.status().message().find("needs market data"), std::string::npos);
 }

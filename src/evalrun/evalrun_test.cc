@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/civil_time.h"
+#include "core/status_test_util.h"
 #include "env/envs/intraday.h"
 #include "eval/outputs.h"
 #include "evalrun/test_util.h"
@@ -128,14 +129,16 @@ TEST_F(EvalRun, EvalOnTestWritesEveryFileWithTheContractedHeaders) {
 
 TEST_F(EvalRun, ARangeOverlappingTrainIsRefusedNamingBothRanges) {
   auto out = RunEvaluation(Request("2023-02-01:2023-02-28"));
-  ASSERT_FALSE(out.ok());
+  ASSERT_TRUE(
+      IsError(out, Status::Code::kInvalidArgument, "overlaps what the policy saw in training"));
   const std::string& msg = out.status().message();
   EXPECT_NE(msg.find("2023-02-01:2023-02-28"), std::string::npos) << msg;
   EXPECT_NE(msg.find(kTrain), std::string::npos) << msg;
   EXPECT_NE(msg.find("--allow-in-sample"), std::string::npos) << msg;
   EXPECT_FALSE(fs::exists(RunDir() / "eval" / "2023-02-01_2023-02-28"));
   auto train = RunEvaluation(Request("train"));
-  ASSERT_FALSE(train.ok());
+  ASSERT_TRUE(
+      IsError(train, Status::Code::kInvalidArgument, "overlaps what the policy saw in training"));
   EXPECT_NE(train.status().message().find(kTrain), std::string::npos);
 }
 
@@ -272,12 +275,12 @@ TEST(EvalHonesty, ATrainedTargetPositionPolicyDoesNotBeatFlatWithoutASignal) {
 TEST_F(EvalRun, UnknownPolicyAndRangeAreErrorsThatSayWhatToGive) {
   EvalRequest req = Request("holdout");
   auto out = RunEvaluation(req);
-  ASSERT_FALSE(out.ok());
-  EXPECT_NE(out.status().message().find("test"), std::string::npos) << out.status().message();
+  ASSERT_TRUE(IsError(out, Status::Code::kInvalidArgument,
+                      "--range holdout: the run's [split] has no 'holdout'"));
   req = Request();
   req.policy = "rule:nope";
   out = RunEvaluation(req);
-  ASSERT_FALSE(out.ok());
+  ASSERT_TRUE(IsError(out, Status::Code::kInvalidArgument, "unknown rule 'nope'"));
   EXPECT_NE(out.status().message().find("momentum5"), std::string::npos);
 }
 
@@ -489,7 +492,8 @@ TEST(EvalOptions, TestRangeWalkWithBuyAndHoldAndFlatCheckedIndependently) {
   EXPECT_EQ(Read(fs::path(out->out_dir) / eval::kSummaryFile), first);
   req.range = "2014-06-02:2014-08-29";
   auto refused = RunEvaluation(req);
-  ASSERT_FALSE(refused.ok());
+  ASSERT_TRUE(
+      IsError(refused, Status::Code::kInvalidArgument, "overlaps what the policy saw in training"));
   EXPECT_NE(refused.status().message().find("2014-01-02:2014-12-31"), std::string::npos)
       << refused.status().ToString();
   fs::remove_all(root);

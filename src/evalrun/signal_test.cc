@@ -18,6 +18,7 @@
 
 #include "config/config.h"
 #include "core/civil_time.h"
+#include "core/status_test_util.h"
 #include "env/envs/intraday.h"
 #include "env/registry.h"
 #include "evalrun/test_util.h"
@@ -222,9 +223,7 @@ TEST_F(SignalRun, TooFewBarsSaysHowManyAreNeeded) {
   req.run_dir = RunDir().string();
   req.bars_file = WriteRows("short.csv", t - 29, t);
   auto sig = ComputeSignal(req);
-  ASSERT_FALSE(sig.ok());
-  EXPECT_NE(sig.status().message().find("needs 55 bars"), std::string::npos)
-      << sig.status().message();
+  ASSERT_TRUE(IsError(sig, Status::Code::kInvalidArgument, "needs 55 bars"));
   EXPECT_NE(sig.status().message().find("but 30 were given"), std::string::npos)
       << sig.status().message();
   // Exactly enough works.
@@ -233,7 +232,7 @@ TEST_F(SignalRun, TooFewBarsSaysHowManyAreNeeded) {
   EXPECT_TRUE(ok.ok()) << ok.status().ToString();
   req.bars_file = WriteRows("one_short.csv", t - 53, t);
   auto short_one = ComputeSignal(req);
-  ASSERT_FALSE(short_one.ok());
+  ASSERT_TRUE(IsError(short_one, Status::Code::kInvalidArgument, "but 54 were given"));
   EXPECT_NE(short_one.status().message().find("needs 55 bars"), std::string::npos);
 }
 
@@ -301,8 +300,7 @@ TEST_F(SignalRun, BarsOfAnotherMarketAreRefusedNamingEachDifference) {
   req.run_dir = RunDir().string();
   req.bars_file = file.string();
   auto refused = ComputeSignal(req);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().code(), Status::Code::kRefused);
+  ASSERT_TRUE(IsError(refused, Status::Code::kRefused, "bar size: " + file.string()));
   const std::string& m = refused.status().message();
   EXPECT_NE(m.find("bar size: " + file.string() +
                    " has 1-minute bars, the run trained on "

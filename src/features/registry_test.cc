@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "core/status_test_util.h"
 #include "features/indicators.h"
 #include "features/test_util.h"
 
@@ -89,11 +90,11 @@ TEST(Registry, NbdevSetsBothBandsAndExplicitOnesWin) {
 TEST(Registry, ErrorsNameTheValidChoicesAndTheNearest) {
   const market::Bars bars = testing::TalibBars();
   Result<IndicatorResult> r = ComputeIndicator(bars, "rsl", {});
-  ASSERT_FALSE(r.ok());
+  ASSERT_TRUE(IsError(r, Status::Code::kNotFound, "unknown indicator 'rsl'"));
   EXPECT_NE(r.status().message().find("did you mean 'rsi'"), std::string::npos);
   EXPECT_NE(r.status().message().find("willr"), std::string::npos);
   r = ComputeIndicator(bars, "bbands", {{"nbdevup_", "2"}});
-  ASSERT_FALSE(r.ok());
+  ASSERT_TRUE(IsError(r, Status::Code::kInvalidArgument, "has no parameter 'nbdevup_'"));
   EXPECT_NE(r.status().message().find("did you mean 'nbdevup'"), std::string::npos);
   EXPECT_FALSE(ComputeIndicator(bars, "sma", {{"period", "1"}}).ok());    // TA-Lib: >= 2
   EXPECT_FALSE(ComputeIndicator(bars, "sma", {{"period", "2.5"}}).ok());  // integer
@@ -101,9 +102,10 @@ TEST(Registry, ErrorsNameTheValidChoicesAndTheNearest) {
   // Decimal only (strtod would read 0x10 as 16).
   for (const char* text : {"0x10", "0X10", " 16", "16 ", "1e400", "nan"}) {
     const Result<IndicatorResult> bad = ComputeIndicator(bars, "sma", {{"period", text}});
-    ASSERT_FALSE(bad.ok()) << text;
-    EXPECT_NE(bad.status().message().find("needs a finite decimal number"), std::string::npos)
-        << bad.status().message();
+    ASSERT_TRUE(IsError(
+        bad, Status::Code::kInvalidArgument,
+        "sma: parameter 'period' needs a finite decimal number, got '" + std::string(text) + "'"))
+        << text;
   }
   EXPECT_TRUE(ComputeIndicator(bars, "sma", {{"period", "16"}}).ok());
 }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "core/status_test_util.h"
 #include "env/registry.h"
 #include "learn/checkpoint.h"
 #include "learn/evaluate.h"
@@ -146,15 +147,13 @@ TEST(RecurrentPpo, SequenceSettingsThatDoNotFitTheRolloutAreRefused) {
   PpoOptions o = SmallPpo();
   o.sequence_length = 5;  // does not divide n_steps = 32
   Status s = ValidateRecurrentPpo(Lstm(8), o);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("sequence_length = 5 must divide [algo] n_steps = 32"),
-            std::string::npos)
-      << s.message();
+  ASSERT_TRUE(IsError(s, Status::Code::kInvalidArgument,
+                      "sequence_length = 5 must divide [algo] n_steps = 32"));
   o.sequence_length = 8;
   o.batch_size = 20;
   s = ValidateRecurrentPpo(Lstm(8), o);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("multiple of [algo] sequence_length = 8"), std::string::npos);
+  ASSERT_TRUE(IsError(s, Status::Code::kInvalidArgument,
+                      "[algo] batch_size = 20 must be a multiple of [algo] sequence_length = 8"));
   PolicyOptions torch_backend = Lstm(8);
   torch_backend.backend = "torch";
   EXPECT_FALSE(ValidatePolicyOptions(torch_backend).ok());

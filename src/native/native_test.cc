@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "core/status_test_util.h"
 #include "core/thread_pool.h"
 #include "native/actor_critic.h"
 #include "native/adam.h"
@@ -748,9 +749,8 @@ TEST(TensorFile, RoundTripsThroughBytesAndDisk) {
   auto got = read->Get("pi_net.0.weight", DType::kFloat32, {2, 3}, path.string());
   EXPECT_TRUE(got.ok());
   auto wrong = read->Get("pi_net.0.weight", DType::kFloat32, {3, 2}, path.string());
-  ASSERT_FALSE(wrong.ok());
-  EXPECT_NE(wrong.status().message().find("expected float32 (3, 2)"), std::string::npos)
-      << wrong.status().message();
+  ASSERT_TRUE(IsError(wrong, Status::Code::kDataError,
+                      "tensor 'pi_net.0.weight' is float32 (2, 3), expected float32 (3, 2)"));
   EXPECT_FALSE(read->Get("missing", DType::kFloat32, {1}, "f").ok());
   std::filesystem::remove(path);
   EXPECT_EQ(TensorFile::Read(path).status().code(), Status::Code::kNotFound);
@@ -758,11 +758,8 @@ TEST(TensorFile, RoundTripsThroughBytesAndDisk) {
 
 void ExpectRejected(const std::string& bytes, const std::string& expected_fragment) {
   auto parsed = TensorFile::Parse(bytes, "bad.bin");
-  ASSERT_FALSE(parsed.ok()) << "accepted; expected: " << expected_fragment;
-  EXPECT_EQ(parsed.status().code(), Status::Code::kDataError);
+  ASSERT_TRUE(IsError(parsed, Status::Code::kDataError, expected_fragment));
   EXPECT_NE(parsed.status().message().find("bad.bin"), std::string::npos);
-  EXPECT_NE(parsed.status().message().find(expected_fragment), std::string::npos)
-      << parsed.status().message();
 }
 
 TEST(TensorFile, RejectsEveryKindOfCorruptFile) {
@@ -775,7 +772,7 @@ TEST(TensorFile, RejectsEveryKindOfCorruptFile) {
   version[8] = 2;
   ExpectRejected(version, "version 2");
   for (size_t cut : {good.size() - 1, good.size() - 9, size_t{40}, size_t{25}}) {
-    ExpectRejected(good.substr(0, cut), "");
+    ExpectRejected(good.substr(0, cut), "checksum");
   }
   std::string flipped = good;
   flipped[good.size() / 2] ^= 0x10;

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "core/rng.h"
+#include "core/status_test_util.h"
 
 namespace rlt::retrieval {
 namespace {
@@ -162,7 +163,7 @@ TEST(HardNegativeMiner, RefusesAnUnknownIndex) {
   options.index = "lsh";
   auto miner =
       HardNegativeMiner::Create(data.bank.data(), data.n, data.d, data.examples, 2, options);
-  ASSERT_FALSE(miner.ok());
+  ASSERT_TRUE(IsError(miner, Status::Code::kInvalidArgument, "[mining] index 'lsh'"));
   EXPECT_NE(miner.status().message().find("expected flat, ivf or hnsw"), std::string::npos);
 }
 

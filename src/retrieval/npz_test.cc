@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "core/status_test_util.h"
+
 namespace rlt::retrieval {
 namespace {
 
@@ -164,11 +166,9 @@ TEST(Npz, AWriterDestroyedBeforeFinishLeavesNothing) {
 TEST(Npz, ErrorsNameTheFileTheArrayAndTheRule) {
   auto f = NpzFile::Open(kFixtures + "numpy_stored.npz");
   ASSERT_TRUE(f.ok());
-  auto expect = [](const Status& st, const std::vector<std::string>& fragments) {
-    ASSERT_FALSE(st.ok());
-    for (const std::string& frag : fragments) {
-      EXPECT_NE(st.message().find(frag), std::string::npos) << st.message();
-    }
+  auto expect = [](const Status& st, const std::vector<std::string>& fragments,
+                   Status::Code code = Status::Code::kDataError) {
+    for (const std::string& frag : fragments) EXPECT_TRUE(IsError(st, code, frag));
   };
   expect(f->Get("X_train", {NpyDType::kFloat32}, {-1, -1, -1}).status(),
          {"numpy_stored.npz: array 'X_train' is missing", "holds: a, h, i"});
@@ -184,8 +184,9 @@ TEST(Npz, ErrorsNameTheFileTheArrayAndTheRule) {
   expect(odd->Get("d", {NpyDType::kFloat32}, {3}).status(), {"array 'd'", "'<f8'", "astype"});
   expect(odd->Get("short", {NpyDType::kFloat32}, {10}).status(),
          {"array 'short'", "promises 40 bytes of data but the member holds 32"});
-  expect(NpzFile::Open(kFixtures + "missing.npz").status(), {"missing.npz"});
-  expect(NpzFile::Open(kFixtures).status(), {"not a regular file"});
+  expect(NpzFile::Open(kFixtures + "missing.npz").status(), {"missing.npz"},
+         Status::Code::kIoError);
+  expect(NpzFile::Open(kFixtures).status(), {"not a regular file"}, Status::Code::kInvalidArgument);
 }
 
 TEST(Npz, TruncatedOrFlippedArchivesGiveErrorsNeverWrongData) {
@@ -237,9 +238,7 @@ TEST(Npz, ADeflatedMemberClaimingMoreThanDeflateCanProduceIsRefused) {
   auto f = NpzFile::Open(path);
   ASSERT_TRUE(f.ok()) << f.status().message();
   auto a = f->Get("a", {NpyDType::kFloat32}, {3, 4, 5});
-  ASSERT_FALSE(a.ok());
-  EXPECT_NE(a.status().message().find("more than deflate can produce"), std::string::npos)
-      << a.status().message();
+  ASSERT_TRUE(IsError(a, Status::Code::kDataError, "more than deflate can produce"));
 }
 
 // Replaces every occurrence of `from` in `bytes` by `to` (same length) from `first` on;
@@ -278,10 +277,7 @@ TEST(Npz, MemberNamesReadersCouldResolveDifferentlyAreRefused) {
   ASSERT_EQ(Patch(dup, "A_2.npy", "A_1.npy"), 2);  // the local header and the directory
   WriteBytes(path, dup);
   auto twice = NpzFile::Open(path);
-  ASSERT_FALSE(twice.ok());
-  EXPECT_NE(twice.status().message().find(path + ": two members are named 'A_1.npy'"),
-            std::string::npos)
-      << twice.status().message();
+  ASSERT_TRUE(IsError(twice, Status::Code::kDataError, path + ": two members are named 'A_1.npy'"));
   // Only the local header renamed: its name and the directory's disagree.
   std::string local = clean;
   const size_t at = local.find("A_2.npy");
@@ -289,11 +285,8 @@ TEST(Npz, MemberNamesReadersCouldResolveDifferentlyAreRefused) {
   local.replace(at, 7, "A_3.npy");
   WriteBytes(path, local);
   auto mismatch = NpzFile::Open(path);
-  ASSERT_FALSE(mismatch.ok());
-  EXPECT_NE(mismatch.status().message().find("member 'A_2.npy' has another name in its local "
-                                             "header ('A_3.npy')"),
-            std::string::npos)
-      << mismatch.status().message();
+  ASSERT_TRUE(IsError(mismatch, Status::Code::kDataError,
+                      "member 'A_2.npy' has another name in its local header ('A_3.npy')"));
   // Members 'W.npy' and 'W.npy.npy': np.load(...)['W.npy'] reads the first, a reader that
   // strips '.npy' the second.
   write_two(path, "W", "Q.npy");
@@ -301,9 +294,7 @@ TEST(Npz, MemberNamesReadersCouldResolveDifferentlyAreRefused) {
   ASSERT_EQ(Patch(stem, "Q.npy.npy", "W.npy.npy"), 2);
   WriteBytes(path, stem);
   auto ambiguous = NpzFile::Open(path);
-  ASSERT_FALSE(ambiguous.ok());
-  EXPECT_NE(ambiguous.status().message().find("members 'W.npy' and 'W.npy.npy'"), std::string::npos)
-      << ambiguous.status().message();
+  ASSERT_TRUE(IsError(ambiguous, Status::Code::kDataError, "members 'W.npy' and 'W.npy.npy'"));
   // Our writer never makes such an archive.
   auto w = NpzWriter::Create(dir + "/w.npz");
   ASSERT_TRUE(w.ok());
@@ -312,9 +303,7 @@ TEST(Npz, MemberNamesReadersCouldResolveDifferentlyAreRefused) {
   EXPECT_FALSE(w->AddFloat32("v.npy", {2}, second).ok());
   ASSERT_TRUE(w->AddFloat32("u.npy", {2}, second).ok());
   const Status stem_of = w->AddFloat32("u", {2}, first);
-  ASSERT_FALSE(stem_of.ok());
-  EXPECT_NE(stem_of.message().find("array 'u' is written twice"), std::string::npos)
-      << stem_of.message();
+  ASSERT_TRUE(IsError(stem_of, Status::Code::kInvalidArgument, "array 'u' is written twice"));
   ASSERT_TRUE(w->Finish().ok());
   auto back = NpzFile::Open(dir + "/w.npz");
   ASSERT_TRUE(back.ok()) << back.status().message();

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "core/status_test_util.h"
 #include "market/sessions.h"
 #include "market/synth.h"
 
@@ -758,13 +759,11 @@ TEST(IntradayEnv, CreateRejectsARangeWithoutEligibleSessionsNamingRange) {
   IntradayOptions o = HandOptions();
   o.range = "2030-01-01:2030-12-31";  // no data at all
   auto empty = IntradayStockEnv::Create(ds, o);
-  ASSERT_FALSE(empty.ok());
-  EXPECT_THAT(empty.status().message(), HasSubstr("range"));
+  ASSERT_TRUE(IsError(empty, Status::Code::kInvalidArgument, "[env] range '2030-01-01"));
   o.range = "2024-01-02:2024-01-02";  // only session 0, inside the warm-up
   auto warmup = IntradayStockEnv::Create(ds, o);
-  ASSERT_FALSE(warmup.ok());
-  EXPECT_THAT(warmup.status().message(), HasSubstr("range"));
-  EXPECT_THAT(warmup.status().message(), HasSubstr("2024-01-02"));
+  ASSERT_TRUE(IsError(warmup, Status::Code::kInvalidArgument,
+                      "[env] no session in range '2024-01-02:2024-01-02'"));
   o.range = "2024-01-02:2024-01-03";  // session 1 is fine
   EXPECT_TRUE(IntradayStockEnv::Create(ds, o).ok());
 }
@@ -849,8 +848,8 @@ TEST(IntradayEnv, LotSizeMustBePositiveAndBounded) {
     IntradayOptions o = HandOptions();
     o.lot_size = bad;
     auto created = IntradayStockEnv::Create(HandDataset(HandBars(3, 5)), o);
-    ASSERT_FALSE(created.ok()) << bad;
-    EXPECT_THAT(created.status().message(), HasSubstr("lot_size")) << bad;
+    ASSERT_TRUE(IsError(created, Status::Code::kInvalidArgument, "[env] lot_size must be > 0"))
+        << bad;
   }
 }
 
@@ -862,8 +861,7 @@ TEST(IntradayEnv, AbsurdCapitalIsRefusedAndShareCountsStayInRange) {
   o.action_mode = "target_position";
   o.initial_capital = 1e300;
   auto bad = IntradayStockEnv::Create(HandDataset(HandBars(3, 5)), o);
-  ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(bad.status().message(), HasSubstr("initial_capital"));
+  ASSERT_TRUE(IsError(bad, Status::Code::kInvalidArgument, "[env] initial_capital"));
   market::Bars tiny = HandBars(3, 5);  // prices of ~1e-298: 1e15 buys "infinitely" many
   for (auto* column : {&tiny.open, &tiny.high, &tiny.low, &tiny.close}) {
     for (double& v : *column) v *= 1e-300;
@@ -879,13 +877,13 @@ TEST(IntradayEnv, AbsurdCapitalIsRefusedAndShareCountsStayInRange) {
 TEST(IntradayEnv, MakeIntradayEnvNamesTheNearestKeyForAnUnknownSetting) {
   auto ds = HandDataset(HandBars(3, 5));
   auto bad = MakeIntradayEnv({{"nlag", "3"}}, ds);
-  ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(bad.status().message(), HasSubstr("'nlags'"));
+  ASSERT_TRUE(
+      IsError(bad, Status::Code::kInvalidArgument, "unknown key 'nlag'; did you mean 'nlags'"));
   bad = MakeIntradayEnv({{"cost_rat", "0.001"}}, ds);
-  ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(bad.status().message(), HasSubstr("'cost_rate'"));
+  ASSERT_TRUE(IsError(bad, Status::Code::kInvalidArgument,
+                      "unknown key 'cost_rat'; did you mean 'cost_rate'"));
   bad = MakeIntradayEnv({{"fill", "next_close"}}, ds);
-  ASSERT_FALSE(bad.ok());
+  ASSERT_TRUE(IsError(bad, Status::Code::kInvalidArgument, "'fill' = 'next_close'"));
   EXPECT_THAT(bad.status().message(), HasSubstr("next_typical"));
   auto good = MakeIntradayEnv({{"nlags", "2"}, {"action_mode", "target_position"}}, ds);
   ASSERT_TRUE(good.ok()) << good.status().ToString();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "core/status_test_util.h"
 #include "env/registry.h"
 #include "env/vec_env.h"
 
@@ -267,7 +268,7 @@ TEST(PendulumEnv, IsRegisteredWithoutMarketDataAndRejectsBadOptions) {
   EXPECT_FALSE(MakePendulumEnv({{"g", "-1"}}).ok());
   EXPECT_FALSE(MakePendulumEnv({{"g", "nan"}}).ok());
   auto typo = MakePendulumEnv({{"gravity", "10"}});
-  EXPECT_FALSE(typo.ok());
+  EXPECT_TRUE(IsError(typo, Status::Code::kInvalidArgument, "unknown key 'gravity'"));
 }
 
 }  // namespace
