@@ -77,21 +77,8 @@ Result<nlohmann::json> StatusJson(const std::string& run_dir) {
   const double eta = alive && st.fps > 0 && std::isfinite(st.total_steps - st.steps)
                          ? (st.total_steps - st.steps) / st.fps
                          : NAN;
-  // The file's keys as it holds them: whole numbers as integers, a number absent from the
-  // file (or of another type) as null.
-  const auto number = [](double v) {
-    if (!std::isfinite(v)) return nlohmann::json(nullptr);
-    if (v == std::trunc(v) && std::fabs(v) < 9e15) return nlohmann::json(static_cast<int64_t>(v));
-    return nlohmann::json(v);
-  };
-  nlohmann::json out = {{"pid", number(st.pid)},
-                        {"start_time", number(st.start_time)},
-                        {"updated_time", number(st.updated_time)},
-                        {"total_steps", number(st.total_steps)},
-                        {"steps", number(st.steps)},
-                        {"fps", number(st.fps)},
-                        {"last_checkpoint", st.last_checkpoint},
-                        {"message", st.message}};
+  // Every key the file holds (a paper journal's too), then what status adds.
+  nlohmann::json out = ParseJsonOrDiscarded<nlohmann::json>(st.text);
   out["alive"] = alive;
   out["state"] = state;
   out["eta_seconds"] = std::isfinite(eta) ? nlohmann::json(eta) : nlohmann::json(nullptr);

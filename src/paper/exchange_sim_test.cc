@@ -641,6 +641,9 @@ TEST(ExchangeSim, QuantitiesOutsideTheLimitsAreRefusedAndNothingNonFiniteIsSent)
   options.fee_rate = 0.5;
   RunningSim sim(Bars(3), options);
   RawClient c(sim.port());
+  // Bar 0 first: an order accepted before any bar is sent fills at bar 0's open, one
+  // accepted after it at bar 1's (exchange_sim.h), and the fill below is bar 1's.
+  EXPECT_EQ(c.Expect<BarMessage>().seq, 0);
   for (const char* q : {"1e308", "1e-300", "0"}) {
     c.Send(OrderLine(std::string("q") + q, q));
     const ErrorMessage e = c.Expect<ErrorMessage>();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "core/file_io.h"
 #include "core/json_parse.h"
@@ -104,6 +105,7 @@ Result<RunStatusRead> ReadRunStatus(const fs::path& run_dir) {
   r.last_checkpoint = TextOf(j, "last_checkpoint");
   r.state = TextOf(j, "state");
   r.message = TextOf(j, "message");
+  r.text = std::move(text).value();
   return r;
 }
 

@@ -55,6 +55,10 @@ Status WriteRunStatus(const std::filesystem::path& run_dir, const RunStatus& sta
 struct RunStatusRead {
   double pid = 0, start_time = 0, updated_time = 0, total_steps = 0, steps = 0, fps = 0;
   std::string last_checkpoint, state, message;
+  // The file as read (a JSON object), for readers that show every key it holds: a paper
+  // session's journal keeps its own status.json of the same name with more keys ("kind":
+  // "paper", position, PnL; paper/paper.h).
+  std::string text;
 };
 // NotFound (naming the file, "not a run directory of this rltrade version, or training has
 // not started yet") when there is no status.json; DataError for a file that is not a JSON
