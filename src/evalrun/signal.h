@@ -43,7 +43,7 @@
 // starts later than the training data gives values close to, not identical with, those of
 // the full history; give a few hundred bars more than the minimum.
 //
-// This header is LibTorch-free. Not thread-safe (LibTorch thread counts are global).
+// Not thread-safe (the learner's thread counts are process-wide).
 #ifndef RLT_EVALRUN_SIGNAL_H_
 #define RLT_EVALRUN_SIGNAL_H_
 
