@@ -8,36 +8,14 @@
 
 #include "core/rng.h"
 #include "core/thread_pool.h"
+#include "pricing/greeks_bench.h"
 #include "pricing/pricing.h"
 
 namespace rlt::pricing {
 namespace {
 
 template <typename T>
-struct Data {
-  explicit Data(size_t n) : type(n), in(6, std::vector<T>(n)), out(8, std::vector<T>(n)) {
-    Rng rng(1);
-    for (size_t i = 0; i < n; ++i) {
-      type[i] = rng.Bernoulli(0.5) ? OptionType::kCall : OptionType::kPut;
-      in[0][i] = static_cast<T>(rng.Uniform(50, 150));                // spot
-      in[1][i] = static_cast<T>(100 * std::exp(0.2 * rng.Normal()));  // strike
-      in[2][i] = static_cast<T>(rng.Uniform(0, 0.08));                // rate
-      in[3][i] = static_cast<T>(rng.Uniform(0, 0.04));                // div
-      in[4][i] = static_cast<T>(rng.Uniform(0.1, 0.6));               // vol
-      in[5][i] = static_cast<T>(rng.Uniform(1 / 365.0, 2.0));         // time
-    }
-  }
-  OptionBatch<T> Inputs() const {
-    return {type.size(),  type.data(),  in[0].data(), in[1].data(),
-            in[2].data(), in[3].data(), in[4].data(), in[5].data()};
-  }
-  GreeksBatch<T> Outputs() {
-    return {out[0].data(), out[1].data(), out[2].data(), out[3].data(),
-            out[4].data(), out[5].data(), out[6].data(), out[7].data()};
-  }
-  std::vector<OptionType> type;
-  std::vector<std::vector<T>> in, out;
-};
+using Data = GreeksBatchData<T>;
 
 template <typename T>
 void BM_BsmGreeksBatch(benchmark::State& state) {
