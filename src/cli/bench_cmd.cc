@@ -316,11 +316,9 @@ int RunBenchTrainOnRanks(const BenchTrainFlags& f) {
     return 0;
   }
   const std::string what =
-      all.shape.algo == "es"
-          ? fmt::format("evolution strategies on {} (population {}, {} thread(s) per rank",
-                        f.options.config_path, all.shape.population, all.shape.threads)
-          : fmt::format("data-parallel training of {} ({} envs and {} thread(s) per rank",
-                        f.options.config_path, all.shape.num_envs, all.shape.threads);
+      fmt::format("{} of {} ({} and {} thread(s) per rank",
+                  all.shape.dense_update ? "data-parallel training" : all.shape.algo,
+                  f.options.config_path, all.shape.workload, all.shape.threads);
   fmt::print(
       "{}, after one warm-up update; the median of {} rounds of 1 rank then {} ranks: "
       "speed-ups {:.2f})\n"

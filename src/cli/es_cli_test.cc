@@ -92,7 +92,7 @@ TEST_F(EsCli, BadAlgoValuesAreRefusedWithTheirPlaceBeforeAnythingIsWritten) {
     std::string set, expect;
   };
   const std::vector<Case> cases = {
-      {"algo.name=sac", "[algo] name = \"sac\": expected \"ppo\" (the default) or \"es\""},
+      {"algo.name=sac", "[algo] name = \"sac\": expected one of \"ppo\" (PPO (the default"},
       {"algo.population=255", "[algo] population: expected an even number of members"},
       {"algo.sigma=0", "[algo] sigma: expected a positive perturbation standard deviation"},
       {"algo.variant=cma", "variant"},

@@ -189,6 +189,15 @@ TEST_F(HostilePaperCli, ABadBarJournaledByAnOlderProcessIsSkippedOnRestart) {
   }
   EXPECT_TRUE(noted);
   EXPECT_EQ(Json(j + "/status.json")["state"], "finished");
+  // `rltrade status JOURNAL` reads the file through paper/status_file.h, as written.
+  const auto shown = RunRltrade("status " + j);
+  ASSERT_EQ(shown.exit_code, 0) << shown.out;
+  const auto status = Json(j + "/status.json");
+  char worth[64];
+  std::snprintf(worth, sizeof worth, "net worth %.2f", status["net_worth"].get<double>());
+  EXPECT_NE(shown.out.find("paper session " + j), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("state         finished"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find(worth), std::string::npos) << shown.out;
 }
 
 TEST_F(HostilePaperCli, ExtendedHoursBarsAreDroppedAndCounted) {

@@ -29,6 +29,7 @@
 #include "core/json_text.h"
 #include "core/printable.h"
 #include "core/proc_stats.h"
+#include "paper/status_file.h"
 #include "runlog/manifest.h"
 #include "runlog/run_dir.h"
 #include "train/seeds.h"
@@ -178,47 +179,44 @@ int RunSeedsStatus(const std::string& run_dir, const train::SeedsIndex& index, b
   return 0;
 }
 
-// A paper session's journal directory (paper/paper.h writes its status.json).
-void PrintPaper(const std::string& dir, const nlohmann::json& st) {
-  const std::string state = Text(st, "state", "unknown");
+// A paper session's journal directory (paper/status_file.h owns its status.json; `state`
+// is StatusJson's, "died" for a running session whose process is gone).
+void PrintPaper(const std::string& dir, const std::string& state, const paper::PaperStatus& st) {
+  auto text = [](const std::string& s) { return s.empty() ? std::string("?") : s; };
   fmt::print("paper session {}\n", dir);
   fmt::print("state         {}{}\n", state,
              state == "died" ? " (process gone; restart it with rltrade paper ... --journal " +
                                    dir + ", same arguments)"
                              : "");
-  fmt::print("run           {} (feed {}, broker {})\n", Text(st, "run_dir", "?"),
-             Text(st, "feed", "?"), Text(st, "broker", "?"));
-  fmt::print("last bar      {} (bar {:.0f}, {} bars), session {}{}\n",
-             Text(st, "last_bar_time", "?"), Number(st, "last_bar"), Number(st, "bars"),
-             Text(st, "session_date", "?"),
-             st.contains("trading") && st["trading"].is_boolean() && !st["trading"].get<bool>()
-                 ? " (not trading: warm-up or before --start)"
-                 : "");
-  fmt::print("position      {:.6g} shares; cash {:.2f}; net worth {:.2f}\n", Number(st, "position"),
-             Number(st, "cash"), Number(st, "net_worth"));
-  fmt::print("today         PnL {:+.2f}; {:.0f} orders ({:.0f} fills since the start)\n",
-             Number(st, "pnl_today"), Number(st, "orders_today"), Number(st, "fills"));
-  if (st.contains("open_orders") && st["open_orders"].is_array() && !st["open_orders"].empty()) {
+  fmt::print("run           {} (feed {}, broker {})\n", text(st.run_dir), text(st.feed),
+             text(st.broker));
+  if (!st.has_bar) {
+    fmt::print("last bar      none yet ({} bars received)\n", st.bars);
+  } else {
+    fmt::print("last bar      {} (bar {}, {} bars), session {}{}\n", text(st.last_bar_time),
+               st.last_bar, st.bars, text(st.session_date),
+               st.trading ? "" : " (not trading: warm-up or before --start)");
+    fmt::print("position      {:.6g} shares; cash {:.2f}; net worth {:.2f}\n", st.position, st.cash,
+               st.net_worth);
+    fmt::print("today         PnL {:+.2f}; {} orders ({} fills since the start)\n", st.pnl_today,
+               st.orders_today, st.fills);
+  }
+  if (!st.open_orders.empty()) {
     std::string ids;
-    for (const auto& id : st["open_orders"]) ids += (ids.empty() ? "" : ", ") + JsonSummary(id, 80);
+    for (const std::string& id : st.open_orders) {
+      ids += (ids.empty() ? "" : ", ") + PrintableText(id, 80);
+    }
     fmt::print("open orders   {}\n", ids);
   }
-  const nlohmann::json risk =
-      st.contains("risk") && st["risk"].is_object() ? st["risk"] : nlohmann::json();
   std::string refused;
-  if (risk.contains("refusals") && risk["refusals"].is_object()) {
-    for (const auto& [rule, n] : risk["refusals"].items()) {
-      refused += (refused.empty() ? "" : ", ") + rule + " " + JsonSummary(n, 40);
-    }
+  for (const auto& [rule, n] : st.refusals) {
+    refused += fmt::format("{}{} {}", refused.empty() ? "" : ", ", PrintableText(rule, 40), n);
   }
-  auto flag = [&risk](const char* key) {
-    return risk.contains(key) && risk[key].is_boolean() && risk[key].get<bool>();
-  };
-  fmt::print("risk          {}{}{}; refusals: {}\n",
-             flag("halted") ? "halted for the session" : "ok",
-             flag("stopped") ? ", stopped (net worth at the stop fraction)" : "",
-             flag("stale_feed") ? ", feed stale (no new orders until the next bar)" : "",
+  fmt::print("risk          {}{}{}; refusals: {}\n", st.halted ? "halted for the session" : "ok",
+             st.stopped ? ", stopped (net worth at the stop fraction)" : "",
+             st.stale_feed ? ", feed stale (no new orders until the next bar)" : "",
              refused.empty() ? "none" : refused);
+  if (!st.error.empty()) fmt::print("error         {}\n", PrintableText(st.error, 1000));
 }
 
 int RunStatus(const std::string& run_dir, bool json) {
@@ -229,8 +227,8 @@ int RunStatus(const std::string& run_dir, bool json) {
   if (!st.ok()) return ReportError(st.status());
   if (json) {
     fmt::print("{}\n", JsonText(*st, 2));
-  } else if (Text(*st, "kind", "") == "paper") {
-    PrintPaper(run_dir, *st);
+  } else if (paper::IsPaperStatus(*st)) {
+    PrintPaper(run_dir, Text(*st, "state", "unknown"), paper::PaperStatusFromJson(*st));
   } else {
     PrintOne(run_dir, *st);
   }

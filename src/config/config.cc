@@ -444,4 +444,10 @@ std::string Config::ToToml() const {
   return out;
 }
 
+std::string KeyPlace(const Config& config, const std::string& section, const std::string& key) {
+  const ConfigValue* v = config.Get(section, key);
+  return (v != nullptr ? MessagePlace(v->source) + ": " : std::string()) + "[" + section + "] " +
+         key;
+}
+
 }  // namespace rlt::config

@@ -214,6 +214,10 @@ void Config::SetSection(const std::string& section, const Options& options) {
   SetSectionValues(section, rows);
 }
 
+// "file:line: [section] key" when `config` sets the key, else "[section] key": the place a
+// message about that key's value names.
+std::string KeyPlace(const Config& config, const std::string& section, const std::string& key);
+
 }  // namespace rlt::config
 
 #endif  // RLT_CONFIG_CONFIG_H_

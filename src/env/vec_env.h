@@ -39,6 +39,18 @@
 
 namespace rlt::env {
 
+// Bytes one environment of `spec` holds, estimated before N are built (memory checks of
+// `rltrade train` and the Python module's make_vec): ~kEnvObjectBytes for the object and
+// its state (the intraday env holds its options, a copy of the eligible session list and
+// its portfolio; the market data and features are shared), plus its rows of the VecEnv's
+// arrays: observations and terminal observations (2 x obs_dim floats), actions, info and
+// terminal info (2 x info_dim doubles), rewards and flags.
+inline constexpr double kEnvObjectBytes = 4096;
+inline double EnvBytesEach(const EnvSpec& spec) {
+  return kEnvObjectBytes + (2.0 * spec.obs_dim + spec.action.dim + 2) * sizeof(float) +
+         2.0 * static_cast<double>(spec.info_names.size()) * sizeof(double);
+}
+
 class VecEnv {
  public:
   // REQUIRES: !envs.empty(), all envs share one spec shape; threads >= 1 (capped at N).

@@ -555,22 +555,28 @@ Status LoadEsCheckpoint(const fs::path& dir, EsTrainer& trainer) {
 
 }  // namespace
 
-Status SaveCheckpoint(const fs::path& dir, Trainer& trainer,
-                      const std::map<std::string, std::string>& extra_files) {
-  if (auto* ppo = dynamic_cast<PpoTrainer*>(&trainer))
-    return SaveCheckpoint(dir, *ppo, extra_files);
-  auto& es = dynamic_cast<EsTrainer&>(trainer);
-  Collective* group = es.group();
-  // Every rank holds the same state: rank 0 writes.
-  Status written = Status::Ok();
-  if (group == nullptr || group->rank() == 0)
-    written = WriteEsCheckpointFiles(dir, es, extra_files);
-  return group == nullptr ? written : OutcomeOfRankZero(group, written);
+Status PpoTrainer::Save(const fs::path& dir,
+                        const std::map<std::string, std::string>& extra_files) {
+  return SaveCheckpoint(dir, *this, extra_files);
 }
 
-Status LoadCheckpoint(const fs::path& dir, Trainer& trainer) {
-  if (auto* ppo = dynamic_cast<PpoTrainer*>(&trainer)) return LoadCheckpoint(dir, *ppo);
-  return LoadEsCheckpoint(dir, dynamic_cast<EsTrainer&>(trainer));
+Status PpoTrainer::Load(const fs::path& dir) { return LoadCheckpoint(dir, *this); }
+
+Status EsTrainer::Save(const fs::path& dir, const std::map<std::string, std::string>& extra_files) {
+  // Every rank holds the same state: rank 0 writes.
+  Status written = Status::Ok();
+  if (group_ == nullptr || group_->rank() == 0)
+    written = WriteEsCheckpointFiles(dir, *this, extra_files);
+  return group_ == nullptr ? written : OutcomeOfRankZero(group_, written);
 }
+
+Status EsTrainer::Load(const fs::path& dir) { return LoadEsCheckpoint(dir, *this); }
+
+Status SaveCheckpoint(const fs::path& dir, Trainer& trainer,
+                      const std::map<std::string, std::string>& extra_files) {
+  return trainer.Save(dir, extra_files);
+}
+
+Status LoadCheckpoint(const fs::path& dir, Trainer& trainer) { return trainer.Load(dir); }
 
 }  // namespace rlt::learn

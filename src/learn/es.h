@@ -52,7 +52,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -146,6 +148,9 @@ class EsTrainer : public Trainer {
   // Call before the first Iterate(). REQUIRES: every member calls it with its group.
   Status EnableDataParallel(Collective* group) override;
   Collective* group() const override { return group_; }
+  Status Save(const std::filesystem::path& dir,
+              const std::map<std::string, std::string>& extra_files) override;
+  Status Load(const std::filesystem::path& dir) override;
 
   const EsOptions& options() const { return options_; }
   const PolicyOptions& policy_options() const override { return policy_options_; }

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -110,6 +111,13 @@ class Trainer {
   // Makes this trainer one member of a group that trains one policy (see the trainers).
   virtual Status EnableDataParallel(Collective* group) = 0;
   virtual Collective* group() const = 0;
+  // Writes this trainer's whole state as the checkpoint directory `dir`, in its
+  // algorithm's format (learn/checkpoint.h), with `extra_files` (name -> content) beside
+  // it; loads such a directory back into a trainer built with the same settings. Defined
+  // in checkpoint.cc; a data-parallel trainer's calls are collectives of its group.
+  virtual Status Save(const std::filesystem::path& dir,
+                      const std::map<std::string, std::string>& extra_files) = 0;
+  virtual Status Load(const std::filesystem::path& dir) = 0;
 };
 
 class PpoTrainer : public Trainer {
@@ -161,6 +169,9 @@ class PpoTrainer : public Trainer {
   // and a LocalCollective (up to the order of floating-point sums). `group` is not owned.
   Status EnableDataParallel(Collective* group) override;
   Collective* group() const override { return group_; }
+  Status Save(const std::filesystem::path& dir,
+              const std::map<std::string, std::string>& extra_files) override;
+  Status Load(const std::filesystem::path& dir) override;
   uint64_t seed() const { return seed_; }
   // Starts every environment afresh (seeded from `seed`: env i with seed + first env + i),
   // forgets the normaliser's per-env discounted returns, and marks every env's next

@@ -39,6 +39,7 @@
 #include "paper/journal.h"
 #include "paper/paper.h"
 #include "paper/risk.h"
+#include "paper/status_file.h"
 #include "paper/tcp_broker.h"
 #include "runlog/manifest.h"
 
@@ -214,6 +215,7 @@ class PaperSession {
 
   // session_outputs.cc
   Status WriteStatus(int32_t t, const std::string& state, const std::string& error = "");
+  PaperStatus BaseStatus(const std::string& state, const std::string& error) const;
   Status CheckDropped() const;
   Json SummaryJson(const PaperOutcome& out) const;
   Status WriteOutputs(PaperOutcome& out);

@@ -13,6 +13,7 @@
 #include "eval/metrics_json.h"
 #include "eval/outputs.h"
 #include "paper/session.h"
+#include "paper/status_file.h"
 
 namespace rlt::paper {
 namespace {
@@ -28,43 +29,45 @@ double Percentile(std::vector<double> v, double p) {
 
 }  // namespace
 
+// The status every write starts from: who runs, on what, since when.
+PaperStatus PaperSession::BaseStatus(const std::string& state, const std::string& error) const {
+  PaperStatus st;
+  st.pid = static_cast<int64_t>(::getpid());
+  st.state = state;
+  st.run_dir = r_.run_dir;
+  st.feed = r_.feed;
+  st.broker = r_.broker;
+  st.start_time = started_time_;
+  st.updated_time = static_cast<int64_t>(std::time(nullptr));
+  st.bars = bars_seen_;
+  st.error = error;
+  return st;
+}
+
 Status PaperSession::WriteStatus(int32_t t, const std::string& state, const std::string& error) {
   if (t < 0) return Status::Ok();
   const market::Bars& bars = *bars_;
   const Walker& w = walkers_[0];
   const double worth = w.book.NetWorth(bars.close[t] * lot_);
-  Json risk = {{"halted", w.halted}, {"stopped", w.stopped}, {"stale_feed", stale_}};
-  Json counts = Json::object();
-  for (const auto& [rule, n] : refusals_) counts[rule] = n;
-  risk["refusals"] = counts;
-  Json open = Json::array();
-  for (const auto& [id, order] : open_orders_) open.push_back(id);
-  const Json st = {{"kind", "paper"},
-                   {"pid", static_cast<int64_t>(::getpid())},
-                   {"state", state},
-                   {"run_dir", r_.run_dir},
-                   {"feed", r_.feed},
-                   {"broker", r_.broker},
-                   {"start_time", started_time_},
-                   {"updated_time", static_cast<int64_t>(std::time(nullptr))},
-                   {"bars", bars_seen_},
-                   {"last_bar", t},
-                   {"last_bar_time", evalrun::BarTime(bars, t)},
-                   {"session_date", FormatDate(bars.sessions[bars.session[t]].date)},
-                   {"trading", active_session_ == bars.session[t]},
-                   {"position", shares(w.book.shares)},
-                   {"cash", w.book.cash},
-                   {"net_worth", worth},
-                   {"pnl_today", worth - day_start_worth_},
-                   {"orders_today", orders_today_},
-                   {"open_orders", open},
-                   {"fills", static_cast<int64_t>(w.result.fills.size())},
-                   {"risk", risk}};
-  Json with_error = st;
-  if (!error.empty()) with_error["error"] = error;
+  PaperStatus st = BaseStatus(state, error);
+  st.has_bar = true;
+  st.last_bar = t;
+  st.last_bar_time = evalrun::BarTime(bars, t);
+  st.session_date = FormatDate(bars.sessions[bars.session[t]].date);
+  st.trading = active_session_ == bars.session[t];
+  st.position = shares(w.book.shares);
+  st.cash = w.book.cash;
+  st.net_worth = worth;
+  st.pnl_today = worth - day_start_worth_;
+  st.orders_today = orders_today_;
+  for (const auto& [id, order] : open_orders_) st.open_orders.push_back(id);
+  st.fills = static_cast<int64_t>(w.result.fills.size());
+  st.halted = w.halted;
+  st.stopped = w.stopped;
+  st.stale_feed = stale_;
+  st.refusals = refusals_;
   last_status_ = Clock::now();
-  return WriteFileAtomic((fs::path(setup_.journal_dir) / "status.json").string(),
-                         JsonText(with_error, 2) + "\n");
+  return WritePaperStatus(setup_.journal_dir, st);
 }
 
 void PaperSession::MarkFailed(const Status& error) {
@@ -76,18 +79,7 @@ void PaperSession::MarkFailed(const Status& error) {
     (void)WriteStatus(t, "failed", error.message());
     return;
   }
-  const Json st = {{"kind", "paper"},
-                   {"pid", static_cast<int64_t>(::getpid())},
-                   {"state", "failed"},
-                   {"run_dir", r_.run_dir},
-                   {"feed", r_.feed},
-                   {"broker", r_.broker},
-                   {"start_time", started_time_},
-                   {"updated_time", static_cast<int64_t>(std::time(nullptr))},
-                   {"bars", bars_seen_},
-                   {"error", error.message()}};
-  (void)WriteFileAtomic((fs::path(setup_.journal_dir) / "status.json").string(),
-                        JsonText(st, 2) + "\n");
+  (void)WritePaperStatus(setup_.journal_dir, BaseStatus("failed", error.message()));
 }
 
 // A live feed that delivered mostly bars no session can trade (bad, out of order, or bad

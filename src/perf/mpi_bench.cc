@@ -1,6 +1,8 @@
 // rltrade perf: data-parallel communication measured and modelled (see mpi_bench.h).
 #include "perf/mpi_bench.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -11,6 +13,7 @@
 #include "config/config.h"
 #include "core/file_io.h"
 #include "dist/dist.h"
+#include "train/algorithm.h"
 
 namespace rlt::perf {
 namespace {
@@ -75,8 +78,7 @@ Result<DataParallelMeasure> MeasureDataParallel(const TrainBenchOptions& o, Coll
       std::unique_ptr<train::TrainingSession> session,
       train::OpenTrainingSession(o.config_path, o.overrides, scratch.path(), group));
   const train::SessionShape& shape = session->shape();
-  const int64_t per_update =
-      shape.algo == "es" ? shape.population * 100 : shape.n_steps * shape.num_envs * shape.ranks;
+  const int64_t per_update = shape.steps_per_update;  // over all ranks (train/algorithm.h)
   const int64_t target = o.steps > 0 ? o.steps : 4 * per_update;
   RLT_RETURN_IF_ERROR(session->Iterate());  // warm-up
   const train::PhaseSeconds before = session->timing();
@@ -201,21 +203,24 @@ Result<MpiBenchResult> RunMpiBench(const TrainBenchOptions& options, Collective&
   MpiBenchResult out;
   out.ranks = world.size();
   if (!options.config_path.empty()) {
-    // The model is PPO's per-minibatch gradient allreduce: an ES config has none. Every
-    // rank reads the same config, so every rank refuses alike.
+    // The model is PPO's per-minibatch gradient allreduce: an algorithm that exchanges
+    // less has none. Every rank reads the same config, so every rank refuses alike.
     Result<config::Config> c = config::Config::LoadFile(options.config_path);
     Status st = c.ok() ? Status::Ok() : c.status();
     for (const std::string& o : options.overrides) {
       if (st.ok()) st = c->ApplyOverride(o);
     }
-    const config::ConfigValue* name = st.ok() ? c->Get("algo", "name") : nullptr;
-    if (st.ok() && name != nullptr && name->text == "es") {
-      st = Status::InvalidArgument(
-          options.config_path +
-          ": [algo] name = \"es\": bench mpi models PPO's gradient allreduce per minibatch; "
-          "evolution strategies exchange only their members' fitnesses once per generation. "
-          "Measure their scaling with `mpirun -np K rltrade bench train --config " +
-          options.config_path + "`");
+    if (st.ok()) {
+      Result<const train::AlgorithmEntry*> entry = train::FindAlgorithm(*c);
+      if (!entry.ok()) {
+        st = entry.status();
+      } else if (!(*entry)->minibatch_allreduce) {
+        st = Status::InvalidArgument(fmt::format(
+            "{}: [algo] name = \"{}\": bench mpi models PPO's gradient allreduce per "
+            "minibatch; its ranks exchange {}. Measure their scaling with `mpirun -np K "
+            "rltrade bench train --config {}`",
+            options.config_path, (*entry)->name, (*entry)->exchange, options.config_path));
+      }
     }
     RLT_RETURN_IF_ERROR(st);
   }

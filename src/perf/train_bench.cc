@@ -77,9 +77,7 @@ Result<TrainBenchResult> MeasureOne(const TrainBenchOptions& o, const std::strin
   RLT_ASSIGN_OR_RETURN(std::unique_ptr<train::TrainingSession> bench,
                        train::OpenTrainingSession(o.config_path, overrides, scratch.string()));
   const train::SessionShape& shape = bench->shape();
-  // ES: a generation is population members' episodes; four are measured by default.
-  const int64_t per_update =
-      shape.algo == "es" ? shape.population * 100 : shape.n_steps * shape.num_envs;
+  const int64_t per_update = shape.steps_per_update;  // the algorithm's (train/algorithm.h)
   const int64_t target = o.steps > 0 ? o.steps : 4 * per_update;
   RLT_RETURN_IF_ERROR(bench->Iterate());  // warm-up: first-touch allocations, thread pools
   const train::PhaseSeconds before = bench->timing();
@@ -100,11 +98,12 @@ Result<TrainBenchResult> MeasureOne(const TrainBenchOptions& o, const std::strin
   r.env_steps_per_sec = static_cast<double>(r.steps) / r.seconds;
   r.env_steps_per_core = r.env_steps_per_sec / std::max(1, shape.threads);
   r.algo = shape.algo;
+  r.dense_update = shape.dense_update;
+  r.update_note = shape.update_note;
   r.breakdown = Breakdown(p, r.seconds);
   const double update_seconds = p.update_forward + p.backward + p.optimizer;
-  // ES's update is a weighted sum of noise vectors, not dense layers: no FLOP figure.
   const double flops =
-      shape.algo == "es"
+      !shape.dense_update
           ? 0.0
           : updates * UpdateFlops(shape.obs_dim, shape.action_outputs, shape.pi, shape.vf,
                                   per_update, shape.n_epochs, shape.lstm_hidden, shape.shared_lstm);
@@ -259,16 +258,15 @@ std::string TrainBenchMarkdown(const TrainBenchOptions& o,
      << Fmt("%.0f", best->projected_seconds) << " s.\n\n";
   md << "Where the time goes with it: " << top->first << " takes " << Fmt("%.0f", 100 * top->second)
      << "% of wall time";
-  if (best->algo == "es") {
-    md << " (evolution strategies: `inference` is the members' policy forwards, `optimizer` "
-          "the update from the population's fitnesses)";
+  if (!best->dense_update) {
+    md << " (" << best->update_note << ")";
   } else {
     md << ". The update reaches " << Fmt("%.2f", best->update_gflops) << " GFLOP/s, "
        << Fmt("%.1f", 100 * best->update_gflops / std::max(best->peak_gflops, 1e-9))
        << "% of the machine's matmul peak at this thread count (" << Fmt("%.1f", best->peak_gflops)
        << " GFLOP/s)";
   }
-  if (best->algo != "es" && best->update_gflops < 0.1 * best->peak_gflops) {
+  if (best->dense_update && best->update_gflops < 0.1 * best->peak_gflops) {
     md << ": the network is too small for the matmuls to dominate, so per-operator overhead "
           "and the environment set the pace and more threads or a GPU help little";
   }

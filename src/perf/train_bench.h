@@ -52,7 +52,9 @@ struct TrainBenchResult {
   double seconds = 0;
   double env_steps_per_sec = 0;
   double env_steps_per_core = 0;  // env_steps_per_sec / threads (one rank's cores)
-  std::string algo = "ppo";       // [algo] name; "es" has no dense update (update_gflops 0)
+  std::string algo = "ppo";       // [algo] name (train/algorithm.h)
+  bool dense_update = true;       // false: no FLOP figure (update_gflops 0), see update_note
+  std::string update_note;        // what the phases mean for an update of another kind
   // (phase, fraction of wall time) in a fixed order: env_step, inference, advantage,
   // update_forward, backward, optimizer, logging, other.
   std::vector<std::pair<std::string, double>> breakdown;

@@ -8,14 +8,11 @@
 #include "core/proc_stats.h"
 #include "core/thread_pool.h"
 #include "env/registry.h"
+#include "env/vec_env.h"
 #include "train/train_options.h"
 
 namespace rlt::python {
 namespace {
-
-// An environment object with its state, beside its rows of the VecEnv buffers (the same
-// allowance `rltrade train` makes when it checks memory).
-constexpr double kEnvObjectBytes = 4096;
 
 std::string DateText(int32_t yyyymmdd) {
   char text[16];
@@ -83,8 +80,7 @@ Result<std::unique_ptr<env::VecEnv>> MakeVecEnv(const std::string& env_id, int n
   // num_envs is refused here instead of failing inside the allocator).
   RLT_ASSIGN_OR_RETURN(auto probe, env::MakeEnvs(setup.id, setup.context, 1));
   const env::EnvSpec& spec = probe.front()->spec();
-  const double per_env = kEnvObjectBytes + (2.0 * spec.obs_dim + spec.action.dim + 2) * 4 +
-                         2.0 * static_cast<double>(spec.info_names.size()) * 8;
+  const double per_env = env::EnvBytesEach(spec);
   const double bytes = per_env * num_envs;
   const int64_t available = AvailableMemoryBytes();
   if (available > 0 && bytes > 0.8 * static_cast<double>(available)) {

@@ -136,8 +136,14 @@ struct SessionShape {
   int64_t parameters = 0;  // the policy's parameters (floats)
   bool norm_obs = false, norm_reward = false;
   int ranks = 1;             // data-parallel group size (OpenTrainingSession's group)
-  std::string algo = "ppo";  // [algo] name: "ppo" or "es" (PPO's fields above then unused)
+  std::string algo = "ppo";  // [algo] name (train/algorithm.h); PPO's fields above are
+                             // unset for algorithms other than PPO
   int64_t population = 0;    // es: members per generation
+  // Filled by the algorithm's entry (train/algorithm.h):
+  int64_t steps_per_update = 0;  // env steps one Iterate() takes, over all ranks
+  bool dense_update = true;      // the update is dense layers' forward and backward (PPO)
+  std::string update_note;       // what the phases mean when it is not
+  std::string workload;          // what each rank steps: "16 envs", "population 256"
 };
 
 // The real training loop of a config, one update at a time, without a run directory:
