@@ -2,7 +2,7 @@
 #   make demo   install dependencies, build, run the main job on built-in data
 #   make test   install dependencies, build, run the tests
 # Also: make build, make bench, make clean, make test-sanitize, make format-check,
-# make fuzz, make fuzz-ci.
+# make fuzz, make fuzz-ci, make docs.
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
@@ -166,6 +166,17 @@ bench: build
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# docs/cli.md and docs/config.md, generated from the code by the binary (`rltrade docs cli`,
+# `rltrade docs config`); the test docs_cli_test (make test, CI) fails when the committed files
+# differ from what the code generates. Builds the binary only, in an already configured
+# $(BUILD_DIR) (make build or make demo configures it).
+.PHONY: docs
+docs:
+	@test -f $(BUILD_DIR)/CMakeCache.txt || { echo "docs: $(BUILD_DIR)/ is not configured; run make build (or make demo) first" >&2; exit 1; }
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target rltrade
+	$(BUILD_DIR)/rltrade docs cli --out docs/cli.md
+	$(BUILD_DIR)/rltrade docs config --out docs/config.md
 
 # Fails when a source file includes a folder, LibTorch or another folder's internal::
 # names that docs/ARCHITECTURE.md's table does not allow (scripts/check_layers.py reads

@@ -42,6 +42,9 @@ void RegisterPaperCommand(CLI::App& app, Action* action);  // paper
 void RegisterCheckpointCommands(CLI::App& app, Action* action);
 // exchange-sim (paper/exchange_sim.h)
 void RegisterExchangeSimCommand(CLI::App& app, Action* action);
+// docs cli, docs config (cli/reference.h). REQUIRES: called last (it documents the whole
+// command tree as registered when the command runs).
+void RegisterDocsCommands(CLI::App& app, Action* action);
 
 // Prints "error: <message>" to stderr and returns exit code 1 (2 for Status::Refused).
 int ReportError(const Status& status);

@@ -100,6 +100,7 @@ int Main(int argc, char** argv) {
   rlt::cli::RegisterPaperCommand(app, &action);
   rlt::cli::RegisterExchangeSimCommand(app, &action);
   rlt::cli::RegisterCheckpointCommands(app, &action);
+  rlt::cli::RegisterDocsCommands(app, &action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

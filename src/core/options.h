@@ -15,7 +15,8 @@
 //
 // SetOptions() then applies string values by key, checking types and allowed values;
 // an unknown key is an error naming the nearest valid key. DescribeOptions() lists keys,
-// current values and docs (for --help texts and the resolved config).
+// current values and docs (for --help texts and the resolved config); DocumentOptions()
+// adds each field's type name and allowed values (the generated docs/config.md).
 //
 // Field types: double, float, int, int64_t, uint64_t, bool, std::string, and the lists
 // std::vector<int> and std::vector<double>. A list is written "[64, 64]" or "64,64"
@@ -147,6 +148,74 @@ std::string FormatList(const std::vector<T>& v) {
 inline std::string FormatValue(const std::vector<int>& v) { return FormatList(v); }
 inline std::string FormatValue(const std::vector<double>& v) { return FormatList(v); }
 
+}  // namespace internal
+
+// The name the configuration reference (DocumentOptions, docs/config.md) gives a field's
+// type. Every field type above has one; a type of a component's own that brings its own
+// ParseValue/FormatValue needs a specialisation wherever its struct is documented (a type
+// without one does not compile there, so no field goes undocumented).
+template <typename T>
+struct OptionTypeName;
+template <>
+struct OptionTypeName<double> {
+  static constexpr const char* kName = "float";
+};
+template <>
+struct OptionTypeName<float> {
+  static constexpr const char* kName = "float";
+};
+template <>
+struct OptionTypeName<int> {
+  static constexpr const char* kName = "int";
+};
+template <>
+struct OptionTypeName<int64_t> {
+  static constexpr const char* kName = "int";
+};
+template <>
+struct OptionTypeName<uint64_t> {
+  static constexpr const char* kName = "int >= 0";
+};
+template <>
+struct OptionTypeName<bool> {
+  static constexpr const char* kName = "bool";
+};
+template <>
+struct OptionTypeName<std::string> {
+  static constexpr const char* kName = "string";
+};
+template <>
+struct OptionTypeName<std::vector<int>> {
+  static constexpr const char* kName = "list of int";
+};
+template <>
+struct OptionTypeName<std::vector<double>> {
+  static constexpr const char* kName = "list of float";
+};
+
+// One field as the configuration reference shows it.
+struct OptionDoc {
+  std::string key;
+  std::string type;   // OptionTypeName
+  std::string value;  // the field's value as FormatValue prints it (the default, for a
+                      // default-constructed struct)
+  std::string doc;    // the doc string as written in VisitFields
+  std::vector<std::string> allowed;  // the allowed values; empty: any value of the type
+};
+
+namespace internal {
+
+// Visitor that names each field's type (and collects its doc and allowed values).
+struct TypeNamer {
+  std::vector<OptionDoc> rows;
+  template <typename T>
+  void operator()(const char* name, T* field, const char* doc,
+                  std::initializer_list<const char*> allowed = {}) {
+    rows.push_back({name, OptionTypeName<T>::kName, FormatValue(*field), doc,
+                    std::vector<std::string>(allowed.begin(), allowed.end())});
+  }
+};
+
 // Visitor that applies one key's value.
 struct Setter {
   const std::string& key;
@@ -255,6 +324,15 @@ std::vector<internal::Describer::Row> DescribeOptions(const Options& options) {
   internal::Describer d;
   const_cast<Options&>(options).VisitFields(d);
   return d.rows;
+}
+
+// (key, type name, current value, doc, allowed values) rows, in declaration order: what
+// the configuration reference prints. Reads the fields only.
+template <typename Options>
+std::vector<OptionDoc> DocumentOptions(const Options& options) {
+  internal::TypeNamer namer;
+  const_cast<Options&>(options).VisitFields(namer);
+  return namer.rows;
 }
 
 }  // namespace rlt

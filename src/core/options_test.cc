@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "core/status_test_util.h"
 
 namespace rlt {
@@ -81,6 +85,65 @@ TEST(Options, DescribeListsKeysValuesAndDocs) {
   EXPECT_EQ(rows[1].key, "cost");
   EXPECT_EQ(rows[1].value, "0.0005");
   EXPECT_NE(rows[3].doc.find("one of: pnl shaped"), std::string::npos);
+}
+
+// Every field type the binder supports, for the type names of the reference.
+struct EveryTypeOptions {
+  double d = 0.5;
+  float f = 1.5f;
+  int i = -3;
+  int64_t i64 = 1LL << 40;
+  uint64_t u64 = 18446744073709551615ULL;
+  bool b = false;
+  std::string s;
+  std::vector<int> vi = {64, 64};
+  std::vector<double> vd;
+  template <typename V>
+  void VisitFields(V& v) {
+    v("d", &d, "a double");
+    v("f", &f, "a float");
+    v("i", &i, "an int");
+    v("i64", &i64, "an int64_t");
+    v("u64", &u64, "a uint64_t");
+    v("b", &b, "a bool");
+    v("s", &s, "a string", {"", "x"});
+    v("vi", &vi, "a list of int");
+    v("vd", &vd, "a list of double");
+  }
+};
+
+TEST(Options, DocumentNamesEveryTypeAndKeepsDocAndAllowedValuesApart) {
+  const std::vector<OptionDoc> rows = DocumentOptions(EveryTypeOptions());
+  ASSERT_EQ(rows.size(), 9u);
+  const std::vector<std::vector<std::string>> expected = {
+      {"d", "float", "0.5"},
+      {"f", "float", "1.5"},
+      {"i", "int", "-3"},
+      {"i64", "int", "1099511627776"},
+      {"u64", "int >= 0", "18446744073709551615"},
+      {"b", "bool", "false"},
+      {"s", "string", ""},
+      {"vi", "list of int", "[64, 64]"},
+      {"vd", "list of float", "[]"}};
+  for (size_t k = 0; k < rows.size(); ++k) {
+    EXPECT_EQ(rows[k].key, expected[k][0]);
+    EXPECT_EQ(rows[k].type, expected[k][1]) << rows[k].key;
+    EXPECT_EQ(rows[k].value, expected[k][2]) << rows[k].key;
+  }
+  EXPECT_EQ(rows[6].doc, "a string");  // DescribeOptions appends "(one of: ...)"; this does not
+  EXPECT_EQ(rows[6].allowed, (std::vector<std::string>{"", "x"}));
+  EXPECT_TRUE(rows[0].allowed.empty());
+}
+
+TEST(Options, DocumentReadsTheCurrentValuesAndChangesNothing) {
+  DemoOptions o;
+  o.window = 9;
+  const std::vector<OptionDoc> rows = DocumentOptions(o);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].value, "9");
+  EXPECT_EQ(rows[3].allowed, (std::vector<std::string>{"pnl", "shaped"}));
+  EXPECT_EQ(o.window, 9);
+  EXPECT_EQ(o.mode, "pnl");
 }
 
 TEST(Options, EditDistanceIsLevenshtein) {

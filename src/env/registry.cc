@@ -55,6 +55,11 @@ Result<std::vector<std::pair<std::string, std::string>>> OptionRows(
 }
 
 template <typename Options>
+std::vector<OptionDoc> DocsOf() {
+  return DocumentOptions(Options());
+}
+
+template <typename Options>
 Status CheckSetting(const std::string& key, const std::string& value) {
   Options options;
   return SetOption(options, key, value);
@@ -65,21 +70,27 @@ Status CheckSetting(const std::string& key, const std::string& value) {
 const std::vector<EnvEntry>& EnvRegistry() {
   static const std::vector<EnvEntry> kEntries = {
       {"example", "toy random-walk sign prediction (the template)", false, MakeExample,
-       KeysOf<ExampleOptions>, CheckSetting<ExampleOptions>, OptionRows<ExampleOptions>},
+       KeysOf<ExampleOptions>, CheckSetting<ExampleOptions>, OptionRows<ExampleOptions>,
+       DocsOf<ExampleOptions>},
       {"intraday", "intraday stock trading on one symbol's bars", true, MakeIntraday,
-       KeysOf<IntradayOptions>, CheckSetting<IntradayOptions>, OptionRows<IntradayOptions>},
+       KeysOf<IntradayOptions>, CheckSetting<IntradayOptions>, OptionRows<IntradayOptions>,
+       DocsOf<IntradayOptions>},
       {"cartpole", "Gymnasium CartPole-v1 (learner validation)", false, MakeCartPole,
-       KeysOf<CartPoleOptions>, CheckSetting<CartPoleOptions>, OptionRows<CartPoleOptions>},
+       KeysOf<CartPoleOptions>, CheckSetting<CartPoleOptions>, OptionRows<CartPoleOptions>,
+       DocsOf<CartPoleOptions>},
       {"pendulum", "Gymnasium Pendulum-v1 (learner validation)", false, MakePendulum,
-       KeysOf<PendulumOptions>, CheckSetting<PendulumOptions>, OptionRows<PendulumOptions>},
+       KeysOf<PendulumOptions>, CheckSetting<PendulumOptions>, OptionRows<PendulumOptions>,
+       DocsOf<PendulumOptions>},
       {"memory_cue", "remember a cue shown at the first step (recurrent policy validation)", false,
        MakeMemoryCue, KeysOf<MemoryCueOptions>, CheckSetting<MemoryCueOptions>,
-       OptionRows<MemoryCueOptions>},
+       OptionRows<MemoryCueOptions>, DocsOf<MemoryCueOptions>},
       {"hedging", "delta-hedge a short European option (mean-variance reward)", false, MakeHedging,
-       KeysOf<HedgingOptions>, CheckSetting<HedgingOptions>, OptionRows<HedgingOptions>},
+       KeysOf<HedgingOptions>, CheckSetting<HedgingOptions>, OptionRows<HedgingOptions>,
+       DocsOf<HedgingOptions>},
       {"options", "a portfolio of an index and 20 listed option buckets (self-financing)", false,
        MakeOptions, KeysOf<OptionsPortfolioOptions>, CheckSetting<OptionsPortfolioOptions>,
-       OptionRows<OptionsPortfolioOptions>, PrepareOptionsPortfolio},
+       OptionRows<OptionsPortfolioOptions>, DocsOf<OptionsPortfolioOptions>,
+       PrepareOptionsPortfolio},
   };
   return kEntries;
 }

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/options.h"
 #include "core/status.h"
 #include "env/env.h"
 #include "env/market_dataset.h"
@@ -49,6 +50,9 @@ using EnvPrepare =
     Result<std::shared_ptr<const void>> (*)(const std::map<std::string, std::string>& settings);
 using EnvOptionRows = Result<std::vector<std::pair<std::string, std::string>>> (*)(
     const std::map<std::string, std::string>& settings);
+// Every option of the environment with its type, default, doc and allowed values
+// (DocumentOptions of a default struct): the [env] tables of docs/config.md.
+using EnvOptionDocs = std::vector<OptionDoc> (*)();
 
 struct EnvEntry {
   const char* id;
@@ -58,6 +62,7 @@ struct EnvEntry {
   EnvKeys keys = nullptr;
   EnvSettingCheck check_setting = nullptr;
   EnvOptionRows option_rows = nullptr;
+  EnvOptionDocs option_docs = nullptr;
   EnvPrepare prepare = nullptr;
 };
 

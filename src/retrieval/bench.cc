@@ -21,16 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// [bench] t, d: the data's shape (the trainer takes it from the files otherwise).
-struct BenchShape {
-  int t = 100, d = 768;
-  template <typename V>
-  void VisitFields(V& v) {
-    v("t", &t, "steps per context");
-    v("d", &d, "vector dimensions");
-  }
-};
-
 // float32 matmul GFLOP/s of one (n x n) x (n x n) product with the BLAS on `threads`.
 double MatmulPeak(int threads) {
   const int n = 2048;

@@ -19,6 +19,17 @@
 
 namespace rlt::retrieval {
 
+// [bench] t, d of the bench's config: the data's shape (the trainer takes it from the
+// files otherwise).
+struct BenchShape {
+  int t = 100, d = 768;
+  template <typename V>
+  void VisitFields(V& v) {
+    v("t", &t, "steps per context");
+    v("d", &d, "vector dimensions");
+  }
+};
+
 struct RetrievalBenchRequest {
   std::string config;             // optional CONFIG.toml for the shapes ([model], [train])
   std::vector<std::string> sets;  // --set overrides

@@ -31,18 +31,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-struct DataFiles {
-  std::string pairs, bank;
-  bool shuffle_targets = false;  // control: targets permuted, nothing to learn
-
-  template <typename V>
-  void VisitFields(V& v) {
-    v("pairs", &pairs, ".npz with X_train, Y_train, X_val, Y_val");
-    v("bank", &bank, ".npz with vectors (and optional ids)");
-    v("shuffle_targets", &shuffle_targets, "permute training targets (leak check)");
-  }
-};
-
 struct Bound {
   TrainerSettings settings;
   DataFiles data;

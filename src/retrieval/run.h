@@ -30,6 +30,19 @@
 
 namespace rlt::retrieval {
 
+// [data] of a retrieval config: the data files.
+struct DataFiles {
+  std::string pairs, bank;
+  bool shuffle_targets = false;  // control: targets permuted, nothing to learn
+
+  template <typename V>
+  void VisitFields(V& v) {
+    v("pairs", &pairs, ".npz with X_train, Y_train, X_val, Y_val");
+    v("bank", &bank, ".npz with vectors (and optional ids)");
+    v("shuffle_targets", &shuffle_targets, "permute training targets (leak check)");
+  }
+};
+
 struct RetrievalTrainRequest {
   std::string config;             // CONFIG.toml (empty with resume)
   std::vector<std::string> sets;  // --set section.key=value
