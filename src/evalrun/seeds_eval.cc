@@ -94,22 +94,19 @@ std::string Table(const Json& summary) {
   return t;
 }
 
-}  // namespace
-
-Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
-  const std::string& run_dir = request.eval.run_dir;
-  if (request.seeds.empty()) return Status::InvalidArgument(run_dir + ": no seeds to evaluate");
-  const int n = static_cast<int>(request.seeds.size());
-  const int trials = request.trials > 0 ? request.trials : n;
-  if (trials < n) {
-    return Status::InvalidArgument(fmt::format(
-        "--trials {}: at least the {} seeds evaluated were tried (trials counts every seed and "
-        "configuration tried)",
-        trials, n));
-  }
+// Every seed's evaluation, read back: its outcome, its summary.json and (market
+// environments) its daily returns, in the request's seed order.
+struct SeedEvaluations {
   std::vector<EvalOutcome> outcomes;
   std::vector<nlohmann::json> summaries;
   std::vector<std::vector<eval::DailyReturnRow>> daily;
+};
+
+// Evaluates every seed's run (RUN/seed_S) as the request says and reads back what each
+// wrote; a seed that fails is named in the error.
+Result<SeedEvaluations> EvaluateSeeds(const SeedsEvalRequest& request) {
+  const std::string& run_dir = request.eval.run_dir;
+  SeedEvaluations ev;
   for (uint64_t seed : request.seeds) {
     EvalRequest one = request.eval;
     one.run_dir = (fs::path(run_dir) / train::SeedDirName(seed)).string();
@@ -126,21 +123,27 @@ Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
       RLT_ASSIGN_OR_RETURN(
           std::vector<eval::DailyReturnRow> rows,
           eval::ReadDailyReturnsCsv((fs::path(out->out_dir) / eval::kDailyReturnsFile).string()));
-      daily.push_back(std::move(rows));
+      ev.daily.push_back(std::move(rows));
     }
-    summaries.push_back(std::move(summary));
-    outcomes.push_back(std::move(*out));
+    ev.summaries.push_back(std::move(summary));
+    ev.outcomes.push_back(std::move(*out));
   }
-  const EvalOutcome& first = outcomes.front();
-  const std::string name = fs::path(first.out_dir).filename().string();
+  return ev;
+}
+
+// The summary's head: the run, the range (named `name` when the seeds' summaries name
+// none), whether it is in-sample, the policy, and each seed's run with its metrics.
+Json SummaryHead(const SeedsEvalRequest& request, const SeedEvaluations& ev,
+                 const std::string& name, bool in_sample) {
+  const std::string& run_dir = request.eval.run_dir;
+  const int n = static_cast<int>(request.seeds.size());
+  const std::vector<nlohmann::json>& summaries = ev.summaries;
   Json summary;
   summary["run_dir"] = run_dir;
   if (summaries[0].contains("range"))
     summary["range"] = summaries[0]["range"];
   else
     summary["range"] = {{"name", name}};
-  bool in_sample = false;
-  for (const EvalOutcome& o : outcomes) in_sample = in_sample || o.in_sample;
   summary["in_sample"] = in_sample;
   summary["policy"] = summaries[0].value("policy", std::string("trained"));
   summary["seeds"] = n;
@@ -148,18 +151,25 @@ Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
   for (int i = 0; i < n; ++i) {
     Json r;
     r["seed"] = request.seeds[i];
-    r["eval_dir"] = fs::relative(outcomes[i].out_dir, run_dir).string();
+    r["eval_dir"] = fs::relative(ev.outcomes[i].out_dir, run_dir).string();
     r["metrics"] = summaries[i].contains("metrics") ? Json::parse(JsonText(summaries[i]["metrics"]))
                                                     : Json::object();
     runs.push_back(std::move(r));
   }
   summary["runs"] = runs;
-  // Every metric of the seeds' summaries (market envs: "metrics"; episodic: the numbers).
+  return summary;
+}
+
+// Every metric of the seeds' summaries (market envs: "metrics"; episodic: the numbers)
+// with its spread across the seeds: the metrics table's order first (as every report
+// shows them), then any others.
+Json AcrossSeeds(const SeedEvaluations& ev) {
+  const int n = static_cast<int>(ev.summaries.size());
+  const bool episodic = ev.outcomes.front().episodic;
   std::vector<std::string> keys;
   const auto metrics_of = [&](int i) -> const nlohmann::json& {
-    return first.episodic ? summaries[i] : summaries[i]["metrics"];
+    return episodic ? ev.summaries[i] : ev.summaries[i]["metrics"];
   };
-  // The metrics table's order first (as every report shows them), then any others.
   for (const eval::MetricInfo& info : eval::MetricTable()) {
     if (metrics_of(0).contains(info.key)) keys.push_back(info.key);
   }
@@ -177,94 +187,165 @@ Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
     }
     across[key] = Spread(values);
   }
-  summary["across_seeds"] = across;
+  return across;
+}
+
+// Refuses seeds whose daily returns cover different sessions (trained on different data).
+Status CheckSameSessions(const std::vector<uint64_t>& seeds,
+                         const std::vector<std::vector<eval::DailyReturnRow>>& daily) {
+  const int n = static_cast<int>(seeds.size());
+  for (int i = 1; i < n; ++i) {
+    if (daily[i].size() != daily[0].size()) {
+      return Status::DataError(
+          fmt::format("seeds {} and {} evaluated different sessions ({} and "
+                      "{}); were they trained on different data?",
+                      seeds[0], seeds[i], daily[0].size(), daily[i].size()));
+    }
+    for (size_t d = 0; d < daily[0].size(); ++d) {
+      if (daily[i][d].date != daily[0][d].date) {
+        return Status::DataError("seeds " + std::to_string(seeds[0]) + " and " +
+                                 std::to_string(seeds[i]) + " evaluated different sessions (" +
+                                 daily[0][d].date + " vs " + daily[i][d].date + ")");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// The seed-averaged daily returns as the eval's daily returns file (with the first seed's
+// benchmarks) and every seed's returns side by side; the average's return metrics and PSR
+// into the summary.
+void AverageDailyReturns(const std::vector<uint64_t>& seeds,
+                         const std::vector<std::vector<eval::DailyReturnRow>>& daily, Json& summary,
+                         std::string& daily_csv, std::string& seeds_csv) {
+  const int n = static_cast<int>(seeds.size());
+  std::vector<double> average, flat, bh;
+  daily_csv = std::string(eval::kDailyReturnsHeader) + "\n";
+  seeds_csv = "date";
+  for (uint64_t s : seeds) seeds_csv += ",seed_" + std::to_string(s);
+  seeds_csv += "\n";
+  for (size_t d = 0; d < daily[0].size(); ++d) {
+    double sum = 0;
+    int count = 0;
+    seeds_csv += daily[0][d].date;
+    for (int i = 0; i < n; ++i) {
+      const double r = daily[i][d].strategy;
+      seeds_csv += "," + daily[i][d].cells[0];
+      if (!std::isnan(r)) sum += r, ++count;
+    }
+    seeds_csv += "\n";
+    average.push_back(count > 0 ? sum / count : kNaN);
+    bh.push_back(daily[0][d].buy_and_hold);
+    flat.push_back(daily[0][d].flat);
+    daily_csv += fmt::format("{},{},{},{}\n", daily[0][d].date, Num(average.back()),
+                             daily[0][d].cells[1], daily[0][d].cells[2]);
+  }
+  const eval::ReturnMetrics avg = eval::ComputeReturnMetrics(average);
+  summary["metrics"] = eval::ReturnMetricsJson<Json>(avg);
+  summary["psr"] = avg.psr;
+}
+
+// The best seed's Sharpe ratio, deflated for having picked it from `trials` trials, into
+// the summary (deflated_sharpe and its detail).
+void AddDeflatedSharpe(const std::vector<uint64_t>& seeds,
+                       const std::vector<std::vector<eval::DailyReturnRow>>& daily, int trials,
+                       Json& summary) {
+  const int n = static_cast<int>(seeds.size());
+  std::vector<double> per_period(n);
+  std::vector<std::vector<double>> series(n);
+  for (int i = 0; i < n; ++i) {
+    for (const eval::DailyReturnRow& r : daily[i]) series[i].push_back(r.strategy);
+    per_period[i] = eval::ProbabilisticSharpeRatio(series[i]).sharpe_per_period;
+  }
+  int best = -1;
+  double mean_sr = 0;
+  int finite = 0;
+  for (int i = 0; i < n; ++i) {
+    if (!std::isfinite(per_period[i])) continue;
+    if (best < 0 || per_period[i] > per_period[best]) best = i;
+    mean_sr += per_period[i], ++finite;
+  }
+  double variance = 0;
+  if (finite > 1) {
+    mean_sr /= finite;
+    for (double v : per_period) {
+      if (std::isfinite(v)) variance += (v - mean_sr) * (v - mean_sr);
+    }
+    variance /= finite - 1;
+  }
+  const double annualise = std::sqrt(static_cast<double>(eval::MetricsOptions{}.periods_per_year));
+  Json detail;
+  detail["trials"] = trials;
+  if (best >= 0) {
+    const eval::DeflatedSharpeResult dsr =
+        eval::DeflatedSharpeRatio(series[best], static_cast<double>(trials), variance);
+    summary["deflated_sharpe"] = dsr.dsr;
+    detail["best_seed"] = seeds[best];
+    detail["sharpe_ratio"] = dsr.sharpe_per_period * annualise;
+    detail["sr0_annualised"] = dsr.sr0 * annualise;
+    detail["sharpe_variance_per_period"] = variance;
+    detail["observations"] = dsr.observations;
+    detail["skewness"] = dsr.skewness;
+    detail["kurtosis"] = dsr.kurtosis;
+  } else {
+    summary["deflated_sharpe"] = kNaN;
+    detail["best_seed"] = nullptr;
+  }
+  summary["deflated_sharpe_detail"] = detail;
+}
+
+// Writes the evaluation across seeds to RUN/eval/NAME (staged, under the run's lock):
+// summary.json and, for market environments, the averaged and per-seed daily returns and
+// the report. Returns the directory.
+Result<std::string> WriteSeedsEvaluation(const std::string& run_dir, const std::string& name,
+                                         EvalOutcome& outcome, const std::string& daily_csv,
+                                         const std::string& seeds_csv) {
+  const fs::path eval_root = fs::path(run_dir) / "eval";
+  std::error_code ec;
+  fs::create_directories(eval_root, ec);
+  if (ec) return Status::IoError("cannot create " + eval_root.string() + ": " + ec.message());
+  RLT_ASSIGN_OR_RETURN(runlog::RunLock lock, runlog::RunLock::Acquire(run_dir, "rltrade eval"));
+  const fs::path out_dir = eval_root / name;
+  RLT_ASSIGN_OR_RETURN(runlog::StagingDir staging, runlog::StagingDir::Create(out_dir.string()));
+  const fs::path stage(staging.path());
+  RLT_RETURN_IF_ERROR(WriteText(stage / eval::kSummaryFile, outcome.summary_json));
+  if (!outcome.episodic) {
+    RLT_RETURN_IF_ERROR(WriteText(stage / eval::kDailyReturnsFile, daily_csv));
+    RLT_RETURN_IF_ERROR(WriteText(stage / "seeds_daily_returns.csv", seeds_csv));
+    RLT_RETURN_IF_ERROR(eval::WriteSeedsReport(stage.string()));
+    outcome.report_written = true;
+  }
+  RLT_RETURN_IF_ERROR(staging.Commit(/*replace=*/true));
+  return out_dir.string();
+}
+
+}  // namespace
+
+Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
+  const std::string& run_dir = request.eval.run_dir;
+  if (request.seeds.empty()) return Status::InvalidArgument(run_dir + ": no seeds to evaluate");
+  const int n = static_cast<int>(request.seeds.size());
+  const int trials = request.trials > 0 ? request.trials : n;
+  if (trials < n) {
+    return Status::InvalidArgument(fmt::format(
+        "--trials {}: at least the {} seeds evaluated were tried (trials counts every seed and "
+        "configuration tried)",
+        trials, n));
+  }
+  RLT_ASSIGN_OR_RETURN(const SeedEvaluations ev, EvaluateSeeds(request));
+  const EvalOutcome& first = ev.outcomes.front();
+  const std::string name = fs::path(first.out_dir).filename().string();
+  bool in_sample = false;
+  for (const EvalOutcome& o : ev.outcomes) in_sample = in_sample || o.in_sample;
+  Json summary = SummaryHead(request, ev, name, in_sample);
+  summary["across_seeds"] = AcrossSeeds(ev);
   std::string daily_csv, seeds_csv;
   if (!first.episodic) {
-    for (int i = 1; i < n; ++i) {
-      if (daily[i].size() != daily[0].size()) {
-        return Status::DataError(
-            fmt::format("seeds {} and {} evaluated different sessions ({} and "
-                        "{}); were they trained on different data?",
-                        request.seeds[0], request.seeds[i], daily[0].size(), daily[i].size()));
-      }
-      for (size_t d = 0; d < daily[0].size(); ++d) {
-        if (daily[i][d].date != daily[0][d].date) {
-          return Status::DataError("seeds " + std::to_string(request.seeds[0]) + " and " +
-                                   std::to_string(request.seeds[i]) +
-                                   " evaluated different sessions (" + daily[0][d].date + " vs " +
-                                   daily[i][d].date + ")");
-        }
-      }
-    }
-    std::vector<double> average, flat, bh;
-    daily_csv = std::string(eval::kDailyReturnsHeader) + "\n";
-    seeds_csv = "date";
-    for (uint64_t s : request.seeds) seeds_csv += ",seed_" + std::to_string(s);
-    seeds_csv += "\n";
-    for (size_t d = 0; d < daily[0].size(); ++d) {
-      double sum = 0;
-      int count = 0;
-      seeds_csv += daily[0][d].date;
-      for (int i = 0; i < n; ++i) {
-        const double r = daily[i][d].strategy;
-        seeds_csv += "," + daily[i][d].cells[0];
-        if (!std::isnan(r)) sum += r, ++count;
-      }
-      seeds_csv += "\n";
-      average.push_back(count > 0 ? sum / count : kNaN);
-      bh.push_back(daily[0][d].buy_and_hold);
-      flat.push_back(daily[0][d].flat);
-      daily_csv += fmt::format("{},{},{},{}\n", daily[0][d].date, Num(average.back()),
-                               daily[0][d].cells[1], daily[0][d].cells[2]);
-    }
-    const eval::ReturnMetrics avg = eval::ComputeReturnMetrics(average);
-    summary["metrics"] = eval::ReturnMetricsJson<Json>(avg);
-    summary["psr"] = avg.psr;
-    // The best seed's Sharpe ratio, deflated for having picked it from `trials` trials.
-    std::vector<double> per_period(n);
-    std::vector<std::vector<double>> series(n);
-    for (int i = 0; i < n; ++i) {
-      for (const eval::DailyReturnRow& r : daily[i]) series[i].push_back(r.strategy);
-      per_period[i] = eval::ProbabilisticSharpeRatio(series[i]).sharpe_per_period;
-    }
-    int best = -1;
-    double mean_sr = 0;
-    int finite = 0;
-    for (int i = 0; i < n; ++i) {
-      if (!std::isfinite(per_period[i])) continue;
-      if (best < 0 || per_period[i] > per_period[best]) best = i;
-      mean_sr += per_period[i], ++finite;
-    }
-    double variance = 0;
-    if (finite > 1) {
-      mean_sr /= finite;
-      for (double v : per_period) {
-        if (std::isfinite(v)) variance += (v - mean_sr) * (v - mean_sr);
-      }
-      variance /= finite - 1;
-    }
-    const double annualise =
-        std::sqrt(static_cast<double>(eval::MetricsOptions{}.periods_per_year));
-    Json detail;
-    detail["trials"] = trials;
-    if (best >= 0) {
-      const eval::DeflatedSharpeResult dsr =
-          eval::DeflatedSharpeRatio(series[best], static_cast<double>(trials), variance);
-      summary["deflated_sharpe"] = dsr.dsr;
-      detail["best_seed"] = request.seeds[best];
-      detail["sharpe_ratio"] = dsr.sharpe_per_period * annualise;
-      detail["sr0_annualised"] = dsr.sr0 * annualise;
-      detail["sharpe_variance_per_period"] = variance;
-      detail["observations"] = dsr.observations;
-      detail["skewness"] = dsr.skewness;
-      detail["kurtosis"] = dsr.kurtosis;
-    } else {
-      summary["deflated_sharpe"] = kNaN;
-      detail["best_seed"] = nullptr;
-    }
-    summary["deflated_sharpe_detail"] = detail;
-    if (summaries[0].contains("benchmarks")) {
-      summary["benchmarks"] = Json::parse(JsonText(summaries[0]["benchmarks"]));
+    RLT_RETURN_IF_ERROR(CheckSameSessions(request.seeds, ev.daily));
+    AverageDailyReturns(request.seeds, ev.daily, summary, daily_csv, seeds_csv);
+    AddDeflatedSharpe(request.seeds, ev.daily, trials, summary);
+    if (ev.summaries[0].contains("benchmarks")) {
+      summary["benchmarks"] = Json::parse(JsonText(ev.summaries[0]["benchmarks"]));
     }
   }
   eval::NullNonFinite(summary);
@@ -275,23 +356,8 @@ Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
   outcome.name = name;
   outcome.summary_json = JsonText(summary, 2) + "\n";
   outcome.table = Table(summary);
-  const fs::path eval_root = fs::path(run_dir) / "eval";
-  std::error_code ec;
-  fs::create_directories(eval_root, ec);
-  if (ec) return Status::IoError("cannot create " + eval_root.string() + ": " + ec.message());
-  RLT_ASSIGN_OR_RETURN(runlog::RunLock lock, runlog::RunLock::Acquire(run_dir, "rltrade eval"));
-  const fs::path out_dir = eval_root / name;
-  RLT_ASSIGN_OR_RETURN(runlog::StagingDir staging, runlog::StagingDir::Create(out_dir.string()));
-  const fs::path stage(staging.path());
-  RLT_RETURN_IF_ERROR(WriteText(stage / eval::kSummaryFile, outcome.summary_json));
-  if (!first.episodic) {
-    RLT_RETURN_IF_ERROR(WriteText(stage / eval::kDailyReturnsFile, daily_csv));
-    RLT_RETURN_IF_ERROR(WriteText(stage / "seeds_daily_returns.csv", seeds_csv));
-    RLT_RETURN_IF_ERROR(eval::WriteSeedsReport(stage.string()));
-    outcome.report_written = true;
-  }
-  RLT_RETURN_IF_ERROR(staging.Commit(/*replace=*/true));
-  outcome.out_dir = out_dir.string();
+  RLT_ASSIGN_OR_RETURN(outcome.out_dir,
+                       WriteSeedsEvaluation(run_dir, name, outcome, daily_csv, seeds_csv));
   return outcome;
 }
 

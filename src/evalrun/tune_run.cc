@@ -571,26 +571,62 @@ std::string FirstDifference(const std::string& before_text, const std::string& n
   return "";
 }
 
-}  // namespace
+// The state of one `rltrade tune` that its phases share: whether it resumes a study, the
+// request (the study's own when resuming), the search space, the study's options and the
+// outcome being filled.
+struct TuneStudy {
+  bool resume = false;
+  TuneRequest r;
+  tune::Space space;
+  tune::StudyOptions o;
+  TuneOutcome out;
+};
 
-Result<TuneOutcome> RunTune(const TuneRequest& given) {
-  const bool resume = !given.resume_dir.empty();
-  TuneRequest r = given;
+// Flags this study would not use are refused rather than ignored (a new study only).
+Status CheckUnusedFlags(const TuneRequest& r) {
+  std::vector<std::string> unused;
+  auto has = [&](const char* flag) { return r.given.count(flag) > 0; };
+  if (r.method != "asha" && has("--eta")) unused.push_back("--eta (only --method asha)");
+  if (r.method != "asha" && has("--min-steps")) {
+    unused.push_back("--min-steps (only --method asha)");
+  }
+  if (!r.objective_fn.empty() && has("--objective")) {
+    unused.push_back("--objective (--objective-fn is the objective)");
+  }
+  if (!r.objective_fn.empty() && !r.overrides.empty()) {
+    unused.push_back("--set (--objective-fn trains nothing)");
+  }
+  if (!unused.empty()) {
+    std::string list;
+    for (const std::string& u : unused) list += (list.empty() ? "" : ", ") + u;
+    return Status::Refused("this study would not use " + list + ": leave it out");
+  }
+  return Status::Ok();
+}
+
+// Opens the study into st: the request (read back from the study's directory on
+// --resume), the output directory, the search space and the study's options; refuses a
+// request without a space, an ASHA factor below 2 and flags the study would not use.
+Status OpenStudy(const TuneRequest& given, TuneStudy& st) {
+  st.resume = !given.resume_dir.empty();
+  const bool resume = st.resume;
+  TuneRequest& r = st.r;
+  r = given;
   if (resume) {
     RLT_ASSIGN_OR_RETURN(r, ResumedRequest(given));
   }
   if (!resume && r.space_path.empty()) {
     return Status::Refused("--space SPACE.toml is required (or --resume DIR)");
   }
-  TuneOutcome out;
+  TuneOutcome& out = st.out;
   out.out_dir = resume ? r.resume_dir : (r.out_dir.empty() ? DefaultOutDir() : r.out_dir);
   if (dist::Distributed()) out.out_dir = dist::Broadcast(out.out_dir);  // rank 0's clock
   std::string space_text = r.space_text;
   if (!resume) {
     RLT_ASSIGN_OR_RETURN(space_text, ReadFile(r.space_path));
   }
-  RLT_ASSIGN_OR_RETURN(tune::Space space, tune::ParseSpace(space_text, r.space_path));
-  tune::StudyOptions o;
+  RLT_ASSIGN_OR_RETURN(st.space, tune::ParseSpace(space_text, r.space_path));
+  tune::StudyOptions& o = st.o;
   o.out_dir = out.out_dir;
   o.method = r.method;
   o.trials = r.trials;
@@ -603,79 +639,87 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
     return Status::Refused("--eta " + std::to_string(r.eta) +
                            ": the reduction factor must be at least 2 (3 is usual)");
   }
-  if (!resume) {
-    // Flags this study would not use are refused rather than ignored.
-    std::vector<std::string> unused;
-    auto has = [&](const char* flag) { return r.given.count(flag) > 0; };
-    if (r.method != "asha" && has("--eta")) unused.push_back("--eta (only --method asha)");
-    if (r.method != "asha" && has("--min-steps")) {
-      unused.push_back("--min-steps (only --method asha)");
-    }
-    if (!r.objective_fn.empty() && has("--objective")) {
-      unused.push_back("--objective (--objective-fn is the objective)");
-    }
-    if (!r.objective_fn.empty() && !r.overrides.empty()) {
-      unused.push_back("--set (--objective-fn trains nothing)");
-    }
-    if (!unused.empty()) {
-      std::string list;
-      for (const std::string& u : unused) list += (list.empty() ? "" : ", ") + u;
-      return Status::Refused("this study would not use " + list + ": leave it out");
-    }
+  if (!resume) RLT_RETURN_IF_ERROR(CheckUnusedFlags(r));
+  return Status::Ok();
+}
+
+// Successive halving's rungs: training steps up to the config's [run] total_steps (with
+// --objective-fn, a nominal budget of 81 that the function ignores).
+void SetRungs(TuneStudy& st, int64_t total) {
+  const TuneRequest& r = st.r;
+  if (r.method != "asha") return;
+  st.o.rung_steps =
+      !r.rung_steps.empty() ? r.rung_steps : tune::RungSteps(total, r.eta, r.min_steps);
+}
+
+// The study's command as study.json records it: what a resume needs of the request, and
+// the config (with its --set values) when trials train.
+std::string StudyCommand(const TuneRequest& r, const std::string& config_toml) {
+  json c = {{"config", r.config_path},  {"objective_fn", r.objective_fn},
+            {"objective", r.objective}, {"overrides", r.overrides},
+            {"parallel", r.parallel},   {"min_steps", r.min_steps}};
+  if (!config_toml.empty()) c["config_toml"] = config_toml;
+  return c.dump();
+}
+
+// A study of an analytic objective (--objective-fn): trials evaluate the function, train
+// nothing; its result, report and outcome.
+Result<TuneOutcome> RunObjectiveStudy(TuneStudy& st) {
+  const TuneRequest& r = st.r;
+  tune::StudyOptions& o = st.o;
+  TuneOutcome& out = st.out;
+  if (!r.config_path.empty()) {
+    return Status::Refused("--objective-fn replaces training: give no CONFIG");
   }
-  // Successive halving's rungs: training steps up to the config's [run] total_steps (with
-  // --objective-fn, a nominal budget of 81 that the function ignores).
-  auto set_rungs = [&](int64_t total) {
-    if (r.method != "asha") return;
-    o.rung_steps =
-        !r.rung_steps.empty() ? r.rung_steps : tune::RungSteps(total, r.eta, r.min_steps);
-  };
-  auto command = [&](const std::string& config_toml) {
-    json c = {{"config", r.config_path},  {"objective_fn", r.objective_fn},
-              {"objective", r.objective}, {"overrides", r.overrides},
-              {"parallel", r.parallel},   {"min_steps", r.min_steps}};
-    if (!config_toml.empty()) c["config_toml"] = config_toml;
-    return c.dump();
-  };
-  if (!r.objective_fn.empty()) {
-    if (!r.config_path.empty()) {
-      return Status::Refused("--objective-fn replaces training: give no CONFIG");
-    }
-    RLT_RETURN_IF_ERROR(tune::CheckObjectiveSpace(r.objective_fn, space));
-    o.command = command("");
-    o.objective = r.objective_fn;
-    o.minimize = true;
-    set_rungs(81);
-    if (r.parallel > 0) o.parallel = r.parallel;
-    RLT_ASSIGN_OR_RETURN(std::optional<tune::StudyResult> s,
-                         RunStudyOnRanks(space, o, [&](const tune::TrialJob& job) {
-                           tune::TrialResult t;
-                           std::vector<double> x;
-                           for (const auto& [k, v] : job.params) x.push_back(std::stod(v));
-                           t.objective = r.objective_fn == "branin" ? tune::Branin(x[0], x[1])
-                                                                    : tune::Rosenbrock(x);
-                           t.steps = job.steps;
-                           return t;
-                         }));
-    if (!s) return out;  // a rank that served trials
-    RLT_RETURN_IF_ERROR(NoObjectiveError(*s, out.out_dir));
-    RLT_RETURN_IF_ERROR(eval::WriteTuneReport(out.out_dir));
-    out.json = tune::StudyJson(*s, r.method);
-    return out;
-  }
+  RLT_RETURN_IF_ERROR(tune::CheckObjectiveSpace(r.objective_fn, st.space));
+  o.command = StudyCommand(r, "");
+  o.objective = r.objective_fn;
+  o.minimize = true;
+  SetRungs(st, 81);
+  if (r.parallel > 0) o.parallel = r.parallel;
+  RLT_ASSIGN_OR_RETURN(std::optional<tune::StudyResult> s,
+                       RunStudyOnRanks(st.space, o, [&](const tune::TrialJob& job) {
+                         tune::TrialResult t;
+                         std::vector<double> x;
+                         for (const auto& [k, v] : job.params) x.push_back(std::stod(v));
+                         t.objective = r.objective_fn == "branin" ? tune::Branin(x[0], x[1])
+                                                                  : tune::Rosenbrock(x);
+                         t.steps = job.steps;
+                         return t;
+                       }));
+  if (!s) return out;  // a rank that served trials
+  RLT_RETURN_IF_ERROR(NoObjectiveError(*s, out.out_dir));
+  RLT_RETURN_IF_ERROR(eval::WriteTuneReport(out.out_dir));
+  out.json = tune::StudyJson(*s, r.method);
+  return out;
+}
+
+// The config the trials train (CONFIG with the study's --set values), recorded in the
+// study's command; on --resume it must be the one the study started with.
+Result<config::Config> LoadStudyConfig(TuneStudy& st) {
+  const TuneRequest& r = st.r;
   if (r.config_path.empty()) return Status::Refused("tune needs CONFIG (or --objective-fn)");
   RLT_ASSIGN_OR_RETURN(config::Config cfg, config::Config::LoadFile(r.config_path));
   for (const std::string& s : r.overrides) RLT_RETURN_IF_ERROR(cfg.ApplyOverride(s));
   // The study's config, ranges included, is pinned: a resume with a CONFIG that changed
   // since the study started would mix trials of two configs.
   const std::string config_toml = cfg.ToToml();
-  if (resume && !r.recorded_config.empty() && r.recorded_config != config_toml) {
+  if (st.resume && !r.recorded_config.empty() && r.recorded_config != config_toml) {
     return Status::Refused(
         r.config_path + " (with the study's --set values) is not the config the study at " +
-        out.out_dir + " started with: " + FirstDifference(r.recorded_config, config_toml) +
+        st.out.out_dir + " started with: " + FirstDifference(r.recorded_config, config_toml) +
         "; restore it, or start a new study with --out");
   }
-  o.command = command(config_toml);
+  st.o.command = StudyCommand(r, config_toml);
+  return cfg;
+}
+
+// The metric trials are scored on (--objective, or the environment's default) and its
+// direction, into the study's options. Returns whether trials are scored on a [split]
+// range (which must then have a validation range).
+Result<bool> ChooseObjective(TuneStudy& st, const config::Config& cfg) {
+  const TuneRequest& r = st.r;
+  tune::StudyOptions& o = st.o;
   const bool market = IsMarketEnv(cfg);
   // Environments whose trials are scored on [split] ranges: market data, and the options
   // portfolio (a synthetic or file underlying split by date).
@@ -700,12 +744,25 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
   }
   o.minimize = o.objective == "max_drawdown_duration" || o.objective == "downside_risk" ||
                o.objective == "annual_volatility" || o.objective == "turnover";
-  // Every key and the values a trial could be given, against the config's schema, before
-  // anything runs or is written.
-  RLT_RETURN_IF_ERROR(CheckSpaceKeys(space, r));
-  RLT_RETURN_IF_ERROR(CheckSpaceValues(space, r));
-  // Parallel trials: P training runs at once in threads of this process, each with its
-  // own thread budget; the annealing search is sequential.
+  return ranged;
+}
+
+// What every training trial of a study reads (from the worker threads, read-only): the
+// study, its config, the request with every trial's base --set values, and the threads
+// each trial is given when trials run in parallel.
+struct TrialSetup {
+  const TuneStudy& st;
+  const config::Config& cfg;
+  TuneRequest trial_request;
+  int trial_threads = 0;
+};
+
+// Parallel trials: P training runs at once in threads of this process, each with its
+// own thread budget; the annealing search is sequential. Sets the study's parallelism
+// and rungs and returns what the trials read.
+TrialSetup PlanTrials(TuneStudy& st, const config::Config& cfg) {
+  const TuneRequest& r = st.r;
+  tune::StudyOptions& o = st.o;
   const int cores = HardwareThreads();
   int per_trial = 0;
   if (const config::ConfigValue* th = cfg.Get("run", "threads"))
@@ -725,57 +782,103 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
   trial_request.overrides = base_sets;
   if (r.method == "asha") {
     const config::ConfigValue* total = cfg.Get("run", "total_steps");
-    set_rungs(total != nullptr ? std::max<int64_t>(1, std::atoll(total->text.c_str())) : 1);
+    SetRungs(st, total != nullptr ? std::max<int64_t>(1, std::atoll(total->text.c_str())) : 1);
   }
-  RLT_ASSIGN_OR_RETURN(
-      std::optional<tune::StudyResult> served,
-      RunStudyOnRanks(space, o, [&](const tune::TrialJob& job) {
-        tune::TrialResult t;
-        train::TrainRequest tr;
-        tr.run_dir =
-            (fs::path(out.out_dir) / "trials" / ("trial_" + std::to_string(job.trial))).string();
-        tr.quiet = true;
-        tr.stop_at_steps = job.steps;
-        t.run_dir = tr.run_dir;
-        if (job.rung > 0) {
-          // Successive halving: the trial continues from the checkpoint its last rung left.
-          tr.resume_dir = tr.run_dir;
-          if (o.parallel > 1) tr.overrides = {"run.threads=" + std::to_string(trial_threads)};
-        } else {
-          tr.config_path = r.config_path;
-          tr.overrides = TrialOverrides(trial_request, job.params);
-          if (fs::exists(tr.run_dir)) fs::remove_all(tr.run_dir);  // a trial cut by a kill
-          config::Config trial_cfg = cfg;
-          for (const auto& [k, v] : job.params) (void)trial_cfg.ApplyOverride(k + "=" + v);
-          if (std::string problem = MinibatchProblem(trial_cfg); !problem.empty()) {
-            t.status = "rejected";
-            t.reason = problem;
-            return t;
-          }
-        }
-        // Training checks everything before it writes anything, so a failure that left no
-        // run directory is a refusal of the trial's settings.
-        Result<train::TrainOutcome> trained = train::RunTraining(tr);
-        if (!trained.ok() || trained->exit_code != 0) {
-          t.status = !trained.ok() && !fs::exists(tr.run_dir) ? "rejected" : "failed";
-          t.reason = trained.ok() ? "training interrupted" : trained.status().message();
-          return t;
-        }
-        t.steps = trained->total_steps;
-        t.train_seconds = trained->loop_seconds;
-        t.checkpoint = trained->checkpoint;
-        EvalRequest er;
-        er.run_dir = tr.run_dir;
-        er.range = "validation";
-        if (trained->paused) er.checkpoint = trained->checkpoint;
-        Result<EvalOutcome> ev = RunEvaluation(er);
-        return Scored(std::move(t), ev.ok() ? MetricOf(ev->summary_json, o.objective)
-                                            : Result<double>(ev.status()));
-      }));
-  if (!served) return out;  // a rank that served trials
-  const tune::StudyResult& s = *served;
+  return TrialSetup{st, cfg, std::move(trial_request), trial_threads};
+}
+
+// One training trial: trains OUT/trials/trial_N with the job's parameters (a later rung
+// resumes it) and scores its validation evaluation; settings training refuses, or that
+// give an unusable minibatch, reject the trial.
+tune::TrialResult RunTrainingTrial(const TrialSetup& ts, const tune::TrialJob& job) {
+  const tune::StudyOptions& o = ts.st.o;
+  tune::TrialResult t;
+  train::TrainRequest tr;
+  tr.run_dir =
+      (fs::path(ts.st.out.out_dir) / "trials" / ("trial_" + std::to_string(job.trial))).string();
+  tr.quiet = true;
+  tr.stop_at_steps = job.steps;
+  t.run_dir = tr.run_dir;
+  if (job.rung > 0) {
+    // Successive halving: the trial continues from the checkpoint its last rung left.
+    tr.resume_dir = tr.run_dir;
+    if (o.parallel > 1) tr.overrides = {"run.threads=" + std::to_string(ts.trial_threads)};
+  } else {
+    tr.config_path = ts.st.r.config_path;
+    tr.overrides = TrialOverrides(ts.trial_request, job.params);
+    if (fs::exists(tr.run_dir)) fs::remove_all(tr.run_dir);  // a trial cut by a kill
+    config::Config trial_cfg = ts.cfg;
+    for (const auto& [k, v] : job.params) (void)trial_cfg.ApplyOverride(k + "=" + v);
+    if (std::string problem = MinibatchProblem(trial_cfg); !problem.empty()) {
+      t.status = "rejected";
+      t.reason = problem;
+      return t;
+    }
+  }
+  // Training checks everything before it writes anything, so a failure that left no
+  // run directory is a refusal of the trial's settings.
+  Result<train::TrainOutcome> trained = train::RunTraining(tr);
+  if (!trained.ok() || trained->exit_code != 0) {
+    t.status = !trained.ok() && !fs::exists(tr.run_dir) ? "rejected" : "failed";
+    t.reason = trained.ok() ? "training interrupted" : trained.status().message();
+    return t;
+  }
+  t.steps = trained->total_steps;
+  t.train_seconds = trained->loop_seconds;
+  t.checkpoint = trained->checkpoint;
+  EvalRequest er;
+  er.run_dir = tr.run_dir;
+  er.range = "validation";
+  if (trained->paused) er.checkpoint = trained->checkpoint;
+  Result<EvalOutcome> ev = RunEvaluation(er);
+  return Scored(std::move(t),
+                ev.ok() ? MetricOf(ev->summary_json, o.objective) : Result<double>(ev.status()));
+}
+
+// A copy of the best trial (OUT/best_run/) is what sees the test range: no trial's own
+// directory ever holds a test evaluation. Evaluates it once on [split] test, writes
+// test_evaluation.json and puts the test objective into j and the outcome.
+Status EvaluateBestOnTest(TuneStudy& st, const config::Config& cfg, const tune::StudyResult& s,
+                          const fs::path& best_dir, json& j) {
+  TuneOutcome& out = st.out;
+  const tune::StudyOptions& o = st.o;
+  const fs::path best_run = fs::path(out.out_dir) / "best_run";
+  std::error_code ec;
+  fs::remove_all(best_run, ec);
+  fs::copy(best_dir, best_run, fs::copy_options::recursive, ec);
+  if (ec) return Status::IoError(best_run.string() + ": " + ec.message());
+  fs::remove_all(best_run / "eval", ec);
+  EvalRequest er;
+  er.run_dir = best_run.string();
+  er.range = "test";
+  // Successive halving's best may come from a rung below the full budget: the
+  // checkpoint its validation score came from.
+  const fs::path ckpt = fs::path(s.best_checkpoint).lexically_relative(best_dir);
+  if (!s.best_checkpoint.empty() && !ckpt.empty() && *ckpt.begin() != ".." && ckpt != "final") {
+    er.checkpoint = (best_run / ckpt).string();
+  }
+  RLT_ASSIGN_OR_RETURN(EvalOutcome ev, RunEvaluation(er));
+  RLT_RETURN_IF_ERROR(
+      WriteFileAtomic((fs::path(out.out_dir) / "test_evaluation.json").string(), ev.summary_json));
+  // A metric undefined on the test range (NaN: returns that never varied) is reported
+  // as null, not as a failure of the finished study.
+  const Result<double> test_value = MetricOf(ev.summary_json, o.objective);
+  j["test_objective"] = test_value.ok() ? json(*test_value) : json(nullptr);
+  out.test_report = "out-of-sample ([split] test " + cfg.Get("split", "test")->text +
+                    ", evaluated once, after the search): " + o.objective + " " +
+                    (test_value.ok() ? std::to_string(*test_value)
+                                     : "undefined (" + test_value.status().message() + ")") +
+                    " (trial " + std::to_string(s.best_trial) + ")";
+  return Status::Ok();
+}
+
+// The finished study of training trials: best.toml from the best trial, its test
+// evaluation when the config has a test range, the report and the outcome's JSON.
+Result<TuneOutcome> ReportTrainingStudy(TuneStudy& st, const config::Config& cfg, bool ranged,
+                                        const tune::StudyResult& s) {
+  TuneOutcome& out = st.out;
   RLT_RETURN_IF_ERROR(NoObjectiveError(s, out.out_dir));
-  json j = json::parse(tune::StudyJson(s, r.method));
+  json j = json::parse(tune::StudyJson(s, st.r.method));
   if (s.best_trial >= 0) {
     const fs::path best_dir =
         fs::path(out.out_dir) / "trials" / ("trial_" + std::to_string(s.best_trial));
@@ -783,41 +886,40 @@ Result<TuneOutcome> RunTune(const TuneRequest& given) {
     RLT_RETURN_IF_ERROR(
         WriteFileAtomic((fs::path(out.out_dir) / "best.toml").string(), best_config));
     if (ranged && cfg.Get("split", "test") != nullptr) {
-      // A copy of the best trial (OUT/best_run/) is what sees the test range: no trial's
-      // own directory ever holds a test evaluation.
-      const fs::path best_run = fs::path(out.out_dir) / "best_run";
-      std::error_code ec;
-      fs::remove_all(best_run, ec);
-      fs::copy(best_dir, best_run, fs::copy_options::recursive, ec);
-      if (ec) return Status::IoError(best_run.string() + ": " + ec.message());
-      fs::remove_all(best_run / "eval", ec);
-      EvalRequest er;
-      er.run_dir = best_run.string();
-      er.range = "test";
-      // Successive halving's best may come from a rung below the full budget: the
-      // checkpoint its validation score came from.
-      const fs::path ckpt = fs::path(s.best_checkpoint).lexically_relative(best_dir);
-      if (!s.best_checkpoint.empty() && !ckpt.empty() && *ckpt.begin() != ".." && ckpt != "final") {
-        er.checkpoint = (best_run / ckpt).string();
-      }
-      RLT_ASSIGN_OR_RETURN(EvalOutcome ev, RunEvaluation(er));
-      RLT_RETURN_IF_ERROR(WriteFileAtomic((fs::path(out.out_dir) / "test_evaluation.json").string(),
-                                          ev.summary_json));
-      // A metric undefined on the test range (NaN: returns that never varied) is reported
-      // as null, not as a failure of the finished study.
-      const Result<double> test_value = MetricOf(ev.summary_json, o.objective);
-      j["test_objective"] = test_value.ok() ? json(*test_value) : json(nullptr);
-      out.test_report = "out-of-sample ([split] test " + cfg.Get("split", "test")->text +
-                        ", evaluated once, after the search): " + o.objective + " " +
-                        (test_value.ok() ? std::to_string(*test_value)
-                                         : "undefined (" + test_value.status().message() + ")") +
-                        " (trial " + std::to_string(s.best_trial) + ")";
+      RLT_RETURN_IF_ERROR(EvaluateBestOnTest(st, cfg, s, best_dir, j));
     }
   }
-  j["objective"] = o.objective;
+  j["objective"] = st.o.objective;
   RLT_RETURN_IF_ERROR(eval::WriteTuneReport(out.out_dir));
   out.json = JsonText(j, 2);
   return out;
+}
+
+// A study whose trials train CONFIG: the config, the objective and the space checked, the
+// trials run (in threads of this process, or on the ranks), the result reported.
+Result<TuneOutcome> RunTrainingStudy(TuneStudy& st) {
+  RLT_ASSIGN_OR_RETURN(const config::Config cfg, LoadStudyConfig(st));
+  RLT_ASSIGN_OR_RETURN(const bool ranged, ChooseObjective(st, cfg));
+  // Every key and the values a trial could be given, against the config's schema, before
+  // anything runs or is written.
+  RLT_RETURN_IF_ERROR(CheckSpaceKeys(st.space, st.r));
+  RLT_RETURN_IF_ERROR(CheckSpaceValues(st.space, st.r));
+  const TrialSetup setup = PlanTrials(st, cfg);
+  RLT_ASSIGN_OR_RETURN(std::optional<tune::StudyResult> served,
+                       RunStudyOnRanks(st.space, st.o, [&](const tune::TrialJob& job) {
+                         return RunTrainingTrial(setup, job);
+                       }));
+  if (!served) return st.out;  // a rank that served trials
+  return ReportTrainingStudy(st, cfg, ranged, *served);
+}
+
+}  // namespace
+
+Result<TuneOutcome> RunTune(const TuneRequest& given) {
+  TuneStudy st;
+  RLT_RETURN_IF_ERROR(OpenStudy(given, st));
+  if (!st.r.objective_fn.empty()) return RunObjectiveStudy(st);
+  return RunTrainingStudy(st);
 }
 
 Result<std::string> BenchTune(const TuneBenchOptions& b) {

@@ -149,14 +149,33 @@ Result<OptionChain> ReadOptionChainCsv(const std::string& path, const ChainReadO
   return ParseOptionChainCsv(text, path, options, report);
 }
 
-Result<OptionChain> ParseOptionChainCsv(std::string_view text, const std::string& source,
-                                        const ChainReadOptions& options, DataReport* report) {
-  DataReport local;
-  DataReport& rep = report ? *report : local;
-  rep = DataReport();
-  if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+namespace {
 
-  // Lines.
+// The state one parse shares between its phases: the source's name, the report being
+// filled, the header with the column of each field (-1: absent), the lines with a problem
+// and the file's underlying (from its first good row).
+struct ChainParse {
+  ChainParse(const std::string& source_name, DataReport& report)
+      : source(source_name), rep(report) {}
+
+  const std::string& source;
+  DataReport& rep;
+  std::vector<std::string> header;
+  int col[kNumFields];
+  std::vector<bool> bad_line;
+  std::string symbol;       // the file's underlying, from its first good row
+  int64_t symbol_line = 0;  // that row's line
+
+  // Records a problem of `line` in field f (the whole row when f < 0) and marks the line bad.
+  void Problem(int64_t line, int f, std::string rule, std::string detail, std::string fix) {
+    rep.problems.push_back({source, line, f >= 0 ? header[col[f]] : std::string(), std::move(rule),
+                            std::move(detail), std::move(fix)});
+    bad_line[line] = true;
+  }
+};
+
+// The lines of the text, without their line ends ("\n" or "\r\n").
+std::vector<std::string_view> SplitLines(std::string_view text) {
   std::vector<std::string_view> lines;
   for (size_t pos = 0; pos < text.size();) {
     size_t end = text.find('\n', pos);
@@ -166,27 +185,32 @@ Result<OptionChain> ParseOptionChainCsv(std::string_view text, const std::string
     lines.push_back(l);
     pos = end + 1;
   }
+  return lines;
+}
+
+// Reads the header (the first line) into p: its fields and the column of every field it
+// names; refuses an empty header or one without a required column.
+Status MapColumns(const std::vector<std::string_view>& lines, ChainParse& p) {
   if (lines.empty() || lines[0].empty()) {
     return Status::DataError(
         fmt::format("{}:1: empty file or empty header. Fix: the first line must name the columns "
                     "(quote date, expiration, strike, call/put, bid, ask)",
-                    source));
+                    p.source));
   }
-  const std::vector<std::string> header = ChainFields(lines[0]);
-  int col[kNumFields];
-  std::fill(col, col + kNumFields, -1);
+  p.header = ChainFields(lines[0]);
+  std::fill(p.col, p.col + kNumFields, -1);
   const auto& aliases = Aliases();
   for (int f = 0; f < kNumFields; ++f) {
     for (const std::string& alias : aliases[f]) {
-      for (size_t c = 0; c < header.size() && col[f] < 0; ++c) {
-        if (Normalise(header[c]) == alias) col[f] = static_cast<int>(c);
+      for (size_t c = 0; c < p.header.size() && p.col[f] < 0; ++c) {
+        if (Normalise(p.header[c]) == alias) p.col[f] = static_cast<int>(c);
       }
-      if (col[f] >= 0) break;
+      if (p.col[f] >= 0) break;
     }
   }
   std::vector<std::string> missing;
   for (int f = 0; f < kNumRequired; ++f) {
-    if (col[f] < 0) missing.push_back(kRequiredNames[f]);
+    if (p.col[f] < 0) missing.push_back(kRequiredNames[f]);
   }
   if (!missing.empty()) {
     std::string names;
@@ -195,165 +219,182 @@ Result<OptionChain> ParseOptionChainCsv(std::string_view text, const std::string
         "{}:1: no {} column in the header ({}). Fix: name the columns as in "
         "market/option_chain_csv.h (e.g. quote_date, expiration, strike, call_put, bid, "
         "ask)",
-        source, names, DescribeHeaderLine(lines[0])));
+        p.source, names, DescribeHeaderLine(lines[0])));
   }
-  auto name = [&](int f) { return header[col[f]]; };
+  return Status::Ok();
+}
 
-  std::vector<Row> rows;
-  std::vector<bool> bad_line(lines.size() + 1, false);
-  std::string symbol;       // the file's underlying, from its first good row
-  int64_t symbol_line = 0;  // that row's line
-  auto problem = [&](int64_t line, int f, std::string rule, std::string detail, std::string fix) {
-    rep.problems.push_back({source, line, f >= 0 ? name(f) : std::string(), std::move(rule),
-                            std::move(detail), std::move(fix)});
-    bad_line[line] = true;
-  };
-
-  for (size_t li = 1; li < lines.size(); ++li) {
-    const int64_t line = static_cast<int64_t>(li) + 1;
-    if (lines[li].empty()) continue;  // blank lines (e.g. the final newline)
-    ++rep.rows_read;
-    const std::vector<std::string> fields = ChainFields(lines[li]);
-    if (fields.size() != header.size()) {
-      problem(line, -1, "wrong-field-count",
-              fmt::format("{} fields, the header has {}", fields.size(), header.size()),
-              "make every row have one field per header column");
+// Parses the fields of one row into row: its dates, call/put and numbers (NaN when
+// absent). False when a field is missing or malformed (each problem recorded in p).
+bool ParseRowFields(ChainParse& p, int64_t line, const std::vector<std::string>& fields, Row& row) {
+  bool ok = true;
+  for (int f : {kQuoteDate, kExpiry}) {
+    const std::string& s = fields[p.col[f]];
+    if (s.empty()) {
+      p.Problem(line, f, "missing-field", "empty", "fill in the date or remove the row");
+      ok = false;
       continue;
     }
-    Row row{};
-    row.line = line;
-    bool ok = true;
-    for (int f : {kQuoteDate, kExpiry}) {
-      const std::string& s = fields[col[f]];
-      if (s.empty()) {
-        problem(line, f, "missing-field", "empty", "fill in the date or remove the row");
-        ok = false;
-        continue;
-      }
-      Result<int32_t> d = ParseChainDate(s);
-      if (!d.ok()) {
-        problem(line, f, "not-a-date", d.status().message(),
+    Result<int32_t> d = ParseChainDate(s);
+    if (!d.ok()) {
+      p.Problem(line, f, "not-a-date", d.status().message(),
                 "write dates as YYYY-MM-DD (or YYYYMMDD, M/D/YYYY)");
-        ok = false;
-      } else {
-        (f == kQuoteDate ? row.date : row.expiry) = *d;
-      }
+      ok = false;
+    } else {
+      (f == kQuoteDate ? row.date : row.expiry) = *d;
     }
-    {
-      std::string r = fields[col[kRight]];
-      for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (r.empty()) {
-        problem(line, kRight, "missing-field", "empty", "write C or P (call or put)");
-        ok = false;
-      } else if (r == "c" || r == "call") {
-        row.right = OptionType::kCall;
-      } else if (r == "p" || r == "put") {
-        row.right = OptionType::kPut;
-      } else {
-        problem(line, kRight, "not-call/put", fmt::format("'{}'", fields[col[kRight]]),
+  }
+  {
+    std::string r = fields[p.col[kRight]];
+    for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (r.empty()) {
+      p.Problem(line, kRight, "missing-field", "empty", "write C or P (call or put)");
+      ok = false;
+    } else if (r == "c" || r == "call") {
+      row.right = OptionType::kCall;
+    } else if (r == "p" || r == "put") {
+      row.right = OptionType::kPut;
+    } else {
+      p.Problem(line, kRight, "not-call/put", fmt::format("'{}'", fields[p.col[kRight]]),
                 "write C, P, call or put");
+      ok = false;
+    }
+  }
+  for (int f = 0; f < kNumFields; ++f) {
+    row.v[f] = kNaN;
+    if (f == kQuoteDate || f == kExpiry || f == kRight || f == kSymbol || p.col[f] < 0) continue;
+    const std::string& s = fields[p.col[f]];
+    if (s.empty()) {
+      if (f < kNumRequired) {
+        p.Problem(line, f, "missing-field", "empty", "fill in the value or remove the row");
         ok = false;
       }
+      continue;
     }
-    for (int f = 0; f < kNumFields; ++f) {
+    if (!ParseNumber(s, &row.v[f])) {
       row.v[f] = kNaN;
-      if (f == kQuoteDate || f == kExpiry || f == kRight || f == kSymbol || col[f] < 0) continue;
-      const std::string& s = fields[col[f]];
-      if (s.empty()) {
-        if (f < kNumRequired) {
-          problem(line, f, "missing-field", "empty", "fill in the value or remove the row");
-          ok = false;
-        }
-        continue;
-      }
-      if (!ParseNumber(s, &row.v[f])) {
-        row.v[f] = kNaN;
-        problem(line, f, "not-a-number", fmt::format("'{}'", s.substr(0, 40)),
+      p.Problem(line, f, "not-a-number", fmt::format("'{}'", s.substr(0, 40)),
                 "write a finite decimal number (or leave an optional field empty)");
-        ok = false;
-      }
+      ok = false;
     }
-    if (!ok) continue;
-    row.strike = row.v[kStrike];
-    const double bid = row.v[kBid], ask = row.v[kAsk];
-    if (row.strike <= 0) {
-      problem(line, kStrike, "strike<=0", fmt::format("strike={}", row.strike),
+  }
+  return ok;
+}
+
+// Checks a parsed row's values: strike, quote, underlying price and expiry within the
+// pricing domain and consistent. False when one is not (each problem recorded in p).
+bool CheckRowValues(ChainParse& p, int64_t line, Row& row) {
+  bool ok = true;
+  row.strike = row.v[kStrike];
+  const double bid = row.v[kBid], ask = row.v[kAsk];
+  if (row.strike <= 0) {
+    p.Problem(line, kStrike, "strike<=0", fmt::format("strike={}", row.strike),
               "strikes must be positive; remove the row");
-      ok = false;
-    }
-    if (bid < 0) {
-      problem(line, kBid, "bid<0", fmt::format("bid={}", bid),
+    ok = false;
+  }
+  if (bid < 0) {
+    p.Problem(line, kBid, "bid<0", fmt::format("bid={}", bid),
               "a missing bid is 0; remove the row or fix the quote");
-      ok = false;
-    }
-    if (ask <= 0) {
-      problem(line, kAsk, "ask<=0", fmt::format("ask={}", ask),
+    ok = false;
+  }
+  if (ask <= 0) {
+    p.Problem(line, kAsk, "ask<=0", fmt::format("ask={}", ask),
               "a contract without an offer cannot be valued; remove the row");
-      ok = false;
-    } else if (bid > ask) {
-      problem(line, kBid, "bid>ask", fmt::format("crossed quote: bid={} > ask={}", bid, ask),
+    ok = false;
+  } else if (bid > ask) {
+    p.Problem(line, kBid, "bid>ask", fmt::format("crossed quote: bid={} > ask={}", bid, ask),
               "check the quote's source; remove the row");
-      ok = false;
-    }
-    // The pricing domain (pricing/pricing.h): a row outside it could not be priced, and
-    // the chain is priced per quote date, so it is refused here with its line.
-    if (row.strike > 0 && !(row.strike >= pricing::kMinPrice && row.strike <= pricing::kMaxPrice)) {
-      problem(line, kStrike, "out-of-range", fmt::format("strike={}", row.strike),
+    ok = false;
+  }
+  // The pricing domain (pricing/pricing.h): a row outside it could not be priced, and
+  // the chain is priced per quote date, so it is refused here with its line.
+  if (row.strike > 0 && !(row.strike >= pricing::kMinPrice && row.strike <= pricing::kMaxPrice)) {
+    p.Problem(line, kStrike, "out-of-range", fmt::format("strike={}", row.strike),
               fmt::format("strikes must lie in [{:g}, {:g}]; remove the row", pricing::kMinPrice,
                           pricing::kMaxPrice));
-      ok = false;
-    }
-    if (const double u = row.v[kUnderlyingPrice]; !std::isnan(u)) {
-      if (u <= 0) {
-        problem(line, kUnderlyingPrice, "underlying<=0", fmt::format("underlying price={}", u),
+    ok = false;
+  }
+  if (const double u = row.v[kUnderlyingPrice]; !std::isnan(u)) {
+    if (u <= 0) {
+      p.Problem(line, kUnderlyingPrice, "underlying<=0", fmt::format("underlying price={}", u),
                 "the underlying's price must be positive; fix it or leave the field empty "
                 "(another row of the same quote date may give it)");
-        ok = false;
-      } else if (!(u >= pricing::kMinPrice && u <= pricing::kMaxPrice)) {
-        problem(line, kUnderlyingPrice, "out-of-range", fmt::format("underlying price={}", u),
+      ok = false;
+    } else if (!(u >= pricing::kMinPrice && u <= pricing::kMaxPrice)) {
+      p.Problem(line, kUnderlyingPrice, "out-of-range", fmt::format("underlying price={}", u),
                 fmt::format("the underlying's price must lie in [{:g}, {:g}]; fix the row",
                             pricing::kMinPrice, pricing::kMaxPrice));
-        ok = false;
-      }
+      ok = false;
     }
-    if (row.expiry < row.date) {
-      problem(line, kExpiry, "expiry<quote-date",
+  }
+  if (row.expiry < row.date) {
+    p.Problem(line, kExpiry, "expiry<quote-date",
               fmt::format("expiry {} is before the quote date {}",
                           FormatDate(DateKey(CivilFromDays(row.expiry))),
                           FormatDate(DateKey(CivilFromDays(row.date)))),
               "remove expired contracts");
-      ok = false;
-    } else if (row.expiry - row.date > kMaxExpiryDays) {
-      problem(line, kExpiry, "expiry>100y",
-              fmt::format("expiry {} is {:.1f} years after the quote date {}",
-                          FormatDate(DateKey(CivilFromDays(row.expiry))),
-                          (row.expiry - row.date) / 365.0,
-                          FormatDate(DateKey(CivilFromDays(row.date)))),
-              fmt::format("options are priced up to {:g} years ({} days) to expiry; check the "
-                          "date or remove the row",
-                          pricing::kMaxTime, kMaxExpiryDays));
-      ok = false;
+    ok = false;
+  } else if (row.expiry - row.date > kMaxExpiryDays) {
+    p.Problem(
+        line, kExpiry, "expiry>100y",
+        fmt::format("expiry {} is {:.1f} years after the quote date {}",
+                    FormatDate(DateKey(CivilFromDays(row.expiry))), (row.expiry - row.date) / 365.0,
+                    FormatDate(DateKey(CivilFromDays(row.date)))),
+        fmt::format("options are priced up to {:g} years ({} days) to expiry; check the "
+                    "date or remove the row",
+                    pricing::kMaxTime, kMaxExpiryDays));
+    ok = false;
+  }
+  return ok;
+}
+
+// One chain is one underlying: a file that mixes symbols would be priced against
+// whichever underlying price came first on each date. Takes the file's symbol from the
+// first row that is ok so far; false when the row names another one.
+bool CheckRowSymbol(ChainParse& p, int64_t line, const std::vector<std::string>& fields, bool ok) {
+  if (p.col[kSymbol] < 0) return ok;
+  const std::string& sym = fields[p.col[kSymbol]];
+  if (p.symbol.empty() && ok) {
+    p.symbol = sym;
+    p.symbol_line = line;
+  } else if (!p.symbol.empty() && sym != p.symbol) {
+    p.Problem(line, kSymbol, "second-underlying",
+              fmt::format("symbol '{}' after '{}' on line {}", PrintableText(sym, 40),
+                          PrintableText(p.symbol, 40), p.symbol_line),
+              "a chain file holds one underlying; split the file by symbol");
+    ok = false;
+  }
+  return ok;
+}
+
+// The good rows of the lines after the header, in file order; counts the rows read and
+// records every bad row's problems in p.
+std::vector<Row> ReadRows(const std::vector<std::string_view>& lines, ChainParse& p) {
+  std::vector<Row> rows;
+  for (size_t li = 1; li < lines.size(); ++li) {
+    const int64_t line = static_cast<int64_t>(li) + 1;
+    if (lines[li].empty()) continue;  // blank lines (e.g. the final newline)
+    ++p.rep.rows_read;
+    const std::vector<std::string> fields = ChainFields(lines[li]);
+    if (fields.size() != p.header.size()) {
+      p.Problem(line, -1, "wrong-field-count",
+                fmt::format("{} fields, the header has {}", fields.size(), p.header.size()),
+                "make every row have one field per header column");
+      continue;
     }
-    // One chain is one underlying: a file that mixes symbols would be priced against
-    // whichever underlying price came first on each date.
-    if (col[kSymbol] >= 0) {
-      const std::string& sym = fields[col[kSymbol]];
-      if (symbol.empty() && ok) {
-        symbol = sym;
-        symbol_line = line;
-      } else if (!symbol.empty() && sym != symbol) {
-        problem(line, kSymbol, "second-underlying",
-                fmt::format("symbol '{}' after '{}' on line {}", PrintableText(sym, 40),
-                            PrintableText(symbol, 40), symbol_line),
-                "a chain file holds one underlying; split the file by symbol");
-        ok = false;
-      }
-    }
-    if (!ok) continue;
+    Row row{};
+    row.line = line;
+    if (!ParseRowFields(p, line, fields, row)) continue;
+    const bool ok = CheckRowValues(p, line, row);
+    if (!CheckRowSymbol(p, line, fields, ok)) continue;
     rows.push_back(row);
   }
+  return rows;
+}
 
-  // Sort by (date, expiry, right: calls first, strike, line); flag duplicates.
+// The indices of the rows to keep, sorted by (date, expiry, right: calls first, strike,
+// line); a second row of the same contract and date is recorded as a duplicate.
+std::vector<size_t> SortedUniqueRows(const std::vector<Row>& rows, ChainParse& p) {
   std::vector<size_t> order(rows.size());
   std::iota(order.begin(), order.end(), 0);
   auto key = [&](size_t i) {
@@ -365,26 +406,33 @@ Result<OptionChain> ParseOptionChainCsv(std::string_view text, const std::string
   for (size_t k = 0; k < order.size(); ++k) {
     const Row& r = rows[order[k]];
     if (!kept.empty()) {
-      const Row& p = rows[kept.back()];
-      if (p.date == r.date && p.expiry == r.expiry && p.right == r.right && p.strike == r.strike) {
-        problem(r.line, -1, "duplicate-contract",
-                fmt::format("{} expiring {} strike {} quoted {} is already on line {}",
-                            pricing::OptionTypeName(r.right),
-                            FormatDate(DateKey(CivilFromDays(r.expiry))), r.strike,
-                            FormatDate(DateKey(CivilFromDays(r.date))), p.line),
-                "keep one row per contract and quote date");
+      const Row& q = rows[kept.back()];
+      if (q.date == r.date && q.expiry == r.expiry && q.right == r.right && q.strike == r.strike) {
+        p.Problem(r.line, -1, "duplicate-contract",
+                  fmt::format("{} expiring {} strike {} quoted {} is already on line {}",
+                              pricing::OptionTypeName(r.right),
+                              FormatDate(DateKey(CivilFromDays(r.expiry))), r.strike,
+                              FormatDate(DateKey(CivilFromDays(r.date))), q.line),
+                  "keep one row per contract and quote date");
         continue;
       }
     }
     kept.push_back(order[k]);
   }
+  return kept;
+}
+
+// Orders the report's problems by line and counts the dropped rows; with on_bad_rows =
+// fail, any problem is the error (listing the first 20) and no row counts as dropped.
+Status SettleProblems(ChainParse& p, const ChainReadOptions& options) {
+  DataReport& rep = p.rep;
   std::stable_sort(rep.problems.begin(), rep.problems.end(),
                    [](const DataProblem& a, const DataProblem& b) { return a.line < b.line; });
-  for (size_t i = 0; i < bad_line.size(); ++i) rep.rows_dropped += bad_line[i] ? 1 : 0;
+  for (size_t i = 0; i < p.bad_line.size(); ++i) rep.rows_dropped += p.bad_line[i] ? 1 : 0;
 
   if (!rep.problems.empty() && options.on_bad_rows == BadRowPolicy::kFail) {
     std::string msg =
-        fmt::format("{}: {} problem(s) in {} rows:", source, rep.problems.size(), rep.rows_read);
+        fmt::format("{}: {} problem(s) in {} rows:", p.source, rep.problems.size(), rep.rows_read);
     const size_t shown = std::min<size_t>(rep.problems.size(), 20);
     for (size_t i = 0; i < shown; ++i) msg += "\n  " + rep.problems[i].ToString();
     if (shown < rep.problems.size()) {
@@ -395,9 +443,15 @@ Result<OptionChain> ParseOptionChainCsv(std::string_view text, const std::string
     return Status::DataError(std::move(msg));
   }
   if (options.on_bad_rows == BadRowPolicy::kFail) rep.rows_dropped = 0;
+  return Status::Ok();
+}
 
+// The chain of the kept rows (in their sorted order): one day per quote date, whose
+// underlying price is the first one a row of that date gives.
+OptionChain BuildChain(const std::vector<Row>& rows, const std::vector<size_t>& kept,
+                       const ChainParse& p) {
   OptionChain chain;
-  chain.underlying = symbol.empty() ? source : symbol;
+  chain.underlying = p.symbol.empty() ? p.source : p.symbol;
   const size_t n = kept.size();
   for (auto* v :
        {&chain.strike, &chain.bid, &chain.ask, &chain.last, &chain.volume, &chain.open_interest,
@@ -428,6 +482,24 @@ Result<OptionChain> ParseOptionChainCsv(std::string_view text, const std::string
   }
   chain.day_begin.push_back(static_cast<int64_t>(n));
   return chain;
+}
+
+}  // namespace
+
+Result<OptionChain> ParseOptionChainCsv(std::string_view text, const std::string& source,
+                                        const ChainReadOptions& options, DataReport* report) {
+  DataReport local;
+  DataReport& rep = report ? *report : local;
+  rep = DataReport();
+  if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  const std::vector<std::string_view> lines = SplitLines(text);
+  ChainParse p(source, rep);
+  RLT_RETURN_IF_ERROR(MapColumns(lines, p));
+  p.bad_line.assign(lines.size() + 1, false);
+  const std::vector<Row> rows = ReadRows(lines, p);
+  const std::vector<size_t> kept = SortedUniqueRows(rows, p);
+  RLT_RETURN_IF_ERROR(SettleProblems(p, options));
+  return BuildChain(rows, kept, p);
 }
 
 Status WriteOptionChainCsv(const std::string& path, const OptionChain& chain) {

@@ -371,78 +371,71 @@ bool NpzFile::Has(const std::string& name) const {
                      [&](const NpyMember& m) { return m.name == name; });
 }
 
-Result<NpzArray> NpzFile::Get(const std::string& name, const std::vector<NpyDType>& dtypes,
-                              const std::vector<int64_t>& dims) const {
-  const std::string where = path_ + ": array '" + name + "'";
-  auto it = std::find_if(members_.begin(), members_.end(),
-                         [&](const NpyMember& m) { return m.name == name; });
-  if (it == members_.end()) {
-    std::string have;
-    for (const NpyMember& m : members_) have += (have.empty() ? "" : ", ") + m.name;
-    return Status::DataError(
-        where + " is missing (the file holds: " + (have.empty() ? "no arrays" : have) + ")");
+namespace {
+
+// The inflated bytes of a deflated member (`bytes`: its compressed data), checked against
+// the size and CRC-32 the archive gives; refuses a size deflate cannot produce or one
+// larger than the free memory.
+Result<std::shared_ptr<std::vector<char>>> InflateMember(const NpyMember& m,
+                                                         const unsigned char* bytes,
+                                                         const std::string& where) {
+  // Deflate expands at most ~1032:1; a larger claim is a corrupt header, and the
+  // inflated bytes must fit in memory.
+  if (m.size / 1032 > m.compressed_size + 1024) {
+    return Status::DataError(where + ": the archive claims " + std::to_string(m.size) +
+                             " bytes from " + std::to_string(m.compressed_size) +
+                             " deflated ones, more than deflate can produce: the file is "
+                             "corrupt");
   }
-  NpyMember m = *it;
-  NpzArray a;
-  a.name_ = path_ + ":" + name;
-  const unsigned char* bytes = map_->data() + m.data_offset;
-  uint64_t length = m.size;
-  if (m.deflated) {
-    // Deflate expands at most ~1032:1; a larger claim is a corrupt header, and the
-    // inflated bytes must fit in memory.
-    if (m.size / 1032 > m.compressed_size + 1024) {
-      return Status::DataError(where + ": the archive claims " + std::to_string(m.size) +
-                               " bytes from " + std::to_string(m.compressed_size) +
-                               " deflated ones, more than deflate can produce: the file is "
-                               "corrupt");
-    }
-    const uint64_t avail = static_cast<uint64_t>(sysconf(_SC_AVPHYS_PAGES)) *
-                           static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-    if (m.size > avail) {
-      return Status::DataError(where + ": deflated, " + std::to_string(m.size >> 20) +
-                               " MiB once inflated, more than the " + std::to_string(avail >> 20) +
-                               " MiB of free memory; save it uncompressed (numpy.savez), "
-                               "which is read in place");
-    }
-    auto own = std::make_shared<std::vector<char>>(m.size);
-    z_stream z{};
-    if (inflateInit2(&z, -15) != Z_OK) return Status::IoError(where + ": zlib init failed");
-    uint64_t in_done = 0, out_done = 0;
-    int rc = Z_OK;
-    uLong crc = crc32(0L, Z_NULL, 0);
-    while (rc != Z_STREAM_END) {
-      const uint64_t in_chunk = std::min<uint64_t>(1 << 20, m.compressed_size - in_done);
-      const uint64_t out_chunk = std::min<uint64_t>(1 << 20, m.size - out_done);
-      z.next_in = const_cast<Bytef*>(bytes + in_done);
-      z.avail_in = static_cast<uInt>(in_chunk);
-      z.next_out = reinterpret_cast<Bytef*>(own->data() + out_done);
-      z.avail_out = static_cast<uInt>(out_chunk);
-      rc = inflate(&z, Z_NO_FLUSH);
-      const uint64_t used_in = in_chunk - z.avail_in, made = out_chunk - z.avail_out;
-      crc = crc32(crc, reinterpret_cast<const Bytef*>(own->data() + out_done),
-                  static_cast<uInt>(made));
-      in_done += used_in;
-      out_done += made;
-      if (rc == Z_STREAM_END) break;
-      if (rc != Z_OK && rc != Z_BUF_ERROR) break;
-      if (used_in == 0 && made == 0) break;  // no progress: truncated or corrupt
-    }
-    inflateEnd(&z);
-    if (rc != Z_STREAM_END || out_done != m.size) {
-      return Status::DataError(where + ": the deflated data is corrupt or truncated (zlib: " +
-                               (z.msg ? z.msg : "stream ended early") + ")");
-    }
-    if (crc != m.crc) {
-      return Status::DataError(where + ": CRC-32 mismatch (the archive says " +
-                               std::to_string(m.crc) + ", the data has " + std::to_string(crc) +
-                               "): the file is corrupt");
-    }
-    a.own_ = own;
-    bytes = reinterpret_cast<const unsigned char*>(own->data());
-  } else {
-    a.map_ = map_;
+  const uint64_t avail = static_cast<uint64_t>(sysconf(_SC_AVPHYS_PAGES)) *
+                         static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  if (m.size > avail) {
+    return Status::DataError(where + ": deflated, " + std::to_string(m.size >> 20) +
+                             " MiB once inflated, more than the " + std::to_string(avail >> 20) +
+                             " MiB of free memory; save it uncompressed (numpy.savez), "
+                             "which is read in place");
   }
-  // The .npy header.
+  auto own = std::make_shared<std::vector<char>>(m.size);
+  z_stream z{};
+  if (inflateInit2(&z, -15) != Z_OK) return Status::IoError(where + ": zlib init failed");
+  uint64_t in_done = 0, out_done = 0;
+  int rc = Z_OK;
+  uLong crc = crc32(0L, Z_NULL, 0);
+  while (rc != Z_STREAM_END) {
+    const uint64_t in_chunk = std::min<uint64_t>(1 << 20, m.compressed_size - in_done);
+    const uint64_t out_chunk = std::min<uint64_t>(1 << 20, m.size - out_done);
+    z.next_in = const_cast<Bytef*>(bytes + in_done);
+    z.avail_in = static_cast<uInt>(in_chunk);
+    z.next_out = reinterpret_cast<Bytef*>(own->data() + out_done);
+    z.avail_out = static_cast<uInt>(out_chunk);
+    rc = inflate(&z, Z_NO_FLUSH);
+    const uint64_t used_in = in_chunk - z.avail_in, made = out_chunk - z.avail_out;
+    crc =
+        crc32(crc, reinterpret_cast<const Bytef*>(own->data() + out_done), static_cast<uInt>(made));
+    in_done += used_in;
+    out_done += made;
+    if (rc == Z_STREAM_END) break;
+    if (rc != Z_OK && rc != Z_BUF_ERROR) break;
+    if (used_in == 0 && made == 0) break;  // no progress: truncated or corrupt
+  }
+  inflateEnd(&z);
+  if (rc != Z_STREAM_END || out_done != m.size) {
+    return Status::DataError(where + ": the deflated data is corrupt or truncated (zlib: " +
+                             (z.msg ? z.msg : "stream ended early") + ")");
+  }
+  if (crc != m.crc) {
+    return Status::DataError(where + ": CRC-32 mismatch (the archive says " +
+                             std::to_string(m.crc) + ", the data has " + std::to_string(crc) +
+                             "): the file is corrupt");
+  }
+  return own;
+}
+
+// Reads the .npy header at the start of a member's `length` bytes into m (dtype, shape,
+// npy_header_bytes); returns the byte count of the data after it, which must be what
+// is left of the member.
+Result<uint64_t> ReadNpyHeader(const unsigned char* bytes, uint64_t length,
+                               const std::string& where, NpyMember& m) {
   if (length < 10 || std::memcmp(bytes, "\x93NUMPY", 6) != 0) {
     return Status::DataError(where + ": not a .npy array (no \\x93NUMPY magic)");
   }
@@ -478,7 +471,13 @@ Result<NpzArray> NpzFile::Get(const std::string& name, const std::vector<NpyDTyp
                              " bytes of data but the member holds " +
                              std::to_string(length - m.npy_header_bytes));
   }
-  // What the caller expects.
+  return need;
+}
+
+// Refuses an array whose dtype is not one of `dtypes` or whose shape differs from `dims`
+// (a negative dimension there: any).
+Status CheckExpectedArray(const NpyMember& m, const std::string& where,
+                          const std::vector<NpyDType>& dtypes, const std::vector<int64_t>& dims) {
   if (std::find(dtypes.begin(), dtypes.end(), m.dtype) == dtypes.end()) {
     std::string want;
     for (NpyDType t : dtypes) want += (want.empty() ? "" : " or ") + std::string(NpyDTypeName(t));
@@ -499,17 +498,17 @@ Result<NpzArray> NpzFile::Get(const std::string& name, const std::vector<NpyDTyp
     return Status::DataError(where + " has shape " + shape_text(m.shape, false) + ", expected " +
                              shape_text(dims, true));
   }
-  a.data_ = reinterpret_cast<const char*>(bytes + m.npy_header_bytes);
-  a.bytes_ = static_cast<int64_t>(need);
-  a.dtype_ = m.dtype;
-  a.shape_ = m.shape;
-  a.rows_ = m.shape.empty() ? 1 : m.shape[0];
-  a.row_elems_ = 1;
-  for (size_t i = 1; i < m.shape.size(); ++i) a.row_elems_ *= m.shape[i];
-  // One pass over the bytes: the CRC-32 of a stored member (an inflated one was checked
-  // while inflating) and the first non-finite value of a float array. The pages read are
-  // released as the pass goes, so a member larger than memory is checked in bounded
-  // resident memory (they stay in the page cache).
+  return Status::Ok();
+}
+
+// One pass over a member's bytes (`bytes`: its .npy header, then `need` bytes of data):
+// the CRC-32 of a stored member (an inflated one was checked while inflating) and the
+// index of the first non-finite value of a float array (-1: none; always -1 for int64).
+// The pages read are released as the pass goes, so a member larger than memory is
+// checked in bounded resident memory (they stay in the page cache).
+Result<int64_t> ScanMemberData(const NpyMember& m, const unsigned char* bytes, uint64_t need,
+                               const std::string& where) {
+  int64_t first_nonfinite = -1;
   const bool stored = !m.deflated;
   const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   const int esize = ElemSize(m.dtype);
@@ -520,7 +519,7 @@ Result<NpzArray> NpzFile::Get(const std::string& name, const std::vector<NpyDTyp
   for (uint64_t at = 0; at < need; at += chunk) {
     const uint64_t n = std::min<uint64_t>(chunk, need - at);
     if (stored) crc = crc32(crc, data + at, static_cast<uInt>(n));
-    if (a.first_nonfinite_ < 0 && m.dtype != NpyDType::kInt64) {
+    if (first_nonfinite < 0 && m.dtype != NpyDType::kInt64) {
       for (uint64_t k = 0; k < n; k += esize) {
         bool bad;
         if (esize == 4) {
@@ -533,7 +532,7 @@ Result<NpzArray> NpzFile::Get(const std::string& name, const std::vector<NpyDTyp
           bad = (b & 0x7C00u) == 0x7C00u;
         }
         if (bad) {
-          a.first_nonfinite_ = static_cast<int64_t>((at + k) / esize);
+          first_nonfinite = static_cast<int64_t>((at + k) / esize);
           break;
         }
       }
@@ -549,6 +548,44 @@ Result<NpzArray> NpzFile::Get(const std::string& name, const std::vector<NpyDTyp
                              std::to_string(m.crc) + ", the data has " + std::to_string(crc) +
                              "): the file is corrupt");
   }
+  return first_nonfinite;
+}
+}  // namespace
+
+Result<NpzArray> NpzFile::Get(const std::string& name, const std::vector<NpyDType>& dtypes,
+                              const std::vector<int64_t>& dims) const {
+  const std::string where = path_ + ": array '" + name + "'";
+  auto it = std::find_if(members_.begin(), members_.end(),
+                         [&](const NpyMember& m) { return m.name == name; });
+  if (it == members_.end()) {
+    std::string have;
+    for (const NpyMember& m : members_) have += (have.empty() ? "" : ", ") + m.name;
+    return Status::DataError(
+        where + " is missing (the file holds: " + (have.empty() ? "no arrays" : have) + ")");
+  }
+  NpyMember m = *it;
+  NpzArray a;
+  a.name_ = path_ + ":" + name;
+  const unsigned char* bytes = map_->data() + m.data_offset;
+  uint64_t length = m.size;
+  if (m.deflated) {
+    RLT_ASSIGN_OR_RETURN(std::shared_ptr<std::vector<char>> own, InflateMember(m, bytes, where));
+    a.own_ = own;
+    bytes = reinterpret_cast<const unsigned char*>(own->data());
+  } else {
+    a.map_ = map_;
+  }
+  RLT_ASSIGN_OR_RETURN(const uint64_t need, ReadNpyHeader(bytes, length, where, m));
+  // What the caller expects.
+  RLT_RETURN_IF_ERROR(CheckExpectedArray(m, where, dtypes, dims));
+  a.data_ = reinterpret_cast<const char*>(bytes + m.npy_header_bytes);
+  a.bytes_ = static_cast<int64_t>(need);
+  a.dtype_ = m.dtype;
+  a.shape_ = m.shape;
+  a.rows_ = m.shape.empty() ? 1 : m.shape[0];
+  a.row_elems_ = 1;
+  for (size_t i = 1; i < m.shape.size(); ++i) a.row_elems_ *= m.shape[i];
+  RLT_ASSIGN_OR_RETURN(a.first_nonfinite_, ScanMemberData(m, bytes, need, where));
   a.finite_checked_ = m.dtype != NpyDType::kInt64;
   return a;
 }

@@ -82,6 +82,21 @@ Status CheckFiniteTensor(const std::vector<float>& v, const std::string& name,
                            "used; evaluate or resume an earlier checkpoint, or train again");
 }
 
+// The error that stops training at a non-finite gradient or parameter p (values v):
+// names the tensor, its first bad element, the epoch, the micro-batch and the step.
+Status NonFiniteTensorError(const char* what, const TowerParam& p, const float* v, int epoch,
+                            int64_t bi, int64_t step) {
+  const int64_t k = FirstNonFinite(v, p.size);
+  return Status::DataError("training stopped: " + std::string(what) + " " + p.name + " holds " +
+                           ValueName(v[std::max<int64_t>(k, 0)]) + " (element " +
+                           std::to_string(k) + ") in epoch " + std::to_string(epoch) +
+                           ", micro-batch " + std::to_string(bi) + " (optimizer step " +
+                           std::to_string(step) +
+                           "): the model diverged; lower [train] lr, raise [train] tau, keep "
+                           "[train] grad_clip on, or rescale the data (nothing of this epoch "
+                           "was saved)");
+}
+
 }  // namespace
 
 Result<MiningSchedule> CheckSettings(const TrainerSettings& s, int64_t bank_rows,
@@ -317,175 +332,185 @@ const float* Trainer::DocumentBank() {
   return doc_bank_.data();
 }
 
-Result<EpochRecord> Trainer::RunEpoch(const std::function<void(int64_t, int64_t)>& progress) {
+// The state of one epoch that RunEpoch's phases share: its order and mining phases, the
+// clocks it started from, the loss, and the current micro-batch with its buffers.
+struct Trainer::EpochState {
+  explicit EpochState(const InfoNceOptions& o) : loss(o) {}
+  std::vector<int64_t> order;   // this epoch's shuffle of the training pairs
+  MiningPhase now, next;        // the negatives used this epoch, and mined for the next
+  int width = 0;                // the miner's table width
+  int64_t batches = 0;          // micro-batches in the epoch
+  double busy0 = 0, wait0 = 0;  // the miner's clocks when the epoch started
+  Clock::time_point start;
+  InfoNce loss;
+  // The current micro-batch: its b examples (into order) and the batch the loss reads,
+  // whose pointers point into the buffers below.
+  const int64_t* examples = nullptr;
+  int b = 0;
+  InfoNceBatch bt;
+  std::vector<float> x, q, y, dq, hard_vectors, docs, doc_emb, d_docs;
+  std::vector<int64_t> targets, hard_ids, table;
+};
+
+// Micro-batch bi of the epoch, up to the loss: gathers its contexts and runs the query
+// tower, gathers the targets, looks up the mined hard negatives, and runs the document
+// tower over targets and negatives; fills e.bt.
+void Trainer::PrepareBatch(EpochState& e, int64_t bi) {
   const TrainOptions& t = s_.train;
   const int D = data_->dim, T = data_->steps;
   const int64_t N = data_->train.x->rows();
-  EpochRecord rec;
-  rec.epoch = epoch_;
-  // This epoch's order: a shuffle seeded by (seed, epoch).
-  std::vector<int64_t> order(N);
-  std::iota(order.begin(), order.end(), 0);
-  Rng rng(s_.run.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epoch_) + 1);
-  for (int64_t i = N - 1; i > 0; --i) std::swap(order[i], order[rng.NextU64() % (i + 1)]);
-  const MiningPhase now = schedule_.At(epoch_);
-  const MiningPhase next = schedule_.At(epoch_ + 1);
-  const int width = miner_->width();
-  const int64_t batches = BatchesPerEpoch(t, N);
-  const double busy0 = miner_->busy_seconds(), wait0 = miner_->wait_seconds();
-  const auto start = Clock::now();
-  // A learned document tower moves the documents: this epoch's searches (the next
-  // epoch's negatives) run over the bank embedded with the parameters of its start.
-  if (doc_ && next.negatives > 0) {
-    const Status rebuilt = miner_->Rebuild(DocumentBank());
-    RLT_CHECK_MSG(rebuilt.ok(), rebuilt.message().c_str());
+  const int64_t first = bi * t.batch_size;
+  const int b = static_cast<int>(std::min<int64_t>(t.batch_size, N - first));
+  const int64_t* examples = &e.order[first];
+  e.examples = examples;
+  e.b = b;
+  e.x.resize(static_cast<size_t>(b) * T * D);
+  data_->train.x->Gather(examples, b, e.x.data());
+  e.q.resize(static_cast<size_t>(b) * D);
+  e.dq.resize(e.q.size());
+  tower_->Forward(e.x.data(), b, T, e.q.data(), threads_);
+  e.targets.resize(b);
+  e.y.resize(static_cast<size_t>(b) * D);
+  for (int i = 0; i < b; ++i) {
+    e.targets[i] = data_->train.target_row[examples[i]];
+    std::copy_n(&data_->bank[e.targets[i] * D], D, &e.y[static_cast<size_t>(i) * D]);
   }
-  // Training stops at the first non-finite loss, gradient or parameter: a diverged model
-  // is never saved, evaluated or ranked.
-  auto non_finite = [&](const char* what, const TowerParam& p, const float* v, int64_t bi) {
-    const int64_t k = FirstNonFinite(v, p.size);
-    return Status::DataError("training stopped: " + std::string(what) + " " + p.name + " holds " +
-                             ValueName(v[std::max<int64_t>(k, 0)]) + " (element " +
-                             std::to_string(k) + ") in epoch " + std::to_string(epoch_) +
-                             ", micro-batch " + std::to_string(bi) + " (optimizer step " +
-                             std::to_string(step_) +
-                             "): the model diverged; lower [train] lr, raise [train] tau, keep "
-                             "[train] grad_clip on, or rescale the data (nothing of this epoch "
-                             "was saved)");
-  };
-  InfoNce loss(InfoNceOptions{t.tau, t.margin, t.margin_weight});
-  std::vector<float> x, q, y, dq, hard_vectors, docs, doc_emb, d_docs;
-  std::vector<int64_t> targets, hard_ids, table;
+  InfoNceBatch& bt = e.bt;
+  bt = InfoNceBatch();
+  bt.b = b;
+  bt.d = D;
+  bt.q = e.q.data();
+  bt.y = e.y.data();
+  bt.target_ids = e.targets.data();
+  bt.m = static_cast<int>(memory_size_);
+  bt.memory = memory_vectors_.data();
+  bt.memory_ids = memory_rows_.data();
+  const int negatives = e.now.negatives;
+  if (negatives > 0) {
+    e.table.resize(static_cast<size_t>(b) * e.width);
+    miner_->Lookup(examples, b, e.table.data());
+    e.hard_ids.resize(static_cast<size_t>(b) * negatives);
+    e.hard_vectors.assign(static_cast<size_t>(b) * negatives * D, 0.0f);
+    for (int i = 0; i < b; ++i) {
+      for (int l = 0; l < negatives; ++l) {
+        const int64_t row = e.table[static_cast<size_t>(i) * e.width + l];
+        e.hard_ids[static_cast<size_t>(i) * negatives + l] = row;
+        if (row >= 0) {
+          std::copy_n(&data_->bank[row * D], D,
+                      &e.hard_vectors[(static_cast<size_t>(i) * negatives + l) * D]);
+        }
+      }
+    }
+    bt.hard = negatives;
+    bt.hard_vectors = e.hard_vectors.data();
+    bt.hard_ids = e.hard_ids.data();
+  }
+  // The document tower: targets and hard negatives through it in one pass (with
+  // gradients); the memory bank holds embeddings from earlier steps (constants).
+  const int64_t doc_rows = static_cast<int64_t>(b) * (1 + bt.hard);
+  if (doc_) {
+    e.docs.resize(doc_rows * D);
+    std::copy(e.y.begin(), e.y.end(), e.docs.begin());
+    if (bt.hard > 0) {
+      std::copy(e.hard_vectors.begin(), e.hard_vectors.end(), e.docs.begin() + b * D);
+    }
+    e.doc_emb.resize(e.docs.size());
+    e.d_docs.resize(e.docs.size());
+    doc_->Forward(e.docs.data(), doc_rows, e.doc_emb.data());
+    std::copy_n(e.doc_emb.begin(), static_cast<int64_t>(b) * D, e.y.begin());
+    bt.y = e.y.data();
+    if (bt.hard > 0) bt.hard_vectors = e.doc_emb.data() + static_cast<int64_t>(b) * D;
+  }
+}
+
+// Micro-batch bi from the loss on (PrepareBatch came first): the InfoNCE loss, refused
+// when not finite, into rec; the gradients of both towers (accumulated); the queries
+// submitted to the miner for the next epoch's negatives; the targets into the memory bank.
+Status Trainer::LearnFromBatch(EpochState& e, int64_t bi, EpochRecord& rec) {
+  const TrainOptions& t = s_.train;
+  const int D = data_->dim;
+  const int b = e.b;
+  const InfoNceBatch& bt = e.bt;
+  const InfoNceStats st =
+      e.loss.Compute(bt, 1.0 / t.accumulation, e.dq.data(), doc_ ? e.d_docs.data() : nullptr,
+                     doc_ && bt.hard > 0 ? e.d_docs.data() + static_cast<int64_t>(b) * D : nullptr);
+  if (!std::isfinite(st.loss)) {
+    return Status::DataError(
+        "training stopped: the InfoNCE loss is " + ValueName(static_cast<float>(st.loss)) +
+        " in epoch " + std::to_string(epoch_) + ", micro-batch " + std::to_string(bi) +
+        " (optimizer step " + std::to_string(step_) +
+        "): the model diverged or the contexts overflow float32; lower [train] lr, raise "
+        "[train] tau or rescale the data (nothing of this epoch was saved)");
+  }
+  rec.loss += st.loss;
+  rec.margin_loss += st.margin_loss;
+  rec.accuracy += st.accuracy;
+  tower_->Backward(e.dq.data(), threads_);
+  if (doc_) doc_->Backward(e.d_docs.data());
+  if (e.next.negatives > 0) {
+    miner_->Submit(epoch_ + 1, e.next, e.examples, e.targets.data(), e.q.data(), b);
+  }
+  // The memory bank takes this batch's targets (after the loss used the older ones).
+  for (int i = 0; i < b && t.memory_bank > 0; ++i) {
+    memory_rows_[memory_head_] = e.targets[i];
+    std::copy_n(&e.y[static_cast<size_t>(i) * D], D, &memory_vectors_[memory_head_ * D]);
+    memory_head_ = (memory_head_ + 1) % t.memory_bank;
+    memory_size_ = std::min(memory_size_ + 1, t.memory_bank);
+  }
+  ++rec.micro_batches;
+  return Status::Ok();
+}
+
+// One optimizer step after micro-batch bi: the accumulated gradients checked and clipped,
+// AdamW at this step's learning rate (into rec), the new parameters checked, the
+// gradients zeroed. A non-finite gradient or parameter stops training, naming the tensor.
+Status Trainer::OptimizerStep(int64_t bi, EpochRecord& rec) {
+  const TrainOptions& t = s_.train;
+  // A non-finite gradient or parameter stops training (naming the tensor): one pass
+  // over each, cheap next to the towers' products.
+  double ss = 0.0;
+  for (const auto& a : adam_) {
+    const double g = native::SumOfSquares(a->param.grad, a->param.size);
+    if (!std::isfinite(g)) {
+      return NonFiniteTensorError("the gradient of", a->param, a->param.grad, epoch_, bi, step_);
+    }
+    ss += g;
+  }
+  if (t.grad_clip > 0) {
+    const double coef = t.grad_clip / (std::sqrt(ss) + 1e-6);
+    if (coef < 1.0) {
+      for (const auto& a : adam_)
+        native::Scale(a->param.grad, a->param.size, static_cast<float>(coef));
+    }
+  }
+  rec.lr = LearningRate(step_);
+  for (const auto& a : adam_) {
+    a->adam.set_lr(rec.lr);
+    a->adam.Step(a->param.value, a->param.grad);
+  }
+  for (const auto& a : adam_) {
+    if (FirstNonFinite(a->param.value, a->param.size) >= 0) {
+      return NonFiniteTensorError("parameter", a->param, a->param.value, epoch_, bi, step_);
+    }
+  }
   tower_->ZeroGrads();
   if (doc_) doc_->ZeroGrads();
-  int pending = 0;
-  for (int64_t bi = 0; bi < batches; ++bi) {
-    const int64_t first = bi * t.batch_size;
-    const int b = static_cast<int>(std::min<int64_t>(t.batch_size, N - first));
-    const int64_t* examples = &order[first];
-    x.resize(static_cast<size_t>(b) * T * D);
-    data_->train.x->Gather(examples, b, x.data());
-    q.resize(static_cast<size_t>(b) * D);
-    dq.resize(q.size());
-    tower_->Forward(x.data(), b, T, q.data(), threads_);
-    targets.resize(b);
-    y.resize(static_cast<size_t>(b) * D);
-    for (int i = 0; i < b; ++i) {
-      targets[i] = data_->train.target_row[examples[i]];
-      std::copy_n(&data_->bank[targets[i] * D], D, &y[static_cast<size_t>(i) * D]);
-    }
-    InfoNceBatch bt;
-    bt.b = b;
-    bt.d = D;
-    bt.q = q.data();
-    bt.y = y.data();
-    bt.target_ids = targets.data();
-    bt.m = static_cast<int>(memory_size_);
-    bt.memory = memory_vectors_.data();
-    bt.memory_ids = memory_rows_.data();
-    if (now.negatives > 0) {
-      table.resize(static_cast<size_t>(b) * width);
-      miner_->Lookup(examples, b, table.data());
-      hard_ids.resize(static_cast<size_t>(b) * now.negatives);
-      hard_vectors.assign(static_cast<size_t>(b) * now.negatives * D, 0.0f);
-      for (int i = 0; i < b; ++i) {
-        for (int l = 0; l < now.negatives; ++l) {
-          const int64_t row = table[static_cast<size_t>(i) * width + l];
-          hard_ids[static_cast<size_t>(i) * now.negatives + l] = row;
-          if (row >= 0) {
-            std::copy_n(&data_->bank[row * D], D,
-                        &hard_vectors[(static_cast<size_t>(i) * now.negatives + l) * D]);
-          }
-        }
-      }
-      bt.hard = now.negatives;
-      bt.hard_vectors = hard_vectors.data();
-      bt.hard_ids = hard_ids.data();
-    }
-    // The document tower: targets and hard negatives through it in one pass (with
-    // gradients); the memory bank holds embeddings from earlier steps (constants).
-    const int64_t doc_rows = static_cast<int64_t>(b) * (1 + bt.hard);
-    if (doc_) {
-      docs.resize(doc_rows * D);
-      std::copy(y.begin(), y.end(), docs.begin());
-      if (bt.hard > 0) std::copy(hard_vectors.begin(), hard_vectors.end(), docs.begin() + b * D);
-      doc_emb.resize(docs.size());
-      d_docs.resize(docs.size());
-      doc_->Forward(docs.data(), doc_rows, doc_emb.data());
-      std::copy_n(doc_emb.begin(), static_cast<int64_t>(b) * D, y.begin());
-      bt.y = y.data();
-      if (bt.hard > 0) bt.hard_vectors = doc_emb.data() + static_cast<int64_t>(b) * D;
-    }
-    const InfoNceStats st =
-        loss.Compute(bt, 1.0 / t.accumulation, dq.data(), doc_ ? d_docs.data() : nullptr,
-                     doc_ && bt.hard > 0 ? d_docs.data() + static_cast<int64_t>(b) * D : nullptr);
-    if (!std::isfinite(st.loss)) {
-      return Status::DataError(
-          "training stopped: the InfoNCE loss is " + ValueName(static_cast<float>(st.loss)) +
-          " in epoch " + std::to_string(epoch_) + ", micro-batch " + std::to_string(bi) +
-          " (optimizer step " + std::to_string(step_) +
-          "): the model diverged or the contexts overflow float32; lower [train] lr, raise "
-          "[train] tau or rescale the data (nothing of this epoch was saved)");
-    }
-    rec.loss += st.loss;
-    rec.margin_loss += st.margin_loss;
-    rec.accuracy += st.accuracy;
-    tower_->Backward(dq.data(), threads_);
-    if (doc_) doc_->Backward(d_docs.data());
-    if (next.negatives > 0) {
-      miner_->Submit(epoch_ + 1, next, examples, targets.data(), q.data(), b);
-    }
-    // The memory bank takes this batch's targets (after the loss used the older ones).
-    for (int i = 0; i < b && t.memory_bank > 0; ++i) {
-      memory_rows_[memory_head_] = targets[i];
-      std::copy_n(&y[static_cast<size_t>(i) * D], D, &memory_vectors_[memory_head_ * D]);
-      memory_head_ = (memory_head_ + 1) % t.memory_bank;
-      memory_size_ = std::min(memory_size_ + 1, t.memory_bank);
-    }
-    ++rec.micro_batches;
-    if (++pending == t.accumulation || bi + 1 == batches) {
-      // A non-finite gradient or parameter stops training (naming the tensor): one pass
-      // over each, cheap next to the towers' products.
-      double ss = 0.0;
-      for (const auto& a : adam_) {
-        const double g = native::SumOfSquares(a->param.grad, a->param.size);
-        if (!std::isfinite(g)) return non_finite("the gradient of", a->param, a->param.grad, bi);
-        ss += g;
-      }
-      if (t.grad_clip > 0) {
-        const double coef = t.grad_clip / (std::sqrt(ss) + 1e-6);
-        if (coef < 1.0) {
-          for (const auto& a : adam_)
-            native::Scale(a->param.grad, a->param.size, static_cast<float>(coef));
-        }
-      }
-      rec.lr = LearningRate(step_);
-      for (const auto& a : adam_) {
-        a->adam.set_lr(rec.lr);
-        a->adam.Step(a->param.value, a->param.grad);
-      }
-      for (const auto& a : adam_) {
-        if (FirstNonFinite(a->param.value, a->param.size) >= 0) {
-          return non_finite("parameter", a->param, a->param.value, bi);
-        }
-      }
-      tower_->ZeroGrads();
-      if (doc_) doc_->ZeroGrads();
-      pending = 0;
-      ++step_;
-      ++rec.optimizer_steps;
-    }
-    // Contexts are read from a memory-mapped file: let go of the pages every so often,
-    // so resident memory stays bounded however large the file.
-    if ((bi + 1) % kReleaseEvery == 0) data_->train.x->Release();
-    if (progress) progress(bi + 1, batches);
-  }
+  ++step_;
+  ++rec.optimizer_steps;
+  return Status::Ok();
+}
+
+// The end of an epoch whose micro-batches all trained: the contexts' pages released, the
+// miner's queue drained, the timings and the per-micro-batch means into rec, and the
+// evaluation when one is due.
+void Trainer::CloseEpoch(const EpochState& e, EpochRecord& rec) {
+  const TrainOptions& t = s_.train;
   data_->train.x->Release();
   miner_->EndEpoch();
-  rec.train_seconds = Since(start);
+  rec.train_seconds = Since(e.start);
   rec.it_per_sec = rec.micro_batches / std::max(rec.train_seconds, 1e-9);
-  rec.mining_busy_seconds = miner_->busy_seconds() - busy0;
-  rec.mining_wait_seconds = miner_->wait_seconds() - wait0;
+  rec.mining_busy_seconds = miner_->busy_seconds() - e.busy0;
+  rec.mining_wait_seconds = miner_->wait_seconds() - e.wait0;
   rec.loss /= std::max<int64_t>(1, rec.micro_batches);
   rec.margin_loss /= std::max<int64_t>(1, rec.micro_batches);
   rec.accuracy /= std::max<int64_t>(1, rec.micro_batches);
@@ -497,6 +522,50 @@ Result<EpochRecord> Trainer::RunEpoch(const std::function<void(int64_t, int64_t)
     rec.mrr = m.mrr;
     rec.eval_seconds = Since(eval_start);
   }
+}
+
+Result<EpochRecord> Trainer::RunEpoch(const std::function<void(int64_t, int64_t)>& progress) {
+  const TrainOptions& t = s_.train;
+  const int64_t N = data_->train.x->rows();
+  EpochRecord rec;
+  rec.epoch = epoch_;
+  EpochState e(InfoNceOptions{t.tau, t.margin, t.margin_weight});
+  // This epoch's order: a shuffle seeded by (seed, epoch).
+  e.order.resize(N);
+  std::iota(e.order.begin(), e.order.end(), 0);
+  Rng rng(s_.run.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epoch_) + 1);
+  for (int64_t i = N - 1; i > 0; --i) std::swap(e.order[i], e.order[rng.NextU64() % (i + 1)]);
+  e.now = schedule_.At(epoch_);
+  e.next = schedule_.At(epoch_ + 1);
+  e.width = miner_->width();
+  e.batches = BatchesPerEpoch(t, N);
+  e.busy0 = miner_->busy_seconds();
+  e.wait0 = miner_->wait_seconds();
+  e.start = Clock::now();
+  // A learned document tower moves the documents: this epoch's searches (the next
+  // epoch's negatives) run over the bank embedded with the parameters of its start.
+  if (doc_ && e.next.negatives > 0) {
+    const Status rebuilt = miner_->Rebuild(DocumentBank());
+    RLT_CHECK_MSG(rebuilt.ok(), rebuilt.message().c_str());
+  }
+  tower_->ZeroGrads();
+  if (doc_) doc_->ZeroGrads();
+  // Training stops at the first non-finite loss, gradient or parameter: a diverged model
+  // is never saved, evaluated or ranked.
+  int pending = 0;
+  for (int64_t bi = 0; bi < e.batches; ++bi) {
+    PrepareBatch(e, bi);
+    RLT_RETURN_IF_ERROR(LearnFromBatch(e, bi, rec));
+    if (++pending == t.accumulation || bi + 1 == e.batches) {
+      RLT_RETURN_IF_ERROR(OptimizerStep(bi, rec));
+      pending = 0;
+    }
+    // Contexts are read from a memory-mapped file: let go of the pages every so often,
+    // so resident memory stays bounded however large the file.
+    if ((bi + 1) % kReleaseEvery == 0) data_->train.x->Release();
+    if (progress) progress(bi + 1, e.batches);
+  }
+  CloseEpoch(e, rec);
   ++epoch_;
   return rec;
 }

@@ -206,6 +206,12 @@ class Trainer {
   // The bank as the document tower sees it: the normalised rows (identity), or their MLP
   // embeddings under the current parameters (computed into doc_bank_).
   const float* DocumentBank();
+  // RunEpoch's phases and the state they share (trainer.cc says what each does).
+  struct EpochState;
+  void PrepareBatch(EpochState& e, int64_t bi);
+  Status LearnFromBatch(EpochState& e, int64_t bi, EpochRecord& rec);
+  Status OptimizerStep(int64_t bi, EpochRecord& rec);
+  void CloseEpoch(const EpochState& e, EpochRecord& rec);
 
   TrainerSettings s_;
   RetrievalData* data_ = nullptr;
