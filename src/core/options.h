@@ -32,6 +32,7 @@
 #include <initializer_list>
 #include <map>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <type_traits>
 #include <utility>
@@ -324,6 +325,41 @@ std::vector<internal::Describer::Row> DescribeOptions(const Options& options) {
   internal::Describer d;
   const_cast<Options&>(options).VisitFields(d);
   return d.rows;
+}
+
+// Visits the fields of `inner`, an options struct embedded in another, under the outer
+// struct's own keys: each as `prefix` + its name, except the names in `skip` (which the
+// outer struct sets itself). For use inside an outer VisitFields, e.g. the options
+// environment's `chain_*` keys over market::ChainSynthOptions:
+//   VisitPrefixed(v, chain, "chain_", {"rate", "dividend", "seed"});
+// The prefixed name a visitor receives lives for that call only (every visitor here copies
+// it).
+namespace internal {
+
+// VisitPrefixed's visitor: forwards each field to `v` under `prefix` + its name.
+template <typename V>
+struct Prefixer {
+  V& v;
+  const char* prefix;
+  std::initializer_list<const char*> skip;
+  template <typename T>
+  void operator()(const char* name, T* field, const char* doc,
+                  std::initializer_list<const char*> allowed = {}) {
+    for (const char* s : skip) {
+      if (std::string_view(s) == name) return;
+    }
+    const std::string full = std::string(prefix) + name;
+    v(full.c_str(), field, doc, allowed);
+  }
+};
+
+}  // namespace internal
+
+template <typename V, typename Inner>
+void VisitPrefixed(V& v, Inner& inner, const char* prefix,
+                   std::initializer_list<const char*> skip = {}) {
+  internal::Prefixer<V> prefixer{v, prefix, skip};
+  inner.VisitFields(prefixer);
 }
 
 // (key, type name, current value, doc, allowed values) rows, in declaration order: what

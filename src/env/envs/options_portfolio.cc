@@ -30,6 +30,16 @@ Status Invalid(const std::string& key, const std::string& what) {
   return Status::InvalidArgument("[env] " + key + ": " + what);
 }
 
+// The chain the environment lists: its chain_* keys, with the environment's rate, dividend
+// and seed.
+market::ChainSynthOptions ChainOptions(const OptionsPortfolioOptions& o) {
+  market::ChainSynthOptions c = o.chain;
+  c.rate = o.rate;
+  c.dividend = o.dividend;
+  c.seed = o.synthetic_seed;
+  return c;
+}
+
 Status Validate(const OptionsPortfolioOptions& o) {
   auto positive = [](double v) { return std::isfinite(v) && v > 0; };
   auto nonneg = [](double v) { return std::isfinite(v) && v >= 0; };
@@ -88,6 +98,11 @@ Status Validate(const OptionsPortfolioOptions& o) {
       !(o.stock_margin >= 0 && o.stock_margin <= 10)) {
     return Invalid("short_margin", "short_margin, min_margin and stock_margin must be in [0, 10]");
   }
+  // The chain's own checks, after rate and dividend (which it shares): its messages start
+  // with the field's name, which is the key here under the chain_ prefix.
+  if (Status chain = market::ValidateChainSynthOptions(ChainOptions(o)); !chain.ok()) {
+    return Status::InvalidArgument("[env] chain_" + chain.message());
+  }
   if (o.episode_days < 1 || o.episode_days > kMaxDays) {
     return Invalid("episode_days", "expected 1 to " + std::to_string(kMaxDays));
   }
@@ -102,9 +117,9 @@ Status Validate(const OptionsPortfolioOptions& o) {
 // expiries x 2 rights per day (a lower bound: strikes listed earlier stay listed), ~200
 // bytes per contract while preparing.
 Status CheckChainSize(const OptionsPortfolioOptions& o, int days) {
-  const double grid = (o.chain_moneyness_max - o.chain_moneyness_min) / o.chain_moneyness_step + 1;
-  const double per_day =
-      grid * (o.chain_monthly_expiries + o.chain_weekly_horizon_days / 7.0 + 1) * 2;
+  const market::ChainSynthOptions& c = o.chain;
+  const double grid = (c.moneyness_max - c.moneyness_min) / c.moneyness_step + 1;
+  const double per_day = grid * (c.monthly_expiries + c.weekly_horizon_days / 7.0 + 1) * 2;
   if (!(std::isfinite(grid) && grid > 0) || per_day * days <= kMaxChainContracts) {
     return Status::Ok();  // a bad grid is the chain options' own error
   }
@@ -116,26 +131,6 @@ Status CheckChainSize(const OptionsPortfolioOptions& o, int days) {
                      " contracts; widen chain_moneyness_step, list fewer expiries "
                      "(chain_monthly_expiries, chain_weekly_horizon_days) or use fewer days "
                      "(range, synthetic_days)");
-}
-
-market::ChainSynthOptions ChainOptions(const OptionsPortfolioOptions& o) {
-  market::ChainSynthOptions c;
-  c.moneyness_min = o.chain_moneyness_min;
-  c.moneyness_max = o.chain_moneyness_max;
-  c.moneyness_step = o.chain_moneyness_step;
-  c.monthly_expiries = o.chain_monthly_expiries;
-  c.weekly_horizon_days = o.chain_weekly_horizon_days;
-  c.vol_multiplier = o.chain_vol_multiplier;
-  c.skew = o.chain_skew;
-  c.smile = o.chain_smile;
-  c.term_slope = o.chain_term_slope;
-  c.iv_noise = o.chain_iv_noise;
-  c.spread_fraction = o.chain_spread_fraction;
-  c.min_spread = o.chain_min_spread;
-  c.rate = o.rate;
-  c.dividend = o.dividend;
-  c.seed = o.synthetic_seed;
-  return c;
 }
 
 // Days since 1970-01-01 of a yyyymmdd key.

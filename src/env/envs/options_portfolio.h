@@ -80,8 +80,10 @@
 #include <string>
 #include <vector>
 
+#include "core/options.h"
 #include "core/status.h"
 #include "env/env.h"
+#include "market/option_chain_synth.h"
 
 namespace rlt::env {
 
@@ -113,19 +115,10 @@ struct OptionsPortfolioOptions {
   uint64_t synthetic_seed = 1;    // synthetic: generator seed
   double rate = 0.02;             // risk-free rate (cash and pricing), continuous per year
   double dividend = 0.015;        // the index's dividend yield (pricing and shares)
-  // Chain (market::ChainSynthOptions of the same names).
-  double chain_moneyness_min = 0.85;
-  double chain_moneyness_max = 1.15;
-  double chain_moneyness_step = 0.025;
-  int chain_monthly_expiries = 3;
-  int chain_weekly_horizon_days = 35;
-  double chain_vol_multiplier = 1.1;
-  double chain_skew = -0.5;
-  double chain_smile = 0.3;
-  double chain_term_slope = 0.05;
-  double chain_iv_noise = 0;
-  double chain_spread_fraction = 0.04;
-  double chain_min_spread = 0.05;
+  // Chain: market::ChainSynthOptions under `chain_` keys (VisitFields), with this
+  // environment's own listing defaults; its rate, dividend and seed are the environment's
+  // rate, dividend and synthetic_seed (ChainOptions in options_portfolio.cc).
+  market::ChainSynthOptions chain = DefaultChain();
   // Universe and trading.
   std::vector<int> tenors = {30, 60};                               // calendar days
   std::vector<double> moneyness = {0.95, 0.975, 1.0, 1.025, 1.05};  // strike / spot
@@ -145,6 +138,15 @@ struct OptionsPortfolioOptions {
   double drawdown_penalty = 0;
   double turnover_penalty = 0;
 
+  // The listed chain of an index: three monthly expiries, strikes within 15% of the spot.
+  static market::ChainSynthOptions DefaultChain() {
+    market::ChainSynthOptions c;
+    c.moneyness_min = 0.85;
+    c.moneyness_max = 1.15;
+    c.monthly_expiries = 3;
+    return c;
+  }
+
   template <typename V>
   void VisitFields(V& v) {
     v("underlying", &underlying, "\"synthetic\" or a daily bar CSV (Date, Close columns)");
@@ -159,18 +161,7 @@ struct OptionsPortfolioOptions {
     v("synthetic_seed", &synthetic_seed, "synthetic underlying: seed");
     v("rate", &rate, "risk-free rate per year, continuous (cash, pricing)");
     v("dividend", &dividend, "dividend yield of the underlying per year, continuous");
-    v("chain_moneyness_min", &chain_moneyness_min, "listed strikes: lowest strike / spot");
-    v("chain_moneyness_max", &chain_moneyness_max, "listed strikes: highest strike / spot");
-    v("chain_moneyness_step", &chain_moneyness_step, "listed strikes: moneyness step");
-    v("chain_monthly_expiries", &chain_monthly_expiries, "listed monthly expiries");
-    v("chain_weekly_horizon_days", &chain_weekly_horizon_days, "weekly expiries up to this far");
-    v("chain_vol_multiplier", &chain_vol_multiplier, "implied vol level / realised vol");
-    v("chain_skew", &chain_skew, "implied vol skew (linear in ln(K/F)/sqrt(T))");
-    v("chain_smile", &chain_smile, "implied vol smile (quadratic in ln(K/F)/sqrt(T))");
-    v("chain_term_slope", &chain_term_slope, "ATM vol change per unit ln(T / 30 days)");
-    v("chain_iv_noise", &chain_iv_noise, "sd of a daily log-normal vol level shock");
-    v("chain_spread_fraction", &chain_spread_fraction, "bid/ask spread / value");
-    v("chain_min_spread", &chain_min_spread, "smallest bid/ask spread");
+    VisitPrefixed(v, chain, "chain_", {"rate", "dividend", "seed"});
     v("tenors", &tenors, "bucket tenors in calendar days");
     v("moneyness", &moneyness, "bucket strikes / spot");
     v("max_position", &max_position, "largest |position value| / net worth per asset");

@@ -302,6 +302,10 @@ TEST(OptionsPortfolio, BadSettingsNameTheKey) {
       {{{"underlying", "/nonexistent/gspc.csv"}}, "/nonexistent/gspc.csv", Status::Code::kIoError},
       {{{"chain_moneyness_step", "0.0004"}, {"chain_monthly_expiries", "60"}},
        "chain_moneyness_step"},
+      // The chain's own checks (market::ValidateChainSynthOptions) under the chain_ keys.
+      {{{"chain_moneyness_min", "1.5"}}, "[env] chain_moneyness_min = 1.5: expected a value in (0, 1]"},
+      {{{"chain_rv_window", "1"}}, "[env] chain_rv_window = 1"},
+      {{{"chain_tick", "0"}}, "[env] chain_tick = 0"},
   };
   for (const Case& c : cases) {
     OptionsPortfolioOptions options;
@@ -309,6 +313,27 @@ TEST(OptionsPortfolio, BadSettingsNameTheKey) {
     if (s.ok()) s = OptionsPortfolioEnv::Create(options, nullptr).status();
     EXPECT_TRUE(IsError(s, c.code, c.key)) << c.key;
   }
+}
+
+// The chain_ keys are market::ChainSynthOptions' fields with the environment's listing
+// defaults, except rate, dividend and seed, which are the environment's own keys.
+TEST(OptionsPortfolio, ChainKeysAreTheChainOptionsUnderAPrefix) {
+  OptionsPortfolioOptions options;
+  std::map<std::string, std::string> rows;
+  for (const auto& row : DescribeOptions(options)) rows[row.key] = row.value;
+  const market::ChainSynthOptions chain_defaults;
+  for (const auto& row : DescribeOptions(chain_defaults)) {
+    const bool own = row.key == "rate" || row.key == "dividend" || row.key == "seed";
+    EXPECT_EQ(rows.count("chain_" + row.key), own ? 0u : 1u) << row.key;
+  }
+  EXPECT_EQ(rows.at("chain_moneyness_min"), "0.85");
+  EXPECT_EQ(rows.at("chain_monthly_expiries"), "3");
+  EXPECT_EQ(rows.at("chain_rv_window"), std::to_string(chain_defaults.rv_window));
+  ASSERT_TRUE(SetOptions(options, {{"chain_skew", "-0.25"}, {"chain_rv_window", "30"}}).ok());
+  EXPECT_EQ(options.chain.skew, -0.25);
+  EXPECT_EQ(options.chain.rv_window, 30);
+  EXPECT_TRUE(IsError(SetOptions(options, {{"chain_seed", "3"}}), Status::Code::kInvalidArgument,
+                      "unknown key 'chain_seed'"));
 }
 
 // A daily close file as the underlying, restricted to a range.
