@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/status_test_util.h"
 #include "env/registry.h"
 #include "env/vec_env.h"
 #include "learn/evaluate.h"
@@ -128,7 +129,9 @@ TEST(EvaluatePolicy, IsRepeatableAndDrawsNothingFromTorchsGenerator) {
   auto other_seed = EvaluateModule(policy, normalizer, venv, 3, 101);
   ASSERT_TRUE(other_seed.ok());
   EXPECT_NE(a->episode_rewards, other_seed->episode_rewards);
-  EXPECT_FALSE(EvaluateModule(policy, normalizer, venv, 0, 100).ok());
+  EXPECT_TRUE(IsError(EvaluateModule(policy, normalizer, venv, 0, 100),
+                      Status::Code::kInvalidArgument,
+                      "evaluation needs at least one episode (got 0)"));
 }
 
 }  // namespace

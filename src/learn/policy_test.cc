@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/options.h"
+#include "core/status_test_util.h"
 
 namespace rlt::learn {
 namespace {
@@ -15,10 +16,12 @@ TEST(Policy, OptionsBindByKeyAndInvalidWidthsAreRejected) {
   ASSERT_TRUE(SetOption(o, "pi", "[32, 16]").ok());
   ASSERT_TRUE(SetOption(o, "activation", "relu").ok());
   EXPECT_EQ(o.pi, (std::vector<int>{32, 16}));
-  EXPECT_FALSE(SetOption(o, "activation", "gelu").ok());
+  EXPECT_TRUE(IsError(SetOption(o, "activation", "gelu"), Status::Code::kInvalidArgument,
+                      "'activation' = 'gelu': expected one of: tanh, relu"));
   EXPECT_TRUE(ValidatePolicyOptions(o).ok());
   o.vf = {64, 0};
-  EXPECT_FALSE(ValidatePolicyOptions(o).ok());
+  EXPECT_TRUE(IsError(ValidatePolicyOptions(o), Status::Code::kInvalidArgument,
+                      "[policy] vf: layer widths must be >= 1"));
 }
 
 }  // namespace

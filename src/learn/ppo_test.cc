@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/options.h"
+#include "core/status_test_util.h"
 
 namespace rlt::learn {
 namespace {
@@ -18,7 +19,8 @@ TEST(PpoOptions, SchedulesAndNumbersBindByKey) {
   EXPECT_DOUBLE_EQ(o.clip_range.Value({0.5, 1, 1}), 0.1);
   const Status bad = SetOption(o, "learnig_rate", "1");
   EXPECT_NE(bad.message().find("learning_rate"), std::string::npos);
-  EXPECT_FALSE(SetOption(o, "ent_coef", "linear(").ok());
+  EXPECT_TRUE(IsError(SetOption(o, "ent_coef", "linear("), Status::Code::kInvalidArgument,
+                      "'ent_coef' = 'linear(': expected a number"));
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <numbers>
 
+#include "core/status_test_util.h"
+
 namespace rlt::learn {
 namespace {
 
@@ -22,9 +24,12 @@ TEST(Schedule, ConstantAndLinearFollowSb3Progress) {
   EXPECT_DOUBLE_EQ(at(lin, -0.01), 0.0);
   const Schedule up = *Schedule::Parse(" linear( 0.1 , 0.3 ) ");
   EXPECT_DOUBLE_EQ(at(up, 0.25), 0.25);
-  EXPECT_FALSE(Schedule::Parse("linear(1)").ok());
-  EXPECT_FALSE(Schedule::Parse("cosine(1, 2)").ok());
-  EXPECT_FALSE(Schedule::Parse("linear(a, 2)").ok());
+  EXPECT_TRUE(IsError(Schedule::Parse("linear(1)"), Status::Code::kInvalidArgument,
+                      "expected a number, linear(start, end) or warmup_cosine"));
+  EXPECT_TRUE(IsError(Schedule::Parse("cosine(1, 2)"), Status::Code::kInvalidArgument,
+                      "expected a number, linear(start, end) or warmup_cosine"));
+  EXPECT_TRUE(IsError(Schedule::Parse("linear(a, 2)"), Status::Code::kInvalidArgument,
+                      "argument 'a' is not a number"));
 }
 
 TEST(Schedule, WarmupCosineRisesLinearlyThenDecaysToTheFinalFraction) {

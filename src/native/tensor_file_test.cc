@@ -73,7 +73,8 @@ TEST(TensorFile, RoundTripsThroughBytesAndDisk) {
   auto wrong = read->Get("pi_net.0.weight", DType::kFloat32, {3, 2}, path.string());
   ASSERT_TRUE(IsError(wrong, Status::Code::kDataError,
                       "tensor 'pi_net.0.weight' is float32 (2, 3), expected float32 (3, 2)"));
-  EXPECT_FALSE(read->Get("missing", DType::kFloat32, {1}, "f").ok());
+  EXPECT_TRUE(IsError(read->Get("missing", DType::kFloat32, {1}, "f"), Status::Code::kDataError,
+                      "f: no tensor named 'missing'"));
   std::filesystem::remove(path);
   EXPECT_EQ(TensorFile::Read(path).status().code(), Status::Code::kNotFound);
 }
