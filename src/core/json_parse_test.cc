@@ -66,8 +66,10 @@ TEST(ParseJson, NumberOverflowIsAnErrorNotAnException) {
 }
 
 TEST(ParseJson, EmptyAndTrailingTextAreErrors) {
-  EXPECT_FALSE(ParseJson<Json>("", "e").ok());
-  EXPECT_FALSE(ParseJson<Json>("{} {}", "e").ok());
+  EXPECT_TRUE(IsError(ParseJson<Json>("", "e"), Status::Code::kInvalidArgument,
+                      "e: not valid JSON: parse error at line 1, column 1"));
+  EXPECT_TRUE(IsError(ParseJson<Json>("{} {}", "e"), Status::Code::kInvalidArgument,
+                      "e: not valid JSON: parse error at line 1, column 4"));
   EXPECT_TRUE(ParseJson<Json>("  {\"a\": 1}\n", "e").ok());
 }
 

@@ -65,7 +65,8 @@ TEST(Options, NonFiniteNumbersAreRejectedAndTheFieldKeepsItsValue) {
             std::string::npos);
   EXPECT_DOUBLE_EQ(o.cost, 0.0005);
   float f = 0;
-  EXPECT_FALSE(internal::ParseValue("1e39", &f).ok());  // finite double, no float
+  EXPECT_TRUE(IsError(internal::ParseValue("1e39", &f), Status::Code::kInvalidArgument,
+                      "'1e39' is outside the range of a float"));  // finite double, no float
   EXPECT_TRUE(internal::ParseValue("3e38", &f).ok());
 }
 
@@ -150,7 +151,8 @@ TEST(Options, EditDistanceIsLevenshtein) {
   EXPECT_EQ(EditDistance("kitten", "sitting"), 3);
   EXPECT_EQ(EditDistance("", "abc"), 3);
   EXPECT_EQ(SplitAssignment("a=b=c")->second, "b=c");
-  EXPECT_FALSE(SplitAssignment("novalue").ok());
+  EXPECT_TRUE(IsError(SplitAssignment("novalue"), Status::Code::kInvalidArgument,
+                      "'novalue': expected KEY=VALUE"));
 }
 
 // An adjacent swap is one typo, and a tie goes to the longer common prefix.
@@ -230,9 +232,11 @@ TEST(Options, ListsFormatWithBracketsAndRoundTrip) {
 
 TEST(Options, AFailedScalarParseLeavesTheFieldUnchanged) {
   DemoOptions o;
-  EXPECT_FALSE(SetOption(o, "window", "8x").ok());
+  EXPECT_TRUE(IsError(SetOption(o, "window", "8x"), Status::Code::kInvalidArgument,
+                      "'window' = '8x': expected an integer"));
   EXPECT_EQ(o.window, 5);
-  EXPECT_FALSE(SetOption(o, "cost", "0.1x").ok());
+  EXPECT_TRUE(IsError(SetOption(o, "cost", "0.1x"), Status::Code::kInvalidArgument,
+                      "'cost' = '0.1x': expected a number"));
   EXPECT_DOUBLE_EQ(o.cost, 0.0005);
 }
 

@@ -248,10 +248,12 @@ TEST_F(SignalRun, PositionEntersTheObservationAndBadInputIsRefused) {
   EXPECT_EQ(sig->observation[n - 3], 0.5f);
   EXPECT_EQ(sig->observation[n - 2], 0.0f);
   req.position = 2.0;
-  EXPECT_FALSE(ComputeSignal(req).ok());
+  EXPECT_TRUE(IsError(ComputeSignal(req), Status::Code::kInvalidArgument,
+                      "--position must be a fraction of net worth in [-1, 1] (got 2)"));
   req.position = 0.0;
   req.run_dir = (*root_ / "nope").string();
-  EXPECT_FALSE(ComputeSignal(req).ok());
+  EXPECT_TRUE(IsError(ComputeSignal(req), Status::Code::kNotFound,
+                      "nope is not a run directory (no config.toml)"));
 }
 
 // On a session's closing bar the decision is the flatten the environment

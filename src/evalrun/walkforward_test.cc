@@ -298,9 +298,11 @@ TEST(PlanFolds, DefaultsSplitTheSecondHalfEvenly) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ((*r)[1].train_begin, 10);
   EXPECT_EQ((*r)[1].train_end, 15);
-  EXPECT_FALSE(PlanFolds(dates, 2, 5, 11, true).ok());  // 5 + 22 > 25
-  EXPECT_TRUE(PlanFolds(dates, 2, 5, 10, true).ok());   // 5 + 20 <= 25
-  EXPECT_FALSE(PlanFolds(dates, 30, 0, 0, false).ok());
+  EXPECT_TRUE(IsError(PlanFolds(dates, 2, 5, 11, true), Status::Code::kInvalidArgument,
+                      "test windows of 11 sessions need 27 sessions"));  // 5 + 22 > 25
+  EXPECT_TRUE(PlanFolds(dates, 2, 5, 10, true).ok());                    // 5 + 20 <= 25
+  EXPECT_TRUE(IsError(PlanFolds(dates, 30, 0, 0, false), Status::Code::kInvalidArgument,
+                      "13 remain for 30 test windows"));
 }
 
 // The fold column of OUT/walkforward/equity.csv: 1..K, each fold's rows on its test dates.

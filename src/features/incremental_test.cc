@@ -584,7 +584,8 @@ TEST(Incremental, ErrorsMatchTheBatchOnes) {
   ASSERT_TRUE(fast.ok());
   Result<Normalizer> norm = Normalizer::Fit(*fast, fast->first_valid, fast->rows, {});
   ASSERT_TRUE(norm.ok());
-  EXPECT_FALSE(IncrementalFeatures::Create("scaled", &*norm).ok());
+  EXPECT_TRUE(IsError(IncrementalFeatures::Create("scaled", &*norm), Status::Code::kInvalidArgument,
+                      "normalizer feature 0 is 'hl' but the data's is 'lret1'"));
   // A zero close after warm-up: the batch fails, and the stream fails at that bar with the
   // same message.
   market::Bars bad = bars;

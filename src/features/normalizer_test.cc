@@ -95,15 +95,21 @@ TEST(Normalizer, LoadingWithOtherFeatureNamesNamesTheFirstMismatch) {
   Result<Normalizer> bad = Normalizer::FromJson(n->ToJson(), {"ramp", "signal"});
   ASSERT_TRUE(
       IsError(bad, Status::Code::kInvalidArgument, "is 'noise' but the data's is 'signal'"));
-  EXPECT_FALSE(Normalizer::FromJson(n->ToJson(), {"ramp"}).ok());
-  EXPECT_FALSE(Normalizer::FromJson(nlohmann::json{{"format", "x"}}).ok());
+  EXPECT_TRUE(IsError(Normalizer::FromJson(n->ToJson(), {"ramp"}), Status::Code::kInvalidArgument,
+                      "normalizer has 2 features, the data 1"));
+  EXPECT_TRUE(IsError(Normalizer::FromJson(nlohmann::json{{"format", "x"}}),
+                      Status::Code::kDataError,
+                      "not an rltrade normalizer (version 1) JSON document"));
 }
 
 TEST(Normalizer, FitRejectsEmptyOrWarmupOnlyRanges) {
   FeatureMatrix m = Toy(50);
-  EXPECT_FALSE(Normalizer::Fit(m, 10, 10, {}).ok());
-  EXPECT_FALSE(Normalizer::Fit(m, 0, 51, {}).ok());
-  EXPECT_FALSE(Normalizer::Fit(m, 0, 1, {}).ok());  // only the NaN row
+  EXPECT_TRUE(IsError(Normalizer::Fit(m, 10, 10, {}), Status::Code::kOutOfRange,
+                      "fit range [10, 10) is empty"));
+  EXPECT_TRUE(IsError(Normalizer::Fit(m, 0, 51, {}), Status::Code::kOutOfRange,
+                      "fit range [0, 51) is empty or outside the 50 feature rows"));
+  EXPECT_TRUE(IsError(Normalizer::Fit(m, 0, 1, {}), Status::Code::kInvalidArgument,
+                      "fit range [0, 1) has no row without NaN"));  // only the NaN row
 }
 
 TEST(Normalizer, RollingZScoreIsCausalAndMatchesItsDefinition) {

@@ -103,7 +103,8 @@ TEST(Presets, UnknownPresetNamesTheValidOnes) {
 TEST(Presets, BarsWithoutSessionsAreRejected) {
   market::Bars bars = testing::RandomBars(10, 10, 1);
   bars.bar_in_session.clear();
-  EXPECT_FALSE(ComputeFeatures(bars, "fast22").ok());
+  EXPECT_TRUE(IsError(ComputeFeatures(bars, "fast22"), Status::Code::kInvalidArgument,
+                      "bars of symbol 'RND' have no sessions assigned"));
 }
 
 TEST(SessionFeatures, FastAgreesWithReferenceAndRestartsEachSession) {

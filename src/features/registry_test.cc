@@ -96,9 +96,15 @@ TEST(Registry, ErrorsNameTheValidChoicesAndTheNearest) {
   r = ComputeIndicator(bars, "bbands", {{"nbdevup_", "2"}});
   ASSERT_TRUE(IsError(r, Status::Code::kInvalidArgument, "has no parameter 'nbdevup_'"));
   EXPECT_NE(r.status().message().find("did you mean 'nbdevup'"), std::string::npos);
-  EXPECT_FALSE(ComputeIndicator(bars, "sma", {{"period", "1"}}).ok());    // TA-Lib: >= 2
-  EXPECT_FALSE(ComputeIndicator(bars, "sma", {{"period", "2.5"}}).ok());  // integer
-  EXPECT_FALSE(ComputeIndicator(bars, "sma", {{"period", "abc"}}).ok());
+  EXPECT_TRUE(IsError(ComputeIndicator(bars, "sma", {{"period", "1"}}),
+                      Status::Code::kInvalidArgument,
+                      "parameter 'period' = 1.000000 is outside [2.000000"));  // TA-Lib: >= 2
+  EXPECT_TRUE(IsError(ComputeIndicator(bars, "sma", {{"period", "2.5"}}),
+                      Status::Code::kInvalidArgument,
+                      "parameter 'period' must be an integer, got 2.5"));  // integer
+  EXPECT_TRUE(IsError(ComputeIndicator(bars, "sma", {{"period", "abc"}}),
+                      Status::Code::kInvalidArgument,
+                      "parameter 'period' needs a finite decimal number, got 'abc'"));
   // Decimal only (strtod would read 0x10 as 16).
   for (const char* text : {"0x10", "0X10", " 16", "16 ", "1e400", "nan"}) {
     const Result<IndicatorResult> bad = ComputeIndicator(bars, "sma", {{"period", text}});
@@ -114,8 +120,10 @@ TEST(Registry, ParsesKeyValueItems) {
   Result<std::map<std::string, std::string>> p = ParseParams({"period=20", "nbdev=1.5"});
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->at("nbdev"), "1.5");
-  EXPECT_FALSE(ParseParams({"period"}).ok());
-  EXPECT_FALSE(ParseParams({"period=1", "period=2"}).ok());
+  EXPECT_TRUE(IsError(ParseParams({"period"}), Status::Code::kInvalidArgument,
+                      "parameter 'period' is not KEY=VALUE"));
+  EXPECT_TRUE(IsError(ParseParams({"period=1", "period=2"}), Status::Code::kInvalidArgument,
+                      "parameter 'period' given twice"));
 }
 
 TEST(Registry, EveryIndicatorStartsAtItsLookback) {

@@ -76,7 +76,8 @@ TEST(NativeBackend, IsTheDefaultAndBothBackendsStartFromTheNativeInitialisation)
   EXPECT_EQ(PolicyOptions{}.backend, "native");
   PolicyOptions bad;
   bad.backend = "cuda";
-  EXPECT_FALSE(ValidatePolicyOptions(bad).ok());
+  EXPECT_TRUE(IsError(ValidatePolicyOptions(bad), Status::Code::kInvalidArgument,
+                      "[policy] backend must be native or torch, got 'cuda'"));
   auto env_a = MakeVecEnv("cartpole", 2), env_b = MakeVecEnv("cartpole", 2);
   PpoTrainer native(*env_a, Backend("native"), SmallPpo(), 3);
   PpoTrainer torch_backend(*env_b, Backend("torch"), SmallPpo(), 3);

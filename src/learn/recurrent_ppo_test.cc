@@ -156,7 +156,8 @@ TEST(RecurrentPpo, SequenceSettingsThatDoNotFitTheRolloutAreRefused) {
                       "[algo] batch_size = 20 must be a multiple of [algo] sequence_length = 8"));
   PolicyOptions torch_backend = Lstm(8);
   torch_backend.backend = "torch";
-  EXPECT_FALSE(ValidatePolicyOptions(torch_backend).ok());
+  EXPECT_TRUE(IsError(ValidatePolicyOptions(torch_backend), Status::Code::kInvalidArgument,
+                      "[policy] recurrent = \"lstm\" trains on the native engine only"));
 }
 
 TEST(RecurrentPpo, CheckpointRunsInEvaluationWithItsStateCarried) {

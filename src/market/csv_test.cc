@@ -493,7 +493,8 @@ TEST_F(CsvTest, FixTextFitsTheBadRowPolicy) {
   }
   EXPECT_GT(mentions_drop, 0);
   DataReport failed;
-  ASSERT_FALSE(ReadBarsCsv(path, CsvReadOptions(), &failed).ok());
+  ASSERT_TRUE(IsError(ReadBarsCsv(path, CsvReadOptions(), &failed), Status::Code::kDataError,
+                      "defects.csv: 12 problem(s) in 12 of 15 data rows"));
   ASSERT_FALSE(failed.problems.empty());
   EXPECT_NE(failed.problems[0].fix.find("drop the row with --on-bad-rows drop"), std::string::npos)
       << failed.problems[0].fix;

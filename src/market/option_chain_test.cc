@@ -55,7 +55,9 @@ TEST(ChainDate, Formats) {
   EXPECT_EQ(*ParseChainDate("1/3/11"), Day(2011, 1, 3));
   EXPECT_EQ(*ParseChainDate("2/29/2024"), Day(2024, 2, 29));
   for (const char* bad : {"2023-02-29", "13/01/2020", "2020-1-1", "", "yesterday", "1/2/345"}) {
-    EXPECT_FALSE(ParseChainDate(bad).ok()) << bad;
+    EXPECT_TRUE(IsError(ParseChainDate(bad), Status::Code::kInvalidArgument,
+                        std::string("'") + bad + "' is not a date"))
+        << bad;
   }
 }
 
@@ -256,7 +258,8 @@ TEST(ChainCsv, MissingRequiredColumnIsAnError) {
   }
   Parsed p = Parse("strike,type,bid\n100,C,2\n", BadRowPolicy::kFail);
   ASSERT_TRUE(IsError(p.chain, Status::Code::kDataError, "'quote date', 'expiration', 'ask'"));
-  EXPECT_FALSE(Parse("", BadRowPolicy::kDrop).chain.ok());
+  EXPECT_TRUE(IsError(Parse("", BadRowPolicy::kDrop).chain, Status::Code::kDataError,
+                      "t.csv:1: empty file or empty header"));
 }
 
 TEST(ChainCsv, QuotedFieldsCrlfAndBom) {
@@ -270,8 +273,10 @@ TEST(ChainCsv, QuotedFieldsCrlfAndBom) {
 }
 
 TEST(ChainCsv, ReadFileRefusesDirectoriesAndMissingFiles) {
-  EXPECT_FALSE(ReadOptionChainCsv("/nonexistent/chain.csv", {}).ok());
-  EXPECT_FALSE(ReadOptionChainCsv(fs::temp_directory_path().string(), {}).ok());
+  EXPECT_TRUE(IsError(ReadOptionChainCsv("/nonexistent/chain.csv", {}), Status::Code::kNotFound,
+                      "file '/nonexistent/chain.csv' does not exist"));
+  EXPECT_TRUE(IsError(ReadOptionChainCsv(fs::temp_directory_path().string(), {}),
+                      Status::Code::kInvalidArgument, "is a directory, expected a regular file"));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -536,23 +541,31 @@ TEST(ChainSynth, WrittenCsvReadsBackValueIdentical) {
   EXPECT_TRUE(SameBits(a->delta, b->delta));  // NaN written empty, read back as the same NaN
   OptionChain bad = *a;
   bad.underlying = "X,Y";
-  EXPECT_FALSE(WriteOptionChainCsv(path, bad).ok());
+  EXPECT_TRUE(IsError(WriteOptionChainCsv(path, bad), Status::Code::kInvalidArgument,
+                      "symbol 'X,Y' has a comma"));
   EXPECT_FALSE(fs::exists(path));
 }
 
 TEST(ChainSynth, RejectsBadInputs) {
   ChainSynthOptions o;
   const std::vector<int32_t> dates = {Day(2024, 1, 2), Day(2024, 1, 3)};
-  EXPECT_FALSE(GenerateOptionChain(dates, {100}, o).ok());
-  EXPECT_FALSE(GenerateOptionChain(dates, {100, -1}, o).ok());
-  EXPECT_FALSE(GenerateOptionChain(dates, {100, std::nan("")}, o).ok());
-  EXPECT_FALSE(GenerateOptionChain({dates[1], dates[0]}, {100, 100}, o).ok());
+  EXPECT_TRUE(IsError(GenerateOptionChain(dates, {100}, o), Status::Code::kInvalidArgument,
+                      "2 dates but 1 closes"));
+  EXPECT_TRUE(IsError(GenerateOptionChain(dates, {100, -1}, o), Status::Code::kInvalidArgument,
+                      "close[1] = -1"));
+  EXPECT_TRUE(IsError(GenerateOptionChain(dates, {100, std::nan("")}, o),
+                      Status::Code::kInvalidArgument, "close[1] = nan"));
+  EXPECT_TRUE(IsError(GenerateOptionChain({dates[1], dates[0]}, {100, 100}, o),
+                      Status::Code::kInvalidArgument,
+                      "dates[1] = 2024-01-02 is not after dates[0]"));
   ChainSynthOptions bad = o;
   bad.moneyness_step = 0;
-  EXPECT_FALSE(GenerateOptionChain(dates, {100, 101}, bad).ok());
+  EXPECT_TRUE(IsError(GenerateOptionChain(dates, {100, 101}, bad), Status::Code::kInvalidArgument,
+                      "moneyness_step = 0"));
   bad = o;
   bad.tick = -1;
-  EXPECT_FALSE(GenerateOptionChain(dates, {100, 101}, bad).ok());
+  EXPECT_TRUE(IsError(GenerateOptionChain(dates, {100, 101}, bad), Status::Code::kInvalidArgument,
+                      "tick = -1"));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -671,13 +684,16 @@ TEST(ChainPricing, OutOfDomainInputsAreErrorsNotNaN) {
   ASSERT_TRUE(IsError(r, Status::Code::kInvalidArgument, "strike"));
   bad = c;
   bad.implied_vol[0] = std::nan("");
-  EXPECT_FALSE(PriceChain(bad, {MidSource::kModel, 0, 0, ""}).ok());
+  EXPECT_TRUE(IsError(PriceChain(bad, {MidSource::kModel, 0, 0, ""}),
+                      Status::Code::kInvalidArgument,
+                      "contract 0 (strike 100): no model implied vol"));
   bad = c;
   bad.underlying_price[0] = -1;
-  EXPECT_FALSE(PriceChain(bad, {}).ok());
+  EXPECT_TRUE(IsError(PriceChain(bad, {}), Status::Code::kInvalidArgument,
+                      "quote date 2024-01-02: no underlying price (found -1)"));
   ChainPricingOptions po;
   po.rate = std::nan("");
-  EXPECT_FALSE(PriceChain(c, po).ok());
+  EXPECT_TRUE(IsError(PriceChain(c, po), Status::Code::kInvalidArgument, "rate = nan"));
 }
 
 TEST(ChainPricing, MissingUnderlyingPriceIsAnError) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/civil_time.h"
+#include "core/status_test_util.h"
 
 namespace rlt::market {
 namespace {
@@ -202,13 +203,15 @@ TEST(Synth, DailyKindHasOneBarPerWeekdayAtTheSessionClose) {
 TEST(Synth, InvalidOptionsAreClearErrors) {
   SynthOptions o;
   o.timezone = "Nowhere/City";
-  EXPECT_FALSE(GenerateSynthetic(o).ok());
+  EXPECT_TRUE(
+      IsError(GenerateSynthetic(o), Status::Code::kNotFound, "unknown time zone 'Nowhere/City'"));
   o = SynthOptions();
   o.signal_to_noise = 0.9;  // explosive with lookback 5
   EXPECT_NE(GenerateSynthetic(o).status().message().find("too large"), std::string::npos);
   o = SynthOptions();
   o.session_close_minute = o.session_open_minute;
-  EXPECT_FALSE(GenerateSynthetic(o).ok());
+  EXPECT_TRUE(IsError(GenerateSynthetic(o), Status::Code::kInvalidArgument,
+                      "the session must hold at least one bar"));
   EXPECT_NE(ParseSynthKind("hourly").status().message().find("intraday, daily"), std::string::npos);
   EXPECT_EQ(*ParseSynthModel("garch"), SynthModel::kGarch);
 }

@@ -94,7 +94,8 @@ TEST(TimeZone, UnknownNameSuggestsAValidOne) {
   Result<TimeZone> tz = TimeZone::Load("Mars/Olympus_Mons");
   ASSERT_TRUE(IsError(tz, Status::Code::kNotFound, "'Mars/Olympus_Mons'"));
   EXPECT_NE(tz.status().message().find("America/New_York"), std::string::npos);
-  EXPECT_FALSE(TimeZone::Load("../../etc/passwd").ok());
+  EXPECT_TRUE(IsError(TimeZone::Load("../../etc/passwd"), Status::Code::kNotFound,
+                      "invalid time zone name '../../etc/passwd'"));
 }
 
 TEST(PosixTzRule, ParsesUsRuleAndAppliesIt) {
@@ -110,8 +111,10 @@ TEST(PosixTzRule, ParsesFractionalAndQuotedOffsets) {
   EXPECT_EQ(PosixTzRule::Parse("IST-5:30")->OffsetAt(0), 19800);
   EXPECT_EQ(PosixTzRule::Parse("<+0545>-5:45")->OffsetAt(0), 20700);
   EXPECT_EQ(PosixTzRule::Parse("<-03>3")->OffsetAt(0), -10800);
-  EXPECT_FALSE(PosixTzRule::Parse("EST5EDT,M13.2.0,M11.1.0").ok());
-  EXPECT_FALSE(PosixTzRule::Parse("5").ok());
+  EXPECT_TRUE(IsError(PosixTzRule::Parse("EST5EDT,M13.2.0,M11.1.0"), Status::Code::kInvalidArgument,
+                      "'EST5EDT,M13.2.0,M11.1.0': expected a DST start date"));
+  EXPECT_TRUE(IsError(PosixTzRule::Parse("5"), Status::Code::kInvalidArgument,
+                      "'5': expected a zone abbreviation at position 0"));
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 // dimensions are the row strides. Gemm() calls OpenBLAS's cblas_sgemm unless the product
 // is so small that the call costs more than the arithmetic (M N K < kSgemmMinWork), where
 // it runs loops the compiler vectorises; GemmReference() is the plain triple loop (double
-// accumulation) both are tested against (native_test.cc).
+// accumulation) both are tested against (gemm_test.cc).
 // Thread-safe (no state). OpenBLAS may use its own threads for large products; the learner
 // sets their number (learn::SetComputeThreads).
 #ifndef RLT_NATIVE_GEMM_H_

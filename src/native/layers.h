@@ -1,5 +1,5 @@
 // rltrade native: the layers of the small-policy engine, each forward beside its backward,
-// each fast version beside a plain reference (llm.c style). native_test.cc checks every
+// each fast version beside a plain reference (llm.c style). layers_test.cc checks every
 // fast kernel against its reference and every backward against finite differences.
 //
 // Conventions: float32, row-major, batch first. Weights use PyTorch's layout so that

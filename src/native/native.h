@@ -2,10 +2,11 @@
 //
 // What it is. Forward, backward and Adam for the policies PPO trains, in plain C++ on
 // float32 buffers allocated once, built the llm.c way: each layer's forward beside its
-// backward, a plain reference beside every fast kernel, one test harness (native_test.cc)
-// checking every kernel against its reference and every gradient against finite
-// differences, and LibTorch autograd as the outside oracle (learn/native_oracle_test.cc)
-// together with Stable-Baselines3's recorded update (native_sb3_golden_test.cc).
+// backward, a plain reference beside every fast kernel, a test file beside each unit
+// (gemm_test.cc, layers_test.cc, ..., one binary native_test) checking every kernel against
+// its reference and every gradient against finite differences, and LibTorch autograd as the outside
+// oracle (learn/native_oracle_test.cc) together with Stable-Baselines3's recorded update
+// (native_sb3_golden_test.cc).
 //   gemm.h          the matrix product of every layer: OpenBLAS cblas_sgemm, loop kernels
 //                   for tiny products, a double-precision reference.
 //   layers.h        Linear (PyTorch weight layout), tanh / relu, vectorisable exp / tanh /

@@ -490,7 +490,8 @@ TEST(ExchangeSim, TheTokenComesFromTheEnvironmentAndIsNeverEchoedOrLogged) {
   EXPECT_EQ(refused.code(), Status::Code::kInvalidArgument) << refused.ToString();
   EXPECT_NE(refused.message().find("authentication failed"), std::string::npos);
   ASSERT_EQ(setenv(kBrokerTokenVariable, "wrong-one", 1), 0);
-  EXPECT_FALSE(TcpBroker(o).Connect().ok());
+  EXPECT_TRUE(
+      IsError(TcpBroker(o).Connect(), Status::Code::kInvalidArgument, "authentication failed"));
   ASSERT_EQ(setenv(kBrokerTokenVariable, "s3cret-token", 1), 0);
   TcpBroker with(o);
   const Status ok = with.Connect();
@@ -784,7 +785,8 @@ TEST(ExchangeSim, BadOptionsAreRefusedWithTheFlagName) {
   options.reject_rate = 1.5;
   auto sim = ExchangeSim::Create(Bars(2), options);
   ASSERT_TRUE(IsError(sim, Status::Code::kInvalidArgument, "--reject-rate"));
-  EXPECT_FALSE(ExchangeSim::Create(market::MarketData{}, ExchangeSimOptions{}).ok());
+  EXPECT_TRUE(IsError(ExchangeSim::Create(market::MarketData{}, ExchangeSimOptions{}),
+                      Status::Code::kInvalidArgument, "the bar file has no bars"));
   for (const double speed : {1e-300, 1e-4, 2e6}) {
     options = ExchangeSimOptions{};
     options.speed = speed;

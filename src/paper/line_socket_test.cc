@@ -128,8 +128,10 @@ TEST(LineSocket, ConnectingToAClosedPortSaysWhatToCheck) {
   ASSERT_TRUE(
       IsError(conn, Status::Code::kIoError, "cannot connect to 127.0.0.1:" + std::to_string(port)));
   EXPECT_NE(conn.status().message().find("exchange-sim"), std::string::npos);
-  EXPECT_FALSE(LineConnection::Connect("no-such-host.invalid", 80, 1000).ok());
-  EXPECT_FALSE(LineListener::Listen(70000).ok());
+  EXPECT_TRUE(IsError(LineConnection::Connect("no-such-host.invalid", 80, 1000),
+                      Status::Code::kIoError, "cannot resolve host 'no-such-host.invalid'"));
+  EXPECT_TRUE(IsError(LineListener::Listen(70000), Status::Code::kInvalidArgument,
+                      "--port 70000 is not a TCP port"));
 }
 
 }  // namespace

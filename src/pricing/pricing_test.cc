@@ -243,15 +243,16 @@ TEST(BadInput, NonPositiveOrNaNInputsAreInvalidArgumentsNamingTheField) {
       ASSERT_TRUE(IsError(v, Status::Code::kInvalidArgument, c.name))
           << c.name << "=" << c.value << " " << ModelName(m);
       EXPECT_EQ(v.status().message().rfind(c.name, 0), 0u) << v.status().message();
-      EXPECT_FALSE(ModelGreeks(m, in).ok());
+      EXPECT_TRUE(IsError(ModelGreeks(m, in), Status::Code::kInvalidArgument, c.name));
     }
     if (c.field != &OptionInputs::vol) {
-      EXPECT_FALSE(ImpliedVol(Model::kBsm, in, 10).ok()) << c.name;
+      EXPECT_TRUE(IsError(ImpliedVol(Model::kBsm, in, 10), Status::Code::kInvalidArgument, c.name))
+          << c.name;
     }
   }
   OptionInputs bad_type;
   bad_type.type = static_cast<OptionType>(3);
-  EXPECT_FALSE(BsmPrice(bad_type).ok());
+  EXPECT_TRUE(IsError(BsmPrice(bad_type), Status::Code::kInvalidArgument, "type = 3"));
 }
 
 TEST(BadInput, EveryOutputIsFiniteAtTheCornersOfTheDomain) {
@@ -287,9 +288,10 @@ TEST(Names, ParseAndPrintModelsAndTypes) {
   for (const char* name : {"bsm", "binomial", "baw", "bjerksund"}) {
     EXPECT_STREQ(ModelName(ParseModel(name).value()), name);
   }
-  EXPECT_FALSE(ParseModel("black").ok());
+  EXPECT_TRUE(IsError(ParseModel("black"), Status::Code::kInvalidArgument, "model 'black'"));
   EXPECT_EQ(ParseOptionType("put").value(), OptionType::kPut);
-  EXPECT_FALSE(ParseOptionType("straddle").ok());
+  EXPECT_TRUE(IsError(ParseOptionType("straddle"), Status::Code::kInvalidArgument,
+                      "option type 'straddle'"));
 }
 
 }  // namespace

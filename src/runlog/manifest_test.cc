@@ -71,7 +71,8 @@ TEST(Manifest, OfNamedFilesVerifiesOnlyThoseAndRefusesUnlistedOnes) {
   WriteFile(dir / "metrics.csv", "step\n1\n");  // grows while training: not listed
   EXPECT_TRUE(VerifyManifestFiles(dir.path(), {"config.toml", "normalizer.json"}).ok());
   WriteFile(dir / "normalizer.json", "{}");
-  EXPECT_FALSE(VerifyManifestFiles(dir.path(), {"config.toml", "normalizer.json"}).ok());
+  EXPECT_TRUE(IsError(VerifyManifestFiles(dir.path(), {"config.toml", "normalizer.json"}),
+                      Status::Code::kDataError, "normalizer.json is not listed in"));
   WriteFile(dir / "config.toml", "[run]\nseed = 9\n");
   const Status st = VerifyManifestFiles(dir.path(), {"config.toml"});
   EXPECT_TRUE(Contains(st.message(), "config.toml: checksum mismatch")) << st.message();
@@ -81,7 +82,8 @@ TEST(Manifest, ASymlinkInsideIsRefused) {
   ScratchDir dir;
   WriteFile(dir / "a", "x");
   fs::create_symlink(dir / "a", dir / "link");
-  EXPECT_FALSE(WriteDirManifest(dir.path()).ok());
+  EXPECT_TRUE(IsError(WriteDirManifest(dir.path()), Status::Code::kDataError,
+                      "is not a regular file (a symlink, FIFO or device)"));
 }
 
 TEST(RunLock, ASecondWriterIsRefusedNamingThePidAndTheFirstIsReleased) {

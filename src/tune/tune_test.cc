@@ -271,7 +271,8 @@ TEST(Study, AResumedStudyReplaysItsJournalAndRunsNoTrialTwice) {
   // Another study's arguments are refused; an existing OUT is not overwritten.
   StudyOptions other = k;
   other.seed = 4;
-  EXPECT_FALSE(RunStudy(space, other, fn).ok());
+  EXPECT_TRUE(
+      IsError(RunStudy(space, other, fn), Status::Code::kRefused, "describes another study"));
   StudyOptions again = o;
   const auto exists = RunStudy(space, again, fn);
   ASSERT_TRUE(IsError(exists, Status::Code::kRefused, "exists already"));

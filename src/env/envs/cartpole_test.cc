@@ -261,7 +261,8 @@ TEST(CartPoleEnv, IsRegisteredWithoutMarketDataAndRejectsBadOptions) {
   EXPECT_TRUE((*env)->spec().action.discrete);
   EXPECT_EQ((*env)->spec().action.n, 2);
   EXPECT_EQ((*env)->spec().action.dim, 1);
-  EXPECT_FALSE(MakeCartPoleEnv({{"max_episode_steps", "0"}}).ok());
+  EXPECT_TRUE(IsError(MakeCartPoleEnv({{"max_episode_steps", "0"}}), Status::Code::kInvalidArgument,
+                      "max_episode_steps must be >= 1"));
   auto typo = MakeCartPoleEnv({{"max_episode_step", "10"}});
   ASSERT_TRUE(IsError(typo, Status::Code::kInvalidArgument, "unknown key 'max_episode_step'"));
   EXPECT_NE(typo.status().message().find("max_episode_steps"), std::string::npos);

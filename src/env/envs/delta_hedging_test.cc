@@ -279,12 +279,15 @@ TEST(DeltaHedging, BadOptionsAreClearErrors) {
     Result<std::unique_ptr<Env>> env = MakeHedgingEnv(settings);
     ASSERT_TRUE(IsError(env, Status::Code::kInvalidArgument, key)) << key << "=" << value;
   }
-  EXPECT_FALSE(MakeHedgingEnv({{"option_type", "straddle"}}).ok());
-  EXPECT_FALSE(MakeHedgingEnv({{"paths", "heston"}}).ok());
+  EXPECT_TRUE(IsError(MakeHedgingEnv({{"option_type", "straddle"}}), Status::Code::kInvalidArgument,
+                      "'option_type' = 'straddle'"));
+  EXPECT_TRUE(IsError(MakeHedgingEnv({{"paths", "heston"}}), Status::Code::kInvalidArgument,
+                      "'paths' = 'heston'"));
   HedgingOptions o;
   o.drift = nan;
-  EXPECT_FALSE(DeltaHedgingEnv::Create(o).ok());
-  EXPECT_FALSE(SimulateHedging(Hull(1), 0, 1, BsDeltaPolicy).ok());
+  EXPECT_TRUE(IsError(DeltaHedgingEnv::Create(o), Status::Code::kInvalidArgument, "drift = nan"));
+  EXPECT_TRUE(IsError(SimulateHedging(Hull(1), 0, 1, BsDeltaPolicy), Status::Code::kInvalidArgument,
+                      "paths = 0"));
 }
 
 }  // namespace

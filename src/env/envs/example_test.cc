@@ -32,7 +32,8 @@ TEST(ExampleEnv, RewardsCorrectSignPredictions) {
 TEST(ExampleEnv, RejectsInvalidOptionsAndUnknownKeys) {
   ExampleOptions o;
   o.window = 0;
-  EXPECT_FALSE(ExampleEnv::Create(o).ok());
+  EXPECT_TRUE(IsError(ExampleEnv::Create(o), Status::Code::kInvalidArgument,
+                      "window must be in [1, 32], got 0"));
   auto env = MakeExampleEnv({{"persistance", "0.5"}});
   ASSERT_TRUE(IsError(env, Status::Code::kInvalidArgument, "did you mean 'persistence'"));
 }

@@ -264,9 +264,12 @@ TEST(PendulumEnv, IsRegisteredWithoutMarketDataAndRejectsBadOptions) {
   ASSERT_TRUE(env.ok());
   EXPECT_EQ((*env)->spec().obs_dim, 3);
   EXPECT_FALSE((*env)->spec().action.discrete);
-  EXPECT_FALSE(MakePendulumEnv({{"max_episode_steps", "0"}}).ok());
-  EXPECT_FALSE(MakePendulumEnv({{"g", "-1"}}).ok());
-  EXPECT_FALSE(MakePendulumEnv({{"g", "nan"}}).ok());
+  EXPECT_TRUE(IsError(MakePendulumEnv({{"max_episode_steps", "0"}}), Status::Code::kInvalidArgument,
+                      "max_episode_steps must be >= 1"));
+  EXPECT_TRUE(IsError(MakePendulumEnv({{"g", "-1"}}), Status::Code::kInvalidArgument,
+                      "g must be a finite gravity >= 0"));
+  EXPECT_TRUE(IsError(MakePendulumEnv({{"g", "nan"}}), Status::Code::kInvalidArgument,
+                      "'g' = 'nan': 'nan' is not a finite number"));
   auto typo = MakePendulumEnv({{"gravity", "10"}});
   EXPECT_TRUE(IsError(typo, Status::Code::kInvalidArgument, "unknown key 'gravity'"));
 }
