@@ -37,7 +37,8 @@
 // include LibTorch headers; each translation unit that does costs ~20 s to compile.
 //
 // Semantics are pinned to outside references: SB3's recorded minibatches and GAE, the
-// PyTorch formulas for log-probabilities, entropies and clipping (learn_test.cc).
+// PyTorch formulas for log-probabilities, entropies and clipping (torch_policy_test.cc,
+// torch_ppo_test.cc).
 #ifndef RLT_LEARN_LEARN_H_
 #define RLT_LEARN_LEARN_H_
 

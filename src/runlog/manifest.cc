@@ -42,11 +42,13 @@ Result<Entry> Measure(const std::string& path) {
 Result<std::vector<std::string>> RegularFiles(const std::string& dir) {
   std::vector<std::string> names;
   std::error_code ec;
+  // Lexically: fs::relative would resolve a symlink and name its target instead of it.
+  fs::path base(dir);
+  if (!base.has_filename()) base = base.parent_path();  // "run/" -> "run"
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::file_type type = it->symlink_status(ec).type();
     if (ec) break;
-    const std::string rel = fs::relative(it->path(), dir, ec).generic_string();
-    if (ec) break;
+    const std::string rel = it->path().lexically_relative(base).generic_string();
     if (type == fs::file_type::directory) continue;
     if (type != fs::file_type::regular) {
       return Status::DataError(fmt::format(

@@ -82,8 +82,11 @@ TEST(Manifest, ASymlinkInsideIsRefused) {
   ScratchDir dir;
   WriteFile(dir / "a", "x");
   fs::create_symlink(dir / "a", dir / "link");
+  // The message names the symlink, not the file it points to.
   EXPECT_TRUE(IsError(WriteDirManifest(dir.path()), Status::Code::kDataError,
-                      "is not a regular file (a symlink, FIFO or device)"));
+                      "/link is not a regular file (a symlink, FIFO or device)"));
+  EXPECT_TRUE(IsError(WriteDirManifest(dir.path() + "/"), Status::Code::kDataError,
+                      "/link is not a regular file (a symlink, FIFO or device)"));
 }
 
 TEST(RunLock, ASecondWriterIsRefusedNamingThePidAndTheFirstIsReleased) {
