@@ -303,7 +303,8 @@ TEST(OptionsPortfolio, BadSettingsNameTheKey) {
       {{{"chain_moneyness_step", "0.0004"}, {"chain_monthly_expiries", "60"}},
        "chain_moneyness_step"},
       // The chain's own checks (market::ValidateChainSynthOptions) under the chain_ keys.
-      {{{"chain_moneyness_min", "1.5"}}, "[env] chain_moneyness_min = 1.5: expected a value in (0, 1]"},
+      {{{"chain_moneyness_min", "1.5"}},
+       "[env] chain_moneyness_min = 1.5: expected a value in (0, 1]"},
       {{{"chain_rv_window", "1"}}, "[env] chain_rv_window = 1"},
       {{{"chain_tick", "0"}}, "[env] chain_tick = 0"},
   };
