@@ -180,7 +180,10 @@ docs:
 
 # Fails when a source file includes a folder, LibTorch or another folder's internal::
 # names that docs/ARCHITECTURE.md's table does not allow (scripts/check_layers.py reads
-# the rules from that table).
+# the rules from that table), and when a function in src/ is longer than 150 lines
+# (scripts/check_function_length.py, which tests itself first).
 .PHONY: check-layers
 check-layers:
 	python3 scripts/check_layers.py
+	python3 scripts/check_function_length.py --self-test
+	python3 scripts/check_function_length.py

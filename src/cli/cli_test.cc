@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -298,6 +299,25 @@ TEST(CliStartup, TheBinaryLoadsNoLibTorchUntilACommandNeedsIt) {
   EXPECT_NE(r.out.find("libc.so"), std::string::npos) << r.out;  // the list was printed
   EXPECT_EQ(r.out.find("libtorch"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("libc10"), std::string::npos) << r.out;
+}
+
+// --version names the version, the commit (the source tree's, when it is a git checkout),
+// the build type and the optional parts as this build has them.
+TEST(CliStartup, VersionNamesTheCommitAndTheOptionalParts) {
+  const CmdResult r = rlt::cli::testing_util::RunCli("--version");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(^rltrade \d+\.\d+\.\d+ \(commit ([0-9a-f]{12}(-modified)?|unknown), )"
+                        R"(\w+ build\)\n)")))
+      << r.out;
+#ifdef RLT_TEST_WITH_TORCH
+  EXPECT_NE(r.out.find("LibTorch backend: built"), std::string::npos) << r.out;
+#else
+  EXPECT_NE(r.out.find("LibTorch backend: not built (configure with -DRLT_WITH_TORCH=ON"),
+            std::string::npos)
+      << r.out;
+#endif
+  EXPECT_NE(r.out.find("\nMPI: "), std::string::npos) << r.out;
 }
 
 // [policy] backend = "torch" trains through the plug-in in builds with LibTorch, and is

@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "cli/commands.h"
+#include "cli/version.h"
 #include "core/printable.h"
 #include "core/process_env.h"
 #include "dist/dist.h"
@@ -80,6 +81,10 @@ int Main(int argc, char** argv) {
       "rltrade: train and evaluate trading agents fast and honestly.\n"
       "Run `rltrade COMMAND --help` for a command's options."};
   app.require_subcommand(1);
+  app.set_version_flag(
+      "--version", [] { return rlt::cli::VersionText(); },
+      "print the version, the commit, the build type and which optional parts "
+      "(LibTorch backend, MPI) this build has, and exit");
   rlt::cli::Action action;
   rlt::cli::RegisterDataCommands(app, &action);
   rlt::cli::RegisterFeatureCommands(app, &action);

@@ -285,7 +285,7 @@ void AppendTrainingConfig(std::string& out) {
       "`rltrade train CONFIG.toml` (and `eval`, `walkforward`, `signal`, `tune`, `paper`, which "
       "read a run's config) knows the sections `[run]`, `[data]`, `[split]`, `[features]`, "
       "`[env]`, `[algo]` and `[policy]` (`src/train/train_options.h`, "
-      "`src/train/train.cc`). A run's `config.toml` records every effective value, defaults "
+      "`src/train/setup.cc`). A run's `config.toml` records every effective value, defaults "
       "included.\n";
 
   out += "\n### [run]\n\n";

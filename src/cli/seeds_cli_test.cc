@@ -155,6 +155,21 @@ TEST_F(SeedsCli, ResumeTrainsTheSeedsThatNeverStartedAsTheyWouldHaveBeen) {
   EXPECT_TRUE(ReadFile(fs::path(run) / "seed_5" / "final" / "policy.rlt") == policy);
 }
 
+TEST_F(SeedsCli, ParallelCapsTheSeedsTrainingAtOnce) {
+  const std::string run = Run("run");
+  auto r = RunCli("train " + config_ + " --seeds 2 --parallel 1 --run-dir " + run);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("training seeds 4, 5 into " + run + ": 1 at a time"), std::string::npos)
+      << r.out;
+  for (int s : {4, 5}) {
+    EXPECT_TRUE(fs::exists(fs::path(run) / ("seed_" + std::to_string(s)) / "final" / "MANIFEST"));
+  }
+  r = RunCli("train " + config_ + " --seeds 2 --parallel 0 --run-dir " + Run("other"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--parallel"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(Run("other")));
+}
+
 TEST_F(SeedsCli, ABadConfigLeavesNothingBehindAndSeedsAreBounded) {
   rlt::testing::WriteFile(config_, std::string(kConfig) + "\n[policy]\nwidth = 3\n");
   const std::string run = Run("run");

@@ -57,6 +57,10 @@ void RegisterTrainCommand(CLI::App& app, Action* action) {
                   "train N seeds (run.seed .. run.seed+N-1) into RUN/seed_<seed>/, in parallel "
                   "where cores allow (overrides [run] seeds)")
       ->check(CLI::Range(1, train::kMaxSeeds));
+  cmd->add_option("--parallel", r->parallel,
+                  "with several seeds: at most P seeds train at once (default: as many as the "
+                  "cores allow; each then gets its share of the cores)")
+      ->check(CLI::Range(1, train::kMaxSeeds));
   cmd->add_option_function<uint64_t>(
       "--seed", [r](const uint64_t& s) { r->seed = s; },
       "with --resume of a multi-seed run: resume only this seed");

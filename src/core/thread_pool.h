@@ -4,7 +4,8 @@
 // Built for the environment engine's hot loop: Run() hands the same callable to all
 // `num_workers` workers (the calling thread is worker 0) and returns when all are done.
 //
-// The threading model (one per process; docs in DESIGN.md "Performance notes"):
+// The threading model (one per process; measured by `rltrade bench threads`, see
+// docs/performance.md):
 //  - Small work runs inline. Run() measures how long the work takes on one thread (an
 //    exponential average over calls) and, while that is below inline_below_seconds()
 //    (default kDefaultInlineBelowSeconds: a handoff to a sleeping thread costs tens of

@@ -206,13 +206,15 @@ Result<TrainOutcome> RunJobs(std::vector<Job>& jobs, int parallel, const std::st
   return out;
 }
 
-// Processes at once and threads each for `jobs` seeds given [run] threads.
-std::pair<int, int> Parallelism(int jobs, int configured_threads) {
+// Processes at once and threads each for `jobs` seeds given [run] threads and
+// `max_parallel` (train --parallel; 0 = as many as the cores allow).
+std::pair<int, int> Parallelism(int jobs, int configured_threads, int max_parallel) {
   const int cores = AvailableCores();
+  const int cap = max_parallel > 0 ? std::min(max_parallel, std::max(jobs, 1)) : std::max(jobs, 1);
   if (configured_threads > 0) {
-    return {std::clamp(cores / configured_threads, 1, std::max(jobs, 1)), configured_threads};
+    return {std::clamp(cores / configured_threads, 1, cap), configured_threads};
   }
-  const int processes = std::clamp(std::min(jobs, cores), 1, std::max(jobs, 1));
+  const int processes = std::clamp(std::min(jobs, cores), 1, cap);
   return {processes, CoresPerProcess(cores, processes)};
 }
 
@@ -261,7 +263,7 @@ Result<TrainOutcome> ResumeSeeds(const TrainRequest& request, const SeedsIndex& 
   }
   std::error_code ec;
   fs::create_directories(fs::path(run_dir) / "logs", ec);
-  const auto [processes, threads] = Parallelism(static_cast<int>(jobs.size()), 1);
+  const auto [processes, threads] = Parallelism(static_cast<int>(jobs.size()), 1, request.parallel);
   (void)threads;  // each seed resumes with the thread count its config.toml records
   if (!request.quiet) {
     fmt::print(stderr, "resuming {} seed(s) of {}, {} at a time\n", jobs.size(), run_dir,
@@ -454,7 +456,7 @@ Result<TrainOutcome> RunTrainCommand(const TrainRequest& request, const std::str
     return RunTraining(one);
   }
   RLT_ASSIGN_OR_RETURN(SeedsPlan plan, PlanSeeds(request, seeds, /*create=*/true));
-  const auto [processes, threads] = Parallelism(seeds, plan.configured_threads);
+  const auto [processes, threads] = Parallelism(seeds, plan.configured_threads, request.parallel);
   std::vector<Job> jobs = SeedJobs(request, plan, threads);
   if (!request.quiet) {
     fmt::print(stderr, "training seeds {} into {}: {} at a time, {} thread{} each\n",
@@ -511,7 +513,8 @@ Result<TrainOutcome> RunSeedsOnRanks(const TrainRequest& request, const std::str
   std::vector<Job> mine;
   {
     const int count = (seeds - rank + ranks - 1) / ranks;
-    const auto [processes, threads] = Parallelism(count, plan->configured_threads);
+    const auto [processes, threads] =
+        Parallelism(count, plan->configured_threads, request.parallel);
     std::vector<Job> all = SeedJobs(request, *plan, threads);
     for (int i = rank; i < seeds; i += ranks) mine.push_back(std::move(all[i]));
     if (!request.quiet && !mine.empty()) {

@@ -13,6 +13,8 @@
 // with [run] threads = 0, min(N, cores) processes at once with CoresPerProcess threads
 // each (2 cores: 2 seeds at a time, 1 thread each — the native learner's fastest setting
 // for small networks); with threads = T > 0, max(1, cores / T) processes of T threads.
+// `train --parallel P` (TrainRequest::parallel) caps the processes at P (with threads = 0
+// the cores are then shared among fewer processes).
 // Each process's output goes to RUN/logs/seed_<seed>.log. Everything is validated once
 // before anything is written (a bad config leaves no RUN behind), so a seed fails only
 // for reasons of its own (disk full, a kill); its log's last lines are printed and the
@@ -77,8 +79,10 @@ Result<TrainOutcome> RunTrainCommand(const TrainRequest& request, const std::str
 // `mpirun -np K rltrade train CONFIG --seeds N` (dist/dist.h): seed i of the N trains on
 // rank i mod K (as a child process of that rank, like RunTrainCommand's seeds); rank 0
 // checks the request and creates RUN, seeds.json and its lock first; every rank returns
-// the job's outcome (the first failure, the summed steps). Refused: a resume, or one seed
-// (data-parallel training is not built yet). A collective: every rank must call it.
+// the job's outcome (the first failure, the summed steps). One seed trains one policy
+// data-parallel over the ranks instead (RunTrainingOnRanks), and a resume of a
+// single-seed run continues data-parallel; resuming a multi-seed run under mpirun is
+// refused (resume it without mpirun). A collective: every rank must call it.
 Result<TrainOutcome> RunSeedsOnRanks(const TrainRequest& request, const std::string& executable);
 
 }  // namespace rlt::train

@@ -61,6 +61,9 @@ struct TrainRequest {
   // and refuses [run] seeds > 1.
   int seeds = 0;
   std::optional<uint64_t> seed;
+  // > 0: at most this many seeds train at once (`train --parallel P`); 0: as many as the
+  // cores allow (train/seeds.h).
+  int parallel = 0;
   // > 0: stop after the update that reaches this many env steps (when that is before
   // [run] total_steps), write a checkpoint of that step and return with `paused` set; a
   // later --resume continues exactly as if training had not stopped (the learning-rate and
