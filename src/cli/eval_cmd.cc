@@ -66,7 +66,12 @@ void RegisterEvalCommand(CLI::App& app, Action* action) {
   cmd->add_option("--range", f->request.range,
                   "a [split] name (test, train, validation) or START:END dates (default test)");
   cmd->add_option("--data", f->request.data_file,
-                  "bar CSV replacing the run's data (same features and stored normaliser)");
+                  "bar CSV replacing the run's data (same features and stored normaliser), or the "
+                  "run's data where it is now if it moved (checked against RUN_DIR/data.json)");
+  cmd->add_flag("--allow-data-change", f->request.allow_data_change,
+                "use bars whose sessions of the training range differ from the run's record");
+  cmd->add_flag("--allow-mismatch", f->request.allow_mismatch,
+                "use bars of another symbol than the run trained on");
   cmd->add_option(
       "--policy", f->request.policy,
       "trained, flat, buy-and-hold, random (uniform actions) or rule:NAME (rule:momentum5)");

@@ -30,6 +30,7 @@
 #include "env/envs/delta_hedging.h"
 #include "learn/inference.h"
 #include "pricing/pricing.h"
+#include "train/train_options.h"
 
 namespace rlt::cli {
 namespace {
@@ -97,7 +98,7 @@ Result<std::map<std::string, std::string>> RunEnvSettings(const std::string& run
         "a directory written by `rltrade train` (for multi-seed runs, RUN/seed_<N>)",
         run_dir));
   }
-  RLT_ASSIGN_OR_RETURN(config::Config config, config::Config::LoadFile(config_path.string()));
+  RLT_ASSIGN_OR_RETURN(config::Config config, train::LoadConfig(config_path.string()));
   const config::ConfigValue* id = config.Get("env", "id");
   if (id == nullptr || id->text != "hedging") {
     return Status::InvalidArgument(fmt::format(

@@ -57,6 +57,13 @@ void RegisterPaperCommand(CLI::App& app, Action* action) {
   cmd->add_flag("--allow-in-sample", f->request.allow_in_sample,
                 "trade dates that overlap what the policy saw in training (as eval; summary.json "
                 "then says in_sample: true)");
+  cmd->add_option("--data", f->request.data_file,
+                  "the run's training data where it is now, if it moved (live feeds read it for "
+                  "the shape of a session; checked against RUN_DIR/data.json)");
+  cmd->add_flag("--allow-mismatch", f->request.allow_mismatch,
+                "trade bars of another symbol than the run trained on");
+  cmd->add_flag("--allow-data-change", f->request.allow_data_change,
+                "use bars whose sessions of the training range differ from the run's record");
   cmd->add_option("--risk", f->request.risk_path,
                   "RISK.toml: position, order, exposure, daily-loss, rate, hours and price limits");
   cmd->add_option("--journal", f->request.journal_dir,

@@ -226,7 +226,12 @@ const char kConfigHeader[] =
     "keeps its default; an unknown key or section is an error naming the nearest valid one.\n"
     "Types: `float` and `int` are numbers (never NaN or infinite), `int >= 0` a whole\n"
     "number from 0 to 2^64 - 1, `bool` is `true` or `false`, `string` a quoted string, a\n"
-    "`list of int` or `list of float` is written `[64, 64]`. Where a key accepts only some\n"
+    "`list of int` or `list of float` is written `[64, 64]`, and a `path` names a file: a\n"
+    "relative path in a config file is relative to that file's directory (as Cargo and\n"
+    "CMake read theirs), one given with `--set` relative to the current directory, and a\n"
+    "run's `config.toml` records it absolute, so a run directory works from anywhere (a\n"
+    "path key's *allowed* words, such as `synthetic`, are keywords besides a path).\n"
+    "Where a key accepts only some\n"
     "values they are listed under *allowed*; other limits are in the description when the\n"
     "code states them there, and every command checks the ranges of what it reads before\n"
     "it writes anything. Keys marked *(read by hand)* are not bound through an options\n"
@@ -234,7 +239,9 @@ const char kConfigHeader[] =
     "(`src/cli/reference.cc`).\n";
 
 std::string DefaultCell(const OptionDoc& row) {
-  if (row.type == std::string("string") && row.value.empty()) return Code("\"\"");
+  if ((row.type == std::string("string") || row.type == std::string("path")) && row.value.empty()) {
+    return Code("\"\"");
+  }
   // The binder's shortest round-trip form writes 30 as 3e+01: a whole number of a float
   // field is shown in digits (the same value).
   if (row.type == std::string("float") && row.value.find("e+") != std::string::npos) {

@@ -55,6 +55,8 @@ void RegisterSignalCommand(CLI::App& app, Action* action) {
       "the seed whose policy decides, for a run trained with --seeds N");
   cmd->add_flag("--allow-mismatch", f->request.allow_mismatch,
                 "accept bars whose bar size, symbol or time zone differ from the run's data");
+  cmd->add_flag("--allow-data-change", f->request.allow_data_change,
+                "use bars whose sessions of the training range differ from the run's record");
   cmd->callback([f, action] { *action = [f] { return RunSignal(*f); }; });
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <tuple>
@@ -317,7 +318,41 @@ Result<Config> Config::LoadFile(const std::string& path) {
   if (!text.ok()) {
     return Annotate(text.status(), "cannot read config: ");
   }
-  return FromString(*text, path);
+  RLT_ASSIGN_OR_RETURN(Config config, FromString(*text, path));
+  std::error_code ec;
+  const std::filesystem::path dir =
+      std::filesystem::absolute(std::filesystem::path(path), ec).parent_path().lexically_normal();
+  if (!ec) {
+    for (Section& section : config.sections_) {
+      for (auto& entry : section.entries) entry.second.base_dir = dir.string();
+    }
+  }
+  return config;
+}
+
+void Config::ResolvePaths(
+    const std::string& section,
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& keys) {
+  for (Section& s : sections_) {
+    if (s.name != section) continue;
+    for (auto& [key, value] : s.entries) {
+      const auto it =
+          std::find_if(keys.begin(), keys.end(), [&](const auto& k) { return k.first == key; });
+      if (it == keys.end() || value.text.empty()) continue;
+      if (std::find(it->second.begin(), it->second.end(), value.text) != it->second.end()) {
+        continue;
+      }
+      const std::filesystem::path path(value.text);
+      if (path.is_absolute()) continue;
+      std::error_code ec;
+      const std::filesystem::path base = value.base_dir.empty()
+                                             ? std::filesystem::current_path(ec)
+                                             : std::filesystem::path(value.base_dir);
+      if (ec) continue;  // no current directory: the path stays as written
+      value.text = (base / path).lexically_normal().string();
+      value.kind = ValueKind::kString;
+    }
+  }
 }
 
 Result<Config> Config::FromString(const std::string& text, const std::string& name) {
@@ -379,7 +414,7 @@ Section* Config::MutableSection(const std::string& name, const std::string& sour
 void Config::Set(const std::string& section, const std::string& key, const std::string& text,
                  const std::string& source) {
   Section* s = MutableSection(section, source);
-  ConfigValue value{text, source, InferKind(text)};
+  ConfigValue value{text, source, InferKind(text), ""};
   for (auto& [k, v] : s->entries) {
     if (k == key) {
       v = std::move(value);
@@ -429,7 +464,7 @@ void Config::SetSectionValues(const std::string& section,
     if (!listed) entries.push_back(std::move(entry));
   }
   for (const auto& [key, text] : rows)
-    entries.emplace_back(key, ConfigValue{text, source, InferKind(text)});
+    entries.emplace_back(key, ConfigValue{text, source, InferKind(text), ""});
   s->entries = std::move(entries);
 }
 

@@ -62,6 +62,15 @@
 // directory. Reading that file back gives the same texts (values, not spellings: a
 // `--set algo.lr=1e-3` comes back as 0.001).
 //
+// Paths
+// -----
+// A key that names a file (a FilePath field of its options struct, core/options.h) is
+// resolved by ResolvePaths() once the file is read and the overrides applied: a relative
+// path read from a config file is taken relative to that file's directory (as Cargo and
+// CMake do), one given with `--set` relative to the current directory. The resolved
+// config therefore records absolute paths, and a run's directory can be used from
+// anywhere.
+//
 // Not here: choosing which options struct a section binds to (the CLI does that),
 // merging several files, environment variables.
 //
@@ -101,6 +110,10 @@ struct ConfigValue {
   std::string text;
   std::string source;  // "configs/x.toml:12:1", "--set run.seed=3" or "resolved"
   ValueKind kind = ValueKind::kString;
+  // The directory a relative path in `text` is relative to (ResolvePaths): the absolute
+  // directory of the file a value was read from (LoadFile); "" for a `--set` or a value
+  // set by the program, which are relative to the current directory.
+  std::string base_dir;
 };
 
 // One [section]: keys in file order (overrides of new keys are appended).
@@ -126,7 +139,8 @@ class Config {
   // Reads and parses a TOML file. Errors: the file cannot be read (IoError) or its text
   // is not a valid config (see FromString).
   static Result<Config> LoadFile(const std::string& path);
-  // Parses TOML text; `name` stands for the file in sources and messages.
+  // Parses TOML text; `name` stands for the file in sources and messages. Values have no
+  // base_dir (relative paths are then relative to the current directory).
   static Result<Config> FromString(const std::string& text, const std::string& name);
 
   // Applies "section.key=value" (the argument of `--set`). Adds the section and the key
@@ -138,6 +152,13 @@ class Config {
   // when absent, keeps the key's position when present.
   void Set(const std::string& section, const std::string& key, const std::string& text,
            const std::string& source);
+
+  // Makes the path keys of `section` absolute: each key of `keys` present with a value
+  // that is not empty, not one of its keywords (the pair's second) and not already
+  // absolute becomes base_dir / value (lexically normal; base_dir "" = the current
+  // directory). Other keys and sections are untouched.
+  void ResolvePaths(const std::string& section,
+                    const std::vector<std::pair<std::string, std::vector<std::string>>>& keys);
 
   // nullptr when absent.
   const Section* Find(const std::string& name) const;

@@ -388,5 +388,63 @@ TEST(Config, MessagePlaceDropsOnlyTheColumn) {
   EXPECT_EQ(MessagePlace("x:y:1"), "x:y:1");
 }
 
+// A FilePath key of a config file is relative to that file's directory; one of `--set` to
+// the current directory; absolute paths, keywords and other keys are left as written.
+struct PathsOptions {
+  FilePath file;
+  FilePath underlying = "synthetic";
+  std::string name;
+  template <typename V>
+  void VisitFields(V& v) {
+    v("file", &file, "a file");
+    v("underlying", &underlying, "synthetic or a file", {"synthetic"});
+    v("name", &name, "not a path");
+  }
+};
+
+TEST(Config, RelativePathsResolveAgainstTheConfigFilesDirectory) {
+  const std::filesystem::path dir = rlt::testing::NewScratchDir("rlt_config_paths_");
+  std::filesystem::create_directories(dir / "configs");
+  const std::string path = (dir / "configs" / "run.toml").string();
+  rlt::testing::WriteFile(path,
+                          "[data]\nfile = \"../data/bars.csv\"\nunderlying = \"synthetic\"\n"
+                          "name = \"x/y\"\n[env]\nfile = \"kept.csv\"\n");
+  Result<Config> c = Config::LoadFile(path);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  c->ResolvePaths("data", PathOptions(PathsOptions()));
+  EXPECT_EQ(c->Get("data", "file")->text, (dir / "data" / "bars.csv").string());
+  EXPECT_EQ(c->Get("data", "underlying")->text, "synthetic");  // a keyword
+  EXPECT_EQ(c->Get("data", "name")->text, "x/y");              // not a path key
+  EXPECT_EQ(c->Get("env", "file")->text, "kept.csv");          // another section
+  // The source still names the file and line.
+  EXPECT_EQ(c->Get("data", "file")->source, path + ":2:1");
+
+  ASSERT_TRUE(c->ApplyOverride("data.underlying=spx.csv").ok());
+  ASSERT_TRUE(c->ApplyOverride("data.file=/abs/bars.csv").ok());
+  c->ResolvePaths("data", PathOptions(PathsOptions()));
+  EXPECT_EQ(c->Get("data", "underlying")->text,
+            (std::filesystem::current_path() / "spx.csv").string());
+  EXPECT_EQ(c->Get("data", "file")->text, "/abs/bars.csv");
+  // Resolving again changes nothing (every path is absolute now).
+  const std::string toml = c->ToToml();
+  c->ResolvePaths("data", PathOptions(PathsOptions()));
+  EXPECT_EQ(c->ToToml(), toml);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Config, PathOptionsListFilePathFieldsWithTheirKeywords) {
+  const auto paths = PathOptions(PathsOptions());
+  ASSERT_EQ(paths.size(), 2u);
+  EXPECT_EQ(paths[0].first, "file");
+  EXPECT_TRUE(paths[0].second.empty());
+  EXPECT_EQ(paths[1].first, "underlying");
+  EXPECT_EQ(paths[1].second, std::vector<std::string>{"synthetic"});
+  // A path field's keywords are not its only values, and its type is documented as a path.
+  PathsOptions o;
+  EXPECT_TRUE(SetOption(o, "underlying", "data/spx.csv").ok());
+  EXPECT_EQ(o.underlying, "data/spx.csv");
+  EXPECT_EQ(DocumentOptions(o)[0].type, "path");
+}
+
 }  // namespace
 }  // namespace rlt::config

@@ -18,8 +18,9 @@
 // current values and docs (for --help texts and the resolved config); DocumentOptions()
 // adds each field's type name and allowed values (the generated docs/config.md).
 //
-// Field types: double, float, int, int64_t, uint64_t, bool, std::string, and the lists
-// std::vector<int> and std::vector<double>. A list is written "[64, 64]" or "64,64"
+// Field types: double, float, int, int64_t, uint64_t, bool, std::string, FilePath (a
+// string that names a file; see below), and the lists std::vector<int> and
+// std::vector<double>. A list is written "[64, 64]" or "64,64"
 // (brackets optional, spaces around elements ignored); "" and "[]" are the empty list.
 // FormatValue() prints lists as "[64, 64]". A value that fails to parse leaves the field
 // unchanged.
@@ -41,6 +42,22 @@
 #include "core/status.h"
 
 namespace rlt {
+
+// A setting that names a file or directory: a std::string the configuration knows to be a
+// path. A config file's relative path is resolved against that file's directory, a
+// `--set` one against the current directory (config::Config::ResolvePaths), so a run's
+// config.toml records absolute paths. For a FilePath field the `allowed` list of
+// VisitFields names keywords accepted besides a path (e.g. {"synthetic"}), which are
+// never resolved; any other value is a path (not checked against the list).
+struct FilePath : std::string {
+  FilePath() = default;
+  FilePath(const char* s) : std::string(s) {}  // NOLINT: implicit on purpose
+  explicit FilePath(const std::string& s) : std::string(s) {}
+  explicit FilePath(std::string&& s) : std::string(std::move(s)) {}
+  using std::string::operator=;
+  // The text as a std::string (std::filesystem::path takes only exact string types).
+  const std::string& str() const { return *this; }
+};
 
 // Levenshtein distance, for "did you mean" suggestions.
 int EditDistance(const std::string& a, const std::string& b);
@@ -186,6 +203,10 @@ struct OptionTypeName<std::string> {
   static constexpr const char* kName = "string";
 };
 template <>
+struct OptionTypeName<FilePath> {
+  static constexpr const char* kName = "path";
+};
+template <>
 struct OptionTypeName<std::vector<int>> {
   static constexpr const char* kName = "list of int";
 };
@@ -230,7 +251,7 @@ struct Setter {
     names.emplace_back(name);
     if (found || key != name) return;
     found = true;
-    if (allowed.size() > 0) {
+    if (allowed.size() > 0 && !std::is_same_v<T, FilePath>) {
       bool ok = false;
       std::string list;
       for (const char* a : allowed) {
@@ -260,7 +281,7 @@ struct Describer {
                   std::initializer_list<const char*> allowed = {}) {
     std::string d = doc;
     if (allowed.size() > 0) {
-      d += " (one of:";
+      d += std::is_same_v<T, FilePath> ? " (a path, or one of:" : " (one of:";
       for (const char* a : allowed) d += std::string(" ") + a;
       d += ")";
     }
@@ -280,6 +301,18 @@ struct ArithmeticFieldFinder {
   }
 };
 
+// Collects the FilePath fields and their keywords.
+struct PathFinder {
+  std::vector<std::pair<std::string, std::vector<std::string>>> paths;
+  template <typename T>
+  void operator()(const char* name, T* /*field*/, const char* /*doc*/,
+                  std::initializer_list<const char*> allowed = {}) {
+    if (std::is_same_v<T, FilePath>) {
+      paths.emplace_back(name, std::vector<std::string>(allowed.begin(), allowed.end()));
+    }
+  }
+};
+
 }  // namespace internal
 
 // The text form of a value (FormatValue) and the parse of one (ParseValue) by the rules
@@ -294,6 +327,15 @@ bool IsArithmeticOption(Options& options, const std::string& key) {
   internal::ArithmeticFieldFinder finder{key};
   options.VisitFields(finder);
   return finder.arithmetic;
+}
+
+// The FilePath fields of `options`: (key, keywords that are not paths), in declaration
+// order. What config::Config::ResolvePaths needs to know of a section.
+template <typename Options>
+std::vector<std::pair<std::string, std::vector<std::string>>> PathOptions(const Options& options) {
+  internal::PathFinder finder;
+  const_cast<Options&>(options).VisitFields(finder);
+  return finder.paths;
 }
 
 // Applies one setting. `context` prefixes messages (e.g. "[env]" or a file:line).

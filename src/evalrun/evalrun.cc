@@ -93,10 +93,15 @@ Result<LoadedRun> LoadRun(const EvalRequest& request) {
   if (fs::is_directory(run_dir / "eval", ec)) runlog::RemoveStaleTemps((run_dir / "eval").string());
   RLT_RETURN_IF_ERROR(VerifyRunFiles(request.run_dir));
   RLT_ASSIGN_OR_RETURN(r.trained, LoadTrainingRanges(run_dir, request.checkpoint));
-  RLT_ASSIGN_OR_RETURN(r.config, config::Config::LoadFile((run_dir / "config.toml").string()));
+  RLT_ASSIGN_OR_RETURN(r.config, train::LoadConfig((run_dir / "config.toml").string()));
   RLT_RETURN_IF_ERROR(r.config.Bind("run", r.run));
   train::EnvSetupOverrides overrides;
   overrides.data_file = request.data_file;
+  RLT_ASSIGN_OR_RETURN(const std::optional<train::DataRecord> record,
+                       train::LoadRunDataRecord(request.run_dir));
+  if (record) overrides.record = &*record;
+  overrides.record_check.allow_data_change = request.allow_data_change;
+  overrides.record_check.allow_mismatch = request.allow_mismatch;
   features::Normalizer normalizer;
   if (fs::exists(run_dir / "normalizer.json")) {
     RLT_ASSIGN_OR_RETURN(normalizer,
@@ -325,7 +330,7 @@ Json DataJson(const train::DataOptions& d) {
 }
 
 std::string DataLabel(const train::DataOptions& d) {
-  return d.source == "file" ? d.file : fmt::format("synthetic data (seed {})", d.seed);
+  return d.source == "file" ? std::string(d.file) : fmt::format("synthetic data (seed {})", d.seed);
 }
 
 // The checkpoint directory of the trained policy.

@@ -70,6 +70,10 @@ struct EvalRequest {
   bool allow_in_sample = false;    // allow a range that overlaps [split] train
   int episodes = 10;               // episodic envs: deterministic episodes
   std::string checkpoint;          // trained policy: checkpoint dir ("" = RUN_DIR/final)
+  // Bars whose training-range sessions differ from the run's record (train/data_record.h),
+  // or of another symbol than the run's: refused unless these are set.
+  bool allow_data_change = false;
+  bool allow_mismatch = false;
 };
 
 // A custom intraday policy (tests; e.g. a cheat): writes the action for the current

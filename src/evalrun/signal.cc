@@ -136,7 +136,7 @@ Result<std::vector<std::string>> MarketDifferences(const config::Config& config,
           d.session, d.timezone));
     }
   }
-  const bool run_known = d.source == "synthetic" || fs::exists(d.file);
+  const bool run_known = d.source == "synthetic" || fs::exists(d.file.str());
   if (!run_known) {
     const std::string symbol = RealSymbol(file, path);
     if (!d.symbol.empty() && !symbol.empty() && symbol != d.symbol) {
@@ -230,7 +230,7 @@ struct SignalSetup {
 Result<SignalSetup> LoadSignalSetup(const SignalRequest& request) {
   const fs::path run_dir(request.run_dir);
   RLT_ASSIGN_OR_RETURN(config::Config config,
-                       config::Config::LoadFile((run_dir / "config.toml").string()));
+                       train::LoadConfig((run_dir / "config.toml").string()));
   const config::ConfigValue* id = config.Get("env", "id");
   if (id == nullptr || id->text != "intraday") {
     return Status::InvalidArgument("rltrade signal needs a run of the intraday environment; " +
@@ -252,6 +252,11 @@ Result<SignalSetup> LoadSignalSetup(const SignalRequest& request) {
   train::EnvSetupOverrides overrides;
   overrides.normalizer = &normalizer;
   overrides.data_file = request.bars_file;
+  RLT_ASSIGN_OR_RETURN(const std::optional<train::DataRecord> record,
+                       train::LoadRunDataRecord(request.run_dir));
+  if (record) overrides.record = &*record;
+  overrides.record_check.allow_mismatch = request.allow_mismatch;
+  overrides.record_check.allow_data_change = request.allow_data_change;
   RLT_ASSIGN_OR_RETURN(out.setup, train::BuildEnvSetup(config, overrides));
   RLT_RETURN_IF_ERROR(SetOptions(out.options, out.setup.context.settings, "[env]"));
   return out;

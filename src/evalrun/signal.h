@@ -61,6 +61,9 @@ struct SignalRequest {
   std::string checkpoint;       // checkpoint dir ("" = RUN_DIR/final)
   double position = 0.0;        // current exposure, shares x price / net worth (0 = flat)
   bool allow_mismatch = false;  // accept bars whose size, symbol or zone differ from the run's
+  // accept bars whose sessions of the run's training range differ from the run's record of
+  // them (train/data_record.h)
+  bool allow_data_change = false;
 };
 
 struct Signal {

@@ -29,6 +29,7 @@
 #include "eval/report.h"
 #include "evalrun/evalrun.h"
 #include "train/train.h"
+#include "train/train_options.h"
 #include "tune/asha.h"
 #include "tune/json_file.h"
 #include "tune/objectives.h"
@@ -699,8 +700,7 @@ Result<TuneOutcome> RunObjectiveStudy(TuneStudy& st) {
 Result<config::Config> LoadStudyConfig(TuneStudy& st) {
   const TuneRequest& r = st.r;
   if (r.config_path.empty()) return Status::Refused("tune needs CONFIG (or --objective-fn)");
-  RLT_ASSIGN_OR_RETURN(config::Config cfg, config::Config::LoadFile(r.config_path));
-  for (const std::string& s : r.overrides) RLT_RETURN_IF_ERROR(cfg.ApplyOverride(s));
+  RLT_ASSIGN_OR_RETURN(config::Config cfg, train::LoadConfig(r.config_path, r.overrides));
   // The study's config, ranges included, is pinned: a resume with a CONFIG that changed
   // since the study started would mix trials of two configs.
   const std::string config_toml = cfg.ToToml();

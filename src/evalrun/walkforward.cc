@@ -186,8 +186,7 @@ struct WalkforwardPlan {
 Result<WalkforwardPlan> PlanWalkforward(const WalkforwardRequest& request,
                                         WalkforwardOutcome* outcome, bool create_out = true) {
   WalkforwardPlan plan;
-  RLT_ASSIGN_OR_RETURN(plan.base, config::Config::LoadFile(request.config_path));
-  for (const std::string& o : request.overrides) RLT_RETURN_IF_ERROR(plan.base.ApplyOverride(o));
+  RLT_ASSIGN_OR_RETURN(plan.base, train::LoadConfig(request.config_path, request.overrides));
   RLT_ASSIGN_OR_RETURN(plan.sessions, train::SessionDates(plan.base));
   RLT_ASSIGN_OR_RETURN(outcome->windows, PlanFolds(plan.sessions, request.folds, request.train_days,
                                                    request.test_days, request.rolling));

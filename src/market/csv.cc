@@ -318,6 +318,7 @@ Status CsvReader::Run(std::string_view text) {
         return Status::DataError(path_ + ": the header must be on line 1 (found blank lines)");
       }
       RLT_RETURN_IF_ERROR(DetectColumns(path_, line, &columns_, &report_->notes));
+      report_->symbol_column = columns_.symbol >= 0;
       have_header = true;
       continue;
     }

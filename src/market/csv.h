@@ -103,6 +103,8 @@ struct DataReport {
   int64_t rows_dropped = 0;        // rows dropped under BadRowPolicy::kDrop
   int64_t rows_outside_session = 0;  // rows skipped by CsvReadOptions::session
   bool naive_times = false;          // some timestamps had no UTC offset (read in options.timezone)
+  bool symbol_column = false;        // the file has a symbol (or tic) column; without one its
+                                     // bars are named after the file
   std::vector<int32_t> utc_offsets;  // the distinct explicit UTC offsets (seconds) written in
                                      // the file's timestamps, in order of first appearance
 };

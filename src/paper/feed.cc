@@ -186,6 +186,14 @@ Result<std::optional<FeedBar>> LineFeed::ParseLine(const std::string& line, std:
     return std::optional<FeedBar>();
   }
   const market::Bars& b = md->symbols.front();
+  if (!expected_symbol_.empty() && report.symbol_column && b.symbol != expected_symbol_) {
+    *problem = source_ + ":" + std::to_string(line_no_) + ": symbol '" + b.symbol +
+               "' is not the run's symbol '" + expected_symbol_ +
+               "': the policy trades the symbol it learned (feed that symbol's bars, or pass "
+               "--allow-mismatch to trade these as '" +
+               expected_symbol_ + "')";
+    return std::optional<FeedBar>();
+  }
   FeedBar bar;
   bar.time = b.time[0];
   bar.open = b.open[0];

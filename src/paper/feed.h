@@ -81,6 +81,13 @@ class LineFeed {
   // found and those expected), a read error.
   Result<Event> Next(int timeout_ms);
 
+  // Lines naming another symbol than `symbol` (in a symbol column) are refused as bad
+  // lines ("stdin:3: symbol 'AAPL' is not the run's symbol 'BPCL' ..."): a policy trades
+  // the symbol it learned. Lines without a symbol column are taken as that symbol. ""
+  // (the default) accepts every symbol, as does a CsvReadOptions::symbol filter, which
+  // skips other symbols' lines silently (a multi-symbol stream).
+  void ExpectSymbol(std::string symbol) { expected_symbol_ = std::move(symbol); }
+
   // The reader of the feed refused the last bar delivered (e.g. a time far in the future):
   // the next bars are ordered against the bar before it, not against the refused one.
   void Refuse(const FeedBar& bar);
@@ -96,6 +103,7 @@ class LineFeed {
   int fd_;
   std::string source_;
   market::CsvReadOptions csv_;
+  std::string expected_symbol_;
   int64_t bar_seconds_;
   std::string buffer_;
   bool eof_ = false;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "config/config.h"
 #include "core/civil_time.h"
@@ -134,7 +135,18 @@ struct LoadedRun {
   train::EnvSetup setup;
   SessionSetup session;
   std::string preset;
+  std::optional<train::DataRecord> record;  // RUN_DIR/data.json, when the run has one
 };
+
+// The symbol the run trained on: [data] symbol, else the recorded symbol column's; ""
+// when the run's data named none (its identity is then its fingerprint only).
+std::string RunSymbol(const LoadedRun& run) {
+  if (!run.setup.data.symbol.empty()) return run.setup.data.symbol;
+  if (run.record && !run.record->files.empty() && !run.record->files.front().symbols.empty()) {
+    return run.record->files.front().symbols.front();
+  }
+  return "";
+}
 
 // The run's settings, and a replayed file's bars read as the run reads its data
 // (timezone, symbol, on_bad_rows, sessions); a live session reads the run's own bars for
@@ -149,7 +161,7 @@ Status LoadRun(const PaperRequest& r, const FeedSpec& feed, LoadedRun& run) {
   // The run's files as evaluation checks them (MANIFEST) before any is parsed.
   RLT_RETURN_IF_ERROR(evalrun::VerifyRunFiles(r.run_dir));
   RLT_ASSIGN_OR_RETURN(config::Config config,
-                       config::Config::LoadFile((run_dir / "config.toml").string()));
+                       train::LoadConfig((run_dir / "config.toml").string()));
   const std::string norm_path = (run_dir / "normalizer.json").string();
   if (!fs::exists(norm_path)) {
     return Status::InvalidArgument(r.run_dir +
@@ -160,7 +172,11 @@ Status LoadRun(const PaperRequest& r, const FeedSpec& feed, LoadedRun& run) {
   const bool live = feed.kind != FeedSpec::Kind::kReplay;
   train::EnvSetupOverrides overrides;
   overrides.normalizer = &run.norm;
-  if (!live) overrides.data_file = feed.file;
+  overrides.data_file = live ? r.data_file : feed.file;
+  RLT_ASSIGN_OR_RETURN(run.record, train::LoadRunDataRecord(r.run_dir));
+  if (run.record) overrides.record = &*run.record;
+  overrides.record_check.allow_mismatch = r.allow_mismatch;
+  overrides.record_check.allow_data_change = r.allow_data_change;
   RLT_ASSIGN_OR_RETURN(run.setup, train::BuildEnvSetup(config, overrides));
   if (run.setup.id != "intraday") {
     return Status::InvalidArgument("rltrade paper trades the intraday environment; " + r.run_dir +
@@ -209,6 +225,7 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
                          market::ParseSessionHours(run.setup.data.session, "[data] session"));
     line_feed =
         std::make_unique<LineFeed>(STDIN_FILENO, "stdin", ro, ShapeOf(*s.data_bars).bar_seconds);
+    if (!r.allow_mismatch) line_feed->ExpectSymbol(RunSymbol(run));
   }
   std::unique_ptr<TcpBroker> broker;
   if (feed.kind == FeedSpec::Kind::kTcp) {
@@ -263,7 +280,7 @@ Result<std::string> BenchPaper(const PaperBenchOptions& b) {
   pr.quiet = true;
   RLT_ASSIGN_OR_RETURN(PaperOutcome o, RunPaper(pr));
   RLT_ASSIGN_OR_RETURN(config::Config config,
-                       config::Config::LoadFile((fs::path(tr.run_dir) / "config.toml").string()));
+                       train::LoadConfig((fs::path(tr.run_dir) / "config.toml").string()));
   const config::ConfigValue* preset = config.Get("features", "preset");
   Json j = {{"config", b.config_path},
             {"preset", preset != nullptr ? preset->text : std::string()},

@@ -121,6 +121,12 @@ struct PaperRequest {
   std::string risk_path;            // RISK.toml (paper/risk.h); "" = no limits
   std::string account = "rltrade";  // the tcp broker's account (hello)
   bool allow_in_sample = false;     // trade dates that overlap training (labelled in_sample)
+  // The run's training data where it is now, when it moved ("" = where the run recorded
+  // it): a live session reads it for the shape of a session; checked against RUN_DIR/
+  // data.json (train/data_record.h) like the replay file.
+  std::string data_file;
+  bool allow_mismatch = false;     // bars of another symbol than the run's are traded
+  bool allow_data_change = false;  // bars of the training range that changed are used
   bool quiet = false;
 };
 

@@ -45,7 +45,8 @@ py::tuple Train(const std::string& config, const std::string& run_dir,
 
 std::string Evaluate(const std::string& run_dir, const std::string& range,
                      const std::string& policy, bool allow_in_sample, int episodes,
-                     const std::string& checkpoint, const std::string& data_file) {
+                     const std::string& checkpoint, const std::string& data_file,
+                     bool allow_data_change, bool allow_mismatch) {
   rlt::evalrun::EvalRequest r;
   r.run_dir = run_dir;
   r.range = range;
@@ -54,6 +55,8 @@ std::string Evaluate(const std::string& run_dir, const std::string& range,
   r.episodes = episodes;
   r.checkpoint = checkpoint;
   r.data_file = data_file;
+  r.allow_data_change = allow_data_change;
+  r.allow_mismatch = allow_mismatch;
   std::optional<rlt::Result<rlt::evalrun::EvalOutcome>> result;
   {
     py::gil_scoped_release release;
@@ -72,5 +75,5 @@ PYBIND11_MODULE(_train, m) {
         py::arg("resume"), py::arg("quiet"));
   m.def("evaluate", &Evaluate, py::arg("run_dir"), py::arg("range"), py::arg("policy"),
         py::arg("allow_in_sample"), py::arg("episodes"), py::arg("checkpoint"),
-        py::arg("data_file"));
+        py::arg("data_file"), py::arg("allow_data_change"), py::arg("allow_mismatch"));
 }

@@ -39,6 +39,7 @@ struct Bound {
 
 Result<Bound> BindConfig(config::Config config) {
   Bound b;
+  config.ResolvePaths("data", PathOptions(DataFiles()));
   RLT_RETURN_IF_ERROR(config.CheckSections({"run", "data", "model", "train", "mining", "eval"}));
   RLT_RETURN_IF_ERROR(config.Bind("run", b.settings.run));
   RLT_RETURN_IF_ERROR(config.Bind("data", b.data));

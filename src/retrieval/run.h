@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "core/options.h"
 #include "core/status.h"
 #include "retrieval/recall.h"
 
@@ -32,7 +33,7 @@ namespace rlt::retrieval {
 
 // [data] of a retrieval config: the data files.
 struct DataFiles {
-  std::string pairs, bank;
+  FilePath pairs, bank;
   bool shuffle_targets = false;  // control: targets permuted, nothing to learn
 
   template <typename V>

@@ -148,8 +148,8 @@ TEST_F(ResolvedConfig, EveryEpisodicEnvironmentRecordsEveryEnvOption) {
   }
 }
 
-// The run's config.toml without the given "section.key" lines, MANIFEST rewritten: a run
-// as an older rltrade wrote it.
+// The run's config.toml without the given "section.key" lines and without data.json,
+// MANIFEST rewritten: a run as an older rltrade wrote it.
 void StripKeys(const fs::path& run, const std::map<std::string, std::vector<std::string>>& keys) {
   std::ifstream in(run / "config.toml");
   std::stringstream kept;
@@ -165,6 +165,7 @@ void StripKeys(const fs::path& run, const std::map<std::string, std::vector<std:
   }
   in.close();
   std::ofstream(run / "config.toml") << kept.str();
+  fs::remove(run / "data.json");
   std::vector<std::string> present;
   for (const char* f : {"config.toml", "normalizer.json", "training_ranges.json"}) {
     if (fs::exists(run / f)) present.push_back(f);

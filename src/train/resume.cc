@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 // The run's setup files, covered by RUN_DIR/MANIFEST (metrics and status grow while
 // training and are not).
 std::vector<std::string> RunFiles() {
-  return {"config.toml", "normalizer.json", kTrainingRangesFile};
+  return {"config.toml", "normalizer.json", kTrainingRangesFile, kDataRecordFile};
 }
 
 namespace {
@@ -55,7 +55,7 @@ Result<TrainingRanges> ReadRecordedRanges(const fs::path& run_dir) {
   return ParseTrainingRanges(text, path.string());
 }
 
-// config.toml, normalizer.json, training_ranges.json, then MANIFEST over them (last).
+// config.toml, normalizer.json, training_ranges.json, data.json, then MANIFEST over them (last).
 Status WriteRunFiles(const fs::path& run_dir, const Setup& s, bool write_config) {
   if (write_config) {
     RLT_RETURN_IF_ERROR(WriteFileAtomic((run_dir / "config.toml").string(), s.config.ToToml()));
@@ -65,6 +65,10 @@ Status WriteRunFiles(const fs::path& run_dir, const Setup& s, bool write_config)
   }
   if (!s.ranges_json.empty()) {
     RLT_RETURN_IF_ERROR(WriteFileAtomic((run_dir / kTrainingRangesFile).string(), s.ranges_json));
+  }
+  // A resumed run keeps the record of the data it started on.
+  if (!s.data_json.empty() && (write_config || !fs::exists(run_dir / kDataRecordFile))) {
+    RLT_RETURN_IF_ERROR(WriteFileAtomic((run_dir / kDataRecordFile).string(), s.data_json));
   }
   std::vector<std::string> present;
   for (const std::string& name : RunFiles()) {

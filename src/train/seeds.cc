@@ -219,9 +219,7 @@ std::pair<int, int> Parallelism(int jobs, int configured_threads, int max_parall
 }
 
 Result<config::Config> LoadWithOverrides(const TrainRequest& request) {
-  RLT_ASSIGN_OR_RETURN(config::Config config, config::Config::LoadFile(request.config_path));
-  for (const std::string& o : request.overrides) RLT_RETURN_IF_ERROR(config.ApplyOverride(o));
-  return config;
+  return LoadConfig(request.config_path, request.overrides);
 }
 
 std::string ListSeeds(const std::vector<uint64_t>& seeds) {

@@ -16,8 +16,31 @@
 #include "core/thread_pool.h"
 #include "env/registry.h"
 #include "learn/policy.h"
+#include "train/data_record.h"
 
 namespace rlt::train::internal {
+namespace {
+
+// The record of the bars a market setup trained on: the sessions of [split] train and of
+// the training envs' range are hashed.
+Result<DataRecord> RecordSetupData(const EnvSetup& env_setup) {
+  if (env_setup.data.source != "file") return RecordSyntheticData();
+  std::vector<market::DateRange> ranges;
+  if (const auto it = env_setup.split.find("train"); it != env_setup.split.end()) {
+    ranges.push_back(it->second);
+  }
+  if (const auto it = env_setup.context.settings.find("range");
+      it != env_setup.context.settings.end() && !it->second.empty()) {
+    RLT_ASSIGN_OR_RETURN(const market::DateRange r, market::DateRange::Parse(it->second));
+    if (ranges.empty() || !(ranges.front().first == r.first && ranges.front().last == r.last)) {
+      ranges.push_back(r);
+    }
+  }
+  return RecordFileData(env_setup.data.file.str(), env_setup.context.market->bars,
+                        env_setup.data.symbol, env_setup.symbol_column, ranges);
+}
+
+}  // namespace
 namespace {
 
 void WarnIfOversubscribed(int threads) {
@@ -145,6 +168,8 @@ Result<Setup> BuildSetup(config::Config config) {
   ResolveEnvSection(config, env_setup);
   if (env_setup.context.market) {
     s.normalizer_json = JsonText(env_setup.context.market->normalizer.ToJson(), 2) + "\n";
+    RLT_ASSIGN_OR_RETURN(const DataRecord record, RecordSetupData(env_setup));
+    s.data_json = DataRecordJson(record);
   }
   s.config = std::move(config);
   return s;

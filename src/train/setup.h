@@ -34,6 +34,7 @@ struct Setup {
   std::unique_ptr<env::VecEnv> eval_venv;  // run.eval_every > 0: the evaluation envs
   EvalEnvSetup eval;
   std::string normalizer_json;  // market envs: the feature normaliser fitted on train
+  std::string data_json;        // market envs: RUN_DIR/data.json (train/data_record.h)
   std::map<std::string, market::DateRange> split;  // [split] ranges
   TrainingRanges ranges;    // what this setup's training envs and normaliser use
   std::string ranges_json;  // RUN_DIR/training_ranges.json (set by RunTraining)

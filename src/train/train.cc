@@ -49,8 +49,7 @@ std::string DefaultRunDir(const std::string& config_path) {
 }
 
 Status ValidateTraining(const TrainRequest& request) {
-  RLT_ASSIGN_OR_RETURN(config::Config config, config::Config::LoadFile(request.config_path));
-  for (const std::string& o : request.overrides) RLT_RETURN_IF_ERROR(config.ApplyOverride(o));
+  RLT_ASSIGN_OR_RETURN(config::Config config, LoadConfig(request.config_path, request.overrides));
   RLT_RETURN_IF_ERROR(config.ApplyOverride("run.threads=1"));  // nothing measured
   if (const config::ConfigValue* d = config.Get("run", "device");
       d != nullptr && d->text == "auto") {
@@ -125,6 +124,7 @@ Result<TrainOutcome> RunTraining(const TrainRequest& request) {
   RLT_ASSIGN_OR_RETURN(config::Config config, config::Config::LoadFile(config_path));
   const config::Config stored_config = config;
   for (const std::string& o : request.overrides) RLT_RETURN_IF_ERROR(config.ApplyOverride(o));
+  ResolveConfigPaths(config);
   // Build and validate everything before touching the disk: bad input leaves no run dir.
   RLT_RETURN_IF_ERROR(ResolveAutoDevice(config, request.quiet));
   RLT_RETURN_IF_ERROR(ResolveAutoThreads(config, request.quiet));
@@ -164,6 +164,7 @@ Result<TrainOutcome> RunTrainingOnRanks(const TrainRequest& request) {
   RLT_ASSIGN_OR_RETURN(config::Config config, config::Config::LoadFile(config_path));
   const config::Config stored_config = config;
   for (const std::string& o : request.overrides) RLT_RETURN_IF_ERROR(config.ApplyOverride(o));
+  ResolveConfigPaths(config);
   RLT_RETURN_IF_ERROR(ResolveAutoDevice(config, request.quiet || rank != 0));
   RLT_RETURN_IF_ERROR(ResolveAutoThreads(config, request.quiet || rank != 0));
   RLT_ASSIGN_OR_RETURN(Setup setup, BuildSetup(std::move(config)));
@@ -228,8 +229,7 @@ PhaseSeconds TrainingSession::timing() const {
 Result<std::unique_ptr<TrainingSession>> OpenTrainingSession(
     const std::string& config_path, const std::vector<std::string>& overrides,
     const std::string& scratch_dir, Collective* group) {
-  RLT_ASSIGN_OR_RETURN(config::Config config, config::Config::LoadFile(config_path));
-  for (const std::string& o : overrides) RLT_RETURN_IF_ERROR(config.ApplyOverride(o));
+  RLT_ASSIGN_OR_RETURN(config::Config config, LoadConfig(config_path, overrides));
   RLT_RETURN_IF_ERROR(ResolveAutoThreads(config, /*quiet=*/false));  // as `train` does
   auto impl = std::make_unique<TrainingSession::Impl>();
   RLT_ASSIGN_OR_RETURN(impl->setup, BuildSetup(std::move(config)));

@@ -168,6 +168,7 @@ LoopState MakeLoopState(const Setup& s) {
   ls.extra_files = {{"config.toml", s.config.ToToml()}};
   if (!s.normalizer_json.empty()) ls.extra_files["normalizer.json"] = s.normalizer_json;
   if (!s.ranges_json.empty()) ls.extra_files[kTrainingRangesFile] = s.ranges_json;
+  if (!s.data_json.empty()) ls.extra_files[kDataRecordFile] = s.data_json;
   ls.next_checkpoint = NextMultiple(s.trainer->total_steps(), s.run.checkpoint_every);
   ls.next_eval = NextMultiple(s.trainer->total_steps(), s.run.eval_every);
   return ls;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <mutex>
 #include <set>
 
@@ -114,6 +115,23 @@ Result<market::Bars> LoadBars(const DataOptions& d, const market::SessionHours& 
   return std::move(md.symbols.front());
 }
 
+// A run's own [data] file (no replacement given) that is no longer where the run recorded
+// it: say so, and how to point at it.
+Status CheckRunDataExists(const DataOptions& data, const EnvSetupOverrides& overrides) {
+  if (overrides.normalizer == nullptr || !overrides.data_file.empty() || data.source != "file") {
+    return Status::Ok();
+  }
+  std::error_code ec;
+  if (std::filesystem::exists(data.file.str(), ec)) return Status::Ok();
+  return Status::NotFound(fmt::format(
+      "[data] file {}: the run's training data is not there (moved or deleted?); point at it "
+      "with --data FILE{}",
+      data.file.str(),
+      overrides.record != nullptr
+          ? " (checked against the run's record of it, " + overrides.record->origin + ")"
+          : std::string()));
+}
+
 // The intraday env trades within sessions: daily bars (one bar per session) cannot be
 // used, and saying so beats "no session starts after the warm-up".
 Status CheckIntradayBars(const std::string& id, const DataOptions& d, const market::Bars& bars) {
@@ -121,7 +139,8 @@ Status CheckIntradayBars(const std::string& id, const DataOptions& d, const mark
   for (const market::Session& s : bars.sessions) {
     if (s.size() > 1) return Status::Ok();
   }
-  const std::string what = d.source == "file" ? d.file : std::string("the [data] bars");
+  const std::string what =
+      d.source == "file" ? std::string(d.file) : std::string("the [data] bars");
   return Status::InvalidArgument(fmt::format(
       "{}: each of its {} sessions has one bar (daily bars?); the intraday environment trades "
       "within sessions and needs intraday bars (e.g. 1- or 5-minute bars, several per local "
@@ -152,6 +171,29 @@ Status ProbeEnv(const config::Section& env_section, const EnvSetup& setup) {
 }
 
 }  // namespace
+
+void ResolveConfigPaths(config::Config& config) {
+  config.ResolvePaths("data", PathOptions(DataOptions()));
+  config.ResolvePaths("features", PathOptions(FeatureOptions()));
+  const config::ConfigValue* id = config.Get("env", "id");
+  if (id == nullptr) return;
+  for (const env::EnvEntry& e : env::EnvRegistry()) {
+    if (id->text != e.id || e.option_docs == nullptr) continue;
+    std::vector<std::pair<std::string, std::vector<std::string>>> keys;
+    for (const OptionDoc& row : e.option_docs()) {
+      if (row.type == OptionTypeName<FilePath>::kName) keys.emplace_back(row.key, row.allowed);
+    }
+    config.ResolvePaths("env", keys);
+  }
+}
+
+Result<config::Config> LoadConfig(const std::string& path,
+                                  const std::vector<std::string>& overrides) {
+  RLT_ASSIGN_OR_RETURN(config::Config config, config::Config::LoadFile(path));
+  for (const std::string& o : overrides) RLT_RETURN_IF_ERROR(config.ApplyOverride(o));
+  ResolveConfigPaths(config);
+  return config;
+}
 
 Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverrides& overrides) {
   EnvSetup setup;
@@ -229,8 +271,17 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverr
     data.file = overrides.data_file;
   }
   RLT_ASSIGN_OR_RETURN(const market::SessionHours session, SessionOf(config, data));
+  RLT_RETURN_IF_ERROR(CheckRunDataExists(data, overrides));
+  market::DataReport report;
   RLT_ASSIGN_OR_RETURN(market::Bars bars,
-                       LoadBars(data, session, config.Get("data", "timezone") != nullptr));
+                       LoadBars(data, session, config.Get("data", "timezone") != nullptr, &report));
+  setup.symbol_column = report.symbol_column;
+  if (overrides.record != nullptr && data.source == "file") {
+    std::vector<std::string> notes;
+    RLT_RETURN_IF_ERROR(CheckAgainstRecord(*overrides.record, bars, data.file, report.symbol_column,
+                                           overrides.record_check, &notes));
+    for (const std::string& n : notes) NoteOnce(n);
+  }
   RLT_RETURN_IF_ERROR(CheckIntradayBars(setup.id, data, bars));
   if (overrides.normalizer != nullptr) {
     RLT_ASSIGN_OR_RETURN(setup.context.market,

@@ -15,6 +15,7 @@
 #include "features/normalizer.h"
 #include "market/csv.h"
 #include "market/date_range.h"
+#include "train/data_record.h"
 
 namespace rlt::train {
 
@@ -53,7 +54,7 @@ struct RunOptions {
 // [data] — market data for market environments.
 struct DataOptions {
   std::string source = "synthetic";  // "synthetic" (built-in generator) or "file"
-  std::string file;                  // bar CSV when source = "file"
+  FilePath file;                     // bar CSV when source = "file"
   std::string timezone = "UTC";      // IANA zone of naive timestamps in `file`
   std::string symbol;                // symbol to use from a multi-symbol file
   std::string on_bad_rows = "fail";  // "fail" or "drop"
@@ -102,6 +103,7 @@ struct EnvSetup {
   std::map<std::string, market::DateRange> split;  // [split] named ranges
   DataOptions data;
   FeatureOptions features;
+  bool symbol_column = false;  // the [data] file has a symbol column (market/csv.h)
 };
 
 // Evaluation and signals rebuild a run's environments with these replacements.
@@ -111,7 +113,23 @@ struct EnvSetupOverrides {
   // A bar CSV that replaces the run's [data] bars (read with its timezone, symbol and
   // on_bad_rows settings); "" keeps [data].
   std::string data_file;
+  // The run's data record (RUN_DIR/data.json; nullptr: none, as for a run trained before
+  // runs recorded their data): the bars read are checked against it (CheckAgainstRecord,
+  // data_record.h), notes of what an allow flag accepted printed on stderr.
+  const DataRecord* record = nullptr;
+  RecordCheck record_check;
 };
+
+// Makes the path keys of a training config absolute (config::Config::ResolvePaths): the
+// FilePath keys of [data] and [features], and those of the [env] id's options (e.g. the
+// options environment's `underlying`). Call it once the file is read and the `--set`
+// overrides applied, before the config is bound, written or copied.
+void ResolveConfigPaths(config::Config& config);
+
+// Reads a training config, applies `overrides` (`--set section.key=value`, in order) and
+// resolves its paths (ResolveConfigPaths).
+Result<config::Config> LoadConfig(const std::string& path,
+                                  const std::vector<std::string>& overrides = {});
 
 // Reads [env], [split], [data], [features]; for market environments loads the bars
 // (or generates them), computes features and fits the normaliser on [split] train

@@ -103,9 +103,9 @@ enum OptionsInfo : int {
 
 struct OptionsPortfolioOptions {
   // Data.
-  std::string underlying = "synthetic";  // "synthetic" or a daily bar CSV path
-  std::string range;                     // "YYYY-MM-DD:YYYY-MM-DD" of the days used ("" = all)
-  int synthetic_days = 2520;             // synthetic: business days
+  FilePath underlying = "synthetic";  // "synthetic" or a daily bar CSV path
+  std::string range;                  // "YYYY-MM-DD:YYYY-MM-DD" of the days used ("" = all)
+  int synthetic_days = 2520;          // synthetic: business days
   std::string synthetic_start = "2014-01-02";
   double synthetic_spot = 2000;   // synthetic: first close
   double synthetic_drift = 0.07;  // synthetic: drift per year
@@ -149,7 +149,8 @@ struct OptionsPortfolioOptions {
 
   template <typename V>
   void VisitFields(V& v) {
-    v("underlying", &underlying, "\"synthetic\" or a daily bar CSV (Date, Close columns)");
+    v("underlying", &underlying, "\"synthetic\" or a daily bar CSV (Date, Close columns)",
+      {"synthetic"});
     v("range", &range, "days of the underlying used, YYYY-MM-DD:YYYY-MM-DD (empty = all)");
     v("synthetic_days", &synthetic_days, "synthetic underlying: business days");
     v("synthetic_start", &synthetic_start, "synthetic underlying: first date YYYY-MM-DD");
