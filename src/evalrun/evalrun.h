@@ -70,6 +70,9 @@ struct EvalRequest {
   bool allow_in_sample = false;    // allow a range that overlaps [split] train
   int episodes = 10;               // episodic envs: deterministic episodes
   std::string checkpoint;          // trained policy: checkpoint dir ("" = RUN_DIR/final)
+  // Periods per year that annualise the ratios (--periods); 0 = from the data's session
+  // dates: 365 when a session falls on a weekend, else 252 (eval::PeriodsPerYearOf).
+  int periods_per_year = 0;
 };
 
 // A custom intraday policy (tests; e.g. a cheat): writes the action for the current
