@@ -181,8 +181,8 @@ int RunDemo(const DemoFlags& f) {
                f.signal_to_noise);
   }
   fmt::print(
-      ".\nSharpe from per-session returns x sqrt({}); max_dd as `rltrade eval` reports it "
-      "(negative: the worst fall from a peak).\n",
+      ".\nSharpe from per-session returns x sqrt({}); max_dd negative, as `rltrade eval` "
+      "reports it.\n",
       periods);
   return 0;
 }

@@ -93,8 +93,9 @@ std::string AnnualisationNote(int periods_per_year, bool overridden) {
                         ? "sessions on weekends: a market that trades every day"
                         : "weekday sessions: exchange days";
   return fmt::format(
-      "ratios annualised with {} periods per year ({}); significance: stationary bootstrap of "
-      "the Sharpe difference on paired daily returns, 2000 resamples, fixed seed\n",
+      "ratios annualised with {} periods per year ({})\n"
+      "significance: stationary bootstrap of the Sharpe difference on paired daily returns "
+      "(flat counts as Sharpe 0), 2,000 resamples, fixed seed\n",
       periods_per_year, why);
 }
 

@@ -30,7 +30,8 @@ struct BenchmarkTableInput {
 std::string BenchmarkTable(const BenchmarkTableInput& in);
 
 // "ratios annualised with P periods per year (<why>)": why = "sessions on weekends: a
-// market that trades every day", "weekday sessions: exchange days" or "--periods".
+// market that trades every day", "weekday sessions: exchange days" or "--periods"; then a
+// line naming the significance test.
 std::string AnnualisationNote(int periods_per_year, bool overridden);
 
 }  // namespace rlt::eval
