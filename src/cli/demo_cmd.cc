@@ -47,7 +47,7 @@ struct DemoFlags {
 struct PolicyResult {
   std::string name;
   std::vector<double> session_returns;
-  double final_worth = 0, costs = 0, max_drawdown = 0;
+  double final_worth = 0, costs = 0;
   int64_t trades = 0, steps = 0;
 };
 
@@ -72,7 +72,7 @@ Result<PolicyResult> RunPolicy(const std::string& policy,
   vec.Reset(0);
   PolicyResult r;
   r.name = policy;
-  double capital = 100000.0, last_worth = capital, peak = capital;
+  double capital = 100000.0, last_worth = capital;
   int32_t date = static_cast<int32_t>(vec.info()[env::kInfoSessionDate]);
   for (;;) {
     const float a = Decide(policy, data->bars, static_cast<int64_t>(vec.info()[env::kInfoBar]));
@@ -85,8 +85,6 @@ Result<PolicyResult> RunPolicy(const std::string& policy,
       const double worth = info[env::kInfoNetWorth];
       r.session_returns.push_back(worth / last_worth - 1.0);
       last_worth = worth;
-      peak = std::max(peak, worth);
-      r.max_drawdown = std::max(r.max_drawdown, 1.0 - worth / peak);
       date = now;
     }
     if (vec.done(0)) {
@@ -162,22 +160,30 @@ int RunDemo(const DemoFlags& f) {
       f.cost_rate * 1e4);
   fmt::print("{:<12} {:>10} {:>10} {:>8} {:>9} {:>8} {:>10}\n", "policy", "return", "sharpe",
              "max_dd", "fills", "steps", "costs");
+  // Annualised and signed as `rltrade eval` does: periods per year from the session dates
+  // (eval::PeriodsPerYearOf), drawdowns as negative fractions (eval::MaxDrawdown).
+  std::vector<int32_t> dates;
+  for (const market::Session& s : (*data)->bars.sessions) dates.push_back(s.date);
+  const int periods = eval::PeriodsPerYearOf(dates);
   for (const std::string policy : {"momentum5", "flat", "long"}) {
     auto r = RunPolicy(policy, *data, test, f.cost_rate);
     if (!r.ok()) return ReportError(r.status());
     // A flat policy's returns have no spread: its Sharpe ratio is undefined, shown as "-".
-    const double sharpe = eval::SharpeRatio(r->session_returns);
+    const double sharpe = eval::SharpeRatio(r->session_returns, eval::MetricsOptions{periods});
     fmt::print("{:<12} {:>9.2f}% {:>10} {:>7.2f}% {:>9} {:>8} {:>10.2f}\n", r->name,
                (r->final_worth / 100000.0 - 1) * 100,
                std::isfinite(sharpe) ? fmt::format("{:.2f}", sharpe) : std::string("-"),
-               r->max_drawdown * 100, r->trades, r->steps, r->costs);
+               eval::MaxDrawdown(r->session_returns) * 100, r->trades, r->steps, r->costs);
   }
   fmt::print("\nmomentum5 = sign of the 5-bar return within the session");
   if (f.data.empty()) {
     fmt::print(" (the synthetic market has a weak\nmomentum component, signal-to-noise {})",
                f.signal_to_noise);
   }
-  fmt::print(".\nSharpe from per-session returns x sqrt(252).\n");
+  fmt::print(
+      ".\nSharpe from per-session returns x sqrt({}); max_dd negative, as `rltrade eval` "
+      "reports it.\n",
+      periods);
   return 0;
 }
 

@@ -1,6 +1,7 @@
 // rltrade cli: `rltrade eval RUN_DIR [--range test|train|validation|START:END] [--data FILE]
 // [--policy trained|flat|buy-and-hold|random|rule:NAME] [--allow-in-sample] [--json]
-// [--episodes N] [--checkpoint DIR]`. Flag parsing only; the work is in evalrun/evalrun.h.
+// [--episodes N] [--checkpoint DIR] [--periods N]`. Flag parsing only; the work is in
+// evalrun/evalrun.h.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -81,6 +82,10 @@ void RegisterEvalCommand(CLI::App& app, Action* action) {
                   "episodic environments: deterministic episodes (default 10)");
   cmd->add_option("--checkpoint", f->request.checkpoint,
                   "checkpoint directory of the trained policy (default RUN_DIR/final)");
+  cmd->add_option("--periods", f->request.periods_per_year,
+                  "periods per year that annualise the ratios (default from the data: 365 when "
+                  "a session falls on a weekend, else 252)")
+      ->check(CLI::Range(1, 100000));
   cmd->add_flag("--json", f->json, "print summary.json instead of the table");
   cmd->add_option_function<uint64_t>(
       "--seed", [f](const uint64_t& s) { f->seed = s; },

@@ -112,6 +112,20 @@ TEST_F(SeedsCli, TrainsEverySeedAsItsOwnCompleteRunIdenticalToASingleRun) {
   for (size_t d = 0; d < average.size(); ++d) {
     EXPECT_NEAR(average[d], (daily[0][d] + daily[1][d] + daily[2][d]) / 3, 1e-9) << d;
   }
+  // The seed average against the benchmarks: against flat (Sharpe 0) the tested difference
+  // is the average's own Sharpe ratio, annualised with the weekday data's 252 periods.
+  EXPECT_EQ(summary["periods_per_year"], 252);
+  const double avg_sr = summary["metrics"]["sharpe_ratio"].get<double>();
+  EXPECT_NEAR(summary["significance"]["flat"]["sharpe_difference"].get<double>(), avg_sr,
+              1e-9 * std::fabs(avg_sr));
+  EXPECT_TRUE(summary["significance"]["buy_and_hold"]["p_value"].is_number());
+  // The table shows them, and --periods overrides the annualisation.
+  r = RunCli("eval " + run + " --periods 365", "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* text : {"seed-averaged returns", "buy-and-hold", "p-value (bootstrap",
+                           "365 periods per year (--periods)"}) {
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+  }
   const std::string report = ReadFile(across / "report.html");
   for (const char* name : {"seed_4", "seed_5", "seed_6", "deflated Sharpe ratio"}) {
     EXPECT_NE(report.find(name), std::string::npos) << name;

@@ -100,6 +100,29 @@ TEST_F(TuneCli, TheAnalyticModeWritesTheStudyAndPrintsTheContractKeys) {
   EXPECT_EQ(smallest, j["best_objective"].get<double>());
 }
 
+// One numbering: the printed lines name each trial by the number the journal, results.csv
+// and best.json give it (from 0); the parenthesis only counts.
+TEST_F(TuneCli, ThePrintedLinesNumberTrialsAsTheJournalDoes) {
+  const std::string space =
+      Write("one.toml", "x1 = { uniform = [-5, 10] }\nx2 = { uniform = [0, 15] }\n");
+  const CmdResult r = RunCli("tune --objective-fn branin --space " + space +
+                             " --method sobol --trials 3 --seed 2 --out " + P("numbered"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto lines = Journal(P("numbered/trials.jsonl"));
+  ASSERT_EQ(lines.size(), 3u);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const int trial = lines[i]["trial"].get<int>();
+    EXPECT_EQ(trial, static_cast<int>(i));
+    EXPECT_NE(r.out.find("trial " + std::to_string(trial) + " (" + std::to_string(i + 1) +
+                         " of 3): objective"),
+              std::string::npos)
+        << r.out;
+  }
+  EXPECT_EQ(r.out.find("trial 3"), std::string::npos) << r.out;
+  const std::string csv = rlt::testing::ReadFile(P("numbered/results.csv"));
+  EXPECT_NE(csv.find("\n0,"), std::string::npos) << csv;
+}
+
 TEST_F(TuneCli, TheReportShowsEveryTrialAndRendersInChromium) {
   const std::string numeric = Write("numeric.toml",
                                     "x1 = { uniform = [-2, 2] }\n"
@@ -245,6 +268,13 @@ TEST_F(TuneCli, NoTrialReadsTheTestRange) {
   ASSERT_TRUE(out_a.contains("test_objective")) << a.out;
   EXPECT_NE(out_a["test_objective"], out_b["test_objective"]);
   EXPECT_TRUE(fs::exists(P("a/test_evaluation.json")));
+  // Beside it, the same metric for the benchmarks on the test range.
+  const auto test_eval = nlohmann::json::parse(rlt::testing::ReadFile(P("a/test_evaluation.json")));
+  for (const char* name : {"flat", "buy_and_hold"}) {
+    EXPECT_EQ(out_a["test_benchmarks"][name], test_eval["benchmarks"][name]["sharpe_ratio"])
+        << name;
+  }
+  EXPECT_TRUE(test_eval["significance"]["buy_and_hold"]["p_value"].is_number());
   // The report shows that figure apart, labelled as the only out-of-sample number.
   const std::string report = rlt::testing::ReadFile(P("a/report.html"));
   EXPECT_NE(report.find("id=\"out-of-sample\""), std::string::npos);

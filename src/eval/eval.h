@@ -5,7 +5,11 @@
 //   metrics.h       return-series metrics (empyrical definitions), trade metrics, PSR
 //   metrics_table.h the one table of every reported metric (JSON key, label, kind): the
 //                   JSON files, the report and `rltrade metrics` all iterate it
-//   metrics_json.h  metrics as JSON, written from that table
+//   metrics_json.h  metrics as JSON, written from that table, and the significance block
+//   significance.h  did the policy beat a benchmark: the paired stationary bootstrap of a
+//                   Sharpe difference, its block length, periods per year of a series of
+//                   session dates, the few-observations flag
+//   console_table.h the terminal tables: the policy beside the benchmarks
 //   returns_csv.h   the reader of per-period returns files (`rltrade metrics --returns`)
 //   outputs.h       the files an evaluation directory holds (summary.json, equity.csv,
 //                   daily_returns.csv, trades.csv, report.html): the contract between the

@@ -279,6 +279,7 @@ ReturnMetrics ComputeReturnMetrics(std::span<const double> returns, const Metric
   const PsrResult psr = ProbabilisticSharpeRatio(returns, 0.0, options.risk_free);
   m.psr = psr.psr;
   m.psr_observations = psr.observations;
+  m.few_observations = FewObservations(m.observations);
   return m;
 }
 

@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <span>
 
+#include "eval/significance.h"
+
 namespace rlt::eval {
 
 struct MetricsOptions {
@@ -51,6 +53,9 @@ struct ReturnMetrics {
   // ProbabilisticSharpeRatio().
   double psr;
   int64_t psr_observations;
+  // n < kMinRatioObservations (30, eval/significance.h): the ratios above (Sharpe, Sortino,
+  // Calmar, PSR) rest on too few periods to be trusted; shown as "few_observations".
+  bool few_observations;
 };
 
 // Computes every field of ReturnMetrics. REQUIRES: options.periods_per_year > 0.

@@ -39,6 +39,9 @@ TEST(MetricTable, JsonWritersListExactlyTheTablesKeysInItsOrder) {
     want_all.push_back(info.key);
     if (info.from_returns) want_ret.push_back(info.key);
   }
+  // Then the short-sample flag, the one key that is not a metric of the table.
+  want_all.push_back(kFewObservationsKey);
+  want_ret.push_back(kFewObservationsKey);
   EXPECT_EQ(all_keys, want_all);
   EXPECT_EQ(ret_keys, want_ret);
   // Values are the computed ones, integers as integers.
@@ -48,6 +51,18 @@ TEST(MetricTable, JsonWritersListExactlyTheTablesKeysInItsOrder) {
   EXPECT_DOUBLE_EQ(all["profit_factor"].get<double>(), 12.0 / 2.0);
   EXPECT_DOUBLE_EQ(all["sharpe_ratio"].get<double>(), SharpeRatio(returns));
   EXPECT_DOUBLE_EQ(all["exposure"].get<double>(), 3.0 / 5.0);
+}
+
+// "few_observations": the ratios rest on fewer than 30 non-missing periods; a NaN row is
+// not an observation.
+TEST(MetricTable, FewObservationsFlagsFewerThanThirtyNonMissingPeriods) {
+  std::vector<double> returns(29, 0.01);
+  returns[3] = -0.02;
+  EXPECT_TRUE(ReturnMetricsJson(ComputeReturnMetrics(returns))[kFewObservationsKey].get<bool>());
+  returns.push_back(std::nan(""));
+  EXPECT_TRUE(ReturnMetricsJson(ComputeReturnMetrics(returns))[kFewObservationsKey].get<bool>());
+  returns.push_back(0.005);
+  EXPECT_FALSE(ReturnMetricsJson(ComputeReturnMetrics(returns))[kFewObservationsKey].get<bool>());
 }
 
 }  // namespace

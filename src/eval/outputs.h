@@ -4,12 +4,19 @@
 // RUN_DIR/eval/<range>/ (written to a temporary directory, renamed when complete):
 //   summary.json      {"run_dir", "range": {"name", "first", "last"}, "in_sample": bool,
 //                      "policy": "trained"|"flat"|"buy-and-hold"|"rule:NAME",
+//                      "periods_per_year": P (annualises the ratios; eval/significance.h),
 //                      "metrics": {sharpe_ratio, sortino_ratio, downside_risk, annual_return,
 //                                  annual_volatility, max_drawdown, max_drawdown_duration,
 //                                  calmar_ratio, cum_returns_final, win_rate, observations,
 //                                  psr, psr_observations, num_trades, average_trade_pnl,
-//                                  profit_factor, turnover, exposure, costs_paid},
+//                                  profit_factor, turnover, exposure, costs_paid,
+//                                  few_observations (bool: fewer than 30 sessions)},
 //                      "benchmarks": {"flat": {same metric keys}, "buy_and_hold": {...}},
+//                      "significance": {"test", "null_hypothesis", "resamples", "seed",
+//                                  "confidence", "block_length_rule", "flat": {
+//                                  sharpe_difference, p_value, ci_low, ci_high,
+//                                  mean_block_length, observations, few_observations},
+//                                  "buy_and_hold": {...}} (metrics_json.h),
 //                      "settings": {key: value, ...}}   (NaN -> null)
 //   equity.csv        per bar: timestamp,session_date,bar,close,position,cash,net_worth,
 //                      buy_and_hold_net_worth

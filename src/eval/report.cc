@@ -318,7 +318,7 @@ std::string MetricsSection(const nlohmann::json& summary, bool in_sample, size_t
           cell(f, "flat", Kind::kInteger), cell(f, "buy_and_hold", Kind::kInteger));
     }
   }
-  return s + "</table>\n";
+  return s + "</table>\n" + BenchmarkNotes(summary);
 }
 
 std::string SettingsSection(const nlohmann::json& summary) {

@@ -84,6 +84,61 @@ inline std::string FormatValue(const nlohmann::json& v, Kind kind) {
   return "";
 }
 
+// ---------------------------------------------------------------- benchmarks
+
+// A metrics object's "few_observations" flag (false when absent or not a boolean).
+inline bool FewObservationsOf(const nlohmann::json& metrics) {
+  return metrics.is_object() && metrics.contains("few_observations") &&
+         metrics["few_observations"].is_boolean() && metrics["few_observations"].get<bool>();
+}
+
+// Under a metrics table: "Did it beat the benchmark?" from summary.json's "significance"
+// (per benchmark the annualised Sharpe difference, its bootstrap p-value and interval),
+// the flag of ratios from fewer than 30 daily returns, and the annualisation.
+inline std::string BenchmarkNotes(const nlohmann::json& summary) {
+  if (!summary.is_object()) return "";
+  std::string s;
+  const nlohmann::json none = nlohmann::json::object();
+  const nlohmann::json& sig =
+      summary.contains("significance") && summary["significance"].is_object()
+          ? summary["significance"]
+          : none;
+  if (sig.contains("flat") || sig.contains("buy_and_hold")) {
+    s += "<h3>Did it beat the benchmark?</h3>\n<table class=\"metrics\" id=\"significance\"><tr>"
+         "<th>policy against</th><th>Sharpe difference</th><th>p-value</th><th>95% interval</th>"
+         "<th>observations</th></tr>\n";
+    for (const char* name : {"flat", "buy_and_hold"}) {
+      const nlohmann::json& x = sig.contains(name) && sig[name].is_object() ? sig[name] : none;
+      auto get = [&](const char* k, Kind kind) {
+        return x.contains(k) ? FormatValue(x[k], kind) : std::string("n/a");
+      };
+      s += fmt::format("<tr><th>{}</th><td>{}</td><td>{}</td><td>[{}, {}]</td><td>{}</td></tr>\n",
+                       std::string(name) == "flat" ? "flat" : "buy-and-hold",
+                       get("sharpe_difference", Kind::kRatio), get("p_value", Kind::kRatio),
+                       get("ci_low", Kind::kRatio), get("ci_high", Kind::kRatio),
+                       get("observations", Kind::kInteger));
+    }
+    s += "</table>\n<p class=\"note\">Sharpe difference: annualised Sharpe ratio of the policy "
+         "minus the benchmark's, on the same sessions (flat counts as Sharpe 0). p-value: "
+         "two-sided, for equal Sharpe ratios, from 2,000 resamples of a stationary bootstrap "
+         "(Politis &amp; Romano 1994) of the paired daily returns with a fixed seed; the "
+         "interval is the resamples' 95% percentile interval.</p>\n";
+  }
+  const nlohmann::json& m = summary.contains("metrics") ? summary["metrics"] : none;
+  if (FewObservationsOf(m)) {
+    s += fmt::format(
+        "<p class=\"note few\" id=\"few-observations\"><b>Few observations:</b> the ratios "
+        "(Sharpe, Sortino, Calmar, PSR) rest on {} daily returns, fewer than 30: too few to "
+        "trust.</p>\n",
+        m.contains("observations") ? FormatValue(m["observations"], Kind::kInteger) : "n/a");
+  }
+  if (summary.contains("periods_per_year") && summary["periods_per_year"].is_number()) {
+    s += fmt::format("<p class=\"note\">Ratios annualised with {} periods per year.</p>\n",
+                     FormatValue(summary["periods_per_year"], Kind::kInteger));
+  }
+  return s;
+}
+
 // "Nice" axis ticks covering [lo, hi]: steps of 1, 2, 2.5 or 5 × 10^k, about `target` of them.
 inline std::vector<double> NiceTicks(double lo, double hi, int target = 6, double min_step = 0) {
   if (!(hi > lo)) return {lo};

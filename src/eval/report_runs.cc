@@ -70,16 +70,48 @@ Status ReadSeedsDaily(const std::string& path, std::vector<std::string>* names,
   return Status::Ok();
 }
 
+// The metrics the per-seed table shows, one column each (every metric's spread is in the
+// across-seed table, and every seed's own report has the rest).
+constexpr const char* kPerSeedKeys[] = {"sharpe_ratio", "sortino_ratio", "annual_return",
+                                        "max_drawdown", "psr",           "cum_returns_final",
+                                        "num_trades",   "costs_paid"};
+
+// One row per seed (so any number of seeds fits the page), the key metrics as columns.
+std::string PerSeedTable(const nlohmann::json& summary, const std::vector<std::string>& names) {
+  const nlohmann::json& runs = summary.contains("runs") ? summary["runs"] : nlohmann::json::array();
+  std::vector<const MetricInfo*> rows;
+  for (const char* key : kPerSeedKeys) {
+    for (const MetricInfo& row : MetricTable()) {
+      if (key == std::string(row.key)) rows.push_back(&row);
+    }
+  }
+  std::string s = "<h3>Each seed</h3>\n<table class=\"metrics seeds\"><tr><th>seed</th>";
+  for (const MetricInfo* row : rows) {
+    s += fmt::format("<th title=\"{}\">{}</th>", row->key, row->label);
+  }
+  s += "</tr>\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const nlohmann::json& r = runs[i];
+    const std::string name =
+        i < names.size() ? names[i] : "seed " + JsonText(r.value("seed", nlohmann::json(0)));
+    s += "<tr><th>" + Esc(name) + "</th>";
+    for (const MetricInfo* row : rows) {
+      const bool has = r.contains("metrics") && r["metrics"].contains(row->key);
+      s +=
+          "<td>" + (has ? FormatValue(r["metrics"][row->key], ToKind(row->kind)) : "n/a") + "</td>";
+    }
+    s += "</tr>\n";
+  }
+  return s + "</table>\n";
+}
+
 std::string SeedsTableSection(const nlohmann::json& summary,
                               const std::vector<std::string>& names) {
   std::string s =
       "<h2>Across seeds</h2>\n<table class=\"metrics\"><tr><th></th><th>mean</th>"
-      "<th>std</th><th>min</th><th>max</th>";
-  for (const std::string& n : names) s += "<th>" + Esc(n) + "</th>";
-  s += "</tr>\n";
+      "<th>std</th><th>min</th><th>max</th></tr>\n";
   const nlohmann::json empty = nlohmann::json::object();
   const nlohmann::json& across = summary.contains("across_seeds") ? summary["across_seeds"] : empty;
-  const nlohmann::json& runs = summary.contains("runs") ? summary["runs"] : nlohmann::json::array();
   for (const MetricInfo& row : MetricTable()) {
     if (!across.contains(row.key)) continue;
     const Kind kind = ToKind(row.kind);
@@ -88,15 +120,11 @@ std::string SeedsTableSection(const nlohmann::json& summary,
       return a.contains(k) ? FormatValue(a[k], kind == Kind::kInteger ? Kind::kRatio : kind)
                            : std::string("n/a");
     };
-    s += fmt::format("<tr><th title=\"{}\">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-                     row.key, row.label, get("mean"), get("std"), get("min"), get("max"));
-    for (const nlohmann::json& r : runs) {
-      const bool has = r.contains("metrics") && r["metrics"].contains(row.key);
-      s += "<td>" + (has ? FormatValue(r["metrics"][row.key], kind) : std::string("n/a")) + "</td>";
-    }
-    s += "</tr>\n";
+    s += fmt::format(
+        "<tr><th title=\"{}\">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", row.key,
+        row.label, get("mean"), get("std"), get("min"), get("max"));
   }
-  s += "</table>\n";
+  s += "</table>\n" + PerSeedTable(summary, names);
   if (summary.contains("deflated_sharpe_detail")) {
     const nlohmann::json& d = summary["deflated_sharpe_detail"];
     auto num = [](const nlohmann::json& o, const char* k) {
@@ -115,7 +143,7 @@ std::string SeedsTableSection(const nlohmann::json& summary,
         d.contains("trials") ? Esc(JsonText(d["trials"])) : std::string("?"),
         num(d, "sr0_annualised"));
   }
-  return s;
+  return s + BenchmarkNotes(summary);
 }
 
 std::string SeedsEquitySection(const std::vector<DailyRow>& average,
@@ -170,7 +198,8 @@ Status WriteSeedsReport(const std::string& dir) {
       StringOr(range, "name", "?"), StringOr(range, "first", "?"), StringOr(range, "last", "?"));
   std::string s = PageHead("rltrade report", "rltrade evaluation across seeds", title,
                            "polyline.seed{stroke:#7f9cc9;stroke-width:.8;opacity:.75}"
-                           ".swatch.seed{background:#7f9cc9}",
+                           ".swatch.seed{background:#7f9cc9}"
+                           "table.seeds td{min-width:90px}table.seeds th{font-size:13px}",
                            in_sample);
   s += SeedsTableSection(j, names) + SeedsEquitySection(*average, names, columns);
   s += "<p class=\"note\">Each seed's own report: RUN/seed_&lt;seed&gt;/eval/&lt;range&gt;/"
@@ -249,7 +278,7 @@ std::string WalkforwardMetricsSection(const nlohmann::json& summary) {
     s += fmt::format("<tr><th title=\"{}\">{}</th><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                      row.key, row.label, cell(m), cell(flat), cell(hold));
   }
-  return s + "</table>\n";
+  return s + "</table>\n" + BenchmarkNotes(summary);
 }
 
 // Growth of 1 of the strategy and the benchmarks, one point per session, with each fold's

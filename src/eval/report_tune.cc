@@ -45,6 +45,36 @@ struct Line {
   std::vector<std::string> params;  // in the study's key order
 };
 
+// The test evaluation's benchmarks beside the best trial's figure, and the significance of
+// its Sharpe ratio against them ("" when the evaluation has none).
+std::string TestBenchmarks(const Json& t, const std::string& objective) {
+  if (!t.contains("benchmarks") || !t["benchmarks"].is_object()) return "";
+  const Json none = Json::object();
+  auto value = [&](const char* name) {
+    const Json& b = t["benchmarks"].contains(name) ? t["benchmarks"][name] : none;
+    return b.is_object() && b.contains(objective) ? FormatValue(b[objective], Kind::kRatio)
+                                                  : std::string("n/a");
+  };
+  std::string s = fmt::format(" Benchmarks on the same range: flat {}, buy-and-hold {}.",
+                              value("flat"), value("buy_and_hold"));
+  const Json& sig =
+      t.contains("significance") && t["significance"].is_object() ? t["significance"] : none;
+  for (const char* name : {"flat", "buy_and_hold"}) {
+    if (!sig.contains(name) || !sig[name].is_object()) continue;
+    const Json& x = sig[name];
+    s += fmt::format(
+        " Sharpe difference against {}: {} (stationary bootstrap p-value {}).",
+        std::string(name) == "flat" ? "flat" : "buy-and-hold",
+        x.contains("sharpe_difference") ? FormatValue(x["sharpe_difference"], Kind::kRatio) : "n/a",
+        x.contains("p_value") ? FormatValue(x["p_value"], Kind::kRatio) : "n/a");
+  }
+  if (t.contains("metrics") && t["metrics"].is_object() &&
+      t["metrics"].contains("few_observations") && t["metrics"]["few_observations"] == true) {
+    s += " <b>Few observations:</b> the ratios rest on fewer than 30 daily returns.";
+  }
+  return s;
+}
+
 // trials.jsonl: every parsed line; a line cut by a kill ends the journal, as for --resume.
 Status ReadJournal(const std::string& path, const std::vector<std::string>& keys,
                    std::vector<Line>* lines) {
@@ -267,8 +297,8 @@ Status WriteTuneReport(const std::string& dir) {
       page += fmt::format(
           "<div class=\"oos\" id=\"out-of-sample\"><b>Out of sample:</b> the best trial's {} on "
           "the test range is <b>{}</b>. It was evaluated once, after the search; no trial read "
-          "the test range. This is the study's only out-of-sample number.</div>\n",
-          Esc(objective), FormatValue(m[objective], Kind::kRatio));
+          "the test range. This is the study's only out-of-sample number.{}</div>\n",
+          Esc(objective), FormatValue(m[objective], Kind::kRatio), TestBenchmarks(t, objective));
     }
   }
   page += "<h2>Objective by trial</h2>\n";

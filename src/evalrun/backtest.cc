@@ -93,9 +93,10 @@ BacktestResult Backtest(env::VecEnv& venv, const market::Bars& bars,
   return r;
 }
 
-nlohmann::ordered_json MetricsJson(const BacktestResult& r) {
-  return eval::StrategyMetricsJson<nlohmann::ordered_json>(eval::ComputeStrategyMetrics(
-      r.session_returns, r.round_trip_pnls, r.exposures, r.costs_paid));
+nlohmann::ordered_json MetricsJson(const BacktestResult& r, int periods_per_year) {
+  return eval::StrategyMetricsJson<nlohmann::ordered_json>(
+      eval::ComputeStrategyMetrics(r.session_returns, r.round_trip_pnls, r.exposures, r.costs_paid,
+                                   eval::MetricsOptions{periods_per_year}));
 }
 
 std::string Num(double v) { return std::isfinite(v) ? fmt::format("{:.10g}", v) : "nan"; }

@@ -66,8 +66,8 @@ BacktestResult Backtest(env::VecEnv& venv, const market::Bars& bars,
 // ---- The evaluation files of a backtest (eval/outputs.h), shared by `rltrade eval` and
 // ---- `rltrade paper`, so both write the same bytes for the same walk.
 
-// summary.json's metrics of a walk.
-nlohmann::ordered_json MetricsJson(const BacktestResult& r);
+// summary.json's metrics of a walk, ratios annualised with `periods_per_year`.
+nlohmann::ordered_json MetricsJson(const BacktestResult& r, int periods_per_year);
 // A number as the files print it: 10 significant digits, "nan" when not finite.
 std::string Num(double v);
 // A bar's time, ISO 8601 with the exchange's UTC offset.

@@ -12,6 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <sstream>
 
 #include "config/config.h"
@@ -25,11 +26,13 @@
 #include "env/envs/options_portfolio.h"
 #include "env/registry.h"
 #include "env/vec_env.h"
+#include "eval/console_table.h"
 #include "eval/metrics.h"
 #include "eval/metrics_json.h"
 #include "eval/metrics_table.h"
 #include "eval/outputs.h"
 #include "eval/report.h"
+#include "eval/significance.h"
 #include "evalrun/backtest.h"
 #include "learn/inference.h"
 #include "market/date_range.h"
@@ -285,6 +288,7 @@ Json SettingsJson(const config::Config& config, const env::EnvContext& context,
   }
   if (!request.data_file.empty()) j["eval.data_file"] = request.data_file;
   if (!request.checkpoint.empty()) j["eval.checkpoint"] = request.checkpoint;
+  if (request.periods_per_year > 0) j["eval.periods"] = request.periods_per_year;
   return j;
 }
 
@@ -339,30 +343,30 @@ std::string CheckpointDir(const EvalRequest& request) {
                                     : request.checkpoint;
 }
 
-// The terminal table: one row per metric, labelled as in the report (eval/metrics_table.h),
-// with the fills (orders executed, `fills`: policy, flat, buy-and-hold) after the round
-// trips, so the two counts are never confused.
-std::string Table(const std::string& title, const Json& policy, const Json& flat, const Json& bh,
-                  const Json& fills, bool in_sample) {
+// The terminal table (eval/console_table.h): one row per metric, labelled as in the report,
+// the policy beside flat and buy-and-hold, the fills (orders executed, `fills`: policy,
+// flat, buy-and-hold) after the round trips so the two counts are never confused, the
+// significance of the Sharpe differences and how the ratios were annualised.
+std::string Table(const std::string& title, const Json& summary, const Json& fills, bool in_sample,
+                  bool periods_given) {
   std::string out = title + "\n";
   if (in_sample) out += "IN-SAMPLE: this range overlaps the training range\n";
-  out += fmt::format("{:<36}{:>16}{:>16}{:>16}\n", in_sample ? "metric (IN-SAMPLE)" : "metric",
-                     "policy", "flat", "buy-and-hold");
-  for (const eval::MetricInfo& row : eval::MetricTable()) {
-    const std::string key = row.key;
-    if (!policy.contains(key)) continue;
-    auto cell = [&key](const Json& j) {
-      if (!j.contains(key) || j.at(key).is_null()) return std::string("nan");
-      return fmt::format("{:.6g}", j.at(key).get<double>());
-    };
-    out += fmt::format("{:<36}{:>16}{:>16}{:>16}\n", row.label, cell(policy), cell(flat), cell(bh));
-    if (key == "num_trades") {
-      out += fmt::format("{:<36}{:>16}{:>16}{:>16}\n", "Fills (orders executed)",
-                         fills.at("strategy").get<int64_t>(), fills.at("flat").get<int64_t>(),
-                         fills.at("buy_and_hold").get<int64_t>());
-    }
-  }
-  return out;
+  eval::BenchmarkTableInput t;
+  t.first_header = in_sample ? "metric (IN-SAMPLE)" : "metric";
+  t.policy = &summary["metrics"];
+  t.flat = &summary["benchmarks"]["flat"];
+  t.buy_and_hold = &summary["benchmarks"]["buy_and_hold"];
+  t.significance = summary.contains("significance") ? &summary["significance"] : nullptr;
+  t.fills = &fills;
+  out += eval::BenchmarkTable(t);
+  return out + eval::AnnualisationNote(summary["periods_per_year"].get<int>(), periods_given);
+}
+
+// Periods per year: --periods, else from the session dates of the data (weekend sessions:
+// 365, else 252; eval/significance.h).
+int PeriodsOf(const EvalRequest& request, std::span<const int32_t> session_dates) {
+  return request.periods_per_year > 0 ? request.periods_per_year
+                                      : eval::PeriodsPerYearOf(session_dates);
 }
 
 Result<EvalOutcome> RunEpisodic(const EvalRequest& request, const LoadedRun& run) {
@@ -452,9 +456,9 @@ PortfolioWalk WalkPortfolio(env::VecEnv& venv, const PortfolioPolicy& act) {
   return w;
 }
 
-Json PortfolioMetrics(const PortfolioWalk& w) {
-  return eval::StrategyMetricsJson<Json>(
-      eval::ComputeStrategyMetrics(w.returns, {}, w.gross, w.costs.back()));
+Json PortfolioMetrics(const PortfolioWalk& w, int periods_per_year) {
+  return eval::StrategyMetricsJson<Json>(eval::ComputeStrategyMetrics(
+      w.returns, {}, w.gross, w.costs.back(), eval::MetricsOptions{periods_per_year}));
 }
 
 // The options environment (env/envs/options_portfolio.h): one deterministic walk over the
@@ -513,10 +517,17 @@ Result<EvalOutcome> RunOptionsPortfolio(const EvalRequest& request, const Loaded
                      {"underlying", underlying == context.settings.end() ? std::string("synthetic")
                                                                          : underlying->second}};
   if (policy_name == "trained") summary["checkpoint"] = CheckpointDir(request);
-  summary["metrics"] = PortfolioMetrics(walk);
-  summary["benchmarks"]["flat"] = PortfolioMetrics(flat_walk);
-  summary["benchmarks"]["buy_and_hold"] = eval::StrategyMetricsJson<Json>(
-      eval::ComputeStrategyMetrics(hold.returns, {}, hold.gross, 0.0));
+  const int periods = PeriodsOf(request, walk.dates);
+  summary["periods_per_year"] = periods;
+  summary["metrics"] = PortfolioMetrics(walk, periods);
+  summary["benchmarks"]["flat"] = PortfolioMetrics(flat_walk, periods);
+  summary["benchmarks"]["buy_and_hold"] =
+      eval::StrategyMetricsJson<Json>(eval::ComputeStrategyMetrics(
+          hold.returns, {}, hold.gross, 0.0, eval::MetricsOptions{periods}));
+  if (flat_walk.returns.size() == walk.returns.size()) {
+    summary["significance"] =
+        eval::SignificanceJson<Json>(walk.returns, flat_walk.returns, hold.returns, periods);
+  }
   summary["liquidations"] = walk.liquidations.back();
   summary["final_net_worth"] = walk.net_worth.back();
   Json settings;
@@ -537,8 +548,7 @@ Result<EvalOutcome> RunOptionsPortfolio(const EvalRequest& request, const Loaded
       range.name, range_json["first"].get<std::string>(), range_json["last"].get<std::string>(),
       walk.returns.size());
   const Json no_fills = {{"strategy", 0}, {"flat", 0}, {"buy_and_hold", 0}};
-  out.table = Table(title, summary["metrics"], summary["benchmarks"]["flat"],
-                    summary["benchmarks"]["buy_and_hold"], no_fills, range.in_sample);
+  out.table = Table(title, summary, no_fills, range.in_sample, request.periods_per_year > 0);
   std::string daily = std::string(eval::kDailyReturnsHeader) + "\n";
   for (size_t i = 0; i < walk.returns.size(); ++i) {
     daily += fmt::format("{},{},{},{}\n", FormatDate(walk.dates[i + 1]), Num(walk.returns[i]),
@@ -612,14 +622,23 @@ Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_na
   const train::DataOptions data_used = EffectiveData(run.setup, request);
   summary["data"] = DataJson(data_used);
   if (custom == nullptr && policy_name == "trained") summary["checkpoint"] = CheckpointDir(request);
-  summary["metrics"] = MetricsJson(result);
+  std::vector<int32_t> data_sessions;
+  for (const market::Session& s : data.bars.sessions) data_sessions.push_back(s.date);
+  const int periods = PeriodsOf(request, data_sessions);
+  summary["periods_per_year"] = periods;
+  summary["metrics"] = MetricsJson(result, periods);
   // Fills (rows of trades.csv: every order executed, closing flattens included), apart
   // from the round trips (metrics.num_trades).
   summary["fills"] = {{"strategy", static_cast<int64_t>(result.fills.size())},
                       {"flat", static_cast<int64_t>(bench[0].fills.size())},
                       {"buy_and_hold", static_cast<int64_t>(bench[1].fills.size())}};
-  summary["benchmarks"]["flat"] = MetricsJson(bench[0]);
-  summary["benchmarks"]["buy_and_hold"] = MetricsJson(bench[1]);
+  summary["benchmarks"]["flat"] = MetricsJson(bench[0], periods);
+  summary["benchmarks"]["buy_and_hold"] = MetricsJson(bench[1], periods);
+  if (bench[0].session_returns.size() == result.session_returns.size() &&
+      bench[1].session_returns.size() == result.session_returns.size()) {
+    summary["significance"] = eval::SignificanceJson<Json>(
+        result.session_returns, bench[0].session_returns, bench[1].session_returns, periods);
+  }
   Json settings = SettingsJson(run.config, run.setup.context, data_used, request);
   settings["env.range"] = range.dates.ToString();
   settings["env.sequential"] = "true";
@@ -637,8 +656,8 @@ Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_na
       summary.contains("checkpoint") ? " (checkpoint " + CheckpointDir(request) + ")" : "",
       DataLabel(data_used), range.name, range_json["first"].get<std::string>(),
       range_json["last"].get<std::string>(), result.session_dates.size());
-  out.table = Table(title, summary["metrics"], summary["benchmarks"]["flat"],
-                    summary["benchmarks"]["buy_and_hold"], summary["fills"], range.in_sample);
+  out.table =
+      Table(title, summary, summary["fills"], range.in_sample, request.periods_per_year > 0);
   std::map<std::string, std::string> files = {
       {eval::kSummaryFile, out.summary_json},
       {eval::kEquityFile, EquityCsv(data.bars, result, bench[1])},

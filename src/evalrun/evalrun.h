@@ -74,6 +74,9 @@ struct EvalRequest {
   // or of another symbol than the run's: refused unless these are set.
   bool allow_data_change = false;
   bool allow_mismatch = false;
+  // Periods per year that annualise the ratios (--periods); 0 = from the data's session
+  // dates: 365 when a session falls on a weekend, else 252 (eval::PeriodsPerYearOf).
+  int periods_per_year = 0;
 };
 
 // A custom intraday policy (tests; e.g. a cheat): writes the action for the current

@@ -127,6 +127,90 @@ TEST_F(EvalRun, EvalOnTestWritesEveryFileWithTheContractedHeaders) {
   EXPECT_EQ(out->table.find("IN-SAMPLE"), std::string::npos);
 }
 
+// The synthetic market trades on weekdays only, so ratios are annualised with 252 periods;
+// --periods overrides it, and the Sharpe ratio and volatility scale by the square root of
+// the ratio of the two. Against flat (Sharpe 0 by definition) the tested difference is the
+// policy's own Sharpe ratio; against buy-and-hold it is the difference of the two.
+TEST_F(EvalRun, SummaryStatesPeriodsPerYearAndTheSignificanceOfEachBenchmark) {
+  for (const auto& session : Bars().sessions) {
+    const int weekday =
+        Weekday(DaysFromCivil(session.date / 10000, session.date / 100 % 100, session.date % 100));
+    ASSERT_TRUE(weekday >= 1 && weekday <= 5) << session.date;
+  }
+  EvalRequest req = Request();
+  req.policy = "rule:momentum5";
+  auto out = RunEvaluation(req);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const nlohmann::json s = Summary(*out);
+  EXPECT_EQ(s["periods_per_year"].get<int>(), 252);
+  const double sr = s["metrics"]["sharpe_ratio"].get<double>();
+  const double bh_sr = s["benchmarks"]["buy_and_hold"]["sharpe_ratio"].get<double>();
+  const nlohmann::json& sig = s["significance"];
+  EXPECT_NEAR(sig["flat"]["sharpe_difference"].get<double>(), sr, 1e-9 * std::fabs(sr));
+  EXPECT_NEAR(sig["buy_and_hold"]["sharpe_difference"].get<double>(), sr - bh_sr,
+              1e-9 * (std::fabs(sr) + std::fabs(bh_sr)));
+  for (const char* name : {"flat", "buy_and_hold"}) {
+    const double p = sig[name]["p_value"].get<double>();
+    EXPECT_GT(p, 0.0) << name;
+    EXPECT_LE(p, 1.0) << name;
+    EXPECT_LT(sig[name]["ci_low"].get<double>(), sig[name]["ci_high"].get<double>()) << name;
+    EXPECT_EQ(sig[name]["observations"], s["metrics"]["observations"]) << name;
+  }
+  EXPECT_EQ(sig["resamples"].get<int>(), 2000);
+  EXPECT_NE(out->table.find("p-value (bootstrap"), std::string::npos) << out->table;
+  EXPECT_NE(out->table.find("252 periods per year"), std::string::npos) << out->table;
+  req.periods_per_year = 365;
+  auto calendar = RunEvaluation(req);
+  ASSERT_TRUE(calendar.ok()) << calendar.status().ToString();
+  const nlohmann::json c = Summary(*calendar);
+  EXPECT_EQ(c["periods_per_year"].get<int>(), 365);
+  EXPECT_EQ(c["settings"]["eval.periods"].get<int>(), 365);
+  const double scale = std::sqrt(365.0 / 252.0);
+  EXPECT_NEAR(c["metrics"]["sharpe_ratio"].get<double>(), sr * scale, 1e-9 * std::fabs(sr));
+  EXPECT_NEAR(c["metrics"]["annual_volatility"].get<double>(),
+              s["metrics"]["annual_volatility"].get<double>() * scale, 1e-12);
+  EXPECT_NE(calendar->table.find("365 periods per year (--periods)"), std::string::npos);
+}
+
+// The test range has fewer than 30 sessions (the data's 60 minus the training ones): its
+// ratios are flagged in summary.json, in the table (a '*' and a note) and in the report;
+// the whole data (in-sample, about 60 sessions) is not flagged.
+TEST_F(EvalRun, RatiosFromFewerThanThirtySessionsAreFlagged) {
+  int test_sessions = 0;
+  for (const auto& session : Bars().sessions) test_sessions += session.date >= 20230216;
+  ASSERT_LT(test_sessions, 30);
+  auto out = RunEvaluation(Request());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const nlohmann::json s = Summary(*out);
+  EXPECT_EQ(s["metrics"]["observations"].get<int>(), test_sessions);
+  EXPECT_TRUE(s["metrics"]["few_observations"].get<bool>());
+  EXPECT_TRUE(s["benchmarks"]["buy_and_hold"]["few_observations"].get<bool>());
+  EXPECT_TRUE(s["significance"]["buy_and_hold"]["few_observations"].get<bool>());
+  std::string sharpe_line;
+  for (const std::string& line : Lines(out->table)) {
+    if (line.rfind("Sharpe ratio", 0) == 0) sharpe_line = line;
+  }
+  EXPECT_NE(sharpe_line.find('*'), std::string::npos) << out->table;
+  EXPECT_NE(out->table.find("* a ratio from fewer than 30 daily returns (" +
+                            std::to_string(test_sessions) + " here)"),
+            std::string::npos)
+      << out->table;
+  const std::string html = Read(fs::path(out->out_dir) / eval::kReportFile);
+  EXPECT_NE(html.find("id=\"few-observations\""), std::string::npos);
+  EXPECT_NE(html.find("id=\"significance\""), std::string::npos);
+  EvalRequest all = Request("2023-01-01:2023-12-31");
+  all.allow_in_sample = true;
+  all.policy = "buy-and-hold";
+  auto whole = RunEvaluation(all);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  const nlohmann::json w = Summary(*whole);
+  EXPECT_GE(w["metrics"]["observations"].get<int>(), 30);
+  EXPECT_FALSE(w["metrics"]["few_observations"].get<bool>());
+  EXPECT_EQ(whole->table.find("fewer than 30"), std::string::npos) << whole->table;
+  EXPECT_EQ(Read(fs::path(whole->out_dir) / eval::kReportFile).find("few-observations"),
+            std::string::npos);
+}
+
 TEST_F(EvalRun, ARangeOverlappingTrainIsRefusedNamingBothRanges) {
   auto out = RunEvaluation(Request("2023-02-01:2023-02-28"));
   ASSERT_TRUE(

@@ -13,12 +13,14 @@
 
 #include "core/file_io.h"
 #include "core/json_text.h"
+#include "eval/console_table.h"
 #include "eval/eval_files.h"
 #include "eval/metrics.h"
 #include "eval/metrics_json.h"
 #include "eval/metrics_table.h"
 #include "eval/outputs.h"
 #include "eval/report.h"
+#include "eval/significance.h"
 #include "runlog/atomic_dir.h"
 #include "runlog/manifest.h"
 #include "train/seeds.h"
@@ -65,7 +67,22 @@ std::string Cell(const Json& v, const char* fmt_spec = "{:.4g}") {
   return v.is_number() ? fmt::format(fmt::runtime(fmt_spec), v.get<double>()) : "-";
 }
 
-std::string Table(const Json& summary) {
+// The seed-averaged daily returns beside the benchmarks, with the significance of the
+// differences (eval/console_table.h).
+std::string BenchmarkSection(const Json& summary) {
+  if (!summary.contains("metrics") || !summary.contains("benchmarks")) return "";
+  eval::BenchmarkTableInput t;
+  t.first_header = "seed-averaged returns";
+  t.policy = &summary["metrics"];
+  t.flat = summary["benchmarks"].contains("flat") ? &summary["benchmarks"]["flat"] : nullptr;
+  t.buy_and_hold = summary["benchmarks"].contains("buy_and_hold")
+                       ? &summary["benchmarks"]["buy_and_hold"]
+                       : nullptr;
+  t.significance = summary.contains("significance") ? &summary["significance"] : nullptr;
+  return eval::BenchmarkTable(t);
+}
+
+std::string Table(const Json& summary, bool periods_given) {
   const Json& range = summary["range"];
   const std::string dates = range.contains("first")
                                 ? fmt::format(" ({} .. {})", range.value("first", std::string()),
@@ -81,6 +98,7 @@ std::string Table(const Json& summary) {
     t += fmt::format("{:<22} {:>11} {:>11} {:>11} {:>11}\n", key, Cell(s["mean"]), Cell(s["std"]),
                      Cell(s["min"]), Cell(s["max"]));
   }
+  t += BenchmarkSection(summary);
   if (summary.contains("deflated_sharpe")) {
     const Json& d = summary["deflated_sharpe_detail"];
     t += fmt::format(
@@ -90,6 +108,9 @@ std::string Table(const Json& summary) {
         Cell(summary["metrics"]["sharpe_ratio"]), Cell(summary["psr"]), Cell(d["best_seed"], "{}"),
         Cell(d["sharpe_ratio"]), Cell(summary["deflated_sharpe"]), Cell(d["trials"], "{}"),
         Cell(d["trials"], "{}"), Cell(d["sr0_annualised"]));
+  }
+  if (summary.contains("periods_per_year")) {
+    t += eval::AnnualisationNote(summary["periods_per_year"].get<int>(), periods_given);
   }
   return t;
 }
@@ -216,8 +237,9 @@ Status CheckSameSessions(const std::vector<uint64_t>& seeds,
 // benchmarks) and every seed's returns side by side; the average's return metrics and PSR
 // into the summary.
 void AverageDailyReturns(const std::vector<uint64_t>& seeds,
-                         const std::vector<std::vector<eval::DailyReturnRow>>& daily, Json& summary,
-                         std::string& daily_csv, std::string& seeds_csv) {
+                         const std::vector<std::vector<eval::DailyReturnRow>>& daily,
+                         int periods_per_year, Json& summary, std::string& daily_csv,
+                         std::string& seeds_csv) {
   const int n = static_cast<int>(seeds.size());
   std::vector<double> average, flat, bh;
   daily_csv = std::string(eval::kDailyReturnsHeader) + "\n";
@@ -240,16 +262,18 @@ void AverageDailyReturns(const std::vector<uint64_t>& seeds,
     daily_csv += fmt::format("{},{},{},{}\n", daily[0][d].date, Num(average.back()),
                              daily[0][d].cells[1], daily[0][d].cells[2]);
   }
-  const eval::ReturnMetrics avg = eval::ComputeReturnMetrics(average);
+  const eval::ReturnMetrics avg =
+      eval::ComputeReturnMetrics(average, eval::MetricsOptions{periods_per_year});
   summary["metrics"] = eval::ReturnMetricsJson<Json>(avg);
   summary["psr"] = avg.psr;
+  summary["significance"] = eval::SignificanceJson<Json>(average, flat, bh, periods_per_year);
 }
 
 // The best seed's Sharpe ratio, deflated for having picked it from `trials` trials, into
 // the summary (deflated_sharpe and its detail).
 void AddDeflatedSharpe(const std::vector<uint64_t>& seeds,
                        const std::vector<std::vector<eval::DailyReturnRow>>& daily, int trials,
-                       Json& summary) {
+                       int periods_per_year, Json& summary) {
   const int n = static_cast<int>(seeds.size());
   std::vector<double> per_period(n);
   std::vector<std::vector<double>> series(n);
@@ -273,7 +297,7 @@ void AddDeflatedSharpe(const std::vector<uint64_t>& seeds,
     }
     variance /= finite - 1;
   }
-  const double annualise = std::sqrt(static_cast<double>(eval::MetricsOptions{}.periods_per_year));
+  const double annualise = std::sqrt(static_cast<double>(periods_per_year));
   Json detail;
   detail["trials"] = trials;
   if (best >= 0) {
@@ -342,8 +366,11 @@ Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
   std::string daily_csv, seeds_csv;
   if (!first.episodic) {
     RLT_RETURN_IF_ERROR(CheckSameSessions(request.seeds, ev.daily));
-    AverageDailyReturns(request.seeds, ev.daily, summary, daily_csv, seeds_csv);
-    AddDeflatedSharpe(request.seeds, ev.daily, trials, summary);
+    // The seeds evaluated the same data: their annualisation is the first one's.
+    const int periods = ev.summaries[0].value("periods_per_year", eval::kExchangeSessionsPerYear);
+    summary["periods_per_year"] = periods;
+    AverageDailyReturns(request.seeds, ev.daily, periods, summary, daily_csv, seeds_csv);
+    AddDeflatedSharpe(request.seeds, ev.daily, trials, periods, summary);
     if (ev.summaries[0].contains("benchmarks")) {
       summary["benchmarks"] = Json::parse(JsonText(ev.summaries[0]["benchmarks"]));
     }
@@ -355,7 +382,7 @@ Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
   outcome.range_name = first.range_name;
   outcome.name = name;
   outcome.summary_json = JsonText(summary, 2) + "\n";
-  outcome.table = Table(summary);
+  outcome.table = Table(summary, request.eval.periods_per_year > 0);
   RLT_ASSIGN_OR_RETURN(outcome.out_dir,
                        WriteSeedsEvaluation(run_dir, name, outcome, daily_csv, seeds_csv));
   return outcome;

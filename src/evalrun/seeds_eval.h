@@ -17,7 +17,10 @@
 //                   "deflated_sharpe_detail": {"trials", "best_seed", "sharpe_ratio" (its
 //                                      annualised SR), "sr0_annualised", "observations",
 //                                      "skewness", "kurtosis"},
-//                   "benchmarks": {"flat", "buy_and_hold"} (the same for every seed)}
+//                   "benchmarks": {"flat", "buy_and_hold"} (the same for every seed),
+//                   "periods_per_year": the seeds' (they evaluated the same data),
+//                   "significance": the seed-averaged daily returns against the benchmarks
+//                                   (eval::SignificanceJson)}
 //                  (NaN -> null). Episodic envs (cartpole, pendulum) have no daily returns:
 //                  across_seeds of mean_return / std_return only, no metrics/psr/DSR.
 //   daily_returns.csv  date,return,buy_and_hold,flat — the seed average (eval/outputs.h)

@@ -835,6 +835,21 @@ tune::TrialResult RunTrainingTrial(const TrialSetup& ts, const tune::TrialJob& j
                 ev.ok() ? MetricOf(ev->summary_json, o.objective) : Result<double>(ev.status()));
 }
 
+// The objective's value for the benchmarks of a test evaluation's summary:
+// {"flat": v, "buy_and_hold": v} (null where undefined or absent).
+json TestBenchmarks(const std::string& summary_json, const std::string& objective) {
+  const json summary = json::parse(summary_json, nullptr, /*allow_exceptions=*/false);
+  json out = {{"flat", nullptr}, {"buy_and_hold", nullptr}};
+  if (!summary.is_object() || !summary.contains("benchmarks")) return out;
+  for (const char* name : {"flat", "buy_and_hold"}) {
+    const json& b = summary["benchmarks"].value(name, json::object());
+    if (b.is_object() && b.contains(objective) && b[objective].is_number()) {
+      out[name] = b[objective];
+    }
+  }
+  return out;
+}
+
 // A copy of the best trial (OUT/best_run/) is what sees the test range: no trial's own
 // directory ever holds a test evaluation. Evaluates it once on [split] test, writes
 // test_evaluation.json and puts the test objective into j and the outcome.
@@ -864,11 +879,12 @@ Status EvaluateBestOnTest(TuneStudy& st, const config::Config& cfg, const tune::
   // as null, not as a failure of the finished study.
   const Result<double> test_value = MetricOf(ev.summary_json, o.objective);
   j["test_objective"] = test_value.ok() ? json(*test_value) : json(nullptr);
+  j["test_benchmarks"] = TestBenchmarks(ev.summary_json, o.objective);
   out.test_report = "out-of-sample ([split] test " + cfg.Get("split", "test")->text +
                     ", evaluated once, after the search): " + o.objective + " " +
                     (test_value.ok() ? std::to_string(*test_value)
                                      : "undefined (" + test_value.status().message() + ")") +
-                    " (trial " + std::to_string(s.best_trial) + ")";
+                    " (trial " + std::to_string(s.best_trial) + ")\n" + ev.table;
   return Status::Ok();
 }
 

@@ -74,8 +74,11 @@ struct TuneRequest {
 
 struct TuneOutcome {
   std::string out_dir;
-  std::string json;         // {"best_objective", "best_params", "trials", "method", ...}
-  std::string test_report;  // the out-of-sample line ("" when not evaluated)
+  std::string json;  // {"best_objective", "best_params", "trials", "method", ...}
+  // The out-of-sample line and the test evaluation's table (the best trial beside the
+  // benchmarks; "" when not evaluated). json then has "test_objective" and
+  // "test_benchmarks" {"flat", "buy_and_hold"}: the objective's value for each.
+  std::string test_report;
 };
 
 Result<TuneOutcome> RunTune(const TuneRequest& request);

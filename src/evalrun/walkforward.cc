@@ -20,11 +20,13 @@
 #include "core/printable.h"
 #include "dist/dist.h"
 #include "env/market_dataset.h"
+#include "eval/console_table.h"
 #include "eval/eval_files.h"
 #include "eval/metrics.h"
 #include "eval/metrics_json.h"
 #include "eval/outputs.h"
 #include "eval/report.h"
+#include "eval/significance.h"
 #include "evalrun/evalrun.h"
 #include "evalrun/seeds_eval.h"
 #include "market/date_range.h"
@@ -88,6 +90,58 @@ config::Config WithoutValidation(const config::Config& base) {
   return out;
 }
 
+// A fold's metric cell, '*' on a ratio from fewer than 30 daily returns.
+std::string RatioCell(const Json& metrics, const char* key) {
+  const bool few = metrics.contains(eval::kFewObservationsKey) &&
+                   metrics[eval::kFewObservationsKey].is_boolean() &&
+                   metrics[eval::kFewObservationsKey].get<bool>();
+  return Cell(metrics, key) + (few ? "*" : "");
+}
+
+// The p-value of the fold's Sharpe difference against buy-and-hold ("nan" if none).
+std::string PValueCell(const Json& fold) {
+  if (!fold.contains("significance") || !fold["significance"].is_object()) return "nan";
+  const Json& s = fold["significance"];
+  if (!s.contains("buy_and_hold")) return "nan";
+  const Json& bh = s["buy_and_hold"];
+  return bh.contains("p_value") && bh["p_value"].is_number()
+             ? fmt::format("{:.3g}", bh["p_value"].get<double>())
+             : "nan";
+}
+
+// Several seeds per fold: the spread of the seeds' Sharpe ratios and the fold's deflated
+// Sharpe ratio (evalrun/seeds_eval.h).
+std::string SeedCells(const Json& fold) {
+  if (!fold.contains("across_seeds")) return "";
+  const Json& sr = fold["across_seeds"].contains("sharpe_ratio")
+                       ? fold["across_seeds"]["sharpe_ratio"]
+                       : Json::object();
+  const std::string spread = fmt::format("{} ± {} [{}, {}]", Cell(sr, "mean"), Cell(sr, "std"),
+                                         Cell(sr, "min"), Cell(sr, "max"));
+  return fmt::format("  {:<34}{:>8}", spread, Cell(fold, "deflated_sharpe"));
+}
+
+std::string FoldRows(const Json& summary) {
+  const bool seeds = summary.value("seeds", 1) > 1;
+  std::string out =
+      fmt::format("{:<5}{:<22}{:>5} {:<22}{:>5}{:>11}{:>12}{:>12}{:>9}", "fold", "train", "n",
+                  "test", "n", "sharpe", "cum_return", "bh_cum", "p_vs_bh");
+  out += seeds ? fmt::format("  {:<34}{:>8}\n", "sharpe across seeds: mean ± std [min, max]", "dsr")
+               : "\n";
+  for (const Json& f : summary["folds"]) {
+    out += fmt::format(
+        "{:<5}{:<22}{:>5} {:<22}{:>5}{:>11}{:>12}{:>12}{:>9}{}\n", f["fold"].get<int>(),
+        f["train"]["first"].get<std::string>() + ":" + f["train"]["last"].get<std::string>(),
+        f["train"]["sessions"].get<int>(),
+        f["test"]["first"].get<std::string>() + ":" + f["test"]["last"].get<std::string>(),
+        f["test"]["sessions"].get<int>(), RatioCell(f["metrics"], "sharpe_ratio"),
+        Cell(f["metrics"], "cum_returns_final"),
+        Cell(f["benchmarks"]["buy_and_hold"], "cum_returns_final"), PValueCell(f),
+        seeds ? SeedCells(f) : "");
+  }
+  return out;
+}
+
 std::string Table(const Json& summary) {
   std::string out = fmt::format(
       "walk-forward: {} folds, {} ({} sessions; first train {} sessions, test {} sessions "
@@ -95,28 +149,17 @@ std::string Table(const Json& summary) {
       summary["num_folds"].get<int>(), summary["mode"].get<std::string>(),
       summary["sessions"].get<int>(), summary["train_days"].get<int>(),
       summary["test_days"].get<int>());
-  out += fmt::format("{:<6}{:<25}{:>6}  {:<25}{:>6}{:>12}{:>12}{:>12}\n", "fold", "train", "n",
-                     "test", "n", "sharpe", "cum_return", "bh_cum");
-  for (const Json& f : summary["folds"]) {
-    out += fmt::format(
-        "{:<6}{:<25}{:>6}  {:<25}{:>6}{:>12}{:>12}{:>12}\n", f["fold"].get<int>(),
-        f["train"]["first"].get<std::string>() + ":" + f["train"]["last"].get<std::string>(),
-        f["train"]["sessions"].get<int>(),
-        f["test"]["first"].get<std::string>() + ":" + f["test"]["last"].get<std::string>(),
-        f["test"]["sessions"].get<int>(), Cell(f["metrics"], "sharpe_ratio"),
-        Cell(f["metrics"], "cum_returns_final"),
-        Cell(f["benchmarks"]["buy_and_hold"], "cum_returns_final"));
-  }
+  out += FoldRows(summary);
   out += fmt::format("out-of-sample {}:{} (concatenated)\n",
                      summary["range"]["first"].get<std::string>(),
                      summary["range"]["last"].get<std::string>());
-  out += fmt::format("{:<22}{:>16}{:>16}{:>16}\n", "metric", "policy", "flat", "buy-and-hold");
-  for (const auto& [key, value] : summary["metrics"].items()) {
-    out += fmt::format("{:<22}{:>16}{:>16}{:>16}\n", key, Cell(summary["metrics"], key.c_str()),
-                       Cell(summary["benchmarks"]["flat"], key.c_str()),
-                       Cell(summary["benchmarks"]["buy_and_hold"], key.c_str()));
-  }
-  return out;
+  eval::BenchmarkTableInput t;
+  t.policy = &summary["metrics"];
+  t.flat = &summary["benchmarks"]["flat"];
+  t.buy_and_hold = &summary["benchmarks"]["buy_and_hold"];
+  t.significance = &summary["significance"];
+  out += eval::BenchmarkTable(t);
+  return out + eval::AnnualisationNote(summary["periods_per_year"].get<int>(), false);
 }
 
 }  // namespace
@@ -310,6 +353,7 @@ Result<std::optional<Json>> RunFold(const WalkforwardRequest& request, const Wal
                {"sessions", w.test_end - w.test_begin}};
   f["metrics"] = fold_summary.at("metrics");
   f["benchmarks"] = fold_summary.at("benchmarks");
+  if (fold_summary.contains("significance")) f["significance"] = fold_summary["significance"];
   if (seeds > 1) {
     f["seeds"] = seeds;
     f["across_seeds"] = fold_summary.at("across_seeds");
@@ -348,11 +392,17 @@ Status WriteConcatenated(const WalkforwardRequest& request, const WalkforwardPla
   summary["seeds"] = plan.seeds;
   summary["notes"] = outcome->notes;
   summary["range"] = {{"first", rows.front().date}, {"last", rows.back().date}};
-  summary["metrics"] = eval::ReturnMetricsJson<Json>(eval::ComputeReturnMetrics(series[0]));
+  // Annualised as the folds' evaluations annualise the same data (eval::PeriodsPerYearOf).
+  const int periods = eval::PeriodsPerYearOf(plan.sessions);
+  const eval::MetricsOptions options{periods};
+  summary["periods_per_year"] = periods;
+  summary["metrics"] =
+      eval::ReturnMetricsJson<Json>(eval::ComputeReturnMetrics(series[0], options));
   summary["benchmarks"]["flat"] =
-      eval::ReturnMetricsJson<Json>(eval::ComputeReturnMetrics(series[2]));
+      eval::ReturnMetricsJson<Json>(eval::ComputeReturnMetrics(series[2], options));
   summary["benchmarks"]["buy_and_hold"] =
-      eval::ReturnMetricsJson<Json>(eval::ComputeReturnMetrics(series[1]));
+      eval::ReturnMetricsJson<Json>(eval::ComputeReturnMetrics(series[1], options));
+  summary["significance"] = eval::SignificanceJson<Json>(series[0], series[2], series[1], periods);
   summary["folds"] = std::move(folds_json);
   eval::NullNonFinite(summary);
   outcome->summary_json = JsonText(summary, 2) + "\n";

@@ -26,11 +26,14 @@
 //   summary.json       {"config", "mode": "expanding"|"rolling", "sessions", "train_days",
 //                       "test_days", "num_folds", "notes": [...],
 //                       "range": {"first", "last"} (the concatenated out-of-sample dates),
+//                       "periods_per_year": eval::PeriodsPerYearOf the config's sessions,
 //                       "metrics": {return metrics of the concatenated strategy series},
 //                       "benchmarks": {"flat": {...}, "buy_and_hold": {...}},
+//                       "significance": {the concatenated series against the benchmarks},
 //                       "folds": [{"fold", "run_dir", "train": {"first", "last",
 //                                  "sessions"}, "test": {...}, "metrics": {the fold's
-//                                  eval summary metrics}, "benchmarks": {...}}]} (NaN -> null)
+//                                  eval summary metrics}, "benchmarks": {...},
+//                                  "significance": {...}}]} (NaN -> null)
 //                      Return metrics are eval::ComputeReturnMetrics: sharpe_ratio,
 //                      sortino_ratio, downside_risk, annual_return, annual_volatility,
 //                      max_drawdown, max_drawdown_duration, calmar_ratio,

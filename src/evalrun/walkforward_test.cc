@@ -63,6 +63,34 @@ void ExpectMetricsOf(const nlohmann::json& j, const std::vector<double>& series)
   EXPECT_EQ(j.at("psr_observations").get<int64_t>(), m.psr_observations);
 }
 
+// The annualisation, the short-sample flags and the significance of the concatenated
+// series and of every fold: the synthetic market trades on weekdays only (252), the test
+// against flat is the policy's own Sharpe ratio (flat counts as Sharpe 0), and a fold of
+// fewer than 30 sessions has its ratios flagged.
+void ExpectBenchmarkSignificance(const nlohmann::json& summary, size_t sessions) {
+  EXPECT_EQ(summary["periods_per_year"].get<int>(), 252);
+  EXPECT_EQ(summary["metrics"]["few_observations"].get<bool>(), sessions < 30);
+  const nlohmann::json& sig = summary["significance"];
+  for (const char* name : {"flat", "buy_and_hold"}) {
+    ASSERT_TRUE(sig.contains(name)) << name;
+    EXPECT_EQ(sig[name]["observations"].get<size_t>(), sessions) << name;
+    const double p = sig[name]["p_value"].get<double>();
+    EXPECT_GT(p, 0.0) << name;
+    EXPECT_LE(p, 1.0) << name;
+  }
+  const nlohmann::json& sr = summary["metrics"]["sharpe_ratio"];
+  if (sr.is_number()) {
+    const double v = sr.get<double>();
+    EXPECT_NEAR(sig["flat"]["sharpe_difference"].get<double>(), v,
+                1e-9 * std::max(1.0, std::fabs(v)));
+  }
+  for (const nlohmann::json& f : summary["folds"]) {
+    EXPECT_TRUE(f.contains("significance")) << f.dump();
+    EXPECT_EQ(f["metrics"]["few_observations"].get<bool>(),
+              f["metrics"]["observations"].get<int>() < 30);
+  }
+}
+
 constexpr int kDays = 40;
 
 class Walkforward : public ::testing::Test {
@@ -250,6 +278,10 @@ TEST_F(Walkforward, ConcatenatedMetricsAreComputeReturnMetricsOfTheSeries) {
     EXPECT_NEAR(std::stod(Cells(equity.back())[2]), 1.0 + eval::CumReturnsFinal(bh), 1e-8);
     EXPECT_EQ(Cells(equity.back())[3], Cells(rows.back())[4]);
     EXPECT_NE(o->table.find("buy-and-hold"), std::string::npos);
+    ExpectBenchmarkSignificance(summary, strategy.size());
+    EXPECT_NE(o->table.find("p-value (bootstrap"), std::string::npos) << o->table;
+    EXPECT_NE(o->table.find("p_vs_bh"), std::string::npos) << o->table;
+    EXPECT_NE(o->table.find("252 periods per year"), std::string::npos) << o->table;
   }
 }
 

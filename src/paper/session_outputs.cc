@@ -12,6 +12,7 @@
 #include "core/json_text.h"
 #include "eval/metrics_json.h"
 #include "eval/outputs.h"
+#include "eval/significance.h"
 #include "paper/session.h"
 #include "paper/status_file.h"
 
@@ -112,12 +113,17 @@ PaperSession::Json PaperSession::SummaryJson(const PaperOutcome& out) const {
       {"last", result.session_dates.empty() ? "" : FormatDate(result.session_dates.back())}};
   summary["policy"] = "trained";
   summary["in_sample"] = setup_.in_sample;
-  summary["metrics"] = evalrun::MetricsJson(result);
+  // Annualised as eval annualises the same bars (eval::PeriodsPerYearOf).
+  std::vector<int32_t> dates;
+  for (const market::Session& s : bars_->sessions) dates.push_back(s.date);
+  const int periods = eval::PeriodsPerYearOf(dates);
+  summary["periods_per_year"] = periods;
+  summary["metrics"] = evalrun::MetricsJson(result, periods);
   summary["fills"] = {{"strategy", out.fills},
                       {"flat", static_cast<int64_t>(walkers_[1].result.fills.size())},
                       {"buy_and_hold", static_cast<int64_t>(walkers_[2].result.fills.size())}};
-  summary["benchmarks"]["flat"] = evalrun::MetricsJson(walkers_[1].result);
-  summary["benchmarks"]["buy_and_hold"] = evalrun::MetricsJson(walkers_[2].result);
+  summary["benchmarks"]["flat"] = evalrun::MetricsJson(walkers_[1].result, periods);
+  summary["benchmarks"]["buy_and_hold"] = evalrun::MetricsJson(walkers_[2].result, periods);
   summary["final_net_worth"] = out.final_net_worth;
   if (gate_) {
     Json counts = Json::object();

@@ -335,6 +335,7 @@ void BindMetrics(py::module_& m) {
         d["max_drawdown_duration"] = x.max_drawdown_duration;
         d["psr"] = x.psr;
         d["psr_observations"] = x.psr_observations;
+        d["few_observations"] = x.few_observations;
         return d;
       },
       py::arg("returns"), py::arg("periods_per_year") = 252, py::arg("risk_free") = 0.0);

@@ -77,7 +77,10 @@ void PrintLine(const StudyOptions& o, const json& line, bool best) {
                  line.value("rung", 0), static_cast<long long>(line.value("steps", int64_t{0})),
                  what.c_str(), best ? " (best so far)" : "");
   } else {
-    std::fprintf(stderr, "trial %d/%d: %s%s\n", line.value("trial", -1) + 1, o.trials, what.c_str(),
+    // Trials are numbered from 0 everywhere (journal, folders, results.csv, report); the
+    // parenthesis counts them.
+    const int trial = line.value("trial", -1);
+    std::fprintf(stderr, "trial %d (%d of %d): %s%s\n", trial, trial + 1, o.trials, what.c_str(),
                  best ? " (best so far)" : "");
   }
 }
