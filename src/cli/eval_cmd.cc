@@ -1,6 +1,7 @@
 // rltrade cli: `rltrade eval RUN_DIR [--range test|train|validation|START:END] [--data FILE]
 // [--policy trained|flat|buy-and-hold|random|rule:NAME] [--allow-in-sample] [--json]
-// [--episodes N] [--checkpoint DIR]`. Flag parsing only; the work is in evalrun/evalrun.h.
+// [--episodes N] [--checkpoint best|final|DIR]`. Flag parsing only; the work is in
+// evalrun/evalrun.h.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -75,7 +76,9 @@ void RegisterEvalCommand(CLI::App& app, Action* action) {
   cmd->add_option("--episodes", f->request.episodes,
                   "episodic environments: deterministic episodes (default 10)");
   cmd->add_option("--checkpoint", f->request.checkpoint,
-                  "checkpoint directory of the trained policy (default RUN_DIR/final)");
+                  "the trained policy's checkpoint: best (RUN_DIR/best, selected on validation), "
+                  "final (RUN_DIR/final) or a checkpoint directory (default: best when the run "
+                  "has it, else final)");
   cmd->add_flag("--json", f->json, "print summary.json instead of the table");
   cmd->add_option_function<uint64_t>(
       "--seed", [f](const uint64_t& s) { f->seed = s; },
