@@ -15,6 +15,7 @@
 
 #include "core/status_test_util.h"
 #include "evalrun/evalrun.h"
+#include "evalrun/signal.h"
 #include "market/csv.h"
 #include "market/synth.h"
 #include "runlog/run_dir.h"
@@ -272,6 +273,19 @@ TEST_F(SelectionRun, EvalDefaultsToBestReportsItsSelectionAndFinalKeepsItsName) 
   ASSERT_TRUE(final_eval.ok()) << final_eval.status().ToString();
   EXPECT_EQ(final_eval->name, "test");
   EXPECT_FALSE(nlohmann::json::parse(final_eval->summary_json).contains("selection"));
+
+  // signal decides with best/ by default and names it; --checkpoint final is final/.
+  SignalRequest sr;
+  sr.run_dir = run.string();
+  sr.bars_file = (dir_ / "bars.csv").string();
+  Result<Signal> signal = ComputeSignal(sr);
+  ASSERT_TRUE(signal.ok()) << signal.status().ToString();
+  EXPECT_EQ(fs::path(signal->checkpoint), runlog::BestCheckpointPath(run));
+  EXPECT_NE(signal->json.find("\"checkpoint\""), std::string::npos);
+  sr.checkpoint = "final";
+  signal = ComputeSignal(sr);
+  ASSERT_TRUE(signal.ok()) << signal.status().ToString();
+  EXPECT_EQ(fs::path(signal->checkpoint), runlog::FinalCheckpointPath(run));
 
   Train(config, "plain", {"run.eval_every=0", "run.patience=0", "run.total_steps=512"});
   EXPECT_FALSE(fs::exists(dir_ / "plain" / "best"));
