@@ -1,6 +1,6 @@
 // rltrade cli: `rltrade eval RUN_DIR [--range test|train|validation|START:END] [--data FILE]
 // [--policy trained|flat|buy-and-hold|random|rule:NAME] [--allow-in-sample] [--json]
-// [--episodes N] [--checkpoint DIR] [--periods N]`. Flag parsing only; the work is in
+// [--episodes N] [--checkpoint best|final|DIR] [--periods N]`. Flag parsing only; the work is in
 // evalrun/evalrun.h.
 #include <fmt/format.h>
 
@@ -81,7 +81,9 @@ void RegisterEvalCommand(CLI::App& app, Action* action) {
   cmd->add_option("--episodes", f->request.episodes,
                   "episodic environments: deterministic episodes (default 10)");
   cmd->add_option("--checkpoint", f->request.checkpoint,
-                  "checkpoint directory of the trained policy (default RUN_DIR/final)");
+                  "the trained policy's checkpoint: best (RUN_DIR/best, selected on validation), "
+                  "final (RUN_DIR/final) or a checkpoint directory (default: best when the run "
+                  "has it, else final)");
   cmd->add_option("--periods", f->request.periods_per_year,
                   "periods per year that annualise the ratios (default from the data: 365 when "
                   "a session falls on a weekend, else 252)")

@@ -1,5 +1,6 @@
 // rltrade cli: `rltrade paper RUN_DIR --feed FEED --broker BROKER [--start DATE]
-// [--risk RISK.toml] [--journal DIR] [--checkpoint DIR] [--fsync bar|session] [--allow-in-sample]
+// [--risk RISK.toml] [--journal DIR] [--checkpoint best|final|DIR] [--fsync bar|session]
+// [--allow-in-sample]
 // [--json] [--quiet]`.
 // Flag parsing only; the work is in paper/paper.h.
 #include <fmt/format.h>
@@ -68,7 +69,10 @@ void RegisterPaperCommand(CLI::App& app, Action* action) {
                   "RISK.toml: position, order, exposure, daily-loss, rate, hours and price limits");
   cmd->add_option("--journal", f->request.journal_dir,
                   "journal directory (default RUN_DIR/paper/<UTC time>)");
-  cmd->add_option("--checkpoint", f->request.checkpoint, "checkpoint dir (default RUN_DIR/final)");
+  cmd->add_option("--checkpoint", f->request.checkpoint,
+                  "the trained policy's checkpoint: best (RUN_DIR/best, selected on validation), "
+                  "final (RUN_DIR/final) or a checkpoint directory (default: best when the run "
+                  "has it, else final)");
   cmd->add_option("--fsync", f->request.fsync, "fsync the journal every bar or every session")
       ->check(CLI::IsMember({"bar", "session"}))
       ->capture_default_str();

@@ -1,4 +1,4 @@
-// rltrade cli: `rltrade signal RUN_DIR --bars FILE [--json] [--checkpoint DIR]
+// rltrade cli: `rltrade signal RUN_DIR --bars FILE [--json] [--checkpoint best|final|DIR]
 // [--position F] [--seed S]`. Flag parsing only; the work is in evalrun/signal.h.
 #include <fmt/format.h>
 
@@ -46,7 +46,9 @@ void RegisterSignalCommand(CLI::App& app, Action* action) {
   cmd->add_flag("--json", f->json,
                 "print JSON (time, symbol, action, amount | target_exposure, value, bars_used)");
   cmd->add_option("--checkpoint", f->request.checkpoint,
-                  "checkpoint directory of the trained policy (default RUN_DIR/final)");
+                  "the trained policy's checkpoint: best (RUN_DIR/best, selected on validation), "
+                  "final (RUN_DIR/final) or a checkpoint directory (default: best when the run "
+                  "has it, else final)");
   cmd->add_option("--position", f->request.position,
                   "current exposure, position value / net worth in [-1, 1] (default 0: flat; "
                   "unrealised PnL is taken as 0)");

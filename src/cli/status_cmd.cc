@@ -123,6 +123,15 @@ void PrintOne(const std::string& run_dir, const nlohmann::json& st) {
   // Text from files is printed through PrintableText (binary bytes escaped, long text cut).
   const std::string checkpoint = Text(st, "last_checkpoint", "");
   fmt::print("checkpoint   {}\n", checkpoint.empty() ? "(none)" : PrintableText(checkpoint, 300));
+  const std::string metric = Text(st, "select_metric", "");
+  if (!metric.empty()) {  // selection on validation (eval_every > 0): best/
+    const double best_step = Number(st, "best_step");
+    fmt::print("best         {}\n",
+               std::isfinite(best_step) && best_step >= 0
+                   ? fmt::format("validation {} {:.6g} at step {:.0f} (best/)",
+                                 PrintableText(metric, 100), Number(st, "best_score"), best_step)
+                   : "(no finite validation " + PrintableText(metric, 100) + " yet)");
+  }
   const std::string message = Text(st, "message", "");
   if (!message.empty()) fmt::print("message      {}\n", PrintableText(message, 1000));
   const nlohmann::json& metrics = st["metrics"];

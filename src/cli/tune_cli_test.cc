@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -267,6 +268,25 @@ TEST_F(TuneCli, NoTrialReadsTheTestRange) {
   const auto out_a = nlohmann::json::parse(a.out), out_b = nlohmann::json::parse(b.out);
   ASSERT_TRUE(out_a.contains("test_objective")) << a.out;
   EXPECT_NE(out_a["test_objective"], out_b["test_objective"]);
+  // The best trial's deflated Sharpe ratio: trials = the two validation evaluations, the
+  // variance that of their per-session Sharpe ratios (from the trials' own summaries);
+  // validation only, so the test range's perturbation leaves it as it was.
+  ASSERT_TRUE(out_a.contains("deflated_sharpe_detail")) << a.out;
+  const nlohmann::json& d = out_a["deflated_sharpe_detail"];
+  EXPECT_EQ(d["trials"].get<double>(), 2.0);
+  double sr[2];
+  for (size_t i = 0; i < 2; ++i) {
+    const fs::path summary =
+        fs::path(ja[i]["run_dir"].get<std::string>()) / "eval" / "validation" / "summary.json";
+    sr[i] = nlohmann::json::parse(rlt::testing::ReadFile(summary))["metrics"]["sharpe_ratio"]
+                .get<double>() /
+            std::sqrt(252.0);
+  }
+  const double variance = (sr[0] - sr[1]) * (sr[0] - sr[1]) / 2;
+  EXPECT_NEAR(d["sharpe_variance_per_period"].get<double>(), variance, 1e-9 * variance);
+  EXPECT_NEAR(d["sharpe_ratio"].get<double>(), out_a["best_objective"].get<double>(),
+              1e-9 * std::fabs(out_a["best_objective"].get<double>()));
+  EXPECT_EQ(out_a["deflated_sharpe"], out_b["deflated_sharpe"]);
   EXPECT_TRUE(fs::exists(P("a/test_evaluation.json")));
   // Beside it, the same metric for the benchmarks on the test range.
   const auto test_eval = nlohmann::json::parse(rlt::testing::ReadFile(P("a/test_evaluation.json")));

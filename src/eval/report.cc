@@ -321,6 +321,60 @@ std::string MetricsSection(const nlohmann::json& summary, bool in_sample, size_t
   return s + "</table>\n" + BenchmarkNotes(summary);
 }
 
+// The checkpoint selected on validation (summary "selection", present when the evaluated
+// checkpoint is the run's best/): a note with the selected step and score, the trials and
+// the deflated Sharpe ratio, and the validation curve (score per evaluation against env
+// steps) with the selected point circled. "" without a selection.
+std::string SelectionSection(const nlohmann::json& summary) {
+  if (!summary.is_object() || !summary.contains("selection") || !summary["selection"].is_object()) {
+    return "";
+  }
+  const nlohmann::json& sel = summary["selection"];
+  auto number = [](const nlohmann::json& obj, const char* key) {
+    return obj.contains(key) && obj[key].is_number() ? obj[key].get<double>() : kNaN;
+  };
+  const std::string metric = StringOr(sel, "metric", "score");
+  std::string s = "<h2>Selection on validation</h2>\n";
+  s += fmt::format(
+      "<p class=\"note\">Checkpoint best/: validation {} {} at step {}, the best of {} "
+      "evaluations ({} trials). Deflated Sharpe ratio of this range given those trials: {}.</p>\n",
+      Esc(metric), FormatValue(sel.value("best_score", nlohmann::json()), Kind::kRatio),
+      FormatValue(sel.value("best_step", nlohmann::json()), Kind::kInteger),
+      FormatValue(sel.value("evaluations", nlohmann::json()), Kind::kInteger),
+      FormatValue(sel.value("trials", nlohmann::json()), Kind::kInteger),
+      FormatValue(sel.value("deflated_sharpe", nlohmann::json()), Kind::kRatio));
+  std::vector<double> steps, scores;
+  if (sel.contains("curve") && sel["curve"].is_array()) {
+    for (const nlohmann::json& p : sel["curve"]) {
+      if (!p.is_object() || !std::isfinite(number(p, "step"))) continue;
+      steps.push_back(number(p, "step"));
+      scores.push_back(number(p, "score"));
+    }
+  }
+  if (steps.empty()) return s;
+  const auto [lo, hi] = YRange({&scores});
+  const Frame f{steps.front(), std::max(steps.back(), steps.front() + 1), lo, hi, 1160, 240};
+  std::vector<std::pair<double, std::string>> ticks;
+  for (double t : NiceTicks(f.x_lo, f.x_hi, 8)) ticks.emplace_back(t, Grouped(t, 0));
+  s += f.Open(
+      "validation " + metric + " per evaluation",
+      [](double v, const auto& t) { return Grouped(v, DecimalsFor(t, 1.0)); }, ticks);
+  std::string points;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (std::isfinite(scores[i]))
+      points += fmt::format("{:.1f},{:.1f} ", f.X(steps[i]), f.Y(scores[i]));
+  }
+  s += fmt::format("<polyline class=\"series strategy\" points=\"{}\"/>\n", points);
+  const double best_step = number(sel, "best_step"), best = number(sel, "best_score");
+  if (std::isfinite(best_step) && std::isfinite(best)) {
+    s += fmt::format(
+        "<circle class=\"selected-point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\"><title>selected: "
+        "step {}</title></circle>\n",
+        f.X(best_step), f.Y(best), Grouped(best_step, 0));
+  }
+  return s + "</svg>\n";
+}
+
 std::string SettingsSection(const nlohmann::json& summary) {
   std::string s = "<h2>Settings</h2>\n<table class=\"settings\">\n";
   if (summary.contains("settings") && summary["settings"].is_object()) {
@@ -370,7 +424,8 @@ std::string RenderPage(const EvalData& d) {
           ? FormatValue(metrics["num_trades"], Kind::kInteger)
           : std::string("n/a"));
   s += MetricsSection(j, in_sample, d.trades.size()) + EquitySection(d) + DrawdownSection(d) +
-       HistogramSection(d) + MonthlySection(d) + SessionsSection(d) + SettingsSection(j);
+       HistogramSection(d) + MonthlySection(d) + SessionsSection(d) + SelectionSection(j) +
+       SettingsSection(j);
   return s + "</body></html>\n";
 }
 

@@ -25,6 +25,9 @@
 //    last is the most recent behaviour. Each chart draws the close per bar, shades the bars
 //    held long (green) or short (red), and marks every fill of trades.csv in that session
 //    with a triangle (BUY pointing up below the price, SELL pointing down above it).
+//  - when the evaluated checkpoint is the run's best/ (summary.selection): the selection on
+//    validation, its step, score, trials and deflated Sharpe ratio, and the validation
+//    curve (score per evaluation against env steps) with the selected point circled.
 //  - the run's settings (summary.settings), one row per key; "data.*" keys that do not
 //    apply to settings["data.source"] (DataSettingApplies) are left out.
 // The title names the policy, the checkpoint and the data (summary "policy", "checkpoint",

@@ -307,6 +307,7 @@ polyline.strategy{stroke:#1f5fbf}polyline.hold{stroke:#e08a00}polyline.price{str
 .hist-bar.pos{fill:#3b9d5d}.hist-bar.neg{fill:#cf4b4b}
 .pos-long{fill:rgba(30,160,80,.14)}.pos-short{fill:rgba(210,40,40,.14)}
 .trade-marker.buy{fill:#138a3e}.trade-marker.sell{fill:#c62828}
+.selected-point{fill:none;stroke:#c62828;stroke-width:2}
 .legend{font-size:13px;color:#445}.legend span{margin-right:16px}
 .swatch{display:inline-block;width:14px;height:10px;margin-right:5px;vertical-align:middle}
 .swatch.strategy{background:#1f5fbf}.swatch.hold{background:#e08a00}.swatch.price{background:#222}

@@ -39,6 +39,7 @@
 #include "runlog/atomic_dir.h"
 #include "runlog/manifest.h"
 #include "runlog/run_dir.h"
+#include "train/selection.h"
 #include "train/train_options.h"
 #include "train/training_ranges.h"
 
@@ -343,6 +344,87 @@ std::string CheckpointDir(const EvalRequest& request) {
                                     : request.checkpoint;
 }
 
+// The checkpoint an evaluation uses (runlog::ChooseCheckpoint): request.checkpoint ""
+// (the trained policy: best/ when the run has one, else final/), "best", "final" or a
+// directory. final/ stays "" in the request (the names and settings of an evaluation of
+// final/ are as they always were); best/ becomes its path (output name <range>.ckpt-best).
+Result<EvalRequest> ResolveCheckpoint(const EvalRequest& request, bool trained) {
+  EvalRequest out = request;
+  const bool keyword = request.checkpoint == "best" || request.checkpoint == "final";
+  if (!keyword && !(trained && request.checkpoint.empty())) return out;
+  std::string label;
+  RLT_ASSIGN_OR_RETURN(const std::string dir,
+                       runlog::ChooseCheckpoint(request.run_dir, request.checkpoint, &label));
+  out.checkpoint = label == "final" ? "" : dir;
+  return out;
+}
+
+// Whether `checkpoint` is the run's best/.
+bool IsBestCheckpoint(const std::string& run_dir, const std::string& checkpoint) {
+  if (checkpoint.empty()) return false;
+  std::error_code ec;
+  return fs::weakly_canonical(checkpoint, ec) ==
+         fs::weakly_canonical(runlog::BestCheckpointPath(run_dir), ec);
+}
+
+// The selection behind checkpoint best/ (summary.json "selection"; null for any other
+// checkpoint): the metric, the selected step and score, the validation curve, and with
+// `returns` (the evaluated range's daily returns) the deflated Sharpe ratio of this range
+// given trials = the run's validation evaluations (x 1 seed) and the variance of their
+// per-session Sharpe ratios (eval::DeflatedSharpeRatio), annualised with `periods` (unused
+// without returns).
+Result<Json> SelectionSummary(const std::string& run_dir, const std::string& checkpoint,
+                              std::span<const double> returns, int periods) {
+  if (!IsBestCheckpoint(run_dir, checkpoint)) return Json();
+  RLT_ASSIGN_OR_RETURN(const train::Selection chosen, train::Selection::Read(checkpoint));
+  // Every evaluation of the run (RUN/selection.json), else those up to best/.
+  Result<train::Selection> all = train::Selection::Read(run_dir);
+  const train::Selection& trials = all.ok() ? *all : chosen;
+  Json j;
+  j["checkpoint"] = "best";
+  j["metric"] = chosen.metric;
+  j["best_step"] = chosen.best_step;
+  j["best_score"] = chosen.best_score;
+  j["evaluations"] = trials.evaluations();
+  j["seeds"] = 1;
+  j["trials"] = trials.evaluations();
+  Json curve = Json::array();
+  for (const train::SelectionPoint& p : trials.curve) {
+    curve.push_back({{"step", p.step}, {"score", p.score}, {"sharpe_ratio", p.sharpe_ratio}});
+  }
+  j["curve"] = curve;
+  if (!returns.empty()) {
+    const double variance = trials.SharpeVariancePerPeriod();
+    const eval::DeflatedSharpeResult dsr = eval::DeflatedSharpeRatio(
+        returns, static_cast<double>(std::max<int64_t>(1, trials.evaluations())), variance);
+    const double annualise = std::sqrt(static_cast<double>(periods));
+    j["deflated_sharpe"] = dsr.dsr;
+    j["deflated_sharpe_detail"] = {{"sharpe_ratio", dsr.sharpe_per_period * annualise},
+                                   {"sr0_annualised", dsr.sr0 * annualise},
+                                   {"sharpe_variance_per_period", variance},
+                                   {"observations", dsr.observations},
+                                   {"skewness", dsr.skewness},
+                                   {"kurtosis", dsr.kurtosis}};
+  }
+  return j;
+}
+
+// The terminal line naming the selected checkpoint ("" without one).
+std::string SelectionLine(const Json& selection) {
+  if (selection.is_null()) return "";
+  std::string line = fmt::format(
+      "checkpoint best/: selected on validation {} = {:.6g} at step {}, the best of {} "
+      "evaluations",
+      selection["metric"].get<std::string>(), selection["best_score"].get<double>(),
+      selection["best_step"].get<int64_t>(), selection["evaluations"].get<int64_t>());
+  if (selection.contains("deflated_sharpe")) {
+    line +=
+        fmt::format("; deflated Sharpe ratio of this range given {} trials: {:.4g}",
+                    selection["trials"].get<int64_t>(), selection["deflated_sharpe"].get<double>());
+  }
+  return line + "\n";
+}
+
 // The terminal table (eval/console_table.h): one row per metric, labelled as in the report,
 // the policy beside flat and buy-and-hold, the fills (orders executed, `fills`: policy,
 // flat, buy-and-hold) after the round trips so the two counts are never confused, the
@@ -400,6 +482,9 @@ Result<EvalOutcome> RunEpisodic(const EvalRequest& request, const LoadedRun& run
   j["std_return"] = std::sqrt(var / static_cast<double>(returns.size()));  // population, as SB3
   j["returns"] = returns;
   j["seed"] = run.run.seed + train::kEvalSeedOffset;
+  RLT_ASSIGN_OR_RETURN(const Json selection,
+                       SelectionSummary(request.run_dir, request.checkpoint, {}, 0));
+  if (!selection.is_null()) j["selection"] = selection;
   eval::NullNonFinite(j);
   EvalOutcome out;
   out.episodic = true;
@@ -411,6 +496,7 @@ Result<EvalOutcome> RunEpisodic(const EvalRequest& request, const LoadedRun& run
       "{} on {} (checkpoint {}): {} deterministic episodes, mean return {:.6g}, std {:.6g}\n",
       request.run_dir, run.setup.id, CheckpointDir(request), returns.size(), mean,
       j["std_return"].is_null() ? NAN : j["std_return"].get<double>());
+  out.table += SelectionLine(selection);
   RLT_RETURN_IF_ERROR(
       WriteEvalDir(out.out_dir, {{eval::kSummaryFile, out.summary_json}}, /*report=*/false, out));
   return out;
@@ -528,6 +614,11 @@ Result<EvalOutcome> RunOptionsPortfolio(const EvalRequest& request, const Loaded
     summary["significance"] =
         eval::SignificanceJson<Json>(walk.returns, flat_walk.returns, hold.returns, periods);
   }
+  RLT_ASSIGN_OR_RETURN(
+      const Json selection,
+      SelectionSummary(request.run_dir, request.checkpoint,
+                       policy_name == "trained" ? walk.returns : std::vector<double>{}, periods));
+  if (!selection.is_null()) summary["selection"] = selection;
   summary["liquidations"] = walk.liquidations.back();
   summary["final_net_worth"] = walk.net_worth.back();
   Json settings;
@@ -548,7 +639,8 @@ Result<EvalOutcome> RunOptionsPortfolio(const EvalRequest& request, const Loaded
       range.name, range_json["first"].get<std::string>(), range_json["last"].get<std::string>(),
       walk.returns.size());
   const Json no_fills = {{"strategy", 0}, {"flat", 0}, {"buy_and_hold", 0}};
-  out.table = Table(title, summary, no_fills, range.in_sample, request.periods_per_year > 0);
+  out.table = Table(title, summary, no_fills, range.in_sample, request.periods_per_year > 0) +
+              SelectionLine(selection);
   std::string daily = std::string(eval::kDailyReturnsHeader) + "\n";
   for (size_t i = 0; i < walk.returns.size(); ++i) {
     daily += fmt::format("{},{},{},{}\n", FormatDate(walk.dates[i + 1]), Num(walk.returns[i]),
@@ -572,8 +664,18 @@ Result<EvalOutcome> RunOptionsPortfolio(const EvalRequest& request, const Loaded
   return out;
 }
 
+Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& policy_name,
+                                const ActionFn* custom);
+
 Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_name,
                         const ActionFn* custom) {
+  RLT_ASSIGN_OR_RETURN(const EvalRequest resolved,
+                       ResolveCheckpoint(request, custom == nullptr && policy_name == "trained"));
+  return RunResolved(resolved, policy_name, custom);
+}
+
+Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& policy_name,
+                                const ActionFn* custom) {
   if (request.episodes < 1) {
     return Status::InvalidArgument("--episodes must be >= 1 (got " +
                                    std::to_string(request.episodes) + ")");
@@ -627,6 +729,13 @@ Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_na
   const int periods = PeriodsOf(request, data_sessions);
   summary["periods_per_year"] = periods;
   summary["metrics"] = MetricsJson(result, periods);
+  RLT_ASSIGN_OR_RETURN(
+      const Json selection,
+      SelectionSummary(request.run_dir, request.checkpoint,
+                       policy_name == "trained" && custom == nullptr ? result.session_returns
+                                                                     : std::vector<double>{},
+                       periods));
+  if (!selection.is_null()) summary["selection"] = selection;
   // Fills (rows of trades.csv: every order executed, closing flattens included), apart
   // from the round trips (metrics.num_trades).
   summary["fills"] = {{"strategy", static_cast<int64_t>(result.fills.size())},
@@ -657,7 +766,8 @@ Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_na
       DataLabel(data_used), range.name, range_json["first"].get<std::string>(),
       range_json["last"].get<std::string>(), result.session_dates.size());
   out.table =
-      Table(title, summary, summary["fills"], range.in_sample, request.periods_per_year > 0);
+      Table(title, summary, summary["fills"], range.in_sample, request.periods_per_year > 0) +
+      SelectionLine(selection);
   std::map<std::string, std::string> files = {
       {eval::kSummaryFile, out.summary_json},
       {eval::kEquityFile, EquityCsv(data.bars, result, bench[1])},

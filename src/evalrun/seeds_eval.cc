@@ -273,7 +273,7 @@ void AverageDailyReturns(const std::vector<uint64_t>& seeds,
 // the summary (deflated_sharpe and its detail).
 void AddDeflatedSharpe(const std::vector<uint64_t>& seeds,
                        const std::vector<std::vector<eval::DailyReturnRow>>& daily, int trials,
-                       int periods_per_year, Json& summary) {
+                       int periods_per_year, double selection_variance, Json& summary) {
   const int n = static_cast<int>(seeds.size());
   std::vector<double> per_period(n);
   std::vector<std::vector<double>> series(n);
@@ -297,6 +297,7 @@ void AddDeflatedSharpe(const std::vector<uint64_t>& seeds,
     }
     variance /= finite - 1;
   }
+  if (std::isfinite(selection_variance)) variance = selection_variance;
   const double annualise = std::sqrt(static_cast<double>(periods_per_year));
   Json detail;
   detail["trials"] = trials;
@@ -316,6 +317,31 @@ void AddDeflatedSharpe(const std::vector<uint64_t>& seeds,
     detail["best_seed"] = nullptr;
   }
   summary["deflated_sharpe_detail"] = detail;
+}
+
+// Seeds whose evaluations all used best/ (summary "selection"): each seed's checkpoint was
+// picked among its validation evaluations, so the trials are every seed's evaluations
+// (evaluations x seeds) and their variance that of all those per-session validation Sharpe
+// ratios. {0, NaN} when some seed has no selection.
+std::pair<int, double> SelectionTrials(const std::vector<nlohmann::json>& summaries) {
+  int trials = 0;
+  std::vector<double> sharpes;
+  const double annualise = std::sqrt(static_cast<double>(eval::MetricsOptions{}.periods_per_year));
+  for (const nlohmann::json& s : summaries) {
+    if (!s.contains("selection") || !s["selection"].contains("evaluations")) return {0, kNaN};
+    trials += s["selection"]["evaluations"].get<int>();
+    for (const nlohmann::json& p : s["selection"]["curve"]) {
+      if (p.contains("sharpe_ratio") && p["sharpe_ratio"].is_number()) {
+        sharpes.push_back(p["sharpe_ratio"].get<double>() / annualise);
+      }
+    }
+  }
+  if (sharpes.size() < 2) return {trials, kNaN};
+  double mean = 0, variance = 0;
+  for (double v : sharpes) mean += v;
+  mean /= static_cast<double>(sharpes.size());
+  for (double v : sharpes) variance += (v - mean) * (v - mean);
+  return {trials, variance / static_cast<double>(sharpes.size() - 1)};
 }
 
 // Writes the evaluation across seeds to RUN/eval/NAME (staged, under the run's lock):
@@ -370,7 +396,10 @@ Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
     const int periods = ev.summaries[0].value("periods_per_year", eval::kExchangeSessionsPerYear);
     summary["periods_per_year"] = periods;
     AverageDailyReturns(request.seeds, ev.daily, periods, summary, daily_csv, seeds_csv);
-    AddDeflatedSharpe(request.seeds, ev.daily, trials, periods, summary);
+    const auto [selection_trials, selection_variance] = SelectionTrials(ev.summaries);
+    const bool selected = request.trials == 0 && selection_trials > trials;
+    AddDeflatedSharpe(request.seeds, ev.daily, selected ? selection_trials : trials, periods,
+                      selected ? selection_variance : kNaN, summary);
     if (ev.summaries[0].contains("benchmarks")) {
       summary["benchmarks"] = Json::parse(JsonText(ev.summaries[0]["benchmarks"]));
     }

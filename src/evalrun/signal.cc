@@ -305,6 +305,7 @@ void DescribeDecision(const SignalRequest& request, const env::IntradayOptions& 
   j["position_assumed"] = request.position;
   j["session_closing"] = s->session_closing;
   if (!s->mismatches.empty()) j["mismatches"] = s->mismatches;
+  j["checkpoint"] = s->checkpoint;
   s->json = JsonText(j, 2) + "\n";
   const std::string what =
       s->session_closing
@@ -320,6 +321,7 @@ void DescribeDecision(const SignalRequest& request, const env::IntradayOptions& 
       request.position == 0.0
           ? std::string("flat")
           : fmt::format("at exposure {} with no unrealised PnL", Num(request.position)));
+  s->text += "checkpoint " + s->checkpoint + "\n";
   if (s->session_closing) {
     s->text +=
         "note: this bar closes its session; the environment flattens at this close and takes "
@@ -365,11 +367,9 @@ Result<Signal> ComputeSignal(const SignalRequest& request) {
   view.position_fraction = request.position;
   RLT_RETURN_IF_ERROR(env::IntradayStockEnv::WriteObservationAt(
       data, options, s.bar, view, s.session_bars, s.observation.data()));
-  const std::string dir = request.checkpoint.empty()
-                              ? runlog::FinalCheckpointPath(request.run_dir).string()
-                              : request.checkpoint;
+  RLT_ASSIGN_OR_RETURN(s.checkpoint, runlog::ChooseCheckpoint(request.run_dir, request.checkpoint));
   RLT_ASSIGN_OR_RETURN(std::unique_ptr<learn::PolicyRunner> runner,
-                       learn::PolicyRunner::Load(dir, spec.obs_dim, spec.action));
+                       learn::PolicyRunner::Load(s.checkpoint, spec.obs_dim, spec.action));
   s.raw_action.assign(spec.action.dim, 0.0f);
   float value = 0.0f;
   if (runner->recurrent()) {

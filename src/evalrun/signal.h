@@ -56,9 +56,11 @@
 namespace rlt::evalrun {
 
 struct SignalRequest {
-  std::string run_dir;          // a run directory written by `rltrade train` (intraday env)
-  std::string bars_file;        // recent bars, CSV (market/csv.h); the latest row is decided on
-  std::string checkpoint;       // checkpoint dir ("" = RUN_DIR/final)
+  std::string run_dir;    // a run directory written by `rltrade train` (intraday env)
+  std::string bars_file;  // recent bars, CSV (market/csv.h); the latest row is decided on
+  // "" = RUN_DIR/best when the run has one, else RUN_DIR/final; "best", "final" or a
+  // checkpoint directory (runlog::ChooseCheckpoint).
+  std::string checkpoint;
   double position = 0.0;        // current exposure, shares x price / net worth (0 = flat)
   bool allow_mismatch = false;  // accept bars whose size, symbol or zone differ from the run's
   // accept bars whose sessions of the run's training range differ from the run's record of
@@ -82,8 +84,9 @@ struct Signal {
   std::vector<std::string> mismatches;  // differences from the run's data (allow_mismatch)
   std::vector<float> observation;       // what the policy saw (obs_dim)
   std::vector<float> raw_action;        // the policy's action (act_dim), before decoding
+  std::string checkpoint;               // the checkpoint decided with (its directory)
   std::string json;                     // {"time", "action", "amount"|"target_exposure", "value",
-                                        //  "symbol", "bars_used"} + "\n"
+                                        //  "symbol", "bars_used", "checkpoint"} + "\n"
   std::string text;                     // human-readable, for the terminal
 };
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdlib>
 #include <ctime>
@@ -25,9 +26,14 @@
 #include "core/thread_pool.h"
 #include "dist/dist.h"
 #include "env/registry.h"
+#include "eval/eval_files.h"
+#include "eval/metrics.h"
+#include "eval/metrics_json.h"
 #include "eval/metrics_table.h"
+#include "eval/outputs.h"
 #include "eval/report.h"
 #include "evalrun/evalrun.h"
+#include "runlog/run_dir.h"
 #include "train/train.h"
 #include "train/train_options.h"
 #include "tune/asha.h"
@@ -888,6 +894,74 @@ Status EvaluateBestOnTest(TuneStudy& st, const config::Config& cfg, const tune::
   return Status::Ok();
 }
 
+// The validation evaluation directories of the study's trials (every trial and, with asha,
+// every rung: trials/trial_<i>/eval/validation*/) and the one of the best score.
+struct TrialEvaluations {
+  std::vector<fs::path> dirs;
+  fs::path best;
+};
+
+TrialEvaluations FindTrialEvaluations(const fs::path& out_dir, const tune::StudyResult& s,
+                                      const fs::path& best_dir) {
+  TrialEvaluations ev;
+  std::error_code ec;
+  for (const auto& trial : fs::directory_iterator(out_dir / "trials", ec)) {
+    for (const auto& e : fs::directory_iterator(trial.path() / "eval", ec)) {
+      const std::string name = e.path().filename().string();
+      if (name == "validation" || name.rfind("validation.ckpt-", 0) == 0) ev.dirs.push_back(e);
+    }
+  }
+  // The best score's checkpoint, named as its evaluation named it (evalrun.h).
+  EvalRequest er;
+  er.run_dir = best_dir.string();
+  const fs::path ckpt = fs::path(s.best_checkpoint).lexically_relative(best_dir);
+  if (!s.best_checkpoint.empty() && ckpt != "final") er.checkpoint = s.best_checkpoint;
+  if (er.checkpoint.empty() && fs::exists(runlog::BestCheckpointPath(best_dir) / "FORMAT", ec)) {
+    er.checkpoint = runlog::BestCheckpointPath(best_dir).string();
+  }
+  ev.best = best_dir / "eval" / EvalOutputName(er, "validation", "trained");
+  return ev;
+}
+
+// The best trial's validation Sharpe ratio deflated for having been picked from every
+// validation evaluation of the study (trials = those evaluations; the variance of their
+// per-session Sharpe ratios): j "deflated_sharpe" and "deflated_sharpe_detail". Market
+// environments only (episodic ones have no daily returns); nothing when a file is missing.
+void AddTuneDeflatedSharpe(const fs::path& out_dir, const tune::StudyResult& s,
+                           const fs::path& best_dir, json& j) {
+  const TrialEvaluations ev = FindTrialEvaluations(out_dir, s, best_dir);
+  const double annualise = std::sqrt(static_cast<double>(eval::MetricsOptions{}.periods_per_year));
+  std::vector<double> sharpes;
+  for (const fs::path& dir : ev.dirs) {
+    Result<json> summary = eval::ReadSummaryJson(dir.string());
+    if (!summary.ok() || !summary->contains("metrics")) continue;
+    const json& sr = (*summary)["metrics"]["sharpe_ratio"];
+    if (sr.is_number() && std::isfinite(sr.get<double>()))
+      sharpes.push_back(sr.get<double>() / annualise);
+  }
+  Result<std::vector<eval::DailyReturnRow>> daily =
+      eval::ReadDailyReturnsCsv((ev.best / eval::kDailyReturnsFile).string());
+  if (!daily.ok() || sharpes.size() < 2) return;
+  double mean = 0, variance = 0;
+  for (double v : sharpes) mean += v;
+  mean /= static_cast<double>(sharpes.size());
+  for (double v : sharpes) variance += (v - mean) * (v - mean);
+  variance /= static_cast<double>(sharpes.size() - 1);
+  std::vector<double> returns;
+  for (const eval::DailyReturnRow& r : *daily) returns.push_back(r.strategy);
+  const double trials = static_cast<double>(std::max<size_t>(ev.dirs.size(), s.ok));
+  const eval::DeflatedSharpeResult dsr = eval::DeflatedSharpeRatio(returns, trials, variance);
+  j["deflated_sharpe"] = std::isfinite(dsr.dsr) ? json(dsr.dsr) : json(nullptr);
+  json detail = {{"trials", trials},
+                 {"evaluation", ev.best.lexically_relative(out_dir).string()},
+                 {"sharpe_ratio", dsr.sharpe_per_period * annualise},
+                 {"sr0_annualised", dsr.sr0 * annualise},
+                 {"sharpe_variance_per_period", variance},
+                 {"observations", dsr.observations}};
+  eval::NullNonFinite(detail);
+  j["deflated_sharpe_detail"] = detail;
+}
+
 // The finished study of training trials: best.toml from the best trial, its test
 // evaluation when the config has a test range, the report and the outcome's JSON.
 Result<TuneOutcome> ReportTrainingStudy(TuneStudy& st, const config::Config& cfg, bool ranged,
@@ -901,6 +975,7 @@ Result<TuneOutcome> ReportTrainingStudy(TuneStudy& st, const config::Config& cfg
     RLT_ASSIGN_OR_RETURN(std::string best_config, ReadFile((best_dir / "config.toml").string()));
     RLT_RETURN_IF_ERROR(
         WriteFileAtomic((fs::path(out.out_dir) / "best.toml").string(), best_config));
+    AddTuneDeflatedSharpe(out.out_dir, s, best_dir, j);
     if (ranged && cfg.Get("split", "test") != nullptr) {
       RLT_RETURN_IF_ERROR(EvaluateBestOnTest(st, cfg, s, best_dir, j));
     }

@@ -12,13 +12,44 @@
 namespace rlt::learn {
 namespace {
 
-// Index of "net_worth" in the env's info names, or -1.
-int NetWorthIndex(const env::EnvSpec& spec) {
+// Index of `name` in the env's info names, or -1.
+int InfoIndex(const env::EnvSpec& spec, const char* name) {
   for (size_t k = 0; k < spec.info_names.size(); ++k) {
-    if (spec.info_names[k] == "net_worth") return static_cast<int>(k);
+    if (spec.info_names[k] == name) return static_cast<int>(k);
   }
   return -1;
 }
+
+// Env 0's session returns over its first episode (EvalStats::session_returns): Start()
+// after the reset, Step() after every step until it reports the episode's end.
+class SessionTracker {
+ public:
+  explicit SessionTracker(const env::EnvSpec& spec)
+      : worth_(InfoIndex(spec, "net_worth")), date_(InfoIndex(spec, "session_date")) {}
+  void Start(const env::VecEnv& venv) {
+    if (!on()) return;
+    start_ = venv.info()[worth_];
+    date_before_ = venv.info()[date_];
+  }
+  // After a step; `done`: env 0's episode ended with it.
+  void Step(const env::VecEnv& venv, bool done, std::vector<double>& out) {
+    if (!on() || finished_) return;
+    const double* info = done ? venv.terminal_info() : venv.info();
+    const double date = venv.info()[date_];  // after a reset: the next episode's first session
+    if (done || date != date_before_) {
+      out.push_back(info[worth_] / start_ - 1.0);
+      start_ = info[worth_];
+    }
+    date_before_ = date;
+    finished_ = done;
+  }
+
+ private:
+  bool on() const { return worth_ >= 0 && date_ >= 0; }
+  int worth_, date_;
+  double start_ = 0, date_before_ = 0;
+  bool finished_ = false;
+};
 
 }  // namespace
 
@@ -104,7 +135,8 @@ Result<EvalStats> EvaluatePolicy(DeterministicActor& actor, const VecNormalizer&
   }
   RLT_CHECK(actor.act_dim() == venv.act_dim());
   const int n = venv.num_envs();
-  const int net_worth = NetWorthIndex(venv.spec());
+  const int net_worth = InfoIndex(venv.spec(), "net_worth");
+  SessionTracker sessions(venv.spec());
   std::vector<int> target(n), done_count(n, 0);  // SB3 episode_count_targets
   for (int i = 0; i < n; ++i) target[i] = (episodes + i) / n;
   std::vector<float> obs(static_cast<size_t>(n) * venv.obs_dim());      // (N, obs_dim)
@@ -115,11 +147,13 @@ Result<EvalStats> EvaluatePolicy(DeterministicActor& actor, const VecNormalizer&
   actor.ResetState();
   std::vector<float> starts(n, 1.0f);  // recurrent states start at zero
   venv.Reset(seed);
+  sessions.Start(venv);
   int finished = 0;
   while (finished < episodes) {
     normalizer->NormalizeObs(venv.observations(), n, obs.data());  // a copy when !norm_obs
     actor.Act(obs.data(), n, starts.data(), actions.data(), nullptr);
     venv.Step(actions.data());
+    sessions.Step(venv, venv.done(0), s.session_returns);
     for (int i = 0; i < n; ++i) starts[i] = venv.done(i) ? 1.0f : 0.0f;
     for (int i = 0; i < n; ++i) {
       if (!venv.done(i) || done_count[i] >= target[i]) continue;

@@ -77,6 +77,12 @@ struct EvalStats {
   // each episode's last step (eval/final_net_worth). NaN otherwise.
   bool has_net_worth = false;
   double mean_final_net_worth = 0;
+  // Envs whose info holds "net_worth" and "session_date" (market envs): env 0's first
+  // episode cut into sessions, each session's net worth at its end over its start minus 1
+  // (the start of the first is the reset's net worth), as `rltrade eval` aggregates a
+  // walk (evalrun/backtest.h). A session ends at the step after which the info's
+  // session_date differs from the one before it, or the episode ends. Empty otherwise.
+  std::vector<double> session_returns;  // (sessions)
 };
 
 // Runs `episodes` deterministic episodes (see the file comment) of `actor`, which is

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <memory>
@@ -115,7 +116,7 @@ Status CheckDates(const PaperRequest& r, const FeedSpec& feed, SessionSetup& s) 
     first = market::LocalDateKey(now, s.tz.OffsetAt(now));
   }
   RLT_ASSIGN_OR_RETURN(const std::string overlap,
-                       evalrun::TrainingOverlap(r.run_dir, r.checkpoint, first, last));
+                       evalrun::TrainingOverlap(r.run_dir, s.checkpoint, first, last));
   if (overlap.empty()) return Status::Ok();
   market::DateRange dates;
   dates.first = first;
@@ -192,8 +193,7 @@ Status LoadRun(const PaperRequest& r, const FeedSpec& feed, LoadedRun& run) {
     RLT_ASSIGN_OR_RETURN(const market::DateRange d, market::DateRange::Parse(r.start + ":end"));
     s.start_date = d.first;
   }
-  s.checkpoint =
-      r.checkpoint.empty() ? runlog::FinalCheckpointPath(run_dir).string() : r.checkpoint;
+  RLT_ASSIGN_OR_RETURN(s.checkpoint, runlog::ChooseCheckpoint(run_dir, r.checkpoint));
   s.journal_dir = r.journal_dir.empty() ? (run_dir / "paper" / NowStamp()).string() : r.journal_dir;
   if (!r.risk_path.empty()) {
     RLT_ASSIGN_OR_RETURN(s.limits, LoadRiskLimits(r.risk_path));
@@ -210,6 +210,8 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
   LoadedRun run;
   RLT_RETURN_IF_ERROR(LoadRun(r, feed, run));
   SessionSetup& s = run.session;
+  // Which policy trades: best/ (selected on validation) unless --checkpoint says otherwise.
+  std::fprintf(stderr, "paper: the policy of checkpoint %s\n", s.checkpoint.c_str());
   RLT_ASSIGN_OR_RETURN(features::IncrementalFeatures stream,
                        features::IncrementalFeatures::Create(run.preset, &run.norm));
   const env::EnvSpec spec = env::IntradayStockEnv::MakeSpec(stream.cols(), s.options);

@@ -116,7 +116,7 @@ struct PaperRequest {
   std::string broker = "sim";       // sim | tcp:HOST:PORT (the feed's server)
   std::string start;                // YYYY-MM-DD; "" = trade from the first eligible session
   std::string journal_dir;          // "" = RUN_DIR/paper/<UTC time>
-  std::string checkpoint;           // "" = RUN_DIR/final
+  std::string checkpoint;           // "" = RUN_DIR/best if any, else final; best|final|DIR
   std::string fsync = "bar";        // bar | session
   std::string risk_path;            // RISK.toml (paper/risk.h); "" = no limits
   std::string account = "rltrade";  // the tcp broker's account (hello)

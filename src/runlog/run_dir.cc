@@ -39,6 +39,43 @@ fs::path StepCheckpointPath(const fs::path& run_dir, int64_t step) {
 
 fs::path FinalCheckpointPath(const fs::path& run_dir) { return run_dir / "final"; }
 
+fs::path BestCheckpointPath(const fs::path& run_dir) { return run_dir / "best"; }
+
+namespace {
+
+// The step best/ was selected at (its selection.json's best_step), or -1 when best/ is
+// incomplete or its record unreadable.
+int64_t BestCheckpointStep(const fs::path& run_dir) {
+  const fs::path best = BestCheckpointPath(run_dir);
+  if (!Complete(best)) return -1;
+  Result<std::string> text = ReadFile((best / kSelectionFile).string(), kMaxStatusBytes);
+  if (!text.ok()) return -1;
+  const nlohmann::json j = ParseJsonOrDiscarded<nlohmann::json>(*text);
+  if (!j.is_object()) return -1;
+  const double step = NumberOf(j, "best_step");
+  return std::isfinite(step) && step >= 0 ? static_cast<int64_t>(step) : -1;
+}
+
+}  // namespace
+
+Result<std::string> ChooseCheckpoint(const fs::path& run_dir, const std::string& choice,
+                                     std::string* label) {
+  const fs::path best = BestCheckpointPath(run_dir);
+  std::string used = choice;
+  if (choice.empty()) used = Complete(best) ? "best" : "final";
+  if (label != nullptr) *label = used == "best" || used == "final" ? used : "DIR";
+  if (used == "final") return FinalCheckpointPath(run_dir).string();
+  if (used != "best") return choice;
+  if (!Complete(best)) {
+    return Status::NotFound(
+        "--checkpoint best: " + best.string() +
+        " does not exist (the run was trained with [run] eval_every = 0, or no validation "
+        "score has been finite yet); use --checkpoint final, or train with run.eval_every > 0 "
+        "to select a checkpoint on validation");
+  }
+  return best.string();
+}
+
 std::string NewestCheckpoint(const fs::path& run_dir) {
   std::string best;
   int64_t best_step = -1;
@@ -53,6 +90,11 @@ std::string NewestCheckpoint(const fs::path& run_dir) {
       best_step = step;
       best = entry.path().string();
     }
+  }
+  const int64_t selected = BestCheckpointStep(run_dir);
+  if (selected >= 0 && selected > best_step &&
+      (best_step >= 0 || !Complete(FinalCheckpointPath(run_dir)))) {
+    return BestCheckpointPath(run_dir).string();
   }
   if (best.empty() && Complete(FinalCheckpointPath(run_dir))) {
     best = FinalCheckpointPath(run_dir).string();
@@ -76,7 +118,13 @@ Status WriteRunStatus(const fs::path& run_dir, const RunStatus& s) {
                             {"last_checkpoint", s.last_checkpoint},
                             {"state", s.state},
                             {"message", s.message}};
-  return WriteFileAtomic((run_dir / kRunStatusFile).string(), JsonText(j, 2) + "\n");
+  nlohmann::json out = j;
+  if (!s.select_metric.empty()) {
+    out["select_metric"] = s.select_metric;
+    out["best_step"] = s.best_step;
+    out["best_score"] = std::isfinite(s.best_score) ? nlohmann::json(s.best_score) : nullptr;
+  }
+  return WriteFileAtomic((run_dir / kRunStatusFile).string(), JsonText(out, 2) + "\n");
 }
 
 Result<RunStatusRead> ReadRunStatus(const fs::path& run_dir) {
@@ -105,6 +153,9 @@ Result<RunStatusRead> ReadRunStatus(const fs::path& run_dir) {
   r.last_checkpoint = TextOf(j, "last_checkpoint");
   r.state = TextOf(j, "state");
   r.message = TextOf(j, "message");
+  r.select_metric = TextOf(j, "select_metric");
+  r.best_step = NumberOf(j, "best_step");
+  r.best_score = NumberOf(j, "best_score");
   r.text = std::move(text).value();
   return r;
 }

@@ -6,7 +6,11 @@
 //   - a checkpoint is complete when its FORMAT file exists (it is written last, inside a
 //     staged directory that is renamed into place: learn/checkpoint.h);
 //   - the newest checkpoint is the complete checkpoints/step_<N>/ with the largest N, else
-//     final/ when complete;
+//     final/ when complete; best/ (the checkpoint selected on validation, written whenever
+//     the validation score improves: train/selection.h) counts as step <its best_step>
+//     when that is larger than every N, or when there is neither a step_<N>/ nor final/;
+//   - the checkpoint a command trades (eval, signal, paper) is best/ when it is complete,
+//     else final/ (ChooseCheckpoint: --checkpoint best|final|DIR);
 //   - a loadable checkpoint is the newest one whose MANIFEST verifies (status never
 //     suggests a resume that would fail; train --resume reports the damage of the newest
 //     one instead of silently going back to an older one).
@@ -23,10 +27,24 @@
 namespace rlt::runlog {
 
 inline constexpr const char* kRunStatusFile = "status.json";
+// The selection record (train/selection.h): RUN/selection.json and one in every checkpoint.
+inline constexpr const char* kSelectionFile = "selection.json";
 
-// RUN/checkpoints/step_<step> and RUN/final.
+// RUN/checkpoints/step_<step>, RUN/final and RUN/best.
 std::filesystem::path StepCheckpointPath(const std::filesystem::path& run_dir, int64_t step);
 std::filesystem::path FinalCheckpointPath(const std::filesystem::path& run_dir);
+std::filesystem::path BestCheckpointPath(const std::filesystem::path& run_dir);
+
+// The checkpoint of a run that eval, signal and paper use for `choice` (their --checkpoint):
+//   ""      best/ when it is complete, else final/ (what a run without selection has);
+//   "best"  best/; NotFound when the run has none (it was trained with eval_every = 0),
+//           naming final/ as the alternative;
+//   "final" final/;
+//   DIR     that directory, as given.
+// `*label` (when not null) gets "best", "final" or "DIR" for the message that says which
+// checkpoint was used.
+Result<std::string> ChooseCheckpoint(const std::filesystem::path& run_dir,
+                                     const std::string& choice, std::string* label = nullptr);
 
 // The newest complete checkpoint (above), or "" when there is none.
 std::string NewestCheckpoint(const std::filesystem::path& run_dir);
@@ -43,7 +61,12 @@ struct RunStatus {
   double fps = 0;
   std::string last_checkpoint;  // "" before the first one
   std::string state;            // running, finished, paused, interrupted, failed
-  std::string message;          // the error of a failed run
+  std::string message;          // the error of a failed run, or why training stopped early
+  // Selection on validation (eval_every > 0): the metric, the best score so far and its
+  // step (-1 before the first finite score); not written when select_metric is "".
+  std::string select_metric;
+  int64_t best_step = -1;
+  double best_score = 0;
 };
 
 // Writes RUN/status.json atomically (a reader never sees half a file).
@@ -55,6 +78,8 @@ Status WriteRunStatus(const std::filesystem::path& run_dir, const RunStatus& sta
 struct RunStatusRead {
   double pid = 0, start_time = 0, updated_time = 0, total_steps = 0, steps = 0, fps = 0;
   std::string last_checkpoint, state, message;
+  std::string select_metric;  // "" when the run has no selection
+  double best_step = 0, best_score = 0;
   // The file as read (a JSON object), for readers that show every key it holds: a paper
   // session's journal keeps its own status.json of the same name with more keys ("kind":
   // "paper", position, PnL; paper/paper.h).

@@ -48,6 +48,55 @@ TEST(RunDir, FinalIsTheNewestOnlyWithoutACompleteStep) {
   EXPECT_EQ(NewestCheckpoint(run), StepCheckpointPath(run, 64).string());
 }
 
+// best/ (selected on validation) at the step its selection.json names.
+void MakeBest(const fs::path& run, int64_t step) {
+  const fs::path best = BestCheckpointPath(run);
+  fs::create_directories(best);
+  WriteFile((best / kSelectionFile).string(),
+            "{\"metric\": \"sharpe_ratio\", \"best_step\": " + std::to_string(step) + "}\n");
+  MakeCheckpoint(best);
+}
+
+TEST(RunDir, BestIsAResumePointOnlyWhenNewerThanEveryStep) {
+  ScratchDir scratch;
+  const fs::path run = scratch.path();
+  MakeBest(run, 300);
+  EXPECT_EQ(NewestCheckpoint(run), BestCheckpointPath(run).string());  // the only one
+  MakeCheckpoint(StepCheckpointPath(run, 200));
+  EXPECT_EQ(NewestCheckpoint(run), BestCheckpointPath(run).string());  // newer than step 200
+  MakeCheckpoint(StepCheckpointPath(run, 300));
+  EXPECT_EQ(NewestCheckpoint(run), StepCheckpointPath(run, 300).string());  // a tie: the step
+  fs::remove_all(run / "checkpoints");
+  MakeCheckpoint(FinalCheckpointPath(run));  // written at the end: never older than best/
+  EXPECT_EQ(NewestCheckpoint(run), FinalCheckpointPath(run).string());
+}
+
+TEST(RunDir, ChooseCheckpointDefaultsToBestElseFinalAndNamesTheAlternative) {
+  ScratchDir scratch;
+  const fs::path run = scratch.path();
+  MakeCheckpoint(FinalCheckpointPath(run));
+  std::string label;
+  Result<std::string> chosen = ChooseCheckpoint(run, "", &label);
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_EQ(*chosen, FinalCheckpointPath(run).string());
+  EXPECT_EQ(label, "final");
+  Result<std::string> best = ChooseCheckpoint(run, "best");
+  ASSERT_FALSE(best.ok());
+  EXPECT_NE(best.status().message().find("--checkpoint final"), std::string::npos);
+  MakeBest(run, 64);
+  chosen = ChooseCheckpoint(run, "", &label);
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_EQ(*chosen, BestCheckpointPath(run).string());
+  EXPECT_EQ(label, "best");
+  chosen = ChooseCheckpoint(run, "final", &label);
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_EQ(*chosen, FinalCheckpointPath(run).string());
+  chosen = ChooseCheckpoint(run, "/some/dir", &label);
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_EQ(*chosen, "/some/dir");
+  EXPECT_EQ(label, "DIR");
+}
+
 TEST(RunDir, ADamagedNewestCheckpointIsNotLoadableAndNoOlderOneStandsIn) {
   ScratchDir scratch;
   const fs::path run = scratch.path();

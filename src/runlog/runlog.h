@@ -10,6 +10,8 @@
 //     events.out.tfevents.<t>.<host>  TensorBoard scalars          (EventFileWriter)
 //     checkpoints/step_<N>/ ...       checkpoints, each written by StagingDir with its
 //     final/ ...                      MANIFEST (learn/checkpoint.h lists their files)
+//     best/ ...                       eval_every > 0: the best validation score's checkpoint
+//     selection.json                  its record (train/selection.h; run_dir.h)
 //
 // The pieces:
 //  - tensorboard.h  EventFileWriter: TensorBoard event files (TFRecord + hand-encoded

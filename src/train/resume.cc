@@ -12,6 +12,7 @@
 #include "env/registry.h"
 #include "runlog/manifest.h"
 #include "runlog/run_dir.h"
+#include "train/selection.h"
 
 namespace rlt::train::internal {
 
@@ -80,10 +81,11 @@ Status WriteRunFiles(const fs::path& run_dir, const Setup& s, bool write_config)
 namespace {
 
 // Settings a resume may change without --allow-config-change: the run's length, thread
-// count, checkpoint/evaluation cadence and the policy backend (the same policy either way).
+// count, checkpoint/evaluation cadence, when it stops early and the policy backend (the same
+// policy either way). run.select_metric is not among them: best/ was chosen by the old one.
 bool AlwaysAllowedOnResume(const std::string& key) {
-  static const char* const kAllowed[] = {"run.total_steps", "run.threads", "run.checkpoint_every",
-                                         "run.eval_every", "policy.backend"};
+  static const char* const kAllowed[] = {"run.total_steps", "run.threads",  "run.checkpoint_every",
+                                         "run.eval_every",  "run.patience", "policy.backend"};
   for (const char* k : kAllowed) {
     if (key == k) return true;
   }
@@ -144,7 +146,11 @@ std::vector<ConfigChange> DiffConfigs(const config::Config& stored, const config
   }
   for (const auto& [key, value] : b) {
     const auto d = defaults.find(key);
-    if (!a.count(key) && (d == defaults.end() || d->second != value)) add(key, "", value);
+    // An episodic env's run from before select_metric existed resolves it to episode_return.
+    const bool resolved_default = key == "run.select_metric" && value == kEpisodeReturnMetric;
+    if (!a.count(key) && !resolved_default && (d == defaults.end() || d->second != value)) {
+      add(key, "", value);
+    }
   }
   return changes;
 }
@@ -162,7 +168,8 @@ Status CheckResumeChanges(const std::vector<ConfigChange>& changes, bool allow,
       "--resume " + run_dir.string() +
       " with settings that differ from the run's config.toml: " + refused +
       ". A resumed run must continue the same experiment; only run.total_steps, run.threads, "
-      "run.checkpoint_every, run.eval_every and policy.backend may change freely. Pass "
+      "run.checkpoint_every, run.eval_every, run.patience and policy.backend may change freely. "
+      "Pass "
       "--allow-config-change to resume anyway (the change is recorded in history.jsonl), or "
       "start a new run");
 }

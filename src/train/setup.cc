@@ -17,6 +17,7 @@
 #include "env/registry.h"
 #include "learn/policy.h"
 #include "train/data_record.h"
+#include "train/selection.h"
 
 namespace rlt::train::internal {
 namespace {
@@ -115,6 +116,8 @@ Result<Setup> BuildSetup(config::Config config) {
     return Status::InvalidArgument("[run] eval_every must be >= 0 (0 = no evaluation)");
   }
   RLT_ASSIGN_OR_RETURN(EnvSetup env_setup, BuildEnvSetup(config));
+  RLT_ASSIGN_OR_RETURN(s.run.select_metric,
+                       ResolveSelectMetric(config, s.run, env_setup.context.market != nullptr));
   std::vector<std::string> errors = CheckRanges(config, s.run, s.policy);
   if (Status algo = s.algorithm->Check(config, s.run, s.policy, env_setup.num_envs); !algo.ok()) {
     if (algo.code() != Status::Code::kInvalidArgument) return algo;

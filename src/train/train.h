@@ -14,6 +14,9 @@
 // separate VecEnv every eval_every env steps (after the update that reaches it, like
 // checkpoints), and the metrics gain eval/* columns (see EvalEnvSetup in train_options.h).
 //   final/                 the checkpoint at the end of training
+//   best/, selection.json  eval_every > 0: the checkpoint of the best validation score and
+//                          the record of every evaluation (train/selection.h); [run]
+//                          patience stops training early
 //   training_ranges.json   market envs: every range and session training saw
 //                          (train/training_ranges.h); eval checks against it
 //   MANIFEST               CRC-32C of config.toml, normalizer.json, training_ranges.json
@@ -53,7 +56,7 @@ struct TrainRequest {
   std::string resume_dir;              // continue this run
   bool quiet = false;                  // no progress output
   // --resume with settings that differ from the run's config.toml beyond run.total_steps,
-  // run.threads, run.checkpoint_every, run.eval_every and policy.backend is refused
+  // run.threads, run.checkpoint_every, run.eval_every, run.patience and policy.backend is refused
   // (Status::Refused) unless this is set; every change is appended to history.jsonl.
   bool allow_config_change = false;
   // Seeds (train/seeds.h; RunTrainCommand): seeds > 0 overrides [run] seeds; `seed`
@@ -82,6 +85,12 @@ struct TrainOutcome {
   double loop_seconds = 0;
   bool paused = false;     // stopped at stop_at_steps, before [run] total_steps
   std::string checkpoint;  // the last checkpoint written (final/, or step_<N>/ when paused)
+  // Why training stopped before [run] total_steps with patience run out ("" otherwise).
+  std::string stop_reason;
+  // Evaluation on: the best validation score, its step (-1: none) and the evaluations done.
+  double best_score = 0;
+  int64_t best_step = -1;
+  int64_t evaluations = 0;
 };
 
 Result<TrainOutcome> RunTraining(const TrainRequest& request);

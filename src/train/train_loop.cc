@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/file_io.h"
 #include "dist/dist.h"
 #include "learn/checkpoint.h"
 #include "learn/evaluate.h"
@@ -119,6 +120,19 @@ void AppendEvalRows(const EvalEnvSetup& eval, const learn::EvalStats* stats,
   }
 }
 
+// The selection's columns (the validation curve and the selected point): eval/sharpe_ratio
+// (market envs), eval/score (the select_metric's value), eval/best_score and eval/best_step
+// as they stand after this evaluation; NaN at updates without one.
+void AppendSelectionRows(const EvalEnvSetup& eval, const Selection& sel, bool evaluated,
+                         std::vector<std::pair<std::string, double>>& rows) {
+  const SelectionPoint* p = evaluated ? &sel.curve.back() : nullptr;
+  if (eval.market) rows.emplace_back("eval/sharpe_ratio", p ? p->sharpe_ratio : NAN);
+  rows.emplace_back("eval/score", p ? p->score : NAN);
+  rows.emplace_back("eval/best_score", p && sel.has_best() ? sel.best_score : NAN);
+  rows.emplace_back("eval/best_step",
+                    p && sel.has_best() ? static_cast<double>(sel.best_step) : NAN);
+}
+
 // First multiple of `every` above `steps` (INT64_MAX when every == 0).
 int64_t NextMultiple(int64_t steps, int64_t every) {
   return every > 0 ? (steps / every + 1) * every : INT64_MAX;
@@ -171,7 +185,55 @@ LoopState MakeLoopState(const Setup& s) {
   if (!s.data_json.empty()) ls.extra_files[kDataRecordFile] = s.data_json;
   ls.next_checkpoint = NextMultiple(s.trainer->total_steps(), s.run.checkpoint_every);
   ls.next_eval = NextMultiple(s.trainer->total_steps(), s.run.eval_every);
+  ls.selection.metric = s.run.select_metric;
+  if (s.eval_venv) ls.extra_files[runlog::kSelectionFile] = ls.selection.ToJson();
   return ls;
+}
+
+namespace {
+
+// The step RUN/best/ was selected at, or -1 (absent, incomplete or unreadable).
+int64_t BestOnDisk(const fs::path& run_dir) {
+  const fs::path best = runlog::BestCheckpointPath(run_dir);
+  std::error_code ec;
+  if (!fs::exists(best / "FORMAT", ec)) return -1;
+  Result<Selection> sel = Selection::Read(best.string());
+  return sel.ok() ? sel->best_step : -1;
+}
+
+}  // namespace
+
+Status RestoreSelection(const Setup& s, LoopState& ls, const fs::path& run_dir,
+                        const std::string& resumed_from, bool quiet) {
+  if (!s.eval_venv) return Status::Ok();
+  auto note = [quiet](const std::string& text) {
+    if (!quiet) std::fprintf(stderr, "note: %s\n", text.c_str());
+  };
+  if (!resumed_from.empty()) {
+    Result<Selection> sel = Selection::Read(resumed_from);
+    if (!sel.ok() && sel.status().code() != Status::Code::kNotFound) return sel.status();
+    if (!sel.ok()) {
+      note(resumed_from +
+           " has no selection record (evaluation was off, or an older run); "
+           "selection on validation starts at this step");
+    } else if (sel->metric != s.run.select_metric) {
+      note("[run] select_metric changed from " + sel->metric + " to " + s.run.select_metric +
+           "; selection starts afresh at this step");
+    } else {
+      ls.selection = std::move(*sel);
+    }
+  }
+  if (ls.selection.has_best() && BestOnDisk(run_dir) != ls.selection.best_step) {
+    note(runlog::BestCheckpointPath(run_dir).string() + " is not the checkpoint of step " +
+         std::to_string(ls.selection.best_step) + " that " + resumed_from +
+         " records as the best; it is replaced at the next validation improvement");
+    ls.selection.best_step = -1;
+    ls.selection.best_score = NAN;
+  }
+  ls.extra_files[runlog::kSelectionFile] = ls.selection.ToJson();
+  ls.stop_early = ls.selection.Exhausted(s.run.patience);
+  if (!s.writer()) return Status::Ok();
+  return WriteFileAtomic((run_dir / runlog::kSelectionFile).string(), ls.selection.ToJson());
 }
 
 namespace {
@@ -191,6 +253,22 @@ Status WriteCheckpoint(const fs::path& dir, Setup& s, LoopState& ls) {
   }
   ls.last_checkpoint = dir.string();
   return Status::Ok();
+}
+
+// After an evaluation: the selection records it, every later checkpoint carries the record,
+// RUN/selection.json is rewritten (the writer), and patience is checked. True when the score
+// improved (best/ is then due).
+Result<bool> SelectOn(Setup& s, LoopState& ls, const fs::path& run_dir,
+                      const learn::EvalStats& eval) {
+  const bool improved = ls.selection.Observe(
+      s.trainer->total_steps(), SelectionScore(s.run.select_metric, eval), ValidationSharpe(eval));
+  const std::string record = ls.selection.ToJson();
+  ls.extra_files[runlog::kSelectionFile] = record;
+  ls.stop_early = ls.selection.Exhausted(s.run.patience);
+  if (s.writer()) {
+    RLT_RETURN_IF_ERROR(WriteFileAtomic((run_dir / runlog::kSelectionFile).string(), record));
+  }
+  return improved;
 }
 
 }  // namespace
@@ -213,6 +291,7 @@ Result<learn::IterationStats> UpdateOnce(Setup& s, LoopState& ls, const fs::path
   const auto t0 = std::chrono::steady_clock::now();
   double eval_seconds = 0;
   std::vector<std::pair<std::string, double>> rows = MetricRows(*st);
+  bool improved = false;
   if (s.eval_venv) {
     std::optional<learn::EvalStats> eval;
     if (s.trainer->total_steps() >= ls.next_eval) {
@@ -223,9 +302,11 @@ Result<learn::IterationStats> UpdateOnce(Setup& s, LoopState& ls, const fs::path
       if (!r.ok()) return r.status();
       eval = std::move(*r);
       ls.next_eval = NextMultiple(s.trainer->total_steps(), s.run.eval_every);
+      RLT_ASSIGN_OR_RETURN(improved, SelectOn(s, ls, run_dir, *eval));
       eval_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - e0).count();
     }
     AppendEvalRows(s.eval, eval ? &*eval : nullptr, rows);
+    if (ls.selection_columns) AppendSelectionRows(s.eval, ls.selection, eval.has_value(), rows);
   }
   if (ls.sys_columns) {
     rows.emplace_back("sys/cpu_percent", ls.cpu.PercentSinceLast());
@@ -238,6 +319,9 @@ Result<learn::IterationStats> UpdateOnce(Setup& s, LoopState& ls, const fs::path
     if (s.group == nullptr) RLT_RETURN_IF_ERROR(logged);
     if (!logged.ok() && ls.held_error.ok()) ls.held_error = logged;
   }
+  // The best validation score so far: best/ is this update's checkpoint (staged and renamed
+  // over the previous best/, with its MANIFEST and selection.json).
+  if (improved) RLT_RETURN_IF_ERROR(WriteCheckpoint(runlog::BestCheckpointPath(run_dir), s, ls));
   if (s.trainer->total_steps() >= ls.next_checkpoint || force_checkpoint) {
     const fs::path dir = runlog::StepCheckpointPath(run_dir, s.trainer->total_steps());
     RLT_RETURN_IF_ERROR(WriteCheckpoint(dir, s, ls));
@@ -273,15 +357,43 @@ class StatusFile {
     status_.last_checkpoint = last_checkpoint;
     status_.state = state;
     status_.message = message;
+    if (selection_ != nullptr) {
+      status_.select_metric = selection_->metric;
+      status_.best_step = selection_->best_step;
+      status_.best_score = selection_->best_score;
+    }
     return runlog::WriteRunStatus(run_dir_, status_);
   }
+  // Evaluation on: the selection whose best score every write reports.
+  void Watch(const Selection* selection) { selection_ = selection; }
 
  private:
   fs::path run_dir_;
   runlog::RunStatus status_;
   bool written_ = false;
   std::chrono::steady_clock::time_point last_write_;
+  const Selection* selection_ = nullptr;
 };
+
+// The end of a loop: what the outcome says about the selection, and the console line of a
+// run that patience stopped.
+void FinishSelection(const Setup& s, const LoopState& ls, bool quiet, TrainOutcome& out) {
+  if (!s.eval_venv) return;
+  out.best_score = ls.selection.best_score;
+  out.best_step = ls.selection.best_step;
+  out.evaluations = ls.selection.evaluations();
+  if (!ls.stop_early) return;
+  out.stop_reason = ls.selection.StopReason(s.run.patience) + " (at step " +
+                    std::to_string(s.trainer->total_steps()) + " of " +
+                    std::to_string(s.run.total_steps) + ")";
+  if (!quiet) std::fprintf(stderr, "%s\n", out.stop_reason.c_str());
+}
+
+// Whether a resumed metrics log has `key` among its columns (a fresh log takes any).
+bool HasColumn(const runlog::MetricsLogger* log, const char* key) {
+  return log == nullptr || log->keys().empty() ||
+         std::find(log->keys().begin(), log->keys().end(), key) != log->keys().end();
+}
 
 std::string ProgressExtra(CpuMeter& meter) {
   char text[96];
@@ -299,11 +411,13 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
   runlog::ProgressReporter progress(popt);
   LoopState ls = MakeLoopState(s);
   ls.last_checkpoint = resumed_from;
-  ls.sys_columns = log.keys().empty() || std::find(log.keys().begin(), log.keys().end(),
-                                                   "sys/cpu_percent") != log.keys().end();
+  ls.sys_columns = HasColumn(&log, "sys/cpu_percent");
+  ls.selection_columns = HasColumn(&log, "eval/score");
+  RLT_RETURN_IF_ERROR(RestoreSelection(s, ls, run_dir, resumed_from, quiet));
   const auto loop_start = std::chrono::steady_clock::now();
   CpuMeter progress_meter;  // the progress line's CPU figure
   StatusFile status_file(run_dir, s);
+  if (s.eval_venv) status_file.Watch(&ls.selection);
   std::optional<SignalScope> signals(std::in_place);
   TrainOutcome out;
   out.run_dir = run_dir.string();
@@ -313,7 +427,7 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
   s.trainer->set_interrupt_flag(&g_signal);
   const int64_t target =
       stop_at > 0 ? std::min<int64_t>(stop_at, s.run.total_steps) : s.run.total_steps;
-  while (status.ok() && s.trainer->total_steps() < target) {
+  while (status.ok() && !ls.stop_early && s.trainer->total_steps() < target) {
     // A signal stops a long rollout within PpoTrainer::kInterruptSeconds, discarding it
     // (learn/trainer.h). So that no finished update is lost with it, a rollout expected to
     // take longer than that (the previous one did) starts from a checkpoint of the state
@@ -373,7 +487,9 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
   s.trainer->set_interrupt_flag(nullptr);
   progress.Finish();
   signals.reset();
-  out.paused = status.ok() && out.exit_code == 0 && s.trainer->total_steps() < s.run.total_steps;
+  out.paused = status.ok() && out.exit_code == 0 && !ls.stop_early &&
+               s.trainer->total_steps() < s.run.total_steps;
+  FinishSelection(s, ls, quiet, out);
   if (out.paused) {
     // Stopped at stop_at_steps: a checkpoint of this step (unless the last update wrote
     // it) to resume from or evaluate.
@@ -395,8 +511,9 @@ Result<TrainOutcome> TrainLoop(Setup& s, const fs::path& run_dir, runlog::Metric
                             : out.paused         ? "paused"
                                                  : "finished";
   // Best effort: the status file must not hide the error that ended the run.
-  const Status written = status_file.Write(s.trainer->total_steps(), fps, ls.last_checkpoint, state,
-                                           status.message(), /*force=*/true);
+  const Status written =
+      status_file.Write(s.trainer->total_steps(), fps, ls.last_checkpoint, state,
+                        status.ok() ? out.stop_reason : status.message(), /*force=*/true);
   if (!status.ok()) return status;
   RLT_RETURN_IF_ERROR(written);
   out.total_steps = s.trainer->total_steps();
@@ -418,13 +535,16 @@ Result<TrainOutcome> TrainLoopOnRanks(Setup& s, const fs::path& run_dir, runlog:
   runlog::ProgressReporter progress(popt);
   LoopState ls = MakeLoopState(s);
   ls.last_checkpoint = resumed_from;
-  ls.sys_columns =
-      log == nullptr || log->keys().empty() ||
-      std::find(log->keys().begin(), log->keys().end(), "sys/cpu_percent") != log->keys().end();
+  ls.sys_columns = HasColumn(log, "sys/cpu_percent");
+  ls.selection_columns = HasColumn(log, "eval/score");
+  RLT_RETURN_IF_ERROR(Agree(s.group,
+                            RestoreSelection(s, ls, run_dir, resumed_from, quiet || !s.writer()),
+                            "reading the selection record"));
   const auto loop_start = std::chrono::steady_clock::now();
   CpuMeter progress_meter;
   std::optional<StatusFile> status_file;
   if (s.writer()) status_file.emplace(run_dir, s);
+  if (status_file && s.eval_venv) status_file->Watch(&ls.selection);
   std::optional<SignalScope> signals(std::in_place);
   TrainOutcome out;
   out.run_dir = run_dir.string();
@@ -435,7 +555,7 @@ Result<TrainOutcome> TrainLoopOnRanks(Setup& s, const fs::path& run_dir, runlog:
                                     : Status::Ok(),
                         "the start of training");
   auto* watched = dynamic_cast<dist::WatchedCollective*>(s.group);
-  while (status.ok() && s.trainer->total_steps() < s.run.total_steps) {
+  while (status.ok() && !ls.stop_early && s.trainer->total_steps() < s.run.total_steps) {
     if (watched != nullptr) {  // named by the timeout message
       watched->set_context(fmt::format(
           "update {} (step {}); the last checkpoint, {}, stays loadable with "
@@ -476,9 +596,11 @@ Result<TrainOutcome> TrainLoopOnRanks(Setup& s, const fs::path& run_dir, runlog:
   const std::string state = !status.ok()         ? "failed"
                             : out.exit_code != 0 ? "interrupted"
                                                  : "finished";
+  FinishSelection(s, ls, quiet || !s.writer(), out);
   if (status_file) {  // best effort, as in TrainLoop
-    const Status written = status_file->Write(s.trainer->total_steps(), fps, ls.last_checkpoint,
-                                              state, status.message(), /*force=*/true);
+    const Status written =
+        status_file->Write(s.trainer->total_steps(), fps, ls.last_checkpoint, state,
+                           status.ok() ? out.stop_reason : status.message(), /*force=*/true);
     if (status.ok()) status = written;
   }
   RLT_RETURN_IF_ERROR(status);

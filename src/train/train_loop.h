@@ -16,6 +16,7 @@
 #include "core/status.h"
 #include "learn/trainer.h"
 #include "runlog/runlog.h"
+#include "train/selection.h"
 #include "train/setup.h"
 #include "train/train.h"
 
@@ -33,9 +34,21 @@ struct LoopState {
   CpuMeter cpu;
   bool sys_columns = true;  // false when resuming a run whose metrics.csv predates sys/*
   Status held_error;        // data-parallel: rank 0's logging failure, until the ranks agree
+  // Evaluation on (eval_every > 0): the selection so far (train/selection.h), whether the
+  // metrics log has its columns (false when resuming a run whose metrics.csv predates
+  // them), and whether [run] patience has run out.
+  Selection selection;
+  bool selection_columns = true;
+  bool stop_early = false;
 };
 
 LoopState MakeLoopState(const Setup& s);
+
+// Evaluation on: the selection of the checkpoint the loop resumes from (`resumed_from`; ""
+// for a new run), checked against RUN/best/ (a best/ that is not the one the record names
+// is replaced at the next improvement, with a note), and RUN/selection.json rewritten.
+Status RestoreSelection(const Setup& s, LoopState& ls, const std::filesystem::path& run_dir,
+                        const std::string& resumed_from, bool quiet);
 
 // One update (the trainer's Iterate), then its metrics row, the evaluation when due and a
 // checkpoint when due or `force_checkpoint` (see train_loop.cc).

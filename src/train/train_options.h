@@ -29,6 +29,10 @@ struct RunOptions {
   int64_t checkpoint_every = 0;  // env steps between checkpoints; 0 = only final/
   int64_t eval_every = 0;        // env steps between evaluations; 0 = off (see EvalEnvSetup)
   int eval_episodes = 10;        // episodes per evaluation (episodic envs; market envs: 1)
+  // Selection (train/selection.h): the metric of each evaluation that picks RUN/best/, and
+  // how many evaluations without improvement stop training (0 = never).
+  std::string select_metric = "sharpe_ratio";
+  int patience = 0;
   int seeds = 1;  // seeds seed .. seed + seeds - 1, each a run of its own (train/seeds.h)
   // Under mpirun: seconds a rank waits for the others in one collective before it ends the
   // job (a rank died or hangs; dist::WorldCollective).
@@ -44,6 +48,15 @@ struct RunOptions {
     v("checkpoint_every", &checkpoint_every, "env steps between checkpoints (0 = final only)");
     v("eval_every", &eval_every, "env steps between evaluations (0 = off)");
     v("eval_episodes", &eval_episodes, "episodes per evaluation (episodic envs)");
+    v("select_metric", &select_metric,
+      "the evaluation's metric that selects the checkpoint best/ (higher is better; "
+      "max_drawdown is signed, <= 0); market envs: computed on [split] validation's sessions; "
+      "episodic envs: episode_return (the default there)",
+      {"sharpe_ratio", "sortino_ratio", "total_return", "annual_return", "calmar_ratio",
+       "max_drawdown", "episode_return"});
+    v("patience", &patience,
+      "evaluations in a row without a better select_metric before training stops early (0 = "
+      "never); final/ is still written");
     v("seeds", &seeds,
       "train this many seeds (run.seed, run.seed + 1, ...) into RUN/seed_<seed>/ (1 = one run)");
     v("rank_timeout_seconds", &rank_timeout_seconds,
