@@ -86,7 +86,7 @@ void RegisterEvalCommand(CLI::App& app, Action* action) {
                   "has it, else final)");
   cmd->add_option("--periods", f->request.periods_per_year,
                   "periods per year that annualise the ratios (default from the data: 365 when "
-                  "a session falls on a weekend, else 252)")
+                  "a fifth of the sessions fall on weekends, else 252)")
       ->check(CLI::Range(1, 100000));
   cmd->add_flag("--json", f->json, "print summary.json instead of the table");
   cmd->add_option_function<uint64_t>(

@@ -40,7 +40,7 @@ std::string Interval(const Json& j) {
   if (!j.contains("ci_low") || !j["ci_low"].is_number() || !j["ci_high"].is_number()) {
     return "nan";
   }
-  return fmt::format("[{:.2f}, {:.2f}]", j["ci_low"].get<double>(), j["ci_high"].get<double>());
+  return fmt::format("[{:.3g}, {:.3g}]", j["ci_low"].get<double>(), j["ci_high"].get<double>());
 }
 
 // The significance rows: per benchmark column, the test of the policy against it.
@@ -90,7 +90,8 @@ std::string BenchmarkTable(const BenchmarkTableInput& in) {
 std::string AnnualisationNote(int periods_per_year, bool overridden) {
   const char* why = overridden ? "--periods"
                     : periods_per_year == kCalendarDaysPerYear
-                        ? "sessions on weekends: a market that trades every day"
+                        ? "a fifth or more of the sessions on weekends: a market that trades "
+                          "every day"
                         : "weekday sessions: exchange days";
   return fmt::format(
       "ratios annualised with {} periods per year ({})\n"

@@ -94,11 +94,15 @@ double Quantile(const std::vector<double>& sorted, double q) {
 }  // namespace
 
 int PeriodsPerYearOf(std::span<const int32_t> session_dates) {
+  size_t weekend = 0;
   for (int32_t d : session_dates) {
     const int weekday = Weekday(DaysFromCivil(d / 10000, d / 100 % 100, d % 100));
-    if (weekday == 0 || weekday == 6) return kCalendarDaysPerYear;
+    weekend += weekday == 0 || weekday == 6 ? 1 : 0;
   }
-  return kExchangeSessionsPerYear;
+  // A market open every day has 2 of 7 sessions on a weekend; an exchange's occasional
+  // weekend session (NSE's Muhurat and special Saturday sessions) is far rarer.
+  return !session_dates.empty() && 5 * weekend >= session_dates.size() ? kCalendarDaysPerYear
+                                                                       : kExchangeSessionsPerYear;
 }
 
 double PolitisWhiteBlockLength(std::span<const double> values) {

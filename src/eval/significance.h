@@ -40,9 +40,10 @@ namespace rlt::eval {
 inline constexpr int64_t kMinRatioObservations = 30;
 inline bool FewObservations(int64_t observations) { return observations < kMinRatioObservations; }
 
-// Periods per year of a daily series, from its session dates (yyyymmdd): 365 when any
-// session falls on a Saturday or a Sunday (a market that trades every day), else 252
-// (exchange sessions). 252 for no dates.
+// Periods per year of a daily series, from its session dates (yyyymmdd): 365 when at
+// least a fifth of the sessions fall on a Saturday or a Sunday (a market that trades every
+// day has two in seven), else 252 (exchange sessions, an occasional weekend session such
+// as NSE's Muhurat or special Saturday sessions included). 252 for no dates.
 inline constexpr int kExchangeSessionsPerYear = 252;
 inline constexpr int kCalendarDaysPerYear = 365;
 int PeriodsPerYearOf(std::span<const int32_t> session_dates);

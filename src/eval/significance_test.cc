@@ -167,10 +167,18 @@ TEST(PeriodsPerYear, WeekendSessionsMeanCalendarDays) {
   // 2024-01-01 was a Monday; 2024-01-06 a Saturday and 2024-01-07 a Sunday.
   const std::vector<int32_t> weekdays = {20240101, 20240102, 20240103, 20240104, 20240105};
   EXPECT_EQ(PeriodsPerYearOf(weekdays), 252);
-  std::vector<int32_t> with_saturday = weekdays;
-  with_saturday.push_back(20240106);
-  EXPECT_EQ(PeriodsPerYearOf(with_saturday), 365);
+  // Every day of two weeks: 4 of 14 sessions on a weekend.
+  std::vector<int32_t> every_day;
+  for (int32_t d = 20240101; d <= 20240114; ++d) every_day.push_back(d);
+  EXPECT_EQ(PeriodsPerYearOf(every_day), 365);
   EXPECT_EQ(PeriodsPerYearOf(std::vector<int32_t>{20240107}), 365);
+  // One Saturday session among 20 weekdays (an exchange's special session): still 252.
+  std::vector<int32_t> special = weekdays;
+  for (int32_t d = 20240108; d <= 20240112; ++d) special.push_back(d);
+  for (int32_t d = 20240115; d <= 20240119; ++d) special.push_back(d);
+  for (int32_t d = 20240122; d <= 20240126; ++d) special.push_back(d);
+  special.push_back(20240120);
+  EXPECT_EQ(PeriodsPerYearOf(special), 252);
   EXPECT_EQ(PeriodsPerYearOf(std::vector<int32_t>{}), 252);
 }
 

@@ -444,8 +444,8 @@ std::string Table(const std::string& title, const Json& summary, const Json& fil
   return out + eval::AnnualisationNote(summary["periods_per_year"].get<int>(), periods_given);
 }
 
-// Periods per year: --periods, else from the session dates of the data (weekend sessions:
-// 365, else 252; eval/significance.h).
+// Periods per year: --periods, else from the session dates of the data (a fifth of them on
+// weekends: 365, else 252; eval/significance.h).
 int PeriodsOf(const EvalRequest& request, std::span<const int32_t> session_dates) {
   return request.periods_per_year > 0 ? request.periods_per_year
                                       : eval::PeriodsPerYearOf(session_dates);

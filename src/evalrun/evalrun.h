@@ -75,7 +75,7 @@ struct EvalRequest {
   bool allow_data_change = false;
   bool allow_mismatch = false;
   // Periods per year that annualise the ratios (--periods); 0 = from the data's session
-  // dates: 365 when a session falls on a weekend, else 252 (eval::PeriodsPerYearOf).
+  // dates: 365 when a fifth of them fall on weekends, else 252 (eval::PeriodsPerYearOf).
   int periods_per_year = 0;
 };
 

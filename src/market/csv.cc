@@ -474,7 +474,8 @@ void CsvReader::ProcessRow(std::string_view line, int64_t line_no) {
     ++bad_rows_;
     return;
   }
-  std::string_view symbol = default_symbol_;
+  // A file without a symbol column is one symbol: the one asked for, else named after it.
+  std::string_view symbol = options_.symbol.empty() ? default_symbol_ : options_.symbol;
   if (columns_.symbol >= 0) {
     symbol = Trim(fields_[columns_.symbol]);
     if (symbol.empty()) {

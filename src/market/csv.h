@@ -79,7 +79,8 @@ struct CsvReadOptions {
   // IANA time zone for naive timestamps and for deriving sessions (local dates).
   std::string timezone = "UTC";
   BadRowPolicy on_bad_rows = BadRowPolicy::kFail;
-  // Keep only this symbol (empty: all symbols).
+  // Keep only this symbol (empty: all symbols). A file without a symbol column holds
+  // one symbol: this one when given (else it is named after the file).
   std::string symbol;
   // Keep only bars inside these local hours (default: all).
   SessionHours session;

@@ -92,6 +92,31 @@ TEST_F(CsvTest, ParsingTextEqualsReadingTheFile) {
   ASSERT_TRUE(IsError(failed, Status::Code::kDataError, "in-memory.csv:4"));
 }
 
+// A file without a symbol column is one symbol: named after the file, or the symbol asked
+// for; with a symbol column, asking for a symbol keeps only its rows.
+TEST_F(CsvTest, AFileWithoutASymbolColumnIsTheSymbolAskedFor) {
+  const std::string text =
+      "timestamp,open,high,low,close,volume\n"
+      "2024-01-02 09:30,10,11,9,10.5,100\n";
+  DataReport report;
+  Result<MarketData> named = ParseBarsCsv(text, "data/bpcl.csv", CsvReadOptions(), &report);
+  ASSERT_TRUE(named.ok()) << named.status().ToString();
+  EXPECT_EQ(named->symbols.at(0).symbol, "bpcl");
+  EXPECT_FALSE(report.symbol_column);
+  CsvReadOptions o;
+  o.symbol = "BPCL";
+  Result<MarketData> asked = ParseBarsCsv(text, "data/bpcl.csv", o);
+  ASSERT_TRUE(asked.ok()) << asked.status().ToString();
+  ASSERT_EQ(asked->symbols.size(), 1u);
+  EXPECT_EQ(asked->symbols[0].symbol, "BPCL");
+  const std::string with_column =
+      "timestamp,symbol,open,high,low,close,volume\n"
+      "2024-01-02 09:30,HDFCLIFE,10,11,9,10.5,100\n";
+  Result<MarketData> other = ParseBarsCsv(with_column, "data/x.csv", o, &report);
+  EXPECT_TRUE(report.symbol_column);
+  EXPECT_TRUE(!other.ok() || other->symbols.empty());
+}
+
 TEST_F(CsvTest, ReadsCompustatColumnsAndYyyymmddDates) {
   const std::string path = Write("spy.csv",
                                  "datadate,tic,prccd,ajexdi,prcod,prchd,prcld,cshtrd\n"

@@ -337,9 +337,10 @@ Status CheckAgainstRecord(const DataRecord& record, const market::Bars& bars,
   }
   return Status::Refused(
       what +
-      ": the data of the training range changed since the run trained, so the run's "
-      "normaliser and policy describe other data. Point --data at the file the run trained "
-      "on, or pass --allow-data-change to use this one anyway");
+      ": the data of the training range changed since the run trained (or is another "
+      "market's), so the run's normaliser and policy describe other data. Use the bars the "
+      "run trained on (eval and paper: --data FILE where the run's file moved), or pass "
+      "--allow-data-change to use these anyway");
 }
 
 }  // namespace rlt::train

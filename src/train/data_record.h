@@ -92,9 +92,6 @@ Result<std::optional<DataRecord>> LoadRunDataRecord(const std::string& run_dir);
 struct RecordCheck {
   bool allow_data_change = false;
   bool allow_mismatch = false;
-  // The flag that supplied the bars ("--data FILE", "--feed replay:FILE", ...), for
-  // messages; "" = the run's own [data] file.
-  std::string given_as;
 };
 
 // Checks bars read from `file` (with its symbol column or not) against `record` as the

@@ -82,7 +82,9 @@ struct DataOptions {
     v("source", &source, "where bars come from", {"synthetic", "file"});
     v("file", &file, "bar CSV file (source = file)");
     v("timezone", &timezone, "IANA time zone of naive timestamps");
-    v("symbol", &symbol, "symbol to use from a multi-symbol file");
+    v("symbol", &symbol,
+      "symbol to use from a file with a symbol column; for a file without one, the symbol its "
+      "bars are (the identity eval, signal and paper check bars against)");
     v("on_bad_rows", &on_bad_rows, "bad input rows", {"fail", "drop"});
     v("session", &session,
       "file: keep bars starting in these local hours HH:MM-HH:MM, open inclusive, close "
