@@ -34,6 +34,9 @@ inline constexpr const char* kSummaryFile = "summary.json";
 inline constexpr const char* kEquityFile = "equity.csv";
 inline constexpr const char* kDailyReturnsFile = "daily_returns.csv";
 inline constexpr const char* kTradesFile = "trades.csv";
+// `rltrade eval --costs`: one row per cost level, and the break-even cost.
+inline constexpr const char* kCostsCsvFile = "costs.csv";
+inline constexpr const char* kCostsJsonFile = "costs.json";
 inline constexpr const char* kReportFile = "report.html";
 
 inline constexpr const char* kEquityHeader =
