@@ -20,6 +20,8 @@
 //   <range>.ckpt-<checkpoint>  the trained policy from --checkpoint other than RUN_DIR/final:
 //                              RUN_DIR/checkpoints/step_500 -> test.ckpt-step_500; another
 //                              run's RUN2/final -> test.ckpt-RUN2-final
+//   <range>...set-<key>-<value> each --set env.KEY=VALUE (env_settings), in key order:
+//                              test.set-cost_rate-0.0002
 //   <range>...data-<stem>      --data FILE.csv, always last: test.data-SPY_2024,
 //                              test.rule-momentum5.data-SPY_2024
 // <range> is the [split] name, START_END for START:END, or "episodes". Characters outside
