@@ -153,6 +153,21 @@ TEST_F(CliTest, UsageErrorsExitWithCodeTwoAndBadEnvIdsNameTheNearest) {
   EXPECT_NE(r.out.find("did you mean 'intraday'"), std::string::npos) << r.out;
 }
 
+// eval --set refuses, before reading the run, a key the policy observes (exit 2, the
+// key named) and malformed --set and --costs text (exit 1).
+TEST_F(CliTest, EvalSetRefusesKeysOutsideTheExecutionSettingsByName) {
+  CmdResult r = RunRltrade("eval " + (dir_ / "no_run").string() + " --set env.initial_capital=5");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--set env.initial_capital"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("env.cost_rate"), std::string::npos) << r.out;
+  r = RunRltrade("eval " + (dir_ / "no_run").string() + " --set env.cost_rate");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("expected env.KEY=VALUE"), std::string::npos) << r.out;
+  r = RunRltrade("eval " + (dir_ / "no_run").string() + " --costs 5,2");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("--costs 5,2"), std::string::npos) << r.out;
+}
+
 // The oracle: empyrical's mixed_returns series and its published metrics
 // (tests/fixtures/empyrical_mixed.csv, from empyrical/tests/test_stats.py).
 TEST_F(CliTest, MetricsJsonHasTheContractedKeysAndEmpyricalsValues) {

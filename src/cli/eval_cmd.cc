@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "evalrun/evalrun.h"
@@ -19,8 +21,10 @@ namespace {
 struct EvalFlags {
   evalrun::EvalRequest request;
   bool json = false;
-  std::optional<uint64_t> seed;  // one seed of a multi-seed run
-  int trials = 0;                // deflated Sharpe ratio: trials tried (0 = the seeds)
+  std::optional<uint64_t> seed;   // one seed of a multi-seed run
+  int trials = 0;                 // deflated Sharpe ratio: trials tried (0 = the seeds)
+  std::vector<std::string> sets;  // --set env.KEY=VALUE
+  std::string costs;              // --costs BPS,BPS,...
 };
 
 // A multi-seed run (RUN/seeds.json): every seed and the result across seeds, or the one
@@ -28,6 +32,11 @@ struct EvalFlags {
 Result<evalrun::EvalOutcome> Evaluate(const EvalFlags& f) {
   Result<std::optional<train::SeedsIndex>> index = train::ReadSeedsIndex(f.request.run_dir);
   if (!index.ok()) return index.status();
+  if (*index && !f.seed && !f.request.cost_levels_bps.empty()) {
+    return Status::InvalidArgument(
+        "--costs evaluates one policy: give --seed S to sweep the costs of one seed of this "
+        "multi-seed run");
+  }
   if (!*index || f.seed) {
     evalrun::EvalRequest one = f.request;
     RLT_ASSIGN_OR_RETURN(one.run_dir, train::ResolveSeedRun(f.request.run_dir, f.seed));
@@ -44,7 +53,19 @@ Result<evalrun::EvalOutcome> Evaluate(const EvalFlags& f) {
   return evalrun::RunSeedsEvaluation(request);
 }
 
-int RunEval(const EvalFlags& f) {
+// --set and --costs into the request, checked before anything is read or written.
+Status ParseSettings(EvalFlags& f) {
+  for (const std::string& text : f.sets) {
+    RLT_RETURN_IF_ERROR(evalrun::ParseEvalSetting(text, f.request.env_settings));
+  }
+  if (!f.costs.empty()) {
+    RLT_ASSIGN_OR_RETURN(f.request.cost_levels_bps, evalrun::ParseCostLevels(f.costs));
+  }
+  return Status::Ok();
+}
+
+int RunEval(EvalFlags f) {
+  if (Status st = ParseSettings(f); !st.ok()) return ReportError(st);
   Result<evalrun::EvalOutcome> out = Evaluate(f);
   if (!out.ok()) return ReportError(out.status());
   if (f.json) {
@@ -88,6 +109,16 @@ void RegisterEvalCommand(CLI::App& app, Action* action) {
                   "periods per year that annualise the ratios (default from the data: 365 when "
                   "a fifth of the sessions fall on weekends, else 252)")
       ->check(CLI::Range(1, 100000));
+  cmd->add_option("--set", f->sets,
+                  "env.KEY=VALUE, repeatable: an execution setting replacing the run's "
+                  "(env.cost_rate, env.fixed_cost, env.fill, env.lot_size; nothing the policy "
+                  "observes); names the output <range>...set-KEY-VALUE")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--costs", f->costs,
+                  "cost levels in basis points, e.g. 0,1,2,5,10: the policy walked once per "
+                  "level (cost_rate = bps / 10,000), a table and the break-even cost, written "
+                  "to costs.csv and costs.json");
   cmd->add_flag("--json", f->json, "print summary.json instead of the table");
   cmd->add_option_function<uint64_t>(
       "--seed", [f](const uint64_t& s) { f->seed = s; },

@@ -11,6 +11,8 @@
 //                                  psr, psr_observations, num_trades, average_trade_pnl,
 //                                  profit_factor, turnover, exposure, costs_paid,
 //                                  few_observations (bool: fewer than 30 sessions)},
+//                      "pnl": {"strategy"|"flat"|"buy_and_hold": {net, costs, gross}}
+//                                  (money; gross = net + costs),
 //                      "benchmarks": {"flat": {same metric keys}, "buy_and_hold": {...}},
 //                      "significance": {"test", "null_hypothesis", "resamples", "seed",
 //                                  "confidence", "block_length_rule", "flat": {
@@ -24,6 +26,9 @@
 //   trades.csv        per fill: time,side,quantity,price,cost,position_after,cash_after
 //                      (side BUY|SELL; flattening trades at the close included)
 //   report.html       a single self-contained page (inline SVG, no network)
+//   costs.csv         with `eval --costs`, per cost level: cost_bps,cost_rate,total_return,
+//                      annual_return,sharpe_ratio,max_drawdown,turnover,costs_paid,net_pnl,
+//                      gross_pnl,fills; costs.json the same levels and the break-even cost
 // Timestamps are ISO 8601 with the exchange's UTC offset; dates YYYY-MM-DD.
 #ifndef RLT_EVAL_OUTPUTS_H_
 #define RLT_EVAL_OUTPUTS_H_
@@ -34,6 +39,9 @@ inline constexpr const char* kSummaryFile = "summary.json";
 inline constexpr const char* kEquityFile = "equity.csv";
 inline constexpr const char* kDailyReturnsFile = "daily_returns.csv";
 inline constexpr const char* kTradesFile = "trades.csv";
+// `rltrade eval --costs`: one row per cost level, and the break-even cost.
+inline constexpr const char* kCostsCsvFile = "costs.csv";
+inline constexpr const char* kCostsJsonFile = "costs.json";
 inline constexpr const char* kReportFile = "report.html";
 
 inline constexpr const char* kEquityHeader =

@@ -286,6 +286,25 @@ std::string SessionsSection(const EvalData& d) {
 
 // summary[key] when it is a string (a bool for BoolOr), else `fallback`: summary.json
 // is input, and nlohmann's value() throws on a null or a value of another type.
+// Net and gross P&L after the costs paid (summary "pnl": per walk net, costs and gross =
+// net + costs); "" when the summary has none (written before it was recorded).
+std::string PnlRows(const nlohmann::json& summary) {
+  if (!summary.contains("pnl") || !summary["pnl"].is_object()) return "";
+  const nlohmann::json& p = summary["pnl"];
+  std::string s;
+  const std::pair<const char*, const char*> rows[] = {
+      {"net", "Net P&amp;L (after costs)"}, {"gross", "Gross P&amp;L (before costs: net + costs)"}};
+  for (const auto& [key, label] : rows) {
+    auto cell = [&p, key = key](const char* who) {
+      const bool has = p.contains(who) && p[who].is_object() && p[who].contains(key);
+      return has ? FormatValue(p[who][key], Kind::kMoney) : std::string("n/a");
+    };
+    s += fmt::format("<tr><th title=\"pnl.{}\">{}</th><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                     key, label, cell("strategy"), cell("flat"), cell("buy_and_hold"));
+  }
+  return s;
+}
+
 std::string MetricsSection(const nlohmann::json& summary, bool in_sample, size_t fills) {
   const nlohmann::json empty = nlohmann::json::object();
   const nlohmann::json& m = summary.contains("metrics") ? summary["metrics"] : empty;
@@ -317,6 +336,7 @@ std::string MetricsSection(const nlohmann::json& summary, bool in_sample, size_t
                                                   : Grouped(static_cast<double>(fills), 0),
           cell(f, "flat", Kind::kInteger), cell(f, "buy_and_hold", Kind::kInteger));
     }
+    if (std::string(row.key) == "costs_paid") s += PnlRows(summary);
   }
   return s + "</table>\n" + BenchmarkNotes(summary);
 }

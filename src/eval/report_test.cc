@@ -387,6 +387,32 @@ TEST(Report, RoundTripsAndFillsAreLabelledApart) {
   EXPECT_NE(r.html.find("Fills (orders executed, trades.csv"), std::string::npos);
 }
 
+// Net and gross P&L (summary "pnl") sit under the costs paid; a summary without them (an
+// older evaluation) shows neither row.
+TEST(Report, ShowsNetAndGrossPnlBesideTheCostsPaid) {
+  const fs::path dir = WriteEvalDir("pnl", /*in_sample=*/false);
+  WriteAll(dir / kSummaryFile,
+           R"({"run_dir": "r", "range": {"name": "test", "first": "2024-01-30", "last": )"
+           R"("2024-02-02"}, "in_sample": false, "policy": "trained", )"
+           R"("metrics": {"costs_paid": 12.5}, "pnl": {"strategy": {"net": 100, "costs": 12.5, )"
+           R"("gross": 112.5}, "flat": {"net": 0, "costs": 0, "gross": 0}, "buy_and_hold": )"
+           R"({"net": -50, "costs": 3, "gross": -47}}})");
+  ASSERT_TRUE(WriteReport(dir.string()).ok());
+  std::string html = ReadAll(dir / kReportFile);
+  const std::regex costs(R"(<th title="costs_paid">Costs paid</th><td>12.50</td>)");
+  const std::regex net(
+      R"(<th title="pnl.net">Net P&amp;L \(after costs\)</th><td>100.00</td><td>0.00</td>)"
+      R"(<td>(−|-)50.00</td>)");
+  const std::regex gross(R"(<th title="pnl.gross">Gross P&amp;L [^<]*</th><td>112.50</td>)"
+                         R"(<td>0.00</td><td>(−|-)47.00</td>)");
+  EXPECT_TRUE(std::regex_search(html, costs)) << html;
+  EXPECT_TRUE(std::regex_search(html, net)) << html;
+  EXPECT_TRUE(std::regex_search(html, gross)) << html;
+  EXPECT_LT(html.find("title=\"costs_paid\""), html.find("title=\"pnl.gross\""));
+  html = MakeReport("no_pnl", /*in_sample=*/false).html;
+  EXPECT_EQ(html.find("pnl.gross"), std::string::npos);
+}
+
 // A walk-forward summary directory as evalrun/walkforward.h writes it: `folds` folds of
 // `days` sessions each, from 2024-03-01 on (one session a calendar day, for simplicity).
 fs::path WriteWalkforwardDir(int folds, int days) {

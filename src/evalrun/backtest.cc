@@ -81,6 +81,7 @@ BacktestResult Backtest(env::VecEnv& venv, const market::Bars& bars,
     if (session_end || done) {
       r.session_dates.push_back(bars.sessions[bars.session[b]].date);
       r.session_returns.push_back(worth / session_start_worth - 1.0);
+      r.net_pnl += worth - session_start_worth;
       session_start_worth = worth;
     }
     if (done) {

@@ -45,6 +45,7 @@ struct BacktestResult {
   std::vector<double> round_trip_pnls;  // flat-to-flat cash changes
   std::vector<double> exposures;        // (bars) position value / net worth
   double costs_paid = 0;
+  double net_pnl = 0;  // the sum over sessions of net worth end - start (after costs)
   double final_net_worth = 0;
 };
 

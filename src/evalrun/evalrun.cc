@@ -4,10 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -172,8 +175,11 @@ struct EnvBundle {
   env::IntradayOptions options;
 };
 
-Result<EnvBundle> MakeBacktestEnv(const train::EnvSetup& setup, const market::DateRange& range) {
+// `extra`: [env] settings replacing the setup's (the cost levels of --costs).
+Result<EnvBundle> MakeBacktestEnv(const train::EnvSetup& setup, const market::DateRange& range,
+                                  const std::map<std::string, std::string>& extra = {}) {
   env::EnvContext context = setup.context;
+  for (const auto& [key, value] : extra) context.settings[key] = value;
   context.settings["range"] = range.first == 0 && range.last == 0 ? "" : range.ToString();
   context.settings["sequential"] = "true";
   EnvBundle b;
@@ -674,6 +680,125 @@ Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_na
   return RunResolved(resolved, policy_name, custom);
 }
 
+// summary.json "pnl" of one walk: net (the sessions' net worth changes, after costs), the
+// costs paid and gross = net + costs.
+Json PnlJson(const BacktestResult& r) {
+  Json j;
+  j["net"] = r.net_pnl;
+  j["costs"] = r.costs_paid;
+  j["gross"] = r.net_pnl + r.costs_paid;
+  return j;
+}
+
+// --set and --costs: the accepted [env] keys (ParseEvalSetting) replace the run's, checked
+// here so a bad value names the flag before anything is walked or written.
+Status ApplyEnvSettings(const EvalRequest& request, train::EnvSetup& setup) {
+  if (request.env_settings.empty() && request.cost_levels_bps.empty()) return Status::Ok();
+  if (setup.id != "intraday") {
+    return Status::Refused(
+        "--set env.KEY and --costs change the execution costs of the intraday "
+        "environment; this run's environment is " +
+        setup.id + ", so evaluate it without them");
+  }
+  for (const auto& [key, value] : request.env_settings) setup.context.settings[key] = value;
+  env::IntradayOptions o;
+  const Status st = SetOptions(o, setup.context.settings, "[env]");
+  if (!st.ok()) {
+    return Status::InvalidArgument("--set: " + st.message() +
+                                   "; give a value of the kind `rltrade docs config` lists");
+  }
+  return Status::Ok();
+}
+
+struct CostSweep {
+  std::string csv, json, table;
+};
+
+constexpr const char* kCostsCsvHeader =
+    "cost_bps,cost_rate,total_return,annual_return,sharpe_ratio,max_drawdown,turnover,costs_paid,"
+    "net_pnl,gross_pnl,fills";
+
+// The terminal line of the break-even cost.
+std::string BreakEvenLine(const BreakEven& b, std::span<const double> bps) {
+  const std::string what = "break-even cost (total net return crosses 0, linear interpolation)";
+  if (b.kind == "crossed") return fmt::format("{}: {:.4g} bps\n", what, b.bps);
+  if (b.kind == "above_largest") {
+    return fmt::format("{}: above the largest level ({:g} bps): positive at every level\n", what,
+                       bps.back());
+  }
+  if (bps.front() == 0) return what + ": below 0 bps: not positive even without costs\n";
+  return fmt::format("{}: at or below the smallest level ({:g} bps): not positive there\n", what,
+                     bps.front());
+}
+
+// --costs: the policy walked once per cost level (its own walk: the observation holds the
+// portfolio, so actions may change with costs), the rows of costs.csv and costs.json, the
+// terminal table and the break-even cost on the total net return.
+Result<CostSweep> SweepCosts(const EvalRequest& request, const std::string& policy_name,
+                             const ActionFn* custom, const train::EnvSetup& setup,
+                             const market::DateRange& dates, int periods) {
+  const env::MarketDataset& data = *setup.context.market;
+  CostSweep out;
+  out.csv = std::string(kCostsCsvHeader) + "\n";
+  out.table = fmt::format("{:>10} {:>12} {:>12} {:>8} {:>12} {:>10} {:>12} {:>14} {:>14} {:>6}\n",
+                          "cost (bps)", "total return", "annual ret.", "Sharpe", "max drawdown",
+                          "turnover", "costs paid", "net P&L", "gross P&L", "fills");
+  std::vector<double> net;
+  Json levels = Json::array();
+  for (const double bps : request.cost_levels_bps) {
+    const double rate = bps / 10000.0;
+    RLT_ASSIGN_OR_RETURN(
+        EnvBundle e, MakeBacktestEnv(setup, dates, {{"cost_rate", fmt::format("{:.17g}", rate)}}));
+    ActionFn policy;
+    if (custom != nullptr) {
+      policy = *custom;
+    } else {
+      RLT_ASSIGN_OR_RETURN(policy, MakePolicy(request, policy_name, data, *e.venv, e.options));
+    }
+    const BacktestResult r = Backtest(*e.venv, data.bars, e.options, policy);
+    const Json m = MetricsJson(r, periods);
+    const double total = m["cum_returns_final"].get<double>();
+    net.push_back(total);
+    const int64_t fills = static_cast<int64_t>(r.fills.size());
+    Json row;
+    row["cost_bps"] = bps;
+    row["cost_rate"] = rate;
+    for (const char* k : {"cum_returns_final", "annual_return", "sharpe_ratio", "max_drawdown",
+                          "turnover", "costs_paid"}) {
+      row[k] = m[k];
+    }
+    row["pnl"] = PnlJson(r);
+    row["fills"] = fills;
+    levels.push_back(row);
+    out.csv +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", Num(bps), Num(rate), Num(total),
+                    Num(m["annual_return"].get<double>()), Num(m["sharpe_ratio"].get<double>()),
+                    Num(m["max_drawdown"].get<double>()), Num(m["turnover"].get<double>()),
+                    Num(r.costs_paid), Num(r.net_pnl), Num(r.net_pnl + r.costs_paid), fills);
+    out.table += fmt::format(
+        "{:>10g} {:>11.4f}% {:>11.4f}% {:>8.3f} {:>11.4f}% {:>10.4g} {:>12.2f} {:>14.2f} "
+        "{:>14.2f} {:>6}\n",
+        bps, 100 * total, 100 * m["annual_return"].get<double>(), m["sharpe_ratio"].get<double>(),
+        100 * m["max_drawdown"].get<double>(), m["turnover"].get<double>(), r.costs_paid, r.net_pnl,
+        r.net_pnl + r.costs_paid, fills);
+  }
+  const BreakEven be = BreakEvenCost(request.cost_levels_bps, net);
+  Json j;
+  j["measure"] = "total net return over the range (metrics.cum_returns_final)";
+  j["cost_rate"] = "cost_bps / 10000; the other [env] keys as the run's or --set";
+  j["levels"] = levels;
+  j["break_even"] = {{"result", be.kind},
+                     {"bps", be.bps},
+                     {"rule",
+                      "linear interpolation between the two levels that bracket the first "
+                      "change from > 0 to <= 0"}};
+  eval::NullNonFinite(j);
+  out.json = JsonText(j, 2) + "\n";
+  out.table = "Net return by cost level (cost_rate = bps / 10,000; one walk per level)\n" +
+              out.table + BreakEvenLine(be, request.cost_levels_bps);
+  return out;
+}
+
 Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& policy_name,
                                 const ActionFn* custom) {
   if (request.episodes < 1) {
@@ -681,6 +806,7 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
                                    std::to_string(request.episodes) + ")");
   }
   RLT_ASSIGN_OR_RETURN(LoadedRun run, LoadRun(request));
+  RLT_RETURN_IF_ERROR(ApplyEnvSettings(request, run.setup));
   if (run.setup.id == "options") {
     if (custom != nullptr) return Status::InvalidArgument("custom policies need the intraday env");
     return RunOptionsPortfolio(request, run, policy_name);
@@ -741,6 +867,10 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
   summary["fills"] = {{"strategy", static_cast<int64_t>(result.fills.size())},
                       {"flat", static_cast<int64_t>(bench[0].fills.size())},
                       {"buy_and_hold", static_cast<int64_t>(bench[1].fills.size())}};
+  // Net and gross P&L (gross = net + costs paid; the env books every cost).
+  summary["pnl"] = {{"strategy", PnlJson(result)},
+                    {"flat", PnlJson(bench[0])},
+                    {"buy_and_hold", PnlJson(bench[1])}};
   summary["benchmarks"]["flat"] = MetricsJson(bench[0], periods);
   summary["benchmarks"]["buy_and_hold"] = MetricsJson(bench[1], periods);
   if (bench[0].session_returns.size() == result.session_returns.size() &&
@@ -751,6 +881,7 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
   Json settings = SettingsJson(run.config, run.setup.context, data_used, request);
   settings["env.range"] = range.dates.ToString();
   settings["env.sequential"] = "true";
+  for (const auto& [key, value] : request.env_settings) settings["eval.set.env." + key] = value;
   summary["settings"] = settings;
   eval::NullNonFinite(summary);
   EvalOutcome out;
@@ -773,6 +904,13 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
       {eval::kEquityFile, EquityCsv(data.bars, result, bench[1])},
       {eval::kDailyReturnsFile, DailyCsv(result, bench[1], bench[0])},
       {eval::kTradesFile, TradesCsv(data.bars, result)}};
+  if (!request.cost_levels_bps.empty()) {
+    RLT_ASSIGN_OR_RETURN(const CostSweep sweep,
+                         SweepCosts(request, policy_name, custom, run.setup, range.dates, periods));
+    files[std::string(eval::kCostsCsvFile)] = sweep.csv;
+    files[std::string(eval::kCostsJsonFile)] = sweep.json;
+    out.table += sweep.table;
+  }
   RLT_RETURN_IF_ERROR(WriteEvalDir(out.out_dir, files, /*report=*/true, out));
   return out;
 }
@@ -815,6 +953,9 @@ std::string EvalOutputName(const EvalRequest& request, const std::string& range_
   } else if (const std::string ckpt = CheckpointSuffix(request); !ckpt.empty()) {
     name += ".ckpt-" + ckpt;
   }
+  for (const auto& [key, value] : request.env_settings) {
+    name += ".set-" + PathSafe(key + "-" + value);
+  }
   if (!request.data_file.empty()) {
     name += ".data-" + PathSafe(fs::path(request.data_file).stem().string());
   }
@@ -852,6 +993,87 @@ Status InSampleRefusal(const std::string& label, const std::string& dates,
       ". Evaluating on training dates is in-sample and says nothing about the future; " + advice +
       ", or pass --allow-in-sample to run it anyway (every output is then labelled " +
       "IN-SAMPLE)");
+}
+
+Status ParseEvalSetting(const std::string& text, std::map<std::string, std::string>& settings) {
+  const size_t eq = text.find('=');
+  const size_t dot = text.find('.');
+  if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 >= eq ||
+      eq + 1 == text.size()) {
+    return Status::InvalidArgument("--set " + text +
+                                   ": expected env.KEY=VALUE, e.g. --set env.cost_rate=0.0002");
+  }
+  const std::string section = text.substr(0, dot);
+  const std::string key = text.substr(dot + 1, eq - dot - 1);
+  std::string accepted;
+  bool known = false;
+  for (const char* k : kEvalSettableKeys) {
+    accepted += std::string(accepted.empty() ? "" : ", ") + "env." + k;
+    known = known || key == k;
+  }
+  if (section != "env" || !known) {
+    std::string why;
+    if (section != "env") {
+      why = "[" + section +
+            "] is not an execution setting: it shaped what was trained or how, so it belongs to "
+            "a new `rltrade train`";
+    } else if (key == "initial_capital") {
+      why =
+          "the observation scales by initial_capital, so the policy would see other inputs "
+          "than it was trained on";
+    } else {
+      why =
+          "eval changes only how orders are executed and charged, never what the policy "
+          "observes or how the environment is built";
+    }
+    return Status::Refused("--set " + section + "." + key + ": " + why + "; eval accepts " +
+                           accepted + " (train a new run to change anything else)");
+  }
+  if (settings.count(key) != 0) {
+    return Status::InvalidArgument("--set env." + key + " is given twice; give it once");
+  }
+  settings[key] = text.substr(eq + 1);
+  return Status::Ok();
+}
+
+Result<std::vector<double>> ParseCostLevels(const std::string& text) {
+  auto bad = [&text](const std::string& why) {
+    return Status::InvalidArgument("--costs " + text + ": " + why +
+                                   "; expected increasing basis points (0 to 10000) separated by "
+                                   "commas, e.g. --costs 0,1,2,5,10");
+  };
+  std::vector<double> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    char* end = nullptr;
+    const double v = item.empty() ? 0 : std::strtod(item.c_str(), &end);
+    if (item.empty() || end != item.c_str() + item.size() || !std::isfinite(v)) {
+      return bad("'" + item + "' is not a number");
+    }
+    if (v < 0 || v > 10000) return bad("'" + item + "' is outside 0 to 10000");
+    if (!out.empty() && v <= out.back()) return bad("'" + item + "' does not increase");
+    out.push_back(v);
+    start = comma + 1;
+  }
+  return out;
+}
+
+BreakEven BreakEvenCost(std::span<const double> bps, std::span<const double> net_returns) {
+  RLT_CHECK(!bps.empty() && bps.size() == net_returns.size());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (!(net_returns[0] > 0)) {
+    if (net_returns[0] == 0) return {"crossed", bps[0]};
+    return {"at_or_below_smallest", nan};
+  }
+  for (size_t i = 1; i < bps.size(); ++i) {
+    const double n0 = net_returns[i - 1], n1 = net_returns[i];
+    if (n1 > 0) continue;
+    if (n1 == 0) return {"crossed", bps[i]};
+    return {"crossed", bps[i - 1] + (bps[i] - bps[i - 1]) * n0 / (n0 - n1)};
+  }
+  return {"above_largest", nan};
 }
 
 }  // namespace rlt::evalrun

@@ -20,6 +20,8 @@
 //   <range>.ckpt-<checkpoint>  the trained policy from --checkpoint other than RUN_DIR/final:
 //                              RUN_DIR/checkpoints/step_500 -> test.ckpt-step_500; another
 //                              run's RUN2/final -> test.ckpt-RUN2-final
+//   <range>...set-<key>-<value> each --set env.KEY=VALUE (env_settings), in key order:
+//                              test.set-cost_rate-0.0002
 //   <range>...data-<stem>      --data FILE.csv, always last: test.data-SPY_2024,
 //                              test.rule-momentum5.data-SPY_2024
 // <range> is the [split] name, START_END for START:END, or "episodes". Characters outside
@@ -56,7 +58,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 
@@ -77,7 +82,40 @@ struct EvalRequest {
   // Periods per year that annualise the ratios (--periods); 0 = from the data's session
   // dates: 365 when a fifth of them fall on weekends, else 252 (eval::PeriodsPerYearOf).
   int periods_per_year = 0;
+  // --set env.KEY=VALUE (ParseEvalSetting): execution settings of the intraday environment
+  // that leave what the policy observes unchanged (kEvalSettableKeys), replacing the run's
+  // [env] values; keys without the "env." prefix. Each one is recorded in summary.json
+  // (settings "eval.set.env.KEY") and names the output (<range>...set-KEY-VALUE).
+  std::map<std::string, std::string> env_settings;
+  // --costs (ParseCostLevels): cost levels in basis points, increasing; when given, the
+  // policy is walked once more per level (cost_rate = bps / 10,000, the other keys as the
+  // run's or env_settings) and costs.csv and costs.json are written beside summary.json.
+  std::vector<double> cost_levels_bps;
 };
+
+// The [env] keys `eval --set` accepts: how orders are executed and charged, never what the
+// policy observes (initial_capital scales the observation and is refused).
+inline constexpr const char* kEvalSettableKeys[] = {"cost_rate", "fixed_cost", "fill", "lot_size"};
+
+// Parses one `--set env.KEY=VALUE` into `settings`. Malformed text: InvalidArgument; a key
+// of another section or one not in kEvalSettableKeys: Refused, naming the key, why and
+// the keys accepted. The value itself is checked when the environment is built.
+Status ParseEvalSetting(const std::string& text, std::map<std::string, std::string>& settings);
+
+// Parses `--costs 0,1,2,5,10`: basis points, finite, >= 0, at most 10,000, increasing.
+Result<std::vector<double>> ParseCostLevels(const std::string& text);
+
+// The cost at which the total net return crosses zero (costs.json "break_even").
+struct BreakEven {
+  // "crossed": `bps` interpolated linearly between the two levels that bracket the first
+  // change from > 0 to <= 0 (a level with exactly 0 is the break-even itself);
+  // "above_largest": positive at every level; "at_or_below_smallest": <= 0 already at the
+  // smallest level (below 0 bps when that level is 0). `bps` is NaN unless "crossed".
+  std::string kind;
+  double bps = 0;
+};
+// REQUIRES: bps increasing, net_returns of the same size, at least one level.
+BreakEven BreakEvenCost(std::span<const double> bps, std::span<const double> net_returns);
 
 // A custom intraday policy (tests; e.g. a cheat): writes the action for the current
 // observation. obs: (obs_dim); info: (info_dim), named by IntradayStockEnv::InfoNames();

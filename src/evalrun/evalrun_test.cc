@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -581,6 +582,143 @@ TEST(EvalOptions, TestRangeWalkWithBuyAndHoldAndFlatCheckedIndependently) {
   EXPECT_NE(refused.status().message().find("2014-01-02:2014-12-31"), std::string::npos)
       << refused.status().ToString();
   fs::remove_all(root);
+}
+
+// ---- --set env.KEY=VALUE and --costs.
+
+// Σ over trades.csv of |quantity| x price: the traded value a proportional cost charges.
+double TradedValue(const fs::path& eval_dir) {
+  const std::vector<std::string> lines = Lines(Read(eval_dir / eval::kTradesFile));
+  double value = 0;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::vector<std::string> c = Cells(lines[i]);  // time,side,quantity,price,cost,...
+    value += std::fabs(std::stod(c[2])) * std::stod(c[3]);
+  }
+  return value;
+}
+
+TEST_F(EvalRun, SetCostRateChargesThatRateOnTheTradedValueAndNamesTheOutput) {
+  for (const std::string rate : {"0", "0.002"}) {
+    EvalRequest req = Request();
+    req.policy = "buy-and-hold";
+    req.env_settings["cost_rate"] = rate;
+    auto out = RunEvaluation(req);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(out->name, "test.buy-and-hold.set-cost_rate-" + rate);
+    const nlohmann::json s = Summary(*out);
+    EXPECT_EQ(s["settings"]["eval.set.env.cost_rate"].get<std::string>(), rate);
+    EXPECT_EQ(s["settings"]["env.cost_rate"].get<std::string>(), rate);
+    const double costs = s["metrics"]["costs_paid"].get<double>();
+    const double traded = TradedValue(out->out_dir);
+    ASSERT_GT(traded, 0);
+    EXPECT_NEAR(costs, std::stod(rate) * traded, 1e-9 * traded);
+    const nlohmann::json& pnl = s["pnl"]["strategy"];
+    EXPECT_NEAR(pnl["gross"].get<double>() - pnl["net"].get<double>(), costs,
+                1e-9 * std::fabs(pnl["gross"].get<double>()) + 1e-9);
+    if (rate == "0") {
+      EXPECT_EQ(pnl["net"].get<double>(), pnl["gross"].get<double>());
+    }
+  }
+  // The plain evaluation is another directory, at the run's rate (0.0005).
+  EvalRequest plain = Request();
+  plain.policy = "buy-and-hold";
+  auto out = RunEvaluation(plain);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->name, "test.buy-and-hold");
+  const double costs = Summary(*out)["metrics"]["costs_paid"].get<double>();
+  EXPECT_NEAR(costs, 0.0005 * TradedValue(out->out_dir), 1e-9 * costs);
+}
+
+TEST(EvalSettings, KeysThatChangeTheObservationOrTheTrainingAreRefusedByName) {
+  for (const std::string text : {"env.initial_capital=5", "env.nlags=3", "algo.lr=0.1"}) {
+    std::map<std::string, std::string> settings;
+    const Status st = ParseEvalSetting(text, settings);
+    EXPECT_EQ(st.code(), Status::Code::kRefused) << text;
+    EXPECT_NE(st.message().find("--set " + text.substr(0, text.find('='))), std::string::npos)
+        << st.message();
+    EXPECT_NE(st.message().find("env.cost_rate, env.fixed_cost, env.fill, env.lot_size"),
+              std::string::npos)
+        << st.message();
+    EXPECT_TRUE(settings.empty());
+  }
+  std::map<std::string, std::string> settings;
+  EXPECT_EQ(ParseEvalSetting("env.cost_rate", settings).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(ParseEvalSetting("cost_rate=1", settings).code(), Status::Code::kInvalidArgument);
+  EXPECT_TRUE(ParseEvalSetting("env.fill=next_typical", settings).ok());
+  EXPECT_EQ(ParseEvalSetting("env.fill=next_open", settings).code(),
+            Status::Code::kInvalidArgument);  // given twice
+  EXPECT_EQ(settings.at("fill"), "next_typical");
+}
+
+TEST(EvalSettings, CostLevelsAreIncreasingBasisPoints) {
+  auto levels = ParseCostLevels("0,1,2.5,10");
+  ASSERT_TRUE(levels.ok()) << levels.status().ToString();
+  EXPECT_EQ(*levels, (std::vector<double>{0, 1, 2.5, 10}));
+  for (const char* bad : {"", "1,,2", "2,1", "1,1", "-1", "abc", "1e9", "nan"}) {
+    auto r = ParseCostLevels(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("--costs"), std::string::npos);
+  }
+}
+
+TEST(EvalSettings, BreakEvenInterpolatesBetweenTheLevelsThatBracketZero) {
+  const std::vector<double> bps = {0, 1, 2, 5, 10};
+  // Between 2 (+0.004) and 5 (-0.002): 2 + 3 x 0.004 / 0.006 = 4.
+  BreakEven b = BreakEvenCost(bps, std::vector<double>{0.02, 0.01, 0.004, -0.002, -0.01});
+  EXPECT_EQ(b.kind, "crossed");
+  EXPECT_NEAR(b.bps, 4.0, 1e-12);
+  b = BreakEvenCost(bps, std::vector<double>{0.02, 0.01, 0.0, -0.002, -0.01});
+  EXPECT_EQ(b.kind, "crossed");
+  EXPECT_EQ(b.bps, 2.0);
+  b = BreakEvenCost(bps, std::vector<double>{0.05, 0.04, 0.03, 0.02, 0.01});
+  EXPECT_EQ(b.kind, "above_largest");
+  EXPECT_TRUE(std::isnan(b.bps));
+  b = BreakEvenCost(bps, std::vector<double>{-0.01, -0.02, -0.03, -0.04, -0.05});
+  EXPECT_EQ(b.kind, "at_or_below_smallest");
+}
+
+// Buy-and-hold's orders hardly depend on costs: its net return falls as the cost rises, and
+// each level's costs are that level's rate on the traded value.
+TEST_F(EvalRun, CostsTableOfBuyAndHoldFallsWithCostAndIsWrittenBesideTheSummary) {
+  EvalRequest req = Request();
+  req.policy = "buy-and-hold";
+  auto plain = RunEvaluation(req);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  req.cost_levels_bps = {0, 1, 2, 5, 10};
+  auto out = RunEvaluation(req);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->out_dir, plain->out_dir);
+  EXPECT_EQ(out->summary_json, plain->summary_json);  // the run's own costs, unchanged
+  EXPECT_NE(out->table.find("break-even cost"), std::string::npos);
+  const std::vector<std::string> lines = Lines(Read(fs::path(out->out_dir) / eval::kCostsCsvFile));
+  ASSERT_EQ(lines.size(), 6u);
+  EXPECT_EQ(lines[0],
+            "cost_bps,cost_rate,total_return,annual_return,sharpe_ratio,max_drawdown,turnover,"
+            "costs_paid,net_pnl,gross_pnl,fills");
+  double previous = 0;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::vector<std::string> c = Cells(lines[i]);
+    const double bps = std::stod(c[0]), rate = std::stod(c[1]), total = std::stod(c[2]);
+    const double costs = std::stod(c[7]), net = std::stod(c[8]), gross = std::stod(c[9]);
+    EXPECT_NEAR(rate, bps / 1e4, 1e-15);
+    if (i > 1) {
+      EXPECT_LE(total, previous) << lines[i];
+    }
+    previous = total;
+    EXPECT_NEAR(gross - net, costs, 1e-9 * std::fabs(gross) + 1e-9);
+    if (bps == 0) {
+      EXPECT_EQ(costs, 0.0);
+    }
+    if (bps == 5) {  // the run's rate: the plain evaluation's costs
+      const double plain_costs = Summary(*plain)["metrics"]["costs_paid"].get<double>();
+      EXPECT_NEAR(costs, plain_costs, 1e-9 * plain_costs);
+    }
+  }
+  const nlohmann::json j =
+      nlohmann::json::parse(Read(fs::path(out->out_dir) / eval::kCostsJsonFile));
+  ASSERT_EQ(j["levels"].size(), 5u);
+  const std::string kind = j["break_even"]["result"].get<std::string>();
+  EXPECT_TRUE(kind == "crossed" || kind == "above_largest" || kind == "at_or_below_smallest");
 }
 
 }  // namespace

@@ -373,6 +373,7 @@ Status PaperSession::EndOfBar(int k, int32_t t, bool last_bar, double worth) {
   if (last_bar || stop) {
     w.result.session_dates.push_back(s.date);
     w.result.session_returns.push_back(worth / w.session_start_worth - 1.0);
+    w.result.net_pnl += worth - w.session_start_worth;
     w.session_start_worth = worth;
   }
   if (stop) {
