@@ -335,7 +335,10 @@ void Config::ResolvePaths(
     const std::vector<std::pair<std::string, std::vector<std::string>>>& keys) {
   for (Section& s : sections_) {
     if (s.name != section) continue;
-    for (auto& [key, value] : s.entries) {
+    for (auto& entry : s.entries) {
+      // (A named reference, not a structured binding: clang cannot capture one.)
+      const std::string& key = entry.first;
+      ConfigValue& value = entry.second;
       const auto it =
           std::find_if(keys.begin(), keys.end(), [&](const auto& k) { return k.first == key; });
       if (it == keys.end() || value.text.empty()) continue;
