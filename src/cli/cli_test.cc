@@ -166,6 +166,10 @@ TEST_F(CliTest, EvalSetRefusesKeysOutsideTheExecutionSettingsByName) {
   r = RunRltrade("eval " + (dir_ / "no_run").string() + " --costs 5,2");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("--costs 5,2"), std::string::npos) << r.out;
+  // An empty list is an error, not an evaluation without the sweep.
+  r = RunRltrade("eval " + (dir_ / "no_run").string() + " --costs ''");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("--costs : '' is not a number"), std::string::npos) << r.out;
 }
 
 // The oracle: empyrical's mixed_returns series and its published metrics

@@ -25,6 +25,7 @@ struct EvalFlags {
   int trials = 0;                 // deflated Sharpe ratio: trials tried (0 = the seeds)
   std::vector<std::string> sets;  // --set env.KEY=VALUE
   std::string costs;              // --costs BPS,BPS,...
+  bool costs_given = false;       // --costs was given (an empty list is an error)
 };
 
 // A multi-seed run (RUN/seeds.json): every seed and the result across seeds, or the one
@@ -58,7 +59,7 @@ Status ParseSettings(EvalFlags& f) {
   for (const std::string& text : f.sets) {
     RLT_RETURN_IF_ERROR(evalrun::ParseEvalSetting(text, f.request.env_settings));
   }
-  if (!f.costs.empty()) {
+  if (f.costs_given) {
     RLT_ASSIGN_OR_RETURN(f.request.cost_levels_bps, evalrun::ParseCostLevels(f.costs));
   }
   return Status::Ok();
@@ -115,10 +116,15 @@ void RegisterEvalCommand(CLI::App& app, Action* action) {
                   "observes); names the output <range>...set-KEY-VALUE")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--costs", f->costs,
-                  "cost levels in basis points, e.g. 0,1,2,5,10: the policy walked once per "
-                  "level (cost_rate = bps / 10,000), a table and the break-even cost, written "
-                  "to costs.csv and costs.json");
+  cmd->add_option_function<std::string>(
+      "--costs",
+      [f](const std::string& text) {
+        f->costs = text;
+        f->costs_given = true;
+      },
+      "cost levels in basis points, e.g. 0,1,2,5,10: the policy walked once per "
+      "level (cost_rate = bps / 10,000), a table and the break-even cost, written "
+      "to costs.csv and costs.json");
   cmd->add_flag("--json", f->json, "print summary.json instead of the table");
   cmd->add_option_function<uint64_t>(
       "--seed", [f](const uint64_t& s) { f->seed = s; },
