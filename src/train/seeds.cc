@@ -218,10 +218,6 @@ std::pair<int, int> Parallelism(int jobs, int configured_threads, int max_parall
   return {processes, CoresPerProcess(cores, processes)};
 }
 
-Result<config::Config> LoadWithOverrides(const TrainRequest& request) {
-  return LoadConfig(request.config_path, request.overrides);
-}
-
 std::string ListSeeds(const std::vector<uint64_t>& seeds) {
   std::string out;
   for (uint64_t s : seeds) out += (out.empty() ? "" : ", ") + std::to_string(s);
@@ -343,7 +339,8 @@ Result<std::string> ResolveSeedRun(const std::string& run_dir, std::optional<uin
 Result<int> RequestedSeeds(const TrainRequest& request) {
   int seeds = request.seeds;
   if (seeds == 0) {
-    RLT_ASSIGN_OR_RETURN(const config::Config config, LoadWithOverrides(request));
+    RLT_ASSIGN_OR_RETURN(const config::Config config,
+                         LoadConfig(request.config_path, request.overrides));
     seeds = 1;
     if (const config::ConfigValue* v = config.Get("run", "seeds")) {
       RunOptions run;
@@ -376,7 +373,8 @@ struct SeedsPlan {
 // Checks the request once and, with `create`, creates RUN/logs, takes the lock and writes
 // seeds.json (without: the same plan, for a rank that did not create RUN).
 Result<SeedsPlan> PlanSeeds(const TrainRequest& request, int seeds, bool create) {
-  RLT_ASSIGN_OR_RETURN(const config::Config config, LoadWithOverrides(request));
+  RLT_ASSIGN_OR_RETURN(const config::Config config,
+                       LoadConfig(request.config_path, request.overrides));
   RunOptions run;
   RLT_RETURN_IF_ERROR(config.Bind("run", run));
   SeedsPlan plan;
