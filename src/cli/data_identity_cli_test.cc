@@ -101,6 +101,19 @@ TEST_F(DataIdentityCli, TheRunRecordsAbsolutePathsAndAFingerprintOfItsData) {
   EXPECT_NE(ReadFile(Path("run/MANIFEST")).find(" data.json\n"), std::string::npos);
 }
 
+// The record is one of the run's files: an edited data.json is refused by its MANIFEST
+// before it is read.
+TEST_F(DataIdentityCli, AnEditedRecordIsRefusedByTheManifest) {
+  std::string record = ReadFile(Path("run/data.json"));
+  const size_t at = record.find("\"bars\": 75");
+  ASSERT_NE(at, std::string::npos) << record;
+  record.replace(at, 11, "\"bars\": 74");
+  rlt::testing::WriteFile(Path("run/data.json"), record);
+  auto eval = FromRoot("eval " + Path("run") + " --range test");
+  EXPECT_NE(eval.exit_code, 0);
+  EXPECT_NE(eval.out.find("data.json: checksum mismatch"), std::string::npos) << eval.out;
+}
+
 TEST_F(DataIdentityCli, EvalAndSignalWorkFromAnyDirectory) {
   auto eval = FromRoot("eval " + Path("run") + " --range test --json");
   ASSERT_EQ(eval.exit_code, 0) << eval.out;

@@ -972,8 +972,7 @@ Result<EvalOutcome> RunEvaluationWith(const EvalRequest& request, const std::str
 }
 
 Status VerifyRunFiles(const std::string& run_dir) {
-  return runlog::VerifyManifestFiles(
-      run_dir, {"config.toml", "normalizer.json", train::kTrainingRangesFile});
+  return runlog::VerifyManifestFiles(run_dir, train::RunSetupFiles());
 }
 
 Result<std::string> TrainingOverlap(const std::string& run_dir, const std::string& checkpoint,

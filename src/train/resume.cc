@@ -18,12 +18,6 @@ namespace rlt::train::internal {
 
 namespace fs = std::filesystem;
 
-// The run's setup files, covered by RUN_DIR/MANIFEST (metrics and status grow while
-// training and are not).
-std::vector<std::string> RunFiles() {
-  return {"config.toml", "normalizer.json", kTrainingRangesFile, kDataRecordFile};
-}
-
 namespace {
 
 // Removes what killed writers left behind (staged checkpoints, temporary files).
@@ -72,7 +66,7 @@ Status WriteRunFiles(const fs::path& run_dir, const Setup& s, bool write_config)
     RLT_RETURN_IF_ERROR(WriteFileAtomic((run_dir / kDataRecordFile).string(), s.data_json));
   }
   std::vector<std::string> present;
-  for (const std::string& name : RunFiles()) {
+  for (const std::string& name : RunSetupFiles()) {
     if (fs::exists(run_dir / name)) present.push_back(name);
   }
   return runlog::WriteManifestOf(run_dir.string(), present);
@@ -204,7 +198,7 @@ Status OpenResume(const fs::path& run_dir, std::optional<runlog::RunLock>& lock,
   RLT_ASSIGN_OR_RETURN(lock, runlog::RunLock::Acquire(run_dir.string(), "rltrade train"));
   RemoveStaleRunTemps(run_dir);
   RLT_ASSIGN_OR_RETURN(checkpoint, ResumeCheckpoint(run_dir));
-  return runlog::VerifyManifestFiles(run_dir.string(), RunFiles());
+  return runlog::VerifyManifestFiles(run_dir.string(), RunSetupFiles());
 }
 
 }  // namespace rlt::train::internal

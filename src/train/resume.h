@@ -24,8 +24,6 @@ struct ConfigChange {
   bool allowed = false;
 };
 
-// The run's setup files, covered by RUN_DIR/MANIFEST.
-std::vector<std::string> RunFiles();
 // Every range and session the run has trained on so far (empty when none is recorded).
 Result<TrainingRanges> ReadRecordedRanges(const std::filesystem::path& run_dir);
 // config.toml (when `write_config`), normalizer.json, training_ranges.json, then MANIFEST.

@@ -17,6 +17,7 @@
 #include "features/normalizer.h"
 #include "market/date_range.h"
 #include "market/market.h"
+#include "train/training_ranges.h"
 
 namespace rlt::train {
 namespace {
@@ -171,6 +172,10 @@ Status ProbeEnv(const config::Section& env_section, const EnvSetup& setup) {
 }
 
 }  // namespace
+
+std::vector<std::string> RunSetupFiles() {
+  return {"config.toml", "normalizer.json", kTrainingRangesFile, kDataRecordFile};
+}
 
 void ResolveConfigPaths(config::Config& config) {
   config.ResolvePaths("data", PathOptions(DataOptions()));

@@ -135,6 +135,11 @@ struct EnvSetupOverrides {
   RecordCheck record_check;
 };
 
+// A run directory's setup files, covered by RUN_DIR/MANIFEST and checked against it by
+// every command that reads a run (metrics and status grow while training and are not):
+// config.toml, normalizer.json, training_ranges.json, data.json.
+std::vector<std::string> RunSetupFiles();
+
 // Makes the path keys of a training config absolute (config::Config::ResolvePaths): the
 // FilePath keys of [data] and [features], and those of the [env] id's options (e.g. the
 // options environment's `underlying`). Call it once the file is read and the `--set`
