@@ -53,7 +53,8 @@ def train(config_path, run_dir=None, overrides=None, *, resume=None, quiet=True)
 
 
 def evaluate(run_dir, range="test", *, policy="trained", allow_in_sample=False, episodes=10,
-             checkpoint=None, data_file=None, allow_data_change=False, allow_mismatch=False):
+             checkpoint=None, data_file=None, allow_data_change=False, allow_mismatch=False,
+             symbol=None):
     """Evaluates as ``rltrade eval RUN_DIR --range RANGE``; returns summary.json as a dict.
 
     ``range``: a [split] name (test, validation, train) or "YYYY-MM-DD:YYYY-MM-DD".
@@ -62,10 +63,12 @@ def evaluate(run_dir, range="test", *, policy="trained", allow_in_sample=False, 
     or the run's data where it is now if it moved; they are checked against the run's record
     of its data (RUN_DIR/data.json) and refused when the training range's sessions changed
     (unless ``allow_data_change``) or they are of another symbol (unless
-    ``allow_mismatch``), as ``rltrade eval --data`` does.
+    ``allow_mismatch``), as ``rltrade eval --data`` does. ``symbol``: for a run trained on
+    several symbols, evaluate that one only (as ``--symbol``); by default every symbol and
+    their equal-weight portfolio, whose summary this returns.
     """
     episodes = _checks.integer(episodes, "evaluate: episodes", 1, 1_000_000)
     text = _runs().evaluate(str(run_dir), str(range), str(policy), bool(allow_in_sample),
                             episodes, str(checkpoint or ""), str(data_file or ""),
-                            bool(allow_data_change), bool(allow_mismatch))
+                            bool(allow_data_change), bool(allow_mismatch), str(symbol or ""))
     return json.loads(text)

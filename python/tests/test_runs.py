@@ -67,3 +67,40 @@ def test_bad_config_raises_naming_the_key(tmp_path):
     assert not (tmp_path / "bad").exists()
     with pytest.raises(ValueError):
         rltrade.evaluate(tmp_path / "missing")
+
+
+@pytest.mark.skipif(not BINARY, reason="RLT_BINARY is set by CTest")
+def test_evaluate_a_run_of_several_symbols_returns_their_portfolio(tmp_path):
+    bars = tmp_path / "three.csv"
+    subprocess.run([BINARY, "data", "synth", "--symbols", "3", "--days", "40", "--seed", "5",
+                    "--out", str(bars)], check=True, capture_output=True)
+    config = tmp_path / "three.toml"
+    config.write_text(f"""[run]
+total_steps = 1024
+seed = 2
+threads = 1
+[data]
+source = "file"
+file = "{bars.name}"
+symbols = "all"
+timezone = "Asia/Kolkata"
+[split]
+train = "2023-01-02:2023-02-10"
+test = "2023-02-13:2023-02-24"
+[env]
+id = "intraday"
+num_envs = 4
+[algo]
+n_steps = 64
+batch_size = 128
+""")
+    run = tmp_path / "run"
+    rltrade.train(config, run, {})
+    summary = rltrade.evaluate(run)
+    assert summary["portfolio"] == "equal_weight"
+    assert [s["symbol"] for s in summary["symbols"]] == ["SYN0", "SYN1", "SYN2"]
+    one = rltrade.evaluate(run, symbol="SYN1")
+    assert one == json.loads((run / "eval" / "test.symbol-SYN1" / "summary.json").read_text())
+    assert one["metrics"] == summary["symbols"][1]["metrics"]
+    with pytest.raises(ValueError, match="trained on SYN0, SYN1, SYN2"):
+        rltrade.evaluate(run, symbol="AAPL")

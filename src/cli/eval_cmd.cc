@@ -125,6 +125,10 @@ void RegisterEvalCommand(CLI::App& app, Action* action) {
       "cost levels in basis points, e.g. 0,1,2,5,10: the policy walked once per "
       "level (cost_rate = bps / 10,000), a table and the break-even cost, written "
       "to costs.csv and costs.json");
+  cmd->add_option("--symbol", f->request.symbol,
+                  "a run trained on several symbols ([data] symbols): evaluate only this one "
+                  "(default: every symbol, and their equal-weight portfolio in "
+                  "RUN/eval/<range>/)");
   cmd->add_flag("--json", f->json, "print summary.json instead of the table");
   cmd->add_option_function<uint64_t>(
       "--seed", [f](const uint64_t& s) { f->seed = s; },

@@ -61,6 +61,9 @@ void RegisterPaperCommand(CLI::App& app, Action* action) {
   cmd->add_option("--data", f->request.data_file,
                   "the run's training data where it is now, if it moved (live feeds read it for "
                   "the shape of a session; checked against RUN_DIR/data.json)");
+  cmd->add_option("--symbol", f->request.symbol,
+                  "a run trained on several symbols ([data] symbols): the one symbol this "
+                  "session trades");
   cmd->add_flag("--allow-mismatch", f->request.allow_mismatch,
                 "trade bars of another symbol than the run trained on");
   cmd->add_flag("--allow-data-change", f->request.allow_data_change,

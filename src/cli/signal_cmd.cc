@@ -55,6 +55,9 @@ void RegisterSignalCommand(CLI::App& app, Action* action) {
   cmd->add_option_function<uint64_t>(
       "--seed", [f](const uint64_t& s) { f->seed = s; },
       "the seed whose policy decides, for a run trained with --seeds N");
+  cmd->add_option("--symbol", f->request.symbol,
+                  "a run trained on several symbols ([data] symbols): the symbol of the bars "
+                  "(its normaliser and one-hot id are applied)");
   cmd->add_flag("--allow-mismatch", f->request.allow_mismatch,
                 "accept bars whose bar size, symbol or time zone differ from the run's data");
   cmd->add_flag("--allow-data-change", f->request.allow_data_change,

@@ -345,14 +345,26 @@ void Config::ResolvePaths(
       if (std::find(it->second.begin(), it->second.end(), value.text) != it->second.end()) {
         continue;
       }
-      const std::filesystem::path path(value.text);
-      if (path.is_absolute()) continue;
       std::error_code ec;
       const std::filesystem::path base = value.base_dir.empty()
                                              ? std::filesystem::current_path(ec)
                                              : std::filesystem::path(value.base_dir);
-      if (ec) continue;  // no current directory: the path stays as written
-      value.text = (base / path).lexically_normal().string();
+      if (ec) continue;  // no current directory: the paths stay as written
+      const auto resolve = [&base](const std::string& text) {
+        const std::filesystem::path path(text);
+        return path.is_absolute() ? text : (base / path).lexically_normal().string();
+      };
+      if (value.kind == ValueKind::kArray) {  // a list of paths: each element
+        Result<std::vector<std::string>> elements = SplitList(value.text);
+        if (!elements.ok()) continue;  // binding reports the malformed list
+        std::string text = "[";
+        for (const std::string& e : *elements) {
+          text += (text.size() > 1 ? ", " : "") + resolve(e);
+        }
+        value.text = text + "]";
+        continue;
+      }
+      value.text = resolve(value.text);
       value.kind = ValueKind::kString;
     }
   }

@@ -19,9 +19,9 @@
 // adds each field's type name and allowed values (the generated docs/config.md).
 //
 // Field types: double, float, int, int64_t, uint64_t, bool, std::string, FilePath (a
-// string that names a file; see below), and the lists std::vector<int> and
-// std::vector<double>. A list is written "[64, 64]" or "64,64"
-// (brackets optional, spaces around elements ignored); "" and "[]" are the empty list.
+// string that names a file; see below), FilePaths (a list of them), and the lists
+// std::vector<int>, std::vector<double> and std::vector<std::string>. A list is written "[64, 64]"
+// or "64,64" (brackets optional, spaces around elements ignored); "" and "[]" are the empty list.
 // FormatValue() prints lists as "[64, 64]". A value that fails to parse leaves the field
 // unchanged.
 #ifndef RLT_CORE_OPTIONS_H_
@@ -58,6 +58,15 @@ struct FilePath : std::string {
   // The text as a std::string (std::filesystem::path takes only exact string types).
   const std::string& str() const { return *this; }
 };
+
+// A list of paths (FilePath's rules for each element), written ["a.csv", "b.csv"].
+struct FilePaths : std::vector<std::string> {
+  using std::vector<std::string>::vector;
+};
+
+// True for the path types, whose values config::Config::ResolvePaths resolves.
+template <typename T>
+inline constexpr bool kIsPathType = std::is_same_v<T, FilePath> || std::is_same_v<T, FilePaths>;
 
 // Levenshtein distance, for "did you mean" suggestions.
 int EditDistance(const std::string& a, const std::string& b);
@@ -146,6 +155,18 @@ inline Status ParseValue(const std::string& s, std::vector<int>* out) {
 inline Status ParseValue(const std::string& s, std::vector<double>* out) {
   return ParseList(s, out, "a list of numbers");
 }
+inline Status ParseValue(const std::string& s, std::vector<std::string>* out) {
+  Result<std::vector<std::string>> parts = SplitList(s);
+  if (!parts.ok()) return parts.status();
+  *out = std::move(*parts);
+  return Status::Ok();
+}
+inline Status ParseValue(const std::string& s, FilePaths* out) {
+  Result<std::vector<std::string>> parts = SplitList(s);
+  if (!parts.ok()) return parts.status();
+  out->assign(parts->begin(), parts->end());
+  return Status::Ok();
+}
 
 std::string FormatValue(double v);
 inline std::string FormatValue(float v) { return FormatValue(static_cast<double>(v)); }
@@ -165,6 +186,10 @@ std::string FormatList(const std::vector<T>& v) {
 }
 inline std::string FormatValue(const std::vector<int>& v) { return FormatList(v); }
 inline std::string FormatValue(const std::vector<double>& v) { return FormatList(v); }
+inline std::string FormatValue(const std::vector<std::string>& v) { return FormatList(v); }
+inline std::string FormatValue(const FilePaths& v) {
+  return FormatList(static_cast<const std::vector<std::string>&>(v));
+}
 
 }  // namespace internal
 
@@ -214,6 +239,14 @@ template <>
 struct OptionTypeName<std::vector<double>> {
   static constexpr const char* kName = "list of float";
 };
+template <>
+struct OptionTypeName<std::vector<std::string>> {
+  static constexpr const char* kName = "list of string";
+};
+template <>
+struct OptionTypeName<FilePaths> {
+  static constexpr const char* kName = "list of path";
+};
 
 // One field as the configuration reference shows it.
 struct OptionDoc {
@@ -251,7 +284,7 @@ struct Setter {
     names.emplace_back(name);
     if (found || key != name) return;
     found = true;
-    if (allowed.size() > 0 && !std::is_same_v<T, FilePath>) {
+    if (allowed.size() > 0 && !kIsPathType<T>) {
       bool ok = false;
       std::string list;
       for (const char* a : allowed) {
@@ -281,7 +314,7 @@ struct Describer {
                   std::initializer_list<const char*> allowed = {}) {
     std::string d = doc;
     if (allowed.size() > 0) {
-      d += std::is_same_v<T, FilePath> ? " (a path, or one of:" : " (one of:";
+      d += kIsPathType<T> ? " (a path, or one of:" : " (one of:";
       for (const char* a : allowed) d += std::string(" ") + a;
       d += ")";
     }
@@ -307,7 +340,7 @@ struct PathFinder {
   template <typename T>
   void operator()(const char* name, T* /*field*/, const char* /*doc*/,
                   std::initializer_list<const char*> allowed = {}) {
-    if (std::is_same_v<T, FilePath>) {
+    if (kIsPathType<T>) {
       paths.emplace_back(name, std::vector<std::string>(allowed.begin(), allowed.end()));
     }
   }

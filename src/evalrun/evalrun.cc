@@ -37,6 +37,7 @@
 #include "eval/report.h"
 #include "eval/significance.h"
 #include "evalrun/backtest.h"
+#include "evalrun/symbols_eval.h"
 #include "learn/inference.h"
 #include "market/date_range.h"
 #include "runlog/atomic_dir.h"
@@ -109,10 +110,11 @@ Result<LoadedRun> LoadRun(const EvalRequest& request) {
   if (record) overrides.record = &*record;
   overrides.record_check.allow_data_change = request.allow_data_change;
   overrides.record_check.allow_mismatch = request.allow_mismatch;
+  overrides.symbol = request.symbol;
   features::Normalizer normalizer;
   if (fs::exists(run_dir / "normalizer.json")) {
-    RLT_ASSIGN_OR_RETURN(normalizer,
-                         features::Normalizer::LoadFile((run_dir / "normalizer.json").string()));
+    RLT_ASSIGN_OR_RETURN(normalizer, features::Normalizer::LoadFile(
+                                         (run_dir / "normalizer.json").string(), request.symbol));
     overrides.normalizer = &normalizer;
   }
   RLT_ASSIGN_OR_RETURN(r.setup, train::BuildEnvSetup(r.config, overrides));
@@ -677,6 +679,17 @@ Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_na
                         const ActionFn* custom) {
   RLT_ASSIGN_OR_RETURN(const EvalRequest resolved,
                        ResolveCheckpoint(request, custom == nullptr && policy_name == "trained"));
+  // A run of several symbols: every symbol (or the one --symbol names) and their portfolio.
+  const fs::path config_path = fs::path(request.run_dir) / "config.toml";
+  if (request.symbol.empty() && fs::exists(config_path)) {
+    RLT_ASSIGN_OR_RETURN(const config::Config config, train::LoadConfig(config_path.string()));
+    const std::vector<std::string> symbols = train::RunSymbols(config);
+    if (symbols.size() >= 2) {
+      return RunSymbolsEvaluation(resolved, symbols, [&](const EvalRequest& one) {
+        return RunResolved(one, policy_name, custom);
+      });
+    }
+  }
   return RunResolved(resolved, policy_name, custom);
 }
 
@@ -959,6 +972,7 @@ std::string EvalOutputName(const EvalRequest& request, const std::string& range_
   if (!request.data_file.empty()) {
     name += ".data-" + PathSafe(fs::path(request.data_file).stem().string());
   }
+  if (!request.symbol.empty()) name += ".symbol-" + PathSafe(request.symbol);
   return name;
 }
 

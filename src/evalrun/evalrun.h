@@ -91,6 +91,10 @@ struct EvalRequest {
   // policy is walked once more per level (cost_rate = bps / 10,000, the other keys as the
   // run's or env_settings) and costs.csv and costs.json are written beside summary.json.
   std::vector<double> cost_levels_bps;
+  // A run of several symbols ([data] symbols): the one symbol to evaluate (--symbol),
+  // written to RUN_DIR/eval/<name>.symbol-<SYMBOL>/; "" = every symbol and their
+  // equal-weight portfolio (evalrun/symbols_eval.h). Ignored for a run of one symbol.
+  std::string symbol;
 };
 
 // The [env] keys `eval --set` accepts: how orders are executed and charged, never what the

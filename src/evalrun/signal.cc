@@ -32,14 +32,14 @@ namespace fs = std::filesystem;
 
 // The run's stored normaliser (RUN_DIR/normalizer.json); a market run without one is an
 // error (signals never refit).
-Result<features::Normalizer> LoadNormalizer(const fs::path& run_dir) {
+Result<features::Normalizer> LoadNormalizer(const fs::path& run_dir, const std::string& symbol) {
   const fs::path path = run_dir / "normalizer.json";
   if (!fs::exists(path)) {
     return Status::NotFound(path.string() +
                             " is missing: signals apply the normaliser fitted in training and "
                             "never refit one");
   }
-  return features::Normalizer::LoadFile(path.string());
+  return features::Normalizer::LoadFile(path.string(), symbol);
 }
 
 // The preset's warm-up (first_valid on data starting at bar 0), measured by the same
@@ -118,8 +118,8 @@ Result<std::vector<std::string>> MarketDifferences(const config::Config& config,
   config::Config all_hours = config;
   all_hours.Set("data", "session", "", "signal");
   market::DataReport file_report;
-  RLT_ASSIGN_OR_RETURN(const market::Bars file,
-                       train::LoadDataBars(all_hours, request.bars_file, &file_report));
+  RLT_ASSIGN_OR_RETURN(const market::Bars file, train::LoadDataBars(all_hours, request.bars_file,
+                                                                    &file_report, request.symbol));
   const std::string& path = request.bars_file;
   std::vector<std::string> diffs;
   RLT_ASSIGN_OR_RETURN(const market::SessionHours hours,
@@ -146,7 +146,8 @@ Result<std::vector<std::string>> MarketDifferences(const config::Config& config,
     return diffs;
   }
   market::DataReport run_report;
-  RLT_ASSIGN_OR_RETURN(const market::Bars run, train::LoadDataBars(config, "", &run_report));
+  RLT_ASSIGN_OR_RETURN(const market::Bars run,
+                       train::LoadDataBars(config, "", &run_report, request.symbol));
   const std::string run_what =
       d.source == "synthetic" ? std::string("the synthetic market") : d.file;
   const int64_t file_bar = BarSeconds(file), run_bar = BarSeconds(run);
@@ -155,7 +156,8 @@ Result<std::vector<std::string>> MarketDifferences(const config::Config& config,
                                 BarSize(file_bar), BarSize(run_bar), run_what));
   }
   const std::string file_symbol = RealSymbol(file, path);
-  const std::string run_symbol = !d.symbol.empty()         ? d.symbol
+  const std::string run_symbol = !request.symbol.empty()   ? request.symbol
+                                 : !d.symbol.empty()       ? d.symbol
                                  : d.source == "synthetic" ? run.symbol
                                                            : RealSymbol(run, d.file);
   if (!file_symbol.empty() && !run_symbol.empty() && file_symbol != run_symbol) {
@@ -237,7 +239,16 @@ Result<SignalSetup> LoadSignalSetup(const SignalRequest& request) {
                                    request.run_dir + " trained " +
                                    (id == nullptr ? std::string("no [env] id") : id->text));
   }
-  RLT_ASSIGN_OR_RETURN(const features::Normalizer normalizer, LoadNormalizer(run_dir));
+  const std::vector<std::string> symbols = train::RunSymbols(config);
+  if (!symbols.empty() && request.symbol.empty()) {
+    std::string names;
+    for (const std::string& n : symbols) names += (names.empty() ? "" : ", ") + n;
+    return Status::InvalidArgument(request.run_dir + " trades " + names +
+                                   " (several symbols, one policy): say which symbol the bars "
+                                   "are with --symbol SYMBOL");
+  }
+  RLT_ASSIGN_OR_RETURN(const features::Normalizer normalizer,
+                       LoadNormalizer(run_dir, request.symbol));
   SignalSetup out;
   RLT_ASSIGN_OR_RETURN(out.mismatches, MarketDifferences(config, request));
   if (!out.mismatches.empty() && !request.allow_mismatch) {
@@ -257,6 +268,7 @@ Result<SignalSetup> LoadSignalSetup(const SignalRequest& request) {
   if (record) overrides.record = &*record;
   overrides.record_check.allow_mismatch = request.allow_mismatch;
   overrides.record_check.allow_data_change = request.allow_data_change;
+  overrides.symbol = request.symbol;
   RLT_ASSIGN_OR_RETURN(out.setup, train::BuildEnvSetup(config, overrides));
   RLT_RETURN_IF_ERROR(SetOptions(out.options, out.setup.context.settings, "[env]"));
   return out;

@@ -66,6 +66,9 @@ struct SignalRequest {
   // accept bars whose sessions of the run's training range differ from the run's record of
   // them (train/data_record.h)
   bool allow_data_change = false;
+  // A run of several symbols ([data] symbols): the symbol whose bars `bars_file` holds and
+  // whose normaliser and one-hot id the policy sees (required for such a run).
+  std::string symbol;
 };
 
 struct Signal {

@@ -270,6 +270,66 @@ Result<Normalizer> Normalizer::LoadFile(const std::string& path) {
   return n;
 }
 
+Result<Normalizer> Normalizer::LoadFile(const std::string& path, const std::string& symbol) {
+  RLT_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+  Result<nlohmann::json> json = ParseJson<nlohmann::json>(text, path);
+  if (!json.ok()) return Status::DataError(json.status().message());
+  if (!json->is_object() || json->value("format", "") != "rltrade.symbol_normalizers") {
+    Result<Normalizer> n = FromJson(*json);
+    if (!n.ok()) return Annotate(n.status(), path + ": ");
+    return n;
+  }
+  std::string by, names;
+  const nlohmann::json* entry = nullptr;
+  try {
+    if (json->at("version") != kJsonVersion) {
+      return Status::DataError(path + ": not a version " + std::to_string(kJsonVersion) +
+                               " rltrade.symbol_normalizers document");
+    }
+    by = json->at("normalize_by").get<std::string>();
+    const auto symbols = json->at("symbols").get<std::vector<std::string>>();
+    for (const std::string& s : symbols) names += (names.empty() ? "" : ", ") + s;
+    const nlohmann::json& all = json->at("normalizers");
+    if (symbol.empty()) {
+      return Status::InvalidArgument(path + ": the run was trained on several symbols (" + names +
+                                     ") and is used one symbol at a time: choose one with "
+                                     "--symbol SYMBOL");
+    }
+    if (std::find(symbols.begin(), symbols.end(), symbol) == symbols.end()) {
+      return Status::InvalidArgument(path + ": the run was trained on " + names + ", not on '" +
+                                     symbol + "'; choose one of them");
+    }
+    const std::string key = by == "pooled" ? std::string("pooled") : symbol;
+    if (!all.is_object() || !all.contains(key)) {
+      return Status::DataError(path + ": \"normalizers\" has no entry \"" + key + "\"");
+    }
+    entry = &all.at(key);
+  } catch (const nlohmann::json::exception& e) {
+    return Status::DataError(path + ": malformed symbol normalizers JSON: " + e.what());
+  }
+  Result<Normalizer> n = FromJson(*entry);
+  if (!n.ok()) return Annotate(n.status(), path + ": normalizers." + symbol + ": ");
+  return n;
+}
+
+nlohmann::json SymbolNormalizersJson(const std::string& normalize_by,
+                                     const std::vector<std::string>& symbols,
+                                     const std::vector<Normalizer>& normalizers) {
+  const bool pooled = normalize_by == "pooled";
+  RLT_CHECK(normalizers.size() == (pooled ? 1 : symbols.size()));
+  nlohmann::json j;
+  j["format"] = "rltrade.symbol_normalizers";
+  j["version"] = kJsonVersion;
+  j["normalize_by"] = normalize_by;
+  j["symbols"] = symbols;
+  nlohmann::json all = nlohmann::json::object();
+  for (size_t i = 0; i < normalizers.size(); ++i) {
+    all[pooled ? std::string("pooled") : symbols[i]] = normalizers[i].ToJson();
+  }
+  j["normalizers"] = std::move(all);
+  return j;
+}
+
 Result<Normalizer> Normalizer::FromJson(const nlohmann::json& json,
                                         const std::vector<std::string>& expected_names) {
   Normalizer n;

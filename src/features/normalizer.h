@@ -67,6 +67,11 @@ class Normalizer {
   // The one reader of a saved normaliser file (a run's normalizer.json): ReadFile's rules,
   // then JSON, then FromJson. Errors name the path.
   static Result<Normalizer> LoadFile(const std::string& path);
+  // The same for a run of several symbols, whose file holds one normaliser per symbol or a
+  // pooled one (SymbolNormalizersJson): the one `symbol` is normalised with. A one-symbol
+  // file returns its normaliser whatever `symbol` is. Errors name the path and, for a
+  // symbol the file does not hold, the symbols it does.
+  static Result<Normalizer> LoadFile(const std::string& path, const std::string& symbol);
 
   const std::vector<std::string>& names() const { return names_; }
   const NormalizerOptions& options() const { return options_; }
@@ -110,6 +115,15 @@ class RollingZScore {
 
 // Maps x through quantile edges to [-1, 1] (see kQuantile). Exposed for tests.
 double QuantileMap(const std::vector<double>& edges, double x);
+
+// The normalisers of a run of several symbols, as one JSON document:
+//   {"format": "rltrade.symbol_normalizers", "version": 1, "normalize_by": "symbol" | "pooled",
+//    "symbols": [names], "normalizers": {name: Normalizer::ToJson(), ...}}
+// with one entry per symbol (normalize_by = "symbol") or one named "pooled".
+// REQUIRES: normalizers.size() == symbols.size() (by symbol) or 1 (pooled).
+nlohmann::json SymbolNormalizersJson(const std::string& normalize_by,
+                                     const std::vector<std::string>& symbols,
+                                     const std::vector<Normalizer>& normalizers);
 
 }  // namespace rlt::features
 

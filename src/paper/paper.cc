@@ -142,6 +142,7 @@ struct LoadedRun {
 // The symbol the run trained on: [data] symbol, else the recorded symbol column's; ""
 // when the run's data named none (its identity is then its fingerprint only).
 std::string RunSymbol(const LoadedRun& run) {
+  if (!run.setup.symbol.empty()) return run.setup.symbol;  // one of several
   if (!run.setup.data.symbol.empty()) return run.setup.data.symbol;
   if (run.record && !run.record->files.empty() && !run.record->files.front().symbols.empty()) {
     return run.record->files.front().symbols.front();
@@ -169,7 +170,7 @@ Status LoadRun(const PaperRequest& r, const FeedSpec& feed, LoadedRun& run) {
                                    " has no normalizer.json: paper trading needs a run of a "
                                    "market environment (intraday)");
   }
-  RLT_ASSIGN_OR_RETURN(run.norm, features::Normalizer::LoadFile(norm_path));
+  RLT_ASSIGN_OR_RETURN(run.norm, features::Normalizer::LoadFile(norm_path, r.symbol));
   const bool live = feed.kind != FeedSpec::Kind::kReplay;
   train::EnvSetupOverrides overrides;
   overrides.normalizer = &run.norm;
@@ -178,6 +179,7 @@ Status LoadRun(const PaperRequest& r, const FeedSpec& feed, LoadedRun& run) {
   if (run.record) overrides.record = &*run.record;
   overrides.record_check.allow_mismatch = r.allow_mismatch;
   overrides.record_check.allow_data_change = r.allow_data_change;
+  overrides.symbol = r.symbol;
   RLT_ASSIGN_OR_RETURN(run.setup, train::BuildEnvSetup(config, overrides));
   if (run.setup.id != "intraday") {
     return Status::InvalidArgument("rltrade paper trades the intraday environment; " + r.run_dir +
@@ -199,6 +201,11 @@ Status LoadRun(const PaperRequest& r, const FeedSpec& feed, LoadedRun& run) {
     RLT_ASSIGN_OR_RETURN(s.limits, LoadRiskLimits(r.risk_path));
   }
   run.preset = run.setup.features.preset;
+  if (!run.setup.symbols.empty() && run.setup.features.symbol_id) {
+    for (const std::string& symbol : run.setup.symbols) {
+      s.symbol_id.push_back(symbol == run.setup.symbol ? 1.0f : 0.0f);
+    }
+  }
   return CheckDates(r, feed, s);
 }
 
@@ -214,7 +221,8 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
   std::fprintf(stderr, "paper: the policy of checkpoint %s\n", s.checkpoint.c_str());
   RLT_ASSIGN_OR_RETURN(features::IncrementalFeatures stream,
                        features::IncrementalFeatures::Create(run.preset, &run.norm));
-  const env::EnvSpec spec = env::IntradayStockEnv::MakeSpec(stream.cols(), s.options);
+  const env::EnvSpec spec = env::IntradayStockEnv::MakeSpec(
+      stream.cols() + static_cast<int64_t>(s.symbol_id.size()), s.options);
   RLT_ASSIGN_OR_RETURN(
       std::unique_ptr<learn::PolicyRunner> runner,
       learn::PolicyRunner::Load(s.checkpoint, static_cast<int>(spec.obs_dim), spec.action));
@@ -222,7 +230,7 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
   if (feed.kind == FeedSpec::Kind::kStdin) {
     market::CsvReadOptions ro;
     ro.timezone = s.data_bars->timezone;
-    ro.symbol = run.setup.data.symbol;
+    ro.symbol = run.setup.symbol.empty() ? run.setup.data.symbol : run.setup.symbol;
     RLT_ASSIGN_OR_RETURN(ro.session,
                          market::ParseSessionHours(run.setup.data.session, "[data] session"));
     line_feed =

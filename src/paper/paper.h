@@ -127,6 +127,9 @@ struct PaperRequest {
   std::string data_file;
   bool allow_mismatch = false;     // bars of another symbol than the run's are traded
   bool allow_data_change = false;  // bars of the training range that changed are used
+  // A run of several symbols ([data] symbols): the one symbol this session trades
+  // (required for such a run); its normaliser and one-hot id are applied.
+  std::string symbol;
   bool quiet = false;
 };
 

@@ -79,7 +79,7 @@ PaperSession::PaperSession(SessionSetup setup, features::IncrementalFeatures str
   lot_ = o_.lot_size;
   c0_ = o_.initial_capital;
   window_ = o_.nlags + 1;
-  cols_ = stream_.cols();
+  cols_ = stream_.cols() + static_cast<int64_t>(setup_.symbol_id.size());
   const env::EnvSpec spec = env::IntradayStockEnv::MakeSpec(cols_, o_);
   act_dim_ = static_cast<int>(spec.action.dim);
   for (Walker& w : walkers_) {
@@ -122,7 +122,9 @@ Status PaperSession::PushFeatures(int32_t t) {
   RLT_ASSIGN_OR_RETURN(std::span<const float> row, stream_.Push(features::StreamBarAt(*bars_, t)));
   if (first_valid_ < 0 && stream_.warmed_up()) first_valid_ = t;
   std::copy(rows_.begin() + cols_, rows_.end(), rows_.begin());
-  std::copy(row.begin(), row.end(), rows_.end() - cols_);
+  const auto last = rows_.end() - cols_;
+  std::copy(row.begin(), row.end(), last);
+  std::copy(setup_.symbol_id.begin(), setup_.symbol_id.end(), last + std::ssize(row));
   return Status::Ok();
 }
 

@@ -78,6 +78,9 @@ struct SessionSetup {
   int32_t start_date = 0;  // yyyymmdd; 0: none
   std::optional<RiskLimits> limits;
   bool in_sample = false;  // the traded dates overlap training (--allow-in-sample)
+  // A run of several symbols trained with [features] symbol_id: the traded symbol's one-hot
+  // columns, appended to every feature row as training appended them. Empty otherwise.
+  std::vector<float> symbol_id;
 };
 
 // The client order id of the order that fills at `bar`: "b<bar>" (suffixes follow it).

@@ -106,7 +106,8 @@ Status PaperSession::CheckSameSession(const Journal& journal, const Json& start_
     return Status::Refused(journal.path() + ":1: not a journal of `rltrade paper` (its " +
                            "first line is not a session's start); choose another --journal");
   }
-  for (const char* key : {"run_dir", "checkpoint", "feed", "broker", "start", "account"}) {
+  for (const char* key :
+       {"run_dir", "checkpoint", "feed", "broker", "start", "account", "symbol"}) {
     if (!was.contains(key) || was[key] != start_line[key]) {
       return Status::Refused(journal.path() + " is the journal of " + "another session: its " +
                              key + " is " +

@@ -46,7 +46,7 @@ py::tuple Train(const std::string& config, const std::string& run_dir,
 std::string Evaluate(const std::string& run_dir, const std::string& range,
                      const std::string& policy, bool allow_in_sample, int episodes,
                      const std::string& checkpoint, const std::string& data_file,
-                     bool allow_data_change, bool allow_mismatch) {
+                     bool allow_data_change, bool allow_mismatch, const std::string& symbol) {
   rlt::evalrun::EvalRequest r;
   r.run_dir = run_dir;
   r.range = range;
@@ -57,6 +57,7 @@ std::string Evaluate(const std::string& run_dir, const std::string& range,
   r.data_file = data_file;
   r.allow_data_change = allow_data_change;
   r.allow_mismatch = allow_mismatch;
+  r.symbol = symbol;
   std::optional<rlt::Result<rlt::evalrun::EvalOutcome>> result;
   {
     py::gil_scoped_release release;
@@ -75,5 +76,6 @@ PYBIND11_MODULE(_train, m) {
         py::arg("resume"), py::arg("quiet"));
   m.def("evaluate", &Evaluate, py::arg("run_dir"), py::arg("range"), py::arg("policy"),
         py::arg("allow_in_sample"), py::arg("episodes"), py::arg("checkpoint"),
-        py::arg("data_file"), py::arg("allow_data_change"), py::arg("allow_mismatch"));
+        py::arg("data_file"), py::arg("allow_data_change"), py::arg("allow_mismatch"),
+        py::arg("symbol"));
 }

@@ -275,15 +275,18 @@ Result<std::optional<DataRecord>> LoadRunDataRecord(const std::string& run_dir) 
 
 namespace {
 
-Status CheckSymbol(const FileRecord& f, const DataRecord& record, const market::Bars& bars,
-                   const std::string& file, bool symbol_column, const RecordCheck& check,
-                   std::vector<std::string>* notes) {
-  if (!symbol_column || f.symbols.empty() ||
-      std::find(f.symbols.begin(), f.symbols.end(), bars.symbol) != f.symbols.end()) {
+Status CheckSymbol(const DataRecord& record, const market::Bars& bars, const std::string& file,
+                   bool symbol_column, const RecordCheck& check, std::vector<std::string>* notes) {
+  std::vector<std::string> symbols;  // every file entry's (several symbols: one entry each)
+  for (const FileRecord& f : record.files) {
+    symbols.insert(symbols.end(), f.symbols.begin(), f.symbols.end());
+  }
+  if (!symbol_column || symbols.empty() ||
+      std::find(symbols.begin(), symbols.end(), bars.symbol) != symbols.end()) {
     return Status::Ok();
   }
   const std::string what = fmt::format("{} holds bars of '{}'; the run trained on '{}' ({})", file,
-                                       bars.symbol, JoinSymbols(f.symbols), record.origin);
+                                       bars.symbol, JoinSymbols(symbols), record.origin);
   if (check.allow_mismatch) {
     notes->push_back("note: " + what + "; used anyway (--allow-mismatch)");
     return Status::Ok();
@@ -325,8 +328,16 @@ Status CheckAgainstRecord(const DataRecord& record, const market::Bars& bars,
                           const std::string& file, bool symbol_column, const RecordCheck& check,
                           std::vector<std::string>* notes) {
   if (record.source != "file" || record.files.empty()) return Status::Ok();
-  const FileRecord& f = record.files.front();
-  RLT_RETURN_IF_ERROR(CheckSymbol(f, record, bars, file, symbol_column, check, notes));
+  // A run of several symbols records one file entry per symbol: the bars' symbol's.
+  const FileRecord* match = &record.files.front();
+  for (const FileRecord& f : record.files) {
+    if (std::find(f.symbols.begin(), f.symbols.end(), bars.symbol) != f.symbols.end()) {
+      match = &f;
+      break;
+    }
+  }
+  const FileRecord& f = *match;
+  RLT_RETURN_IF_ERROR(CheckSymbol(record, bars, file, symbol_column, check, notes));
   const std::string changed = FirstChangedSession(f, bars);
   if (changed.empty()) return Status::Ok();
   const std::string what = fmt::format("{}: {} ({}, training range {}, recorded from {})", file,

@@ -22,6 +22,33 @@
 namespace rlt::train::internal {
 namespace {
 
+// The bars of one symbol of a several-symbol dataset, as that symbol's own Bars.
+market::Bars SliceOfPart(const env::MarketDataset& data, const env::SymbolPart& part) {
+  const market::Bars& all = data.bars;
+  market::Bars b;
+  b.symbol = part.symbol;
+  b.timezone = all.timezone;
+  const auto from = static_cast<std::ptrdiff_t>(part.first_bar);
+  const auto to = static_cast<std::ptrdiff_t>(part.end_bar);
+  b.time.assign(all.time.begin() + from, all.time.begin() + to);
+  b.utc_offset.assign(all.utc_offset.begin() + from, all.utc_offset.begin() + to);
+  b.open.assign(all.open.begin() + from, all.open.begin() + to);
+  b.high.assign(all.high.begin() + from, all.high.begin() + to);
+  b.low.assign(all.low.begin() + from, all.low.begin() + to);
+  b.close.assign(all.close.begin() + from, all.close.begin() + to);
+  b.volume.assign(all.volume.begin() + from, all.volume.begin() + to);
+  b.bar_in_session.assign(all.bar_in_session.begin() + from, all.bar_in_session.begin() + to);
+  b.last_in_session.assign(all.last_in_session.begin() + from, all.last_in_session.begin() + to);
+  for (auto t = from; t < to; ++t) b.session.push_back(all.session[t] - part.first_session);
+  for (int32_t s = part.first_session; s < part.end_session; ++s) {
+    market::Session session = all.sessions[s];
+    session.begin -= static_cast<int32_t>(part.first_bar);
+    session.end -= static_cast<int32_t>(part.first_bar);
+    b.sessions.push_back(session);
+  }
+  return b;
+}
+
 // The record of the bars a market setup trained on: the sessions of [split] train and of
 // the training envs' range are hashed.
 Result<DataRecord> RecordSetupData(const EnvSetup& env_setup) {
@@ -37,8 +64,23 @@ Result<DataRecord> RecordSetupData(const EnvSetup& env_setup) {
       ranges.push_back(r);
     }
   }
-  return RecordFileData(env_setup.data.file.str(), env_setup.context.market->bars,
-                        env_setup.data.symbol, env_setup.symbol_column, ranges);
+  const env::MarketDataset& data = *env_setup.context.market;
+  if (data.parts.empty()) {
+    return RecordFileData(env_setup.data.file.str(), data.bars, env_setup.data.symbol,
+                          env_setup.symbol_column, ranges);
+  }
+  // Several symbols: one file record per symbol (the same file), each with its sessions.
+  DataRecord record;
+  for (size_t i = 0; i < data.parts.size(); ++i) {
+    const auto& [file, symbol_column] = env_setup.symbol_files[i];
+    // A file without a symbol column records the name its bars were given.
+    RLT_ASSIGN_OR_RETURN(DataRecord one, RecordFileData(file, SliceOfPart(data, data.parts[i]),
+                                                        symbol_column ? "" : data.parts[i].symbol,
+                                                        symbol_column, ranges));
+    record.source = one.source;
+    for (FileRecord& f : one.files) record.files.push_back(std::move(f));
+  }
+  return record;
 }
 
 }  // namespace
@@ -170,7 +212,7 @@ Result<Setup> BuildSetup(config::Config config) {
   config.SetSection("policy", s.policy);
   ResolveEnvSection(config, env_setup);
   if (env_setup.context.market) {
-    s.normalizer_json = JsonText(env_setup.context.market->normalizer.ToJson(), 2) + "\n";
+    s.normalizer_json = JsonText(env_setup.context.market->NormalizerJson(), 2) + "\n";
     RLT_ASSIGN_OR_RETURN(const DataRecord record, RecordSetupData(env_setup));
     s.data_json = DataRecordJson(record);
   }

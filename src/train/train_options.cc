@@ -77,20 +77,94 @@ Result<market::SessionHours> SessionOf(const config::Config& config, const DataO
 }
 
 // timezone_given: [data] timezone was set (else a file without UTC offsets gets a note
-// saying which zone was assumed).
-Result<market::Bars> LoadBars(const DataOptions& d, const market::SessionHours& session,
-                              bool timezone_given, market::DataReport* report_out = nullptr) {
+// saying which zone was assumed). `symbols_place` names [data] symbols in messages. One
+// Bars per symbol: [data] symbols' (in their order; "all": the file's, sorted by name), or
+// the one symbol.
+struct SymbolBars {
+  std::vector<market::Bars> bars;
+  // Per symbol: the file it was read from and whether that file has a symbol column.
+  std::vector<std::pair<std::string, bool>> sources;
+};
+
+Result<SymbolBars> LoadSymbolBars(const DataOptions& d, const market::SessionHours& session,
+                                  bool timezone_given, market::DataReport* report_out = nullptr,
+                                  const std::string& symbols_place = "[data] symbols");
+
+// [data] files: one symbol per file.
+Result<SymbolBars> LoadFilesBars(const DataOptions& d, const market::SessionHours& session,
+                                 bool timezone_given, market::DataReport* report_out,
+                                 const std::string& symbols_place) {
+  if (!d.file.empty() || !d.symbol.empty()) {
+    return Status::InvalidArgument(
+        std::string("[data] files reads one symbol per file; remove [data] ") +
+        (d.file.empty() ? "symbol" : "file") + " (or files)");
+  }
+  if (!d.symbols.empty() && d.symbols.size() != d.files.size()) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: {} names for {} files; with [data] files, symbols names each file's symbol in "
+        "order (or leave it out: each file's symbol column, else its name)",
+        symbols_place, d.symbols.size(), d.files.size()));
+  }
+  SymbolBars out;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < d.files.size(); ++i) {
+    DataOptions one = d;
+    one.files.clear();
+    one.symbols.clear();
+    one.file = FilePath(d.files[i]);
+    one.symbol = d.symbols.empty() ? std::string() : d.symbols[i];
+    market::DataReport report;
+    RLT_ASSIGN_OR_RETURN(SymbolBars bars, LoadSymbolBars(one, session, timezone_given, &report));
+    if (report_out != nullptr && i == 0) *report_out = report;
+    if (!seen.insert(bars.bars.front().symbol).second) {
+      return Status::InvalidArgument(fmt::format(
+          "[data] files: two files hold symbol '{}' (the second: {}); name each file's symbol "
+          "with symbols = [...]",
+          bars.bars.front().symbol, d.files[i]));
+    }
+    out.bars.push_back(std::move(bars.bars.front()));
+    out.sources.push_back(bars.sources.front());
+  }
+  if (out.bars.size() < 2) {
+    return Status::InvalidArgument(
+        "[data] files: several symbols, one policy needs two or more files (for one, set file "
+        "= \"...\")");
+  }
+  return out;
+}
+
+Result<SymbolBars> LoadSymbolBars(const DataOptions& d, const market::SessionHours& session,
+                                  bool timezone_given, market::DataReport* report_out,
+                                  const std::string& symbols_place) {
+  if (!d.files.empty() && d.source == "file") {
+    return LoadFilesBars(d, session, timezone_given, report_out, symbols_place);
+  }
+  const bool several = !d.symbols.empty();
   if (d.source == "synthetic") {
+    if (several || !d.files.empty()) {
+      return Status::InvalidArgument(
+          symbols_place +
+          ": several symbols are read from a file with a symbol column; set source = \"file\" "
+          "and file = \"...\" (or remove symbols)");
+    }
     market::SynthOptions so;
     so.num_days = d.days;
     so.bar_minutes = d.bar_minutes;
     so.seed = d.seed;
     so.signal_to_noise = d.signal_to_noise;
     RLT_ASSIGN_OR_RETURN(market::MarketData md, market::GenerateSynthetic(so));
-    return std::move(md.symbols.front());
+    SymbolBars out;
+    out.bars.push_back(std::move(md.symbols.front()));
+    out.sources.emplace_back("", false);
+    return out;
   }
   if (d.file.empty()) {
     return Status::InvalidArgument("[data] source = \"file\" needs file = \"path/to/bars.csv\"");
+  }
+  if (several && !d.symbol.empty()) {
+    return Status::InvalidArgument(symbols_place + " and [data] symbol = \"" + d.symbol +
+                                   "\" are both set: symbols trains one policy on several "
+                                   "symbols, symbol picks one; remove one of them");
   }
   market::CsvReadOptions ro;
   ro.timezone = d.timezone;
@@ -108,12 +182,60 @@ Result<market::Bars> LoadBars(const DataOptions& d, const market::SessionHours& 
         "check [data] session and timezone",
         d.file, report.rows_read, session.ToString(), d.timezone));
   }
-  if (md.symbols.size() != 1) {
-    return Status::InvalidArgument("[data] " + d.file + " holds " +
-                                   std::to_string(md.symbols.size()) +
-                                   " symbols; choose one with symbol = \"...\"");
+  SymbolBars out;
+  if (!several) {
+    if (md.symbols.size() != 1) {
+      return Status::InvalidArgument(
+          "[data] " + d.file + " holds " + std::to_string(md.symbols.size()) +
+          " symbols; choose one with symbol = \"...\", or train one policy on several with "
+          "symbols = [\"...\", \"...\"] (or \"all\")");
+    }
+    out.bars.push_back(std::move(md.symbols.front()));
+    out.sources.emplace_back(d.file.str(), report.symbol_column);
+    return out;
   }
-  return std::move(md.symbols.front());
+  std::string present;
+  for (const market::Bars& b : md.symbols) present += (present.empty() ? "" : ", ") + b.symbol;
+  if (!report.symbol_column) {
+    return Status::InvalidArgument(symbols_place + ": " + d.file +
+                                   " has no symbol column, so it holds one symbol; several "
+                                   "symbols come from one long file with a symbol column "
+                                   "(symbol,time,open,high,low,close,volume)");
+  }
+  const bool all = d.symbols.size() == 1 && d.symbols.front() == "all";
+  if (all) {
+    out.bars = std::move(md.symbols);
+  } else {
+    std::set<std::string> seen;
+    for (const std::string& name : d.symbols) {
+      if (!seen.insert(name).second) {
+        return Status::InvalidArgument(symbols_place + ": '" + name + "' is listed twice");
+      }
+      auto it = std::find_if(md.symbols.begin(), md.symbols.end(),
+                             [&](const market::Bars& b) { return b.symbol == name; });
+      if (it == md.symbols.end()) {
+        return Status::InvalidArgument(symbols_place + ": " + d.file + " has no bars of '" + name +
+                                       "' (it holds " + present + "); list symbols it holds");
+      }
+      out.bars.push_back(std::move(*it));
+    }
+  }
+  for (size_t i = 0; i < out.bars.size(); ++i) out.sources.emplace_back(d.file.str(), true);
+  if (out.bars.size() < 2) {
+    return Status::InvalidArgument(symbols_place + ": " + d.file + " holds " + present +
+                                   "; several symbols, one policy needs two or more (for one "
+                                   "symbol, set symbol = \"...\" instead)");
+  }
+  return out;
+}
+
+Result<market::Bars> LoadBars(const DataOptions& d, const market::SessionHours& session,
+                              bool timezone_given, market::DataReport* report_out = nullptr) {
+  DataOptions one = d;
+  one.symbols.clear();
+  one.files.clear();
+  RLT_ASSIGN_OR_RETURN(SymbolBars bars, LoadSymbolBars(one, session, timezone_given, report_out));
+  return std::move(bars.bars.front());
 }
 
 // A run's own [data] file (no replacement given) that is no longer where the run recorded
@@ -171,7 +293,57 @@ Status ProbeEnv(const config::Section& env_section, const EnvSetup& setup) {
                                  (key == "id" ? "[env] " : "") + m);
 }
 
+// The feature preset and normaliser settings of [features].
+Result<env::DatasetOptions> DatasetOptionsOf(const FeatureOptions& options) {
+  env::DatasetOptions dopt;
+  dopt.preset = options.preset;
+  RLT_ASSIGN_OR_RETURN(dopt.normalizer.kind, features::ParseNormalizerKind(options.normalizer));
+  dopt.normalizer.clip = options.clip;
+  return dopt;
+}
+
+// Training on several symbols ([data] symbols): every symbol's bars, one dataset of them
+// (env::PrepareSymbolsDataset), the training range on [split] train unless [env] range.
+Result<EnvSetup> BuildSymbolsSetup(const config::Config& config, const config::Section& env_section,
+                                   const market::SessionHours& session, EnvSetup setup) {
+  market::DataReport report;
+  RLT_ASSIGN_OR_RETURN(
+      SymbolBars loaded,
+      LoadSymbolBars(setup.data, session, config.Get("data", "timezone") != nullptr, &report,
+                     config::KeyPlace(config, "data", "symbols")));
+  std::vector<market::Bars> symbols = std::move(loaded.bars);
+  setup.symbol_files = std::move(loaded.sources);
+  setup.symbol_column = report.symbol_column;
+  for (const market::Bars& b : symbols) {
+    setup.symbols.push_back(b.symbol);
+    RLT_RETURN_IF_ERROR(CheckIntradayBars(setup.id, setup.data, b));
+  }
+  setup.data.symbols = setup.symbols;  // "all" resolved: config.toml lists them
+  if (!setup.features.symbol_id && setup.features.normalize_by == "pooled") {
+    NoteOnce(fmt::format(
+        "note: {}: several symbols pooled into one normaliser without [features] symbol_id: "
+        "the policy cannot tell the symbols apart",
+        config::KeyPlace(config, "features", "normalize_by")));
+  }
+  RLT_ASSIGN_OR_RETURN(const env::DatasetOptions dopt, DatasetOptionsOf(setup.features));
+  RLT_ASSIGN_OR_RETURN(setup.context.market,
+                       env::PrepareSymbolsDataset(std::move(symbols), dopt, setup.split["train"],
+                                                  setup.features.normalize_by == "symbol",
+                                                  setup.features.symbol_id));
+  if (!setup.context.settings.count("range")) {
+    setup.context.settings["range"] = setup.split["train"].ToString();
+  }
+  RLT_RETURN_IF_ERROR(ProbeEnv(env_section, setup));
+  return setup;
+}
+
 }  // namespace
+
+std::vector<std::string> RunSymbols(const config::Config& config) {
+  DataOptions d;
+  if (!config.Bind("data", d).ok()) return {};
+  return d.symbols;
+}
 
 std::vector<std::string> RunSetupFiles() {
   return {"config.toml", "normalizer.json", kTrainingRangesFile, kDataRecordFile};
@@ -276,6 +448,30 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverr
     data.file = overrides.data_file;
   }
   RLT_ASSIGN_OR_RETURN(const market::SessionHours session, SessionOf(config, data));
+  if (!data.symbols.empty() || !data.files.empty()) {
+    if (training) return BuildSymbolsSetup(config, *env_section, session, std::move(setup));
+    // One symbol of a run of several (its config.toml lists them).
+    setup.symbols = data.symbols;
+    std::string names;
+    for (const std::string& n : setup.symbols) names += (names.empty() ? "" : ", ") + n;
+    if (overrides.symbol.empty()) {
+      return Status::InvalidArgument("the run trades " + names +
+                                     " (several symbols, one policy) one symbol at a time: "
+                                     "choose one with --symbol SYMBOL");
+    }
+    const auto it = std::find(setup.symbols.begin(), setup.symbols.end(), overrides.symbol);
+    if (it == setup.symbols.end()) {
+      return Status::InvalidArgument("--symbol " + overrides.symbol + ": the run was trained on " +
+                                     names + "; choose one of them");
+    }
+    setup.symbol = overrides.symbol;
+    data.symbol = overrides.symbol;
+    if (!data.files.empty() && overrides.data_file.empty()) {  // one file per symbol
+      data.file = FilePath(data.files[static_cast<size_t>(it - setup.symbols.begin())]);
+    }
+    data.symbols.clear();
+    data.files.clear();
+  }
   RLT_RETURN_IF_ERROR(CheckRunDataExists(data, overrides));
   market::DataReport report;
   RLT_ASSIGN_OR_RETURN(market::Bars bars,
@@ -292,16 +488,18 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverr
     RLT_ASSIGN_OR_RETURN(setup.context.market,
                          env::PrepareMarketDataset(std::move(bars), setup.features.preset,
                                                    *overrides.normalizer, setup.split["train"]));
+    if (!setup.symbols.empty() && setup.features.symbol_id) {
+      const auto index =
+          static_cast<size_t>(std::find(setup.symbols.begin(), setup.symbols.end(), setup.symbol) -
+                              setup.symbols.begin());
+      setup.context.market = env::WithSymbolId(setup.context.market, setup.symbols, index);
+    }
     if (!setup.context.settings.count("range")) {
       setup.context.settings["range"] = setup.split["train"].ToString();
     }
     return setup;
   }
-  env::DatasetOptions dopt;
-  dopt.preset = setup.features.preset;
-  RLT_ASSIGN_OR_RETURN(dopt.normalizer.kind,
-                       features::ParseNormalizerKind(setup.features.normalizer));
-  dopt.normalizer.clip = setup.features.clip;
+  RLT_ASSIGN_OR_RETURN(const env::DatasetOptions dopt, DatasetOptionsOf(setup.features));
   RLT_ASSIGN_OR_RETURN(setup.context.market,
                        env::PrepareMarketDataset(std::move(bars), dopt, setup.split["train"]));
   if (!setup.context.settings.count("range")) {
@@ -312,12 +510,25 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverr
 }
 
 Result<market::Bars> LoadDataBars(const config::Config& config, const std::string& data_file,
-                                  market::DataReport* report) {
+                                  market::DataReport* report, const std::string& symbol) {
   DataOptions data;
   RLT_RETURN_IF_ERROR(config.Bind("data", data));
   if (!data_file.empty()) {
     data.source = "file";
     data.file = data_file;
+  }
+  if (!data.symbols.empty() || !data.files.empty()) {  // several symbols: the one asked for
+    if (symbol.empty()) {
+      return Status::InvalidArgument(
+          "the config trains on several symbols ([data] symbols); choose one with --symbol");
+    }
+    const auto it = std::find(data.symbols.begin(), data.symbols.end(), symbol);
+    if (!data.files.empty() && data_file.empty() && it != data.symbols.end()) {
+      data.file = FilePath(data.files[static_cast<size_t>(it - data.symbols.begin())]);
+    }
+    data.symbol = symbol;
+    data.symbols.clear();
+    data.files.clear();
   }
   RLT_ASSIGN_OR_RETURN(const market::SessionHours session, SessionOf(config, data));
   return LoadBars(data, session, config.Get("data", "timezone") != nullptr, report);
@@ -337,10 +548,17 @@ Result<std::vector<int32_t>> SessionDates(const config::Config& config) {
                                    "\" has no market data (sessions); use a market environment "
                                    "such as \"intraday\"");
   }
-  RLT_ASSIGN_OR_RETURN(const market::Bars bars, LoadDataBars(config));
-  std::vector<int32_t> dates;
-  dates.reserve(bars.sessions.size());
-  for (const market::Session& s : bars.sessions) dates.push_back(s.date);
+  DataOptions data;
+  RLT_RETURN_IF_ERROR(config.Bind("data", data));
+  RLT_ASSIGN_OR_RETURN(const market::SessionHours session, SessionOf(config, data));
+  RLT_ASSIGN_OR_RETURN(const SymbolBars symbols,
+                       LoadSymbolBars(data, session, config.Get("data", "timezone") != nullptr,
+                                      nullptr, config::KeyPlace(config, "data", "symbols")));
+  std::set<int32_t> all;  // several symbols: the dates any of them trades
+  for (const market::Bars& bars : symbols.bars) {
+    for (const market::Session& s : bars.sessions) all.insert(s.date);
+  }
+  std::vector<int32_t> dates(all.begin(), all.end());
   if (dates.empty()) return Status::InvalidArgument("the config's market data has no sessions");
   return dates;
 }
@@ -383,13 +601,15 @@ Status CheckCapitalBuysOneLot(const EnvSetup& setup) {
   }
   const market::Bars& bars = setup.context.market->bars;
   double highest = 0.0;
-  int32_t highest_date = 0;
-  for (const market::Session& s : bars.sessions) {
+  int32_t highest_date = 0, highest_session = 0;
+  for (int32_t i = 0; i < static_cast<int32_t>(bars.sessions.size()); ++i) {
+    const market::Session& s = bars.sessions[i];
     if (!range.Contains(s.date)) continue;
     for (int32_t t = s.begin; t < s.end; ++t) {
       if (bars.close[t] > highest) {
         highest = bars.close[t];
         highest_date = s.date;
+        highest_session = i;
       }
     }
   }
@@ -402,8 +622,9 @@ Status CheckCapitalBuysOneLot(const EnvSetup& setup) {
       "agent could never trade and training would be meaningless. Raise env.initial_capital "
       "(e.g. --set env.initial_capital={:.0f}) or trade fractions with a smaller env.lot_size "
       "(e.g. --set env.lot_size={:.3g}, as for crypto)",
-      o.initial_capital, o.lot_size, bars.symbol, highest, FormatDate(highest_date), lot_cost,
-      std::ceil(lot_cost * 10.0), std::pow(10.0, std::floor(std::log10(lot_fitting)))));
+      o.initial_capital, o.lot_size, setup.context.market->SymbolOfSession(highest_session),
+      highest, FormatDate(highest_date), lot_cost, std::ceil(lot_cost * 10.0),
+      std::pow(10.0, std::floor(std::log10(lot_fitting)))));
 }
 
 void ResolveEnvSection(config::Config& config, const EnvSetup& setup) {

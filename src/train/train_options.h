@@ -70,6 +70,12 @@ struct DataOptions {
   FilePath file;                     // bar CSV when source = "file"
   std::string timezone = "UTC";      // IANA zone of naive timestamps in `file`
   std::string symbol;                // symbol to use from a multi-symbol file
+  // Several symbols, one policy: symbols of `file`'s symbol column ({"all"}: every one);
+  // empty = one symbol (`symbol`).
+  std::vector<std::string> symbols;
+  // Several symbols from one file each (instead of `file`): symbols[i], when given, names
+  // files[i]'s bars.
+  FilePaths files;
   std::string on_bad_rows = "fail";  // "fail" or "drop"
   std::string session;               // "HH:MM-HH:MM": keep bars starting in these local
                                      // hours, [open, close) (market/csv.h); "" = all
@@ -85,6 +91,15 @@ struct DataOptions {
     v("symbol", &symbol,
       "symbol to use from a file with a symbol column; for a file without one, the symbol its "
       "bars are (the identity eval, signal and paper check bars against)");
+    v("symbols", &symbols,
+      "several symbols, one policy: the symbols of the file's symbol column to train on, e.g. "
+      "[\"BPCL\", \"HDFCLIFE\"], or \"all\" (the run's config.toml lists them); with `files`, "
+      "the symbol of each file in order; each episode draws a (symbol, session) of the "
+      "training range; empty = one symbol (`symbol`)");
+    v("files", &files,
+      "several symbols, one file each (instead of `file`), e.g. [\"bpcl.csv\", "
+      "\"hdfclife.csv\"]: each file's symbol is its symbol column's, else symbols[i], else "
+      "the file's name");
     v("on_bad_rows", &on_bad_rows, "bad input rows", {"fail", "drop"});
     v("session", &session,
       "file: keep bars starting in these local hours HH:MM-HH:MM, open inclusive, close "
@@ -101,12 +116,23 @@ struct FeatureOptions {
   std::string preset = "scaled";      // "scaled" or "fast22"
   std::string normalizer = "zscore";  // "zscore", "quantile", "rolling_zscore", "none"
   double clip = 5.0;                  // clip normalised values to +-clip (<= 0: off)
+  // Several symbols ([data] symbols): one normaliser per symbol, each fitted on its own
+  // training sessions ("symbol"), or one over all of them ("pooled").
+  std::string normalize_by = "symbol";
+  bool symbol_id = false;  // several symbols: add a one-hot of the symbol to each row
   template <typename V>
   void VisitFields(V& v) {
     v("preset", &preset, "feature preset", {"scaled", "fast22"});
     v("normalizer", &normalizer, "normalisation fitted on [split] train",
       {"zscore", "quantile", "rolling_zscore", "none"});
     v("clip", &clip, "clip normalised features to +-clip");
+    v("normalize_by", &normalize_by,
+      "several symbols: one normaliser per symbol fitted on its own training sessions, or one "
+      "pooled over every symbol's",
+      {"symbol", "pooled"});
+    v("symbol_id", &symbol_id,
+      "several symbols: append a one-hot of the symbol (one column per symbol of [data] "
+      "symbols, not normalised) to each feature row");
   }
 };
 
@@ -119,6 +145,14 @@ struct EnvSetup {
   DataOptions data;
   FeatureOptions features;
   bool symbol_column = false;  // the [data] file has a symbol column (market/csv.h)
+  // Several symbols, one policy ([data] symbols): the run's symbols in order (resolved:
+  // "all" listed); empty for one symbol. With EnvSetupOverrides::symbol, the dataset is
+  // that one symbol's (`symbol`).
+  std::vector<std::string> symbols;
+  std::string symbol;
+  // Several symbols: the file each symbol's bars came from and whether it has a symbol
+  // column (for the data record), in `symbols` order.
+  std::vector<std::pair<std::string, bool>> symbol_files;
 };
 
 // Evaluation and signals rebuild a run's environments with these replacements.
@@ -133,7 +167,16 @@ struct EnvSetupOverrides {
   // data_record.h), notes of what an allow flag accepted printed on stderr.
   const DataRecord* record = nullptr;
   RecordCheck record_check;
+  // A run of several symbols is evaluated, signalled and paper-traded one symbol at a time:
+  // the symbol (one of its [data] symbols) whose bars, normaliser (`normalizer` must be
+  // that symbol's) and one-hot id the setup uses. Required for such a run; ignored for a
+  // run of one symbol.
+  std::string symbol;
 };
+
+// The symbols of a run's config ([data] symbols, as its config.toml lists them); empty for
+// a run of one symbol.
+std::vector<std::string> RunSymbols(const config::Config& config);
 
 // A run directory's setup files, covered by RUN_DIR/MANIFEST and checked against it by
 // every command that reads a run (metrics and status grow while training and are not):
@@ -161,8 +204,10 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config,
 // or generated), exactly as BuildEnvSetup loads them, without features; `data_file`
 // replaces [data] file as EnvSetupOverrides::data_file does. The reader's report (naive
 // times, UTC offsets written in the file) goes to *report for a file.
+// A config of several symbols ([data] symbols) reads the one `symbol` names (required).
 Result<market::Bars> LoadDataBars(const config::Config& config, const std::string& data_file = "",
-                                  market::DataReport* report = nullptr);
+                                  market::DataReport* report = nullptr,
+                                  const std::string& symbol = "");
 
 // The session dates (yyyymmdd, in order) of a config's market data, from the bars built
 // exactly as BuildEnvSetup builds them ([data] read or generated; no features). Errors: the

@@ -52,14 +52,18 @@ Result<TrainingRanges> TrainingRangesOf(const EnvSetup& setup) {
   out.ranges.push_back({kEnvSource, env_range});
   out.ranges.push_back({kNormalizerSource, fit});
   RLT_ASSIGN_OR_RETURN(const int lags, ObservationLags(setup));
-  const market::Bars& bars = setup.context.market->bars;
+  const env::MarketDataset& data = *setup.context.market;
+  const market::Bars& bars = data.bars;
   std::set<int32_t> dates;
-  for (const market::Session& s : bars.sessions) {
+  for (int32_t i = 0; i < static_cast<int32_t>(bars.sessions.size()); ++i) {
+    const market::Session& s = bars.sessions[i];
     if (fit.Contains(s.date)) dates.insert(s.date);
     if (!env_range.Contains(s.date)) continue;
     dates.insert(s.date);
-    // The observation at the session's first bar holds the `lags` bars before it.
-    for (int64_t t = std::max<int64_t>(0, s.begin - lags); t < s.begin; ++t) {
+    // The observation at the session's first bar holds the `lags` bars before it (of the
+    // same symbol: several symbols' bars follow one another in one dataset).
+    const int64_t first = data.parts.empty() ? 0 : data.parts[data.PartOfSession(i)].first_bar;
+    for (int64_t t = std::max<int64_t>(first, s.begin - lags); t < s.begin; ++t) {
       dates.insert(bars.sessions[bars.session[t]].date);
     }
   }

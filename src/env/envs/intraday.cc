@@ -41,13 +41,14 @@ Result<std::unique_ptr<IntradayStockEnv>> IntradayStockEnv::Create(
   if (!o.range.empty()) {
     RLT_ASSIGN_OR_RETURN(range, DateRange::Parse(o.range));
   }
-  // Sessions whose every bar has a full, defined observation window and >= 2 bars.
+  // Sessions whose every bar has a full, defined observation window (within its symbol's
+  // part, for several symbols) and >= 2 bars.
   const int64_t first_observable = data->features.first_valid + o.nlags;
   std::vector<int32_t> eligible;
   const auto& sessions = data->bars.sessions;
   for (int32_t s = 0; s < static_cast<int32_t>(sessions.size()); ++s) {
-    if (range.Contains(sessions[s].date) && sessions[s].begin >= first_observable &&
-        sessions[s].size() >= 2) {
+    if (range.Contains(sessions[s].date) &&
+        sessions[s].begin >= data->FirstValidOfSession(s) + o.nlags && sessions[s].size() >= 2) {
       eligible.push_back(s);
     }
   }
@@ -171,8 +172,12 @@ StepResult IntradayStockEnv::Step(const float* action, float* obs, double* info)
   if (session_end) {
     session_start_worth_ = worth;
     --sessions_left_;
-    if (pos_ + 1 >= static_cast<int32_t>(eligible_.size())) {
-      result.terminated = true;  // no more data in the range
+    if (pos_ + 1 >= static_cast<int32_t>(eligible_.size()) ||
+        (!options_.sequential && !data_->parts.empty() &&
+         data_->PartOfSession(eligible_[pos_ + 1]) != data_->PartOfSession(eligible_[pos_]))) {
+      // No more data in the range (of this symbol: a training episode never moves on to
+      // another symbol's sessions; an evaluation walk goes through every symbol's).
+      result.terminated = true;
     } else if (sessions_left_ <= 0) {
       result.truncated = !result.terminated;
     } else if (!result.terminated) {
@@ -310,13 +315,13 @@ Status IntradayStockEnv::WriteObservationAt(const MarketDataset& data,
                                    std::to_string(bars.size()) + " bars of the data");
   }
   if (options.nlags < 0) return Status::InvalidArgument("[env] nlags must be >= 0");
-  const int64_t first_observable = data.features.first_valid + options.nlags;
+  const int64_t first_valid = data.FirstValidOfSession(bars.session[bar]);
+  const int64_t first_observable = first_valid + options.nlags;
   if (bar < first_observable) {
     return Status::InvalidArgument(
-        "bar " + std::to_string(bar) +
-        " has no full observation window: it needs bar >= " + std::to_string(first_observable) +
-        " (feature warm-up " + std::to_string(data.features.first_valid) + " + nlags " +
-        std::to_string(options.nlags) + ")");
+        "bar " + std::to_string(bar) + " has no full observation window: it needs bar >= " +
+        std::to_string(first_observable) + " (feature warm-up " + std::to_string(first_valid) +
+        " + nlags " + std::to_string(options.nlags) + ")");
   }
   const market::Session& s = bars.sessions[bars.session[bar]];
   const int32_t size = session_bars > 0 ? session_bars : s.size();
