@@ -15,6 +15,25 @@
 
 namespace rlt::evalrun {
 
+namespace {
+
+// A walk that ended before the range's last session was stopped out: the later sessions
+// the env would have walked get a return of 0 (the account no longer trades).
+void PadStoppedWalk(env::VecEnv& venv, const market::Bars& bars, BacktestResult& r) {
+  const auto* intraday = dynamic_cast<const env::IntradayStockEnv*>(&venv.env(0));
+  if (intraday == nullptr || r.session_dates.empty()) return;
+  const int32_t last = r.session_dates.back();
+  for (int32_t s : intraday->eligible_sessions()) {
+    const int32_t date = bars.sessions[s].date;
+    if (date <= last) continue;
+    if (r.stopped_date == 0) r.stopped_date = last;
+    r.session_dates.push_back(date);
+    r.session_returns.push_back(0.0);
+  }
+}
+
+}  // namespace
+
 BacktestResult Backtest(env::VecEnv& venv, const market::Bars& bars,
                         const env::IntradayOptions& options, const ActionFn& policy) {
   RLT_CHECK(venv.num_envs() == 1 && options.sequential);
@@ -91,6 +110,7 @@ BacktestResult Backtest(env::VecEnv& venv, const market::Bars& bars,
     }
     if (session_end) add_first_bar(venv.info());
   }
+  PadStoppedWalk(venv, bars, r);
   return r;
 }
 

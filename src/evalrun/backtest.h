@@ -47,6 +47,11 @@ struct BacktestResult {
   double costs_paid = 0;
   double net_pnl = 0;  // the sum over sessions of net worth end - start (after costs)
   double final_net_worth = 0;
+  // The walk was stopped (net worth fell to [env] stop_fraction x capital) in the session
+  // of this date (yyyymmdd; 0: it walked the whole range). The account trades no more:
+  // every later session of the range is in session_dates with a return of 0, so the
+  // series covers the range as the benchmarks' do.
+  int32_t stopped_date = 0;
 };
 
 // Tracks round trips from flat to flat over the fills in order.

@@ -868,6 +868,7 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
   const int periods = PeriodsOf(request, data_sessions);
   summary["periods_per_year"] = periods;
   summary["metrics"] = MetricsJson(result, periods);
+  if (result.stopped_date != 0) summary["stopped_out"] = FormatDate(result.stopped_date);
   RLT_ASSIGN_OR_RETURN(
       const Json selection,
       SelectionSummary(request.run_dir, request.checkpoint,
@@ -911,7 +912,12 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
       range_json["last"].get<std::string>(), result.session_dates.size());
   out.table =
       Table(title, summary, summary["fills"], range.in_sample, request.periods_per_year > 0) +
-      SelectionLine(selection);
+      SelectionLine(selection) +
+      (result.stopped_date == 0
+           ? std::string()
+           : fmt::format("stopped out on {}: net worth fell to [env] stop_fraction x capital; "
+                         "the later sessions count as flat (return 0)\n",
+                         FormatDate(result.stopped_date)));
   std::map<std::string, std::string> files = {
       {eval::kSummaryFile, out.summary_json},
       {eval::kEquityFile, EquityCsv(data.bars, result, bench[1])},

@@ -629,6 +629,41 @@ TEST_F(EvalRun, SetCostRateChargesThatRateOnTheTradedValueAndNamesTheOutput) {
   EXPECT_NEAR(costs, 0.0005 * TradedValue(out->out_dir), 1e-9 * costs);
 }
 
+// A policy that churns all in and all out every bar at 5% costs loses half its capital in
+// the first session and is stopped ([env] stop_fraction 0.5): the account trades no more,
+// every later session of the range counts as flat (return 0), so its daily returns cover
+// the range as the benchmarks' do and the significance against them is computed.
+TEST_F(EvalRun, AStoppedOutWalkCountsTheRestOfTheRangeAsFlat) {
+  ActionFn churn = [](const float*, const double* info, float* action) {
+    action[0] = static_cast<int64_t>(info[env::kInfoBar]) % 2 == 0 ? 1.0f : -1.0f;
+    action[1] = 1.0f;
+  };
+  EvalRequest req = Request();
+  req.env_settings["cost_rate"] = "0.05";
+  auto out = RunEvaluationWith(req, "churn", churn);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const nlohmann::json s = Summary(*out);
+  const std::vector<std::string> rows = Lines(Read(fs::path(out->out_dir) / "daily_returns.csv"));
+  ASSERT_TRUE(s.contains("stopped_out")) << out->table;
+  const std::string stopped = s["stopped_out"];
+  EXPECT_NE(out->table.find("stopped out on " + stopped), std::string::npos) << out->table;
+  size_t after = 0;
+  double first_loss = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const std::vector<std::string> c = Cells(rows[i]);
+    EXPECT_NE(c[3], "nan") << rows[i];  // every date has the flat benchmark's row
+    if (c[0] == stopped) first_loss = std::stod(c[1]);
+    if (c[0] > stopped) {
+      EXPECT_EQ(std::stod(c[1]), 0.0) << rows[i];
+      ++after;
+    }
+  }
+  EXPECT_LT(first_loss, -0.4);
+  EXPECT_GT(after, 5u);
+  EXPECT_EQ(s["metrics"]["observations"], s["benchmarks"]["flat"]["observations"]);
+  EXPECT_TRUE(s.contains("significance"));
+}
+
 TEST(EvalSettings, KeysThatChangeTheObservationOrTheTrainingAreRefusedByName) {
   for (const std::string text : {"env.initial_capital=5", "env.nlags=3", "algo.lr=0.1"}) {
     std::map<std::string, std::string> settings;
