@@ -65,6 +65,31 @@ std::vector<nlohmann::json> JournalLines(const std::string& path) {
   return out;
 }
 
+// A run whose accounts are stopped out in the test range (3% costs, stop at 90% of
+// capital): the policy and buy-and-hold stop trading, their later sessions count as flat,
+// and the replay still writes what eval writes, byte for byte.
+TEST_F(PaperCli, AStoppedOutReplayIsTheStoppedOutEvaluation) {
+  const std::string d = D() + "/stopped";
+  const auto trained =
+      RunRltrade("train " + std::string(RLT_SOURCE_DIR) + "/configs/intraday_ppo.toml" +
+                 " --set data.source=file --set data.file=" + D() + "/bars.csv" +
+                 " --set split.train=start:2023-02-17 --set split.test=2023-03-06:end"
+                 " --set run.total_steps=1024 --set run.threads=1 --set env.num_envs=4"
+                 " --set algo.n_steps=64 --set algo.batch_size=128 --set env.cost_rate=0.03"
+                 " --set env.stop_fraction=0.9 --quiet --run-dir " +
+                 d);
+  ASSERT_EQ(trained.exit_code, 0) << trained.out;
+  const auto eval = RunRltrade("eval " + d + " --range test");
+  ASSERT_EQ(eval.exit_code, 0) << eval.out;
+  EXPECT_NE(eval.out.find("stopped out on"), std::string::npos) << eval.out;
+  const auto r = RunRltrade("paper " + d + " --feed replay:" + D() +
+                            "/bars.csv --start 2023-03-06 --quiet --journal " + d + "/journal");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* f : {"daily_returns.csv", "trades.csv", "equity.csv"}) {
+    EXPECT_EQ(ReadFile(d + "/eval/test/" + f), ReadFile(d + "/journal/" + f)) << f;
+  }
+}
+
 TEST_F(PaperCli, AReplayThroughTheSimBrokerIsTheEvaluationOfTheTestRange) {
   const std::string j = D() + "/journal";
   const auto r = RunRltrade("paper " + D() + "/run --feed replay:" + D() +

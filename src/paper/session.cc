@@ -219,7 +219,16 @@ Status PaperSession::FillPending(int32_t t, bool last_bar) {
       o_.fill == "next_typical" ? (bars.high[t] + bars.low[t] + bars.close[t]) / 3.0 : bars.open[t];
   for (int k = 0; k < 3; ++k) {
     Walker& w = walkers_[k];
-    if (w.stopped) continue;
+    if (w.stopped) {
+      // A stopped account trades no more: its later sessions count as flat (return 0), as
+      // `rltrade eval` counts them.
+      const int32_t date = bars.sessions[bars.session[t]].date;
+      if (last_bar && (w.result.session_dates.empty() || w.result.session_dates.back() < date)) {
+        w.result.session_dates.push_back(date);
+        w.result.session_returns.push_back(0.0);
+      }
+      continue;
+    }
     if (k > 0 || !tcp_broker_) {
       env::ActionKind kind;
       float a0 = 0;
