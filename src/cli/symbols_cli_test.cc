@@ -151,6 +151,36 @@ TEST_F(SymbolsCli, EvalReportsEachSymbolAndTheirEqualWeightPortfolio) {
       << unknown.out;
 }
 
+// eval --costs on several symbols: each symbol's sweep, and the portfolio's table whose
+// total return at each level compounds the mean of the symbols' returns at that level
+// (recomputed here from their costs_daily_returns.csv) and whose fills are their sum.
+TEST_F(SymbolsCli, TheCostTableOfSeveralSymbolsIsTheirPortfolios) {
+  auto eval = FromRoot("eval " + Path("run") + " --range test --costs 0,2,5");
+  ASSERT_EQ(eval.exit_code, 0) << eval.out;
+  EXPECT_NE(eval.out.find("Equal-weight portfolio: Net return by cost level"), std::string::npos)
+      << eval.out;
+  const fs::path out = Path("run/eval/test.ckpt-best");
+  const auto table = nlohmann::json::parse(ReadFile(out / "costs.json"));
+  ASSERT_EQ(table["levels"].size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    std::map<std::string, std::vector<double>> by_date;
+    int64_t fills = 0;
+    for (const char* s : kSymbols) {
+      const std::string dir = Path(std::string("run/eval/test.ckpt-best.symbol-") + s);
+      for (const auto& [date, r] : Column(dir + "/costs_daily_returns.csv", k + 1)) {
+        by_date[date].push_back(r);
+      }
+      fills +=
+          nlohmann::json::parse(ReadFile(dir + "/costs.json"))["levels"][k]["fills"].get<int64_t>();
+    }
+    double growth = 1;
+    for (const auto& [date, rs] : by_date) growth *= 1 + (rs[0] + rs[1] + rs[2]) / 3;
+    const nlohmann::json& level = table["levels"][k];
+    EXPECT_NEAR(level["cum_returns_final"].get<double>(), growth - 1, 1e-8 * growth) << k;
+    EXPECT_EQ(level["fills"].get<int64_t>(), fills);
+  }
+}
+
 TEST_F(SymbolsCli, SignalDecidesForTheSymbolItIsGiven) {
   auto bare = FromRoot("signal " + Path("run") + " --bars " + Path("project/data/three.csv"));
   EXPECT_NE(bare.exit_code, 0);

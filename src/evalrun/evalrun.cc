@@ -37,6 +37,7 @@
 #include "eval/report.h"
 #include "eval/significance.h"
 #include "evalrun/backtest.h"
+#include "evalrun/cost_sweep.h"
 #include "evalrun/symbols_eval.h"
 #include "learn/inference.h"
 #include "market/date_range.h"
@@ -723,41 +724,16 @@ Status ApplyEnvSettings(const EvalRequest& request, train::EnvSetup& setup) {
   return Status::Ok();
 }
 
-struct CostSweep {
-  std::string csv, json, table;
-};
-
-constexpr const char* kCostsCsvHeader =
-    "cost_bps,cost_rate,total_return,annual_return,sharpe_ratio,max_drawdown,turnover,costs_paid,"
-    "net_pnl,gross_pnl,fills";
-
-// The terminal line of the break-even cost.
-std::string BreakEvenLine(const BreakEven& b, std::span<const double> bps) {
-  const std::string what = "break-even cost (total net return crosses 0, linear interpolation)";
-  if (b.kind == "crossed") return fmt::format("{}: {:.4g} bps\n", what, b.bps);
-  if (b.kind == "above_largest") {
-    return fmt::format("{}: above the largest level ({:g} bps): positive at every level\n", what,
-                       bps.back());
-  }
-  if (bps.front() == 0) return what + ": below 0 bps: not positive even without costs\n";
-  return fmt::format("{}: at or below the smallest level ({:g} bps): not positive there\n", what,
-                     bps.front());
-}
-
 // --costs: the policy walked once per cost level (its own walk: the observation holds the
 // portfolio, so actions may change with costs), the rows of costs.csv and costs.json, the
-// terminal table and the break-even cost on the total net return.
+// terminal table and the break-even cost on the total net return (evalrun/cost_sweep.h),
+// and every level's daily returns (costs_daily_returns.csv).
 Result<CostSweep> SweepCosts(const EvalRequest& request, const std::string& policy_name,
                              const ActionFn* custom, const train::EnvSetup& setup,
                              const market::DateRange& dates, int periods) {
   const env::MarketDataset& data = *setup.context.market;
-  CostSweep out;
-  out.csv = std::string(kCostsCsvHeader) + "\n";
-  out.table = fmt::format("{:>10} {:>12} {:>12} {:>8} {:>12} {:>10} {:>12} {:>14} {:>14} {:>6}\n",
-                          "cost (bps)", "total return", "annual ret.", "Sharpe", "max drawdown",
-                          "turnover", "costs paid", "net P&L", "gross P&L", "fills");
-  std::vector<double> net;
-  Json levels = Json::array();
+  std::vector<CostLevel> levels;
+  std::vector<BacktestResult> walks;
   for (const double bps : request.cost_levels_bps) {
     const double rate = bps / 10000.0;
     RLT_ASSIGN_OR_RETURN(
@@ -768,47 +744,33 @@ Result<CostSweep> SweepCosts(const EvalRequest& request, const std::string& poli
     } else {
       RLT_ASSIGN_OR_RETURN(policy, MakePolicy(request, policy_name, data, *e.venv, e.options));
     }
-    const BacktestResult r = Backtest(*e.venv, data.bars, e.options, policy);
+    BacktestResult r = Backtest(*e.venv, data.bars, e.options, policy);
     const Json m = MetricsJson(r, periods);
-    const double total = m["cum_returns_final"].get<double>();
-    net.push_back(total);
-    const int64_t fills = static_cast<int64_t>(r.fills.size());
-    Json row;
-    row["cost_bps"] = bps;
-    row["cost_rate"] = rate;
-    for (const char* k : {"cum_returns_final", "annual_return", "sharpe_ratio", "max_drawdown",
-                          "turnover", "costs_paid"}) {
-      row[k] = m[k];
-    }
-    row["pnl"] = PnlJson(r);
-    row["fills"] = fills;
-    levels.push_back(row);
-    out.csv +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", Num(bps), Num(rate), Num(total),
-                    Num(m["annual_return"].get<double>()), Num(m["sharpe_ratio"].get<double>()),
-                    Num(m["max_drawdown"].get<double>()), Num(m["turnover"].get<double>()),
-                    Num(r.costs_paid), Num(r.net_pnl), Num(r.net_pnl + r.costs_paid), fills);
-    out.table += fmt::format(
-        "{:>10g} {:>11.4f}% {:>11.4f}% {:>8.3f} {:>11.4f}% {:>10.4g} {:>12.2f} {:>14.2f} "
-        "{:>14.2f} {:>6}\n",
-        bps, 100 * total, 100 * m["annual_return"].get<double>(), m["sharpe_ratio"].get<double>(),
-        100 * m["max_drawdown"].get<double>(), m["turnover"].get<double>(), r.costs_paid, r.net_pnl,
-        r.net_pnl + r.costs_paid, fills);
+    CostLevel l;
+    l.bps = bps;
+    l.total_return = m["cum_returns_final"].get<double>();
+    l.annual_return = m["annual_return"].get<double>();
+    l.sharpe_ratio = m["sharpe_ratio"].get<double>();
+    l.max_drawdown = m["max_drawdown"].get<double>();
+    l.turnover = m["turnover"].get<double>();
+    l.costs_paid = r.costs_paid;
+    l.net_pnl = r.net_pnl;
+    l.fills = static_cast<int64_t>(r.fills.size());
+    levels.push_back(l);
+    walks.push_back(std::move(r));
   }
-  const BreakEven be = BreakEvenCost(request.cost_levels_bps, net);
-  Json j;
-  j["measure"] = "total net return over the range (metrics.cum_returns_final)";
-  j["cost_rate"] = "cost_bps / 10000; the other [env] keys as the run's or --set";
-  j["levels"] = levels;
-  j["break_even"] = {{"result", be.kind},
-                     {"bps", be.bps},
-                     {"rule",
-                      "linear interpolation between the two levels that bracket the first "
-                      "change from > 0 to <= 0"}};
-  eval::NullNonFinite(j);
-  out.json = JsonText(j, 2) + "\n";
-  out.table = "Net return by cost level (cost_rate = bps / 10,000; one walk per level)\n" +
-              out.table + BreakEvenLine(be, request.cost_levels_bps);
+  CostSweep out = FormatCostSweep(levels);
+  // Every level walked the range's sessions (a stopped walk padded with flat sessions).
+  out.daily_csv = "date";
+  for (const double bps : request.cost_levels_bps) out.daily_csv += "," + Num(bps);
+  out.daily_csv += "\n";
+  for (size_t d = 0; d < walks.front().session_dates.size(); ++d) {
+    out.daily_csv += FormatDate(walks.front().session_dates[d]);
+    for (const BacktestResult& w : walks) {
+      out.daily_csv += "," + (d < w.session_returns.size() ? Num(w.session_returns[d]) : "nan");
+    }
+    out.daily_csv += "\n";
+  }
   return out;
 }
 
@@ -928,6 +890,7 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
                          SweepCosts(request, policy_name, custom, run.setup, range.dates, periods));
     files[std::string(eval::kCostsCsvFile)] = sweep.csv;
     files[std::string(eval::kCostsJsonFile)] = sweep.json;
+    files[kCostsDailyFile] = sweep.daily_csv;
     out.table += sweep.table;
   }
   RLT_RETURN_IF_ERROR(WriteEvalDir(out.out_dir, files, /*report=*/true, out));

@@ -11,12 +11,14 @@
 
 #include "core/file_io.h"
 #include "core/json_text.h"
+#include "core/options.h"
 #include "eval/console_table.h"
 #include "eval/eval_files.h"
 #include "eval/metrics.h"
 #include "eval/metrics_json.h"
 #include "eval/outputs.h"
 #include "eval/significance.h"
+#include "evalrun/cost_sweep.h"
 #include "runlog/atomic_dir.h"
 #include "runlog/manifest.h"
 
@@ -119,6 +121,86 @@ std::string Table(const Json& summary, bool periods_given) {
   return t;
 }
 
+// --costs: the equal-weight portfolio at each cost level, from every symbol's
+// costs_daily_returns.csv (the portfolio's return metrics) and costs.json (turnover, costs
+// and P&L: the mean of the symbols' accounts; fills: their sum).
+Result<CostSweep> PortfolioCosts(const std::vector<std::string>& dirs,
+                                 const std::vector<double>& bps, int periods) {
+  const size_t n = dirs.size(), levels_count = bps.size();
+  std::vector<CostLevel> levels(levels_count);
+  // level -> date -> the symbols' returns that date.
+  std::vector<std::map<std::string, std::vector<double>>> by_date(levels_count);
+  for (const std::string& dir : dirs) {
+    const std::string daily = (fs::path(dir) / kCostsDailyFile).string();
+    RLT_ASSIGN_OR_RETURN(const std::string text, ReadFile(daily));
+    size_t line_no = 0;
+    for (size_t at = 0; at < text.size();) {
+      size_t end = text.find('\n', at);
+      if (end == std::string::npos) end = text.size();
+      const std::string line = text.substr(at, end - at);
+      at = end + 1;
+      if (line_no++ == 0 || line.empty()) continue;
+      Result<std::vector<std::string>> cells = SplitList(line);
+      if (!cells.ok() || cells->size() != levels_count + 1) {
+        return Status::DataError(
+            fmt::format("{}:{}: expected a date and {} returns", daily, line_no, levels_count));
+      }
+      for (size_t k = 0; k < levels_count; ++k) {
+        double r = kNaN;
+        if ((*cells)[k + 1] != "nan" && !ParseValue((*cells)[k + 1], &r).ok()) {
+          return Status::DataError(
+              fmt::format("{}:{}: '{}' is not a number", daily, line_no, (*cells)[k + 1]));
+        }
+        by_date[k][(*cells)[0]].push_back(r);
+      }
+    }
+    const std::string costs = (fs::path(dir) / eval::kCostsJsonFile).string();
+    RLT_ASSIGN_OR_RETURN(const std::string json_text, ReadFile(costs));
+    try {
+      const nlohmann::json j = nlohmann::json::parse(json_text);
+      for (size_t k = 0; k < levels_count; ++k) {
+        const nlohmann::json& l = j.at("levels").at(k);
+        const auto num = [](const nlohmann::json& v) {
+          return v.is_number() ? v.get<double>() : kNaN;
+        };
+        levels[k].turnover += num(l.at("turnover")) / static_cast<double>(n);
+        levels[k].costs_paid += num(l.at("costs_paid")) / static_cast<double>(n);
+        levels[k].net_pnl += num(l.at("pnl").at("net")) / static_cast<double>(n);
+        levels[k].fills += l.at("fills").get<int64_t>();
+      }
+    } catch (const nlohmann::json::exception& e) {
+      return Status::DataError(costs + ": " + e.what());
+    }
+  }
+  for (size_t k = 0; k < levels_count; ++k) {
+    std::vector<double> returns;
+    for (const auto& [date, values] : by_date[k]) returns.push_back(MeanOf(values));
+    const eval::ReturnMetrics m =
+        eval::ComputeReturnMetrics(returns, eval::MetricsOptions{periods});
+    CostLevel& l = levels[k];
+    l.bps = bps[k];
+    l.total_return = m.cum_returns_final;
+    l.annual_return = m.annual_return;
+    l.sharpe_ratio = m.sharpe_ratio;
+    l.max_drawdown = m.max_drawdown;
+  }
+  CostSweep out = FormatCostSweep(
+      levels,
+      "equal-weight portfolio of the symbols' daily returns at each level; turnover, costs "
+      "paid and P&L are the mean of the symbols' accounts (each with the run's capital), "
+      "fills their sum");
+  out.table = "Equal-weight portfolio: " + out.table;
+  out.daily_csv = "date";
+  for (const double b : bps) out.daily_csv += "," + Num(b);
+  out.daily_csv += "\n";
+  for (const auto& [date, values] : by_date.front()) {
+    out.daily_csv += date;
+    for (size_t k = 0; k < levels_count; ++k) out.daily_csv += "," + Num(MeanOf(by_date[k][date]));
+    out.daily_csv += "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<EvalOutcome> RunSymbolsEvaluation(const EvalRequest& request,
@@ -191,6 +273,13 @@ Result<EvalOutcome> RunSymbolsEvaluation(const EvalRequest& request,
   outcome.name = name;
   outcome.summary_json = JsonText(summary, 2) + "\n";
   outcome.table = Table(summary, request.periods_per_year > 0);
+  CostSweep costs;
+  if (!request.cost_levels_bps.empty()) {
+    std::vector<std::string> dirs;
+    for (const EvalOutcome& o : outcomes) dirs.push_back(o.out_dir);
+    RLT_ASSIGN_OR_RETURN(costs, PortfolioCosts(dirs, request.cost_levels_bps, periods));
+    outcome.table += costs.table;
+  }
   const fs::path eval_root = fs::path(request.run_dir) / "eval";
   RLT_ASSIGN_OR_RETURN(runlog::RunLock lock,
                        runlog::RunLock::Acquire(request.run_dir, "rltrade eval"));
@@ -201,6 +290,11 @@ Result<EvalOutcome> RunSymbolsEvaluation(const EvalRequest& request,
   RLT_RETURN_IF_ERROR(WriteFileAtomic((stage / eval::kDailyReturnsFile).string(), p.daily_csv));
   RLT_RETURN_IF_ERROR(
       WriteFileAtomic((stage / "symbols_daily_returns.csv").string(), p.symbols_csv));
+  if (!request.cost_levels_bps.empty()) {
+    RLT_RETURN_IF_ERROR(WriteFileAtomic((stage / eval::kCostsCsvFile).string(), costs.csv));
+    RLT_RETURN_IF_ERROR(WriteFileAtomic((stage / eval::kCostsJsonFile).string(), costs.json));
+    RLT_RETURN_IF_ERROR(WriteFileAtomic((stage / kCostsDailyFile).string(), costs.daily_csv));
+  }
   RLT_RETURN_IF_ERROR(staging.Commit(/*replace=*/true));
   outcome.out_dir = out_dir.string();
   return outcome;
