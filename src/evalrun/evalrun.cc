@@ -37,6 +37,7 @@
 #include "eval/report.h"
 #include "eval/significance.h"
 #include "evalrun/backtest.h"
+#include "evalrun/ensemble.h"
 #include "learn/inference.h"
 #include "market/date_range.h"
 #include "runlog/atomic_dir.h"
@@ -99,7 +100,11 @@ Result<LoadedRun> LoadRun(const EvalRequest& request) {
   std::error_code ec;
   if (fs::is_directory(run_dir / "eval", ec)) runlog::RemoveStaleTemps((run_dir / "eval").string());
   RLT_RETURN_IF_ERROR(VerifyRunFiles(request.run_dir));
-  RLT_ASSIGN_OR_RETURN(r.trained, LoadTrainingRanges(run_dir, request.checkpoint));
+  // An ensemble's checkpoint is a keyword resolved per seed (the seeds share the run's
+  // training ranges).
+  RLT_ASSIGN_OR_RETURN(
+      r.trained,
+      LoadTrainingRanges(run_dir, request.ensemble_runs.empty() ? request.checkpoint : ""));
   RLT_ASSIGN_OR_RETURN(r.config, train::LoadConfig((run_dir / "config.toml").string()));
   RLT_RETURN_IF_ERROR(r.config.Bind("run", r.run));
   train::EnvSetupOverrides overrides;
@@ -199,9 +204,39 @@ void ExposureAction(float exposure, bool target_mode, float* action) {
   if (!target_mode) action[1] = 1.0f;
 }
 
+// The seed ensemble of request.ensemble_runs as an intraday policy; `*method` gets the
+// method it combines with.
+Result<ActionFn> MakeEnsemblePolicy(const EvalRequest& request, const env::MarketDataset& data,
+                                    const env::VecEnv& venv, const env::IntradayOptions& options,
+                                    std::string* method) {
+  const EnsembleActions actions = EnsembleActionsOf(venv.spec().action, options.action_mode,
+                                                    options.buy_threshold, options.sell_threshold);
+  RLT_ASSIGN_OR_RETURN(const EnsembleMethod m, ResolveEnsembleMethod(request.ensemble, actions));
+  if (method != nullptr) *method = EnsembleMethodName(m);
+  std::vector<std::string> checkpoints;
+  for (const std::string& run : request.ensemble_runs) {
+    RLT_ASSIGN_OR_RETURN(const std::string dir, runlog::ChooseCheckpoint(run, request.checkpoint));
+    checkpoints.push_back(dir);
+  }
+  RLT_ASSIGN_OR_RETURN(
+      std::unique_ptr<EnsembleRunner> runner,
+      EnsembleRunner::Load(checkpoints, venv.obs_dim(), ActionCombiner(m, actions)));
+  std::shared_ptr<EnsembleRunner> shared(std::move(runner));
+  const market::Bars* session_bars = &data.bars;
+  auto last_session = std::make_shared<int64_t>(-1);
+  return ActionFn(
+      [shared, session_bars, last_session](const float* obs, const double* info, float* a) {
+        const int64_t session = session_bars->session[static_cast<int64_t>(info[env::kInfoBar])];
+        if (shared->recurrent() && session != *last_session) shared->ResetState();
+        *last_session = session;
+        shared->Act(obs, a);
+      });
+}
+
 Result<ActionFn> MakePolicy(const EvalRequest& request, const std::string& policy,
                             const env::MarketDataset& data, const env::VecEnv& venv,
-                            const env::IntradayOptions& options) {
+                            const env::IntradayOptions& options,
+                            std::string* ensemble_method = nullptr) {
   const bool target = options.action_mode == "target_position";
   if (policy == "flat") {
     return ActionFn([target](const float*, const double*, float* a) {
@@ -242,6 +277,9 @@ Result<ActionFn> MakePolicy(const EvalRequest& request, const std::string& polic
   if (policy != "trained") {
     return Status::InvalidArgument("--policy " + policy +
                                    ": expected trained, flat, buy-and-hold, random or rule:NAME");
+  }
+  if (!request.ensemble_runs.empty()) {
+    return MakeEnsemblePolicy(request, data, venv, options, ensemble_method);
   }
   const std::string dir = request.checkpoint.empty()
                               ? runlog::FinalCheckpointPath(request.run_dir).string()
@@ -673,8 +711,35 @@ Result<EvalOutcome> RunOptionsPortfolio(const EvalRequest& request, const Loaded
 Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& policy_name,
                                 const ActionFn* custom);
 
+// An ensemble's request: the trained policy of every seed, their checkpoints named by a
+// keyword, the seeds' files verified and observing the same features.
+Status CheckEnsembleRequest(const EvalRequest& request, const std::string& policy_name,
+                            const ActionFn* custom) {
+  if (custom != nullptr || policy_name != "trained") {
+    return Status::InvalidArgument("--policy " + policy_name +
+                                   ": a seed ensemble combines the seeds' trained policies; "
+                                   "evaluate other policies with --seed S");
+  }
+  if (!request.checkpoint.empty() && request.checkpoint != "best" &&
+      request.checkpoint != "final") {
+    return Status::InvalidArgument(
+        "--checkpoint " + request.checkpoint +
+        ": an ensemble takes the same checkpoint of every seed (best or final); give --seed S "
+        "to evaluate one seed's checkpoint directory");
+  }
+  if (fs::path(request.run_dir) != fs::path(request.ensemble_runs.front())) {
+    return Status::InvalidArgument("an ensemble's run_dir must be its first seed's run");
+  }
+  for (const std::string& run : request.ensemble_runs) RLT_RETURN_IF_ERROR(VerifyRunFiles(run));
+  return CheckSameObservations(request.ensemble_runs);
+}
+
 Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_name,
                         const ActionFn* custom) {
+  if (!request.ensemble_runs.empty()) {
+    RLT_RETURN_IF_ERROR(CheckEnsembleRequest(request, policy_name, custom));
+    return RunResolved(request, policy_name, custom);
+  }
   RLT_ASSIGN_OR_RETURN(const EvalRequest resolved,
                        ResolveCheckpoint(request, custom == nullptr && policy_name == "trained"));
   return RunResolved(resolved, policy_name, custom);
@@ -799,6 +864,35 @@ Result<CostSweep> SweepCosts(const EvalRequest& request, const std::string& poli
   return out;
 }
 
+// summary.json "ensemble" of an ensemble's evaluation: the method, the seeds, their runs
+// and the checkpoint each seed acted with.
+Result<Json> EnsembleJson(const EvalRequest& request, const std::string& method) {
+  Json j;
+  j["method"] = method;
+  j["seeds"] = request.ensemble_seeds;
+  Json runs = Json::array(), checkpoints = Json::array();
+  for (const std::string& run : request.ensemble_runs) {
+    runs.push_back(run);
+    RLT_ASSIGN_OR_RETURN(const std::string dir, runlog::ChooseCheckpoint(run, request.checkpoint));
+    checkpoints.push_back(dir);
+  }
+  j["runs"] = runs;
+  j["checkpoints"] = checkpoints;
+  return j;
+}
+
+// What the title calls the evaluated policy.
+std::string PolicyLabel(const EvalRequest& request, const std::string& policy_name,
+                        const Json& summary) {
+  if (summary.contains("ensemble")) {
+    return fmt::format("ensemble ({}) of {} seeds",
+                       summary["ensemble"]["method"].get<std::string>(),
+                       request.ensemble_runs.size());
+  }
+  return policy_name +
+         (summary.contains("checkpoint") ? " (checkpoint " + CheckpointDir(request) + ")" : "");
+}
+
 Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& policy_name,
                                 const ActionFn* custom) {
   if (request.episodes < 1) {
@@ -815,6 +909,11 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
     if (custom != nullptr) return Status::InvalidArgument("custom policies need a market env");
     return RunEpisodic(request, run);
   }
+  const bool ensemble = !request.ensemble_runs.empty();
+  if (ensemble && (run.setup.id == "options" || !run.setup.context.market)) {
+    return Status::InvalidArgument("a seed ensemble is evaluated on the intraday environment; " +
+                                   run.setup.id + " runs are evaluated seed by seed (--seed S)");
+  }
   if (run.setup.id != "intraday") {
     return Status::InvalidArgument("rltrade eval backtests the intraday environment; " +
                                    run.setup.id + " is not supported yet");
@@ -823,11 +922,12 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
   const env::MarketDataset& data = *run.setup.context.market;
   RLT_ASSIGN_OR_RETURN(EnvBundle policy_env, MakeBacktestEnv(run.setup, range.dates));
   ActionFn policy;
+  std::string ensemble_method;
   if (custom != nullptr) {
     policy = *custom;
   } else {
-    RLT_ASSIGN_OR_RETURN(
-        policy, MakePolicy(request, policy_name, data, *policy_env.venv, policy_env.options));
+    RLT_ASSIGN_OR_RETURN(policy, MakePolicy(request, policy_name, data, *policy_env.venv,
+                                            policy_env.options, &ensemble_method));
   }
   const BacktestResult result = Backtest(*policy_env.venv, data.bars, policy_env.options, policy);
   BacktestResult bench[2];
@@ -849,7 +949,11 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
   summary["policy"] = policy_name;
   const train::DataOptions data_used = EffectiveData(run.setup, request);
   summary["data"] = DataJson(data_used);
-  if (custom == nullptr && policy_name == "trained") summary["checkpoint"] = CheckpointDir(request);
+  if (ensemble) {
+    RLT_ASSIGN_OR_RETURN(summary["ensemble"], EnsembleJson(request, ensemble_method));
+  } else if (custom == nullptr && policy_name == "trained") {
+    summary["checkpoint"] = CheckpointDir(request);
+  }
   std::vector<int32_t> data_sessions;
   for (const market::Session& s : data.bars.sessions) data_sessions.push_back(s.date);
   const int periods = PeriodsOf(request, data_sessions);
@@ -857,7 +961,7 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
   summary["metrics"] = MetricsJson(result, periods);
   RLT_ASSIGN_OR_RETURN(
       const Json selection,
-      SelectionSummary(request.run_dir, request.checkpoint,
+      SelectionSummary(request.run_dir, ensemble ? "" : request.checkpoint,
                        policy_name == "trained" && custom == nullptr ? result.session_returns
                                                                      : std::vector<double>{},
                        periods));
@@ -887,13 +991,16 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
   EvalOutcome out;
   out.range_name = range.name;
   out.in_sample = range.in_sample;
-  out.name = EvalOutputName(request, range.name, policy_name);
-  out.out_dir = (fs::path(request.run_dir) / "eval" / out.name).string();
+  EvalRequest named = request;
+  named.ensemble = ensemble_method;
+  out.name = EvalOutputName(named, range.name, policy_name);
+  out.ensemble_method = ensemble_method;
+  const std::string root = request.output_root.empty() ? request.run_dir : request.output_root;
+  out.out_dir = (fs::path(root) / "eval" / out.name).string();
   out.summary_json = JsonText(summary, 2) + "\n";
   const std::string title = fmt::format(
-      "{}{}: policy {}{} on {}, range {} ({} to {}, {} sessions)",
-      range.in_sample ? "IN-SAMPLE " : "", request.run_dir, policy_name,
-      summary.contains("checkpoint") ? " (checkpoint " + CheckpointDir(request) + ")" : "",
+      "{}{}: policy {} on {}, range {} ({} to {}, {} sessions)",
+      range.in_sample ? "IN-SAMPLE " : "", root, PolicyLabel(request, policy_name, summary),
       DataLabel(data_used), range.name, range_json["first"].get<std::string>(),
       range_json["last"].get<std::string>(), result.session_dates.size());
   out.table =
@@ -950,6 +1057,9 @@ std::string EvalOutputName(const EvalRequest& request, const std::string& range_
   std::string name = range_name;
   if (policy_name != "trained") {
     name += "." + PathSafe(policy_name);
+  } else if (!request.ensemble_runs.empty()) {
+    if (!request.checkpoint.empty()) name += ".ckpt-" + PathSafe(request.checkpoint);
+    name += ".ensemble-" + PathSafe(request.ensemble.empty() ? "default" : request.ensemble);
   } else if (const std::string ckpt = CheckpointSuffix(request); !ckpt.empty()) {
     name += ".ckpt-" + ckpt;
   }
