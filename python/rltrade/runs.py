@@ -53,7 +53,8 @@ def train(config_path, run_dir=None, overrides=None, *, resume=None, quiet=True)
 
 
 def evaluate(run_dir, range="test", *, policy="trained", allow_in_sample=False, episodes=10,
-             checkpoint=None, data_file=None, allow_data_change=False, allow_mismatch=False):
+             checkpoint=None, data_file=None, allow_data_change=False, allow_mismatch=False,
+             seed=None, ensemble=None):
     """Evaluates as ``rltrade eval RUN_DIR --range RANGE``; returns summary.json as a dict.
 
     ``range``: a [split] name (test, validation, train) or "YYYY-MM-DD:YYYY-MM-DD".
@@ -63,9 +64,18 @@ def evaluate(run_dir, range="test", *, policy="trained", allow_in_sample=False, 
     of its data (RUN_DIR/data.json) and refused when the training range's sessions changed
     (unless ``allow_data_change``) or they are of another symbol (unless
     ``allow_mismatch``), as ``rltrade eval --data`` does.
+
+    A run trained with ``--seeds N`` is one model: by default the ENSEMBLE of its seeds is
+    evaluated (written to RUN_DIR/eval/<range>.ensemble-<method>/; the summary's
+    "ensemble" names the method and seeds). ``ensemble``: "mean", "median" or "vote" (default:
+    vote for action_mode original, mean for target_position; docs/evaluation.md). ``seed``:
+    evaluate that one seed instead. Either on a single-seed run, or both, is an error.
     """
     episodes = _checks.integer(episodes, "evaluate: episodes", 1, 1_000_000)
+    if seed is not None:
+        seed = _checks.integer(seed, "evaluate: seed", 0, 2**63 - 1)
     text = _runs().evaluate(str(run_dir), str(range), str(policy), bool(allow_in_sample),
                             episodes, str(checkpoint or ""), str(data_file or ""),
-                            bool(allow_data_change), bool(allow_mismatch))
+                            bool(allow_data_change), bool(allow_mismatch), seed,
+                            str(ensemble or ""))
     return json.loads(text)

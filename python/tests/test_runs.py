@@ -67,3 +67,28 @@ def test_bad_config_raises_naming_the_key(tmp_path):
     assert not (tmp_path / "bad").exists()
     with pytest.raises(ValueError):
         rltrade.evaluate(tmp_path / "missing")
+
+
+@pytest.mark.skipif(not BINARY, reason="RLT_BINARY is set by CTest")
+def test_evaluate_on_a_multi_seed_run_is_the_ensemble_or_the_seed_named(tmp_path):
+    run = tmp_path / "seeds"
+    sets = [a for k, v in {**SETS, "run.total_steps": 2048}.items()
+            for a in ("--set", f"{k}={v}")]
+    subprocess.run([BINARY, "train", str(CONFIG), "--seeds", "2", "--run-dir", str(run),
+                    "--quiet", *sets], check=True)
+    summary = rltrade.evaluate(run)
+    assert summary["ensemble"]["method"] == "mean"  # target_position: the mean by default
+    assert summary["ensemble"]["seeds"] == [3, 4]
+    path = run / "eval" / "test.ensemble-mean" / "summary.json"
+    assert summary == json.loads(path.read_text())
+    voted = rltrade.evaluate(run, ensemble="vote")
+    assert voted["ensemble"]["method"] == "vote"
+    one = rltrade.evaluate(run, seed=4)
+    assert one["run_dir"] == str(run / "seed_4")
+    assert "ensemble" not in one
+    with pytest.raises(ValueError, match="--ensemble average: expected mean, median or vote"):
+        rltrade.evaluate(run, ensemble="average")
+    with pytest.raises(ValueError, match="give one of the two"):
+        rltrade.evaluate(run, seed=4, ensemble="mean")
+    with pytest.raises(ValueError, match="single-seed run"):
+        rltrade.evaluate(run / "seed_3", ensemble="mean")
