@@ -325,6 +325,31 @@ TEST_F(SeedsCli, WalkforwardTrainsEveryFoldWithEverySeed) {
     }
   }
   EXPECT_EQ(row, concatenated.size());
+  // Each fold's ensemble beside its seed average, concatenated likewise.
+  ASSERT_TRUE(summary.contains("ensemble")) << summary.dump(2);
+  EXPECT_EQ(summary["ensemble"]["method"], "mean");
+  const std::vector<std::string> ensemble_rows =
+      rlt::testing::Lines(ReadFile(fs::path(out) / "walkforward" / "ensemble_daily_returns.csv"));
+  row = 1;
+  for (int k = 1; k <= 2; ++k) {
+    const nlohmann::json& f = summary["folds"][k - 1];
+    ASSERT_TRUE(f.contains("ensemble")) << f.dump();
+    const fs::path fold = fs::path(out) / ("fold_" + std::to_string(k));
+    EXPECT_EQ(f["ensemble"]["eval_dir"], "eval/test.ensemble-mean");
+    const std::vector<double> ens =
+        DailyReturns(fold / "eval" / "test.ensemble-mean" / "daily_returns.csv");
+    for (size_t d = 0; d < ens.size(); ++d, ++row) {
+      ASSERT_LT(row, ensemble_rows.size());
+      EXPECT_NEAR(std::stod(rlt::testing::Cells(ensemble_rows[row])[1]), ens[d],
+                  1e-12 * std::fabs(ens[d]));
+    }
+  }
+  EXPECT_EQ(row, ensemble_rows.size());
+  // --ensemble without several seeds is refused before anything is written.
+  r = RunCli("walkforward " + config_ + " --folds 2 --ensemble vote --out " + Run("wf1"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--seeds N"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(Run("wf1")));
 }
 
 }  // namespace
