@@ -227,6 +227,7 @@ TEST_F(SeedsCli, TheEnsembleOfTheSeedsIsEvaluatedSignalledAndTraded) {
   EXPECT_EQ(ens_daily, DailyReturns(ens_dir / "daily_returns.csv"));
   EXPECT_EQ(ens_daily.size(), DailyReturns(across / "daily_returns.csv").size());
   EXPECT_TRUE(fs::exists(ens_dir / "report.html"));
+  EXPECT_NE(ReadFile(across / "report.html").find("The seeds' ensemble (mean)"), std::string::npos);
   // --costs without --seed sweeps the ensemble; --ensemble names its directory.
   r = RunCli("eval " + run + " --ensemble median --costs 0,5", in_other, "/dev/null");
   ASSERT_EQ(r.exit_code, 0) << r.out;
