@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -293,6 +294,39 @@ TEST_F(EnsembleEval, RefusesWhatAnEnsembleCannotBe) {
     ASSERT_FALSE(out.ok());
     EXPECT_NE(out.status().message().find("normalizer.json differs"), std::string::npos);
   }
+}
+
+// An episodic environment with discrete actions (cartpole): the vote of N copies of one
+// seed plays that seed's episodes (learn::EvaluatePolicy's returns, the oracle).
+TEST(EnsembleEpisodes, NCopiesOfACartPoleSeedPlayItsEpisodes) {
+  const fs::path root = rlt::testing::NewScratchDir("rlt_ensemble_cartpole_");
+  train::TrainRequest req;
+  req.config_path = std::string(RLT_SOURCE_DIR) + "/configs/cartpole_ppo.toml";
+  req.overrides = {"run.total_steps=4096", "run.threads=1"};
+  req.run_dir = (root / "seed_0").string();
+  req.quiet = true;
+  ASSERT_TRUE(train::RunTraining(req).ok());
+  EvalRequest one;
+  one.run_dir = req.run_dir;
+  auto single = RunEvaluation(one);
+  ASSERT_TRUE(single.ok()) << single.status().ToString();
+  EvalRequest ens;
+  ens.run_dir = req.run_dir;
+  ens.ensemble_runs = {req.run_dir, req.run_dir, req.run_dir};
+  ens.ensemble_seeds = {0, 0, 0};
+  ens.output_root = root.string();
+  auto out = RunEvaluation(ens);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->ensemble_method, "vote");
+  const nlohmann::json a = nlohmann::json::parse(single->summary_json);
+  const nlohmann::json b = nlohmann::json::parse(out->summary_json);
+  EXPECT_EQ(a["returns"], b["returns"]);
+  EXPECT_EQ(b["ensemble"]["method"], "vote");
+  ens.ensemble = "mean";  // an average of action indices is refused
+  auto refused = RunEvaluation(ens);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("use --ensemble vote"), std::string::npos);
+  fs::remove_all(root);
 }
 
 }  // namespace

@@ -495,6 +495,38 @@ int PeriodsOf(const EvalRequest& request, std::span<const int32_t> session_dates
                                       : eval::PeriodsPerYearOf(session_dates);
 }
 
+Result<Json> EnsembleJson(const EvalRequest& request, const std::string& method);
+
+// The returns of `episodes` deterministic episodes of the seed ensemble of
+// request.ensemble_runs on one env (as learn::EvaluatePolicy runs one policy: reset with
+// `seed`, episode totals in finishing order, recurrent states reset at each episode's end).
+Result<std::vector<double>> EnsembleEpisodes(const EvalRequest& request, env::VecEnv& venv,
+                                             uint64_t seed, std::string* method) {
+  const EnsembleActions actions = EnsembleActionsOf(venv.spec().action, "", 0, 0);
+  RLT_ASSIGN_OR_RETURN(const EnsembleMethod m, ResolveEnsembleMethod(request.ensemble, actions));
+  *method = EnsembleMethodName(m);
+  std::vector<std::string> checkpoints;
+  for (const std::string& run : request.ensemble_runs) {
+    RLT_ASSIGN_OR_RETURN(const std::string dir, runlog::ChooseCheckpoint(run, request.checkpoint));
+    checkpoints.push_back(dir);
+  }
+  RLT_ASSIGN_OR_RETURN(
+      std::unique_ptr<EnsembleRunner> runner,
+      EnsembleRunner::Load(checkpoints, venv.obs_dim(), ActionCombiner(m, actions)));
+  std::vector<double> returns;
+  std::vector<float> action(venv.act_dim());  // (act_dim)
+  venv.Reset(seed);
+  while (static_cast<int>(returns.size()) < request.episodes) {
+    runner->Act(venv.observations(), action.data());
+    venv.Step(action.data());
+    if (venv.done(0)) {
+      returns.push_back(venv.episode_returns()[0]);
+      runner->ResetState();
+    }
+  }
+  return returns;
+}
+
 Result<EvalOutcome> RunEpisodic(const EvalRequest& request, const LoadedRun& run) {
   if (request.policy != "trained") {
     return Status::InvalidArgument("--policy " + request.policy + ": the " + run.setup.id +
@@ -503,14 +535,17 @@ Result<EvalOutcome> RunEpisodic(const EvalRequest& request, const LoadedRun& run
   }
   RLT_ASSIGN_OR_RETURN(auto envs, env::MakeEnvs(run.setup.id, run.setup.context, 1));
   env::VecEnv venv(std::move(envs), 1);
-  const std::string dir = request.checkpoint.empty()
-                              ? runlog::FinalCheckpointPath(request.run_dir).string()
-                              : request.checkpoint;
-  RLT_ASSIGN_OR_RETURN(std::unique_ptr<learn::PolicyRunner> runner,
-                       learn::PolicyRunner::Load(dir, venv.obs_dim(), venv.spec().action));
-  RLT_ASSIGN_OR_RETURN(
-      std::vector<double> returns,
-      runner->EvaluateEpisodes(venv, request.episodes, run.run.seed + train::kEvalSeedOffset));
+  const uint64_t seed = run.run.seed + train::kEvalSeedOffset;
+  std::vector<double> returns;
+  std::string method;  // an ensemble's
+  if (!request.ensemble_runs.empty()) {
+    RLT_ASSIGN_OR_RETURN(returns, EnsembleEpisodes(request, venv, seed, &method));
+  } else {
+    RLT_ASSIGN_OR_RETURN(
+        std::unique_ptr<learn::PolicyRunner> runner,
+        learn::PolicyRunner::Load(CheckpointDir(request), venv.obs_dim(), venv.spec().action));
+    RLT_ASSIGN_OR_RETURN(returns, runner->EvaluateEpisodes(venv, request.episodes, seed));
+  }
   double mean = 0, var = 0;
   for (double r : returns) mean += r;
   mean /= static_cast<double>(returns.size());
@@ -520,26 +555,38 @@ Result<EvalOutcome> RunEpisodic(const EvalRequest& request, const LoadedRun& run
   j["env"] = run.setup.id;
   j["in_sample"] = false;
   j["policy"] = "trained";
-  j["checkpoint"] = CheckpointDir(request);
+  if (method.empty()) {
+    j["checkpoint"] = CheckpointDir(request);
+  } else {
+    RLT_ASSIGN_OR_RETURN(j["ensemble"], EnsembleJson(request, method));
+  }
   j["episodes"] = static_cast<int64_t>(returns.size());
   j["mean_return"] = mean;
   j["std_return"] = std::sqrt(var / static_cast<double>(returns.size()));  // population, as SB3
   j["returns"] = returns;
-  j["seed"] = run.run.seed + train::kEvalSeedOffset;
-  RLT_ASSIGN_OR_RETURN(const Json selection,
-                       SelectionSummary(request.run_dir, request.checkpoint, {}, 0));
+  j["seed"] = seed;
+  RLT_ASSIGN_OR_RETURN(
+      const Json selection,
+      SelectionSummary(request.run_dir, method.empty() ? request.checkpoint : "", {}, 0));
   if (!selection.is_null()) j["selection"] = selection;
   eval::NullNonFinite(j);
   EvalOutcome out;
   out.episodic = true;
   out.range_name = "episodes";
-  out.name = EvalOutputName(request, "episodes", "trained");
-  out.out_dir = (fs::path(request.run_dir) / "eval" / out.name).string();
+  EvalRequest named = request;
+  named.ensemble = method;
+  out.name = EvalOutputName(named, "episodes", "trained");
+  out.ensemble_method = method;
+  const std::string root = request.output_root.empty() ? request.run_dir : request.output_root;
+  out.out_dir = (fs::path(root) / "eval" / out.name).string();
   out.summary_json = JsonText(j, 2) + "\n";
   out.table = fmt::format(
-      "{} on {} (checkpoint {}): {} deterministic episodes, mean return {:.6g}, std {:.6g}\n",
-      request.run_dir, run.setup.id, CheckpointDir(request), returns.size(), mean,
-      j["std_return"].is_null() ? NAN : j["std_return"].get<double>());
+      "{} on {} ({}): {} deterministic episodes, mean return {:.6g}, std {:.6g}\n", root,
+      run.setup.id,
+      method.empty()
+          ? "checkpoint " + CheckpointDir(request)
+          : fmt::format("ensemble ({}) of {} seeds", method, request.ensemble_runs.size()),
+      returns.size(), mean, j["std_return"].is_null() ? NAN : j["std_return"].get<double>());
   out.table += SelectionLine(selection);
   RLT_RETURN_IF_ERROR(
       WriteEvalDir(out.out_dir, {{eval::kSummaryFile, out.summary_json}}, /*report=*/false, out));
@@ -901,6 +948,12 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
   }
   RLT_ASSIGN_OR_RETURN(LoadedRun run, LoadRun(request));
   RLT_RETURN_IF_ERROR(ApplyEnvSettings(request, run.setup));
+  const bool ensemble = !request.ensemble_runs.empty();
+  if (ensemble && run.setup.id == "options") {
+    return Status::InvalidArgument(
+        "a seed ensemble is evaluated on the intraday and the episodic environments; options "
+        "runs are evaluated seed by seed (--seed S)");
+  }
   if (run.setup.id == "options") {
     if (custom != nullptr) return Status::InvalidArgument("custom policies need the intraday env");
     return RunOptionsPortfolio(request, run, policy_name);
@@ -908,11 +961,6 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
   if (!run.setup.context.market) {
     if (custom != nullptr) return Status::InvalidArgument("custom policies need a market env");
     return RunEpisodic(request, run);
-  }
-  const bool ensemble = !request.ensemble_runs.empty();
-  if (ensemble && (run.setup.id == "options" || !run.setup.context.market)) {
-    return Status::InvalidArgument("a seed ensemble is evaluated on the intraday environment; " +
-                                   run.setup.id + " runs are evaluated seed by seed (--seed S)");
   }
   if (run.setup.id != "intraday") {
     return Status::InvalidArgument("rltrade eval backtests the intraday environment; " +

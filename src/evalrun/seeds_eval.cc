@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "config/config.h"
 #include "core/file_io.h"
 #include "core/json_text.h"
 #include "eval/console_table.h"
@@ -25,6 +26,7 @@
 #include "runlog/atomic_dir.h"
 #include "runlog/manifest.h"
 #include "train/seeds.h"
+#include "train/train_options.h"
 
 namespace rlt::evalrun {
 namespace {
@@ -375,12 +377,16 @@ Result<std::string> WriteSeedsEvaluation(const std::string& run_dir, const std::
   return out_dir.string();
 }
 
-// Whether the seeds' evaluation has an ensemble beside it: the trained policies of an
-// intraday run.
-bool HasEnsemble(const SeedsEvalRequest& request, const SeedEvaluations& ev) {
-  const nlohmann::json& s = ev.summaries.front();
-  return request.eval.policy == "trained" && !ev.outcomes.front().episodic &&
-         s.contains("settings") && s["settings"].value("env.id", std::string()) == "intraday";
+// Whether the seeds' evaluation has an ensemble beside it: the trained policies of any
+// environment but the options one (read from the first seed's config).
+Result<bool> HasEnsemble(const SeedsEvalRequest& request) {
+  if (request.eval.policy != "trained") return false;
+  const fs::path config =
+      fs::path(request.eval.run_dir) / train::SeedDirName(request.seeds.front()) / "config.toml";
+  if (!fs::exists(config)) return false;  // the seed's evaluation names what is missing
+  RLT_ASSIGN_OR_RETURN(const config::Config c, train::LoadConfig(config.string()));
+  const config::ConfigValue* id = c.Get("env", "id");
+  return id == nullptr || id->text != "options";
 }
 
 // The ensemble's evaluation into the across-seed summary ("ensemble") and its daily
@@ -392,12 +398,15 @@ Status AddEnsemble(const SeedsEvalRequest& request, const EvalOutcome& ensemble,
   j["method"] = ensemble.ensemble_method;
   j["seeds"] = request.seeds;
   j["eval_dir"] = fs::relative(ensemble.out_dir, request.eval.run_dir).string();
-  for (const char* key : {"metrics", "fills", "pnl", "significance"}) {
+  for (const char* key :
+       {"metrics", "fills", "pnl", "significance", "mean_return", "std_return", "episodes"}) {
     if (e.contains(key)) j[key] = Json::parse(e[key].dump());
   }
-  if (e.contains("metrics") && e["metrics"].contains("psr"))
+  if (e.contains("metrics") && e["metrics"].contains("psr")) {
     j["psr"] = Json::parse(e["metrics"]["psr"].dump());
+  }
   summary["ensemble"] = j;
+  if (ensemble.episodic) return Status::Ok();  // no daily returns
   RLT_ASSIGN_OR_RETURN(ensemble_csv,
                        ReadFile((fs::path(ensemble.out_dir) / eval::kDailyReturnsFile).string()));
   return Status::Ok();
@@ -406,6 +415,12 @@ Status AddEnsemble(const SeedsEvalRequest& request, const EvalOutcome& ensemble,
 // One row per policy: every seed, the seed average and the ensemble.
 std::string PolicyRows(const Json& summary) {
   if (!summary.contains("ensemble")) return "";
+  if (!summary["ensemble"].contains("metrics")) {  // episodic: the episodes' returns
+    const Json& e = summary["ensemble"];
+    return fmt::format("ensemble ({}): mean return {}, std {} over {} episodes\n",
+                       e["method"].get<std::string>(), Cell(e["mean_return"]),
+                       Cell(e["std_return"]), Cell(e["episodes"], "{}"));
+  }
   static const char* kKeys[] = {"cum_returns_final", "sharpe_ratio", "max_drawdown", "turnover",
                                 "num_trades"};
   std::string t = fmt::format("{:<22}", "policy");
@@ -462,6 +477,21 @@ Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
         "configuration tried)",
         trials, n));
   }
+  // The ensemble first: a method that does not fit the run's actions is refused before any
+  // seed's evaluation is written.
+  std::optional<EvalOutcome> ensemble;
+  RLT_ASSIGN_OR_RETURN(const bool has_ensemble, HasEnsemble(request));
+  if (has_ensemble) {
+    RLT_ASSIGN_OR_RETURN(ensemble, RunEnsembleEvaluation(request));
+  } else if (!request.ensemble.empty()) {
+    return Status::InvalidArgument(
+        "--ensemble " + request.ensemble + ": " +
+        (request.eval.policy != "trained"
+             ? "the ensemble combines the seeds' trained policies, not --policy " +
+                   request.eval.policy
+             : std::string("the options environment's seeds are evaluated one by one")) +
+        "; drop --ensemble");
+  }
   RLT_ASSIGN_OR_RETURN(const SeedEvaluations ev, EvaluateSeeds(request));
   const EvalOutcome& first = ev.outcomes.front();
   const std::string name = fs::path(first.out_dir).filename().string();
@@ -485,11 +515,7 @@ Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
     }
   }
   std::string ensemble_csv;
-  std::optional<EvalOutcome> ensemble;
-  if (HasEnsemble(request, ev)) {
-    RLT_ASSIGN_OR_RETURN(ensemble, RunEnsembleEvaluation(request));
-    RLT_RETURN_IF_ERROR(AddEnsemble(request, *ensemble, summary, ensemble_csv));
-  }
+  if (ensemble) RLT_RETURN_IF_ERROR(AddEnsemble(request, *ensemble, summary, ensemble_csv));
   eval::NullNonFinite(summary);
   EvalOutcome outcome;
   outcome.episodic = first.episodic;

@@ -27,8 +27,11 @@
 //   seeds_daily_returns.csv  date,seed_<s>,... — every seed's daily return
 //   report.html    the across-seed table, the DSR, and every seed's equity curve with the
 //                  seed average and the benchmarks (eval::WriteSeedsReport)
-// The ENSEMBLE of the seeds (evalrun/ensemble.h) is evaluated as its own policy beside them
-// (intraday runs, --policy trained): RunEnsembleEvaluation writes its full evaluation to
+// The ENSEMBLE of the seeds (evalrun/ensemble.h) is evaluated as its own policy beside them,
+// first, so a method that does not fit the actions is refused before anything is written
+// (--policy trained; every environment but options, episodic ones over the seeds'
+// episodes: "ensemble" then has mean_return, std_return, episodes and no daily returns
+// file): RunEnsembleEvaluation writes its full evaluation to
 // RUN/eval/<name>.ensemble-<method>/ (summary.json with "ensemble", equity.csv,
 // daily_returns.csv, trades.csv, report.html; costs.csv/costs.json with --costs, which then
 // sweeps the ensemble only), and RUN/eval/<name>/ adds
