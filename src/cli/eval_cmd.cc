@@ -1,7 +1,8 @@
 // rltrade cli: `rltrade eval RUN_DIR [--range test|train|validation|START:END] [--data FILE]
 // [--policy trained|flat|buy-and-hold|random|rule:NAME] [--allow-in-sample] [--json]
-// [--episodes N] [--checkpoint best|final|DIR] [--periods N]`. Flag parsing only; the work is in
-// evalrun/evalrun.h.
+// [--episodes N] [--checkpoint best|final|DIR] [--periods N] [--seed S | --ensemble
+// mean|median|vote] [--trials N] [--set env.KEY=VALUE] [--costs BPS,...]`. Flag parsing only;
+// the work is in evalrun/evalrun.h, evalrun/seeds_eval.h and evalrun/ensemble.h.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>

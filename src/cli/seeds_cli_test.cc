@@ -263,6 +263,10 @@ TEST_F(SeedsCli, TheEnsembleOfTheSeedsIsEvaluatedSignalledAndTraded) {
   for (const char* text : {"ensemble (mean) of 2 seeds", "seed 4: ", "seed 5: "}) {
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
   }
+  // One checkpoint directory is one seed's, not the ensemble's.
+  r = RunCli("signal " + run + " --bars " + bars + " --checkpoint " + run + "/seed_4/final");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("give --seed S"), std::string::npos) << r.out;
 
   // paper RUN: the ensemble trades; the same decisions as eval's ensemble.
   const std::string journal = Run("journal");

@@ -204,6 +204,17 @@ void ExposureAction(float exposure, bool target_mode, float* action) {
   if (!target_mode) action[1] = 1.0f;
 }
 
+// The checkpoint every seed of an ensemble acts with: request.checkpoint (best, final or
+// "") chosen in each seed's run (runlog::ChooseCheckpoint).
+Result<std::vector<std::string>> EnsembleCheckpoints(const EvalRequest& request) {
+  std::vector<std::string> checkpoints;
+  for (const std::string& run : request.ensemble_runs) {
+    RLT_ASSIGN_OR_RETURN(const std::string dir, runlog::ChooseCheckpoint(run, request.checkpoint));
+    checkpoints.push_back(dir);
+  }
+  return checkpoints;
+}
+
 // The seed ensemble of request.ensemble_runs as an intraday policy; `*method` gets the
 // method it combines with.
 Result<ActionFn> MakeEnsemblePolicy(const EvalRequest& request, const env::MarketDataset& data,
@@ -213,11 +224,7 @@ Result<ActionFn> MakeEnsemblePolicy(const EvalRequest& request, const env::Marke
                                                     options.buy_threshold, options.sell_threshold);
   RLT_ASSIGN_OR_RETURN(const EnsembleMethod m, ResolveEnsembleMethod(request.ensemble, actions));
   if (method != nullptr) *method = EnsembleMethodName(m);
-  std::vector<std::string> checkpoints;
-  for (const std::string& run : request.ensemble_runs) {
-    RLT_ASSIGN_OR_RETURN(const std::string dir, runlog::ChooseCheckpoint(run, request.checkpoint));
-    checkpoints.push_back(dir);
-  }
+  RLT_ASSIGN_OR_RETURN(const std::vector<std::string> checkpoints, EnsembleCheckpoints(request));
   RLT_ASSIGN_OR_RETURN(
       std::unique_ptr<EnsembleRunner> runner,
       EnsembleRunner::Load(checkpoints, venv.obs_dim(), ActionCombiner(m, actions)));
@@ -505,11 +512,7 @@ Result<std::vector<double>> EnsembleEpisodes(const EvalRequest& request, env::Ve
   const EnsembleActions actions = EnsembleActionsOf(venv.spec().action, "", 0, 0);
   RLT_ASSIGN_OR_RETURN(const EnsembleMethod m, ResolveEnsembleMethod(request.ensemble, actions));
   *method = EnsembleMethodName(m);
-  std::vector<std::string> checkpoints;
-  for (const std::string& run : request.ensemble_runs) {
-    RLT_ASSIGN_OR_RETURN(const std::string dir, runlog::ChooseCheckpoint(run, request.checkpoint));
-    checkpoints.push_back(dir);
-  }
+  RLT_ASSIGN_OR_RETURN(const std::vector<std::string> checkpoints, EnsembleCheckpoints(request));
   RLT_ASSIGN_OR_RETURN(
       std::unique_ptr<EnsembleRunner> runner,
       EnsembleRunner::Load(checkpoints, venv.obs_dim(), ActionCombiner(m, actions)));
@@ -917,14 +920,8 @@ Result<Json> EnsembleJson(const EvalRequest& request, const std::string& method)
   Json j;
   j["method"] = method;
   j["seeds"] = request.ensemble_seeds;
-  Json runs = Json::array(), checkpoints = Json::array();
-  for (const std::string& run : request.ensemble_runs) {
-    runs.push_back(run);
-    RLT_ASSIGN_OR_RETURN(const std::string dir, runlog::ChooseCheckpoint(run, request.checkpoint));
-    checkpoints.push_back(dir);
-  }
-  j["runs"] = runs;
-  j["checkpoints"] = checkpoints;
+  j["runs"] = request.ensemble_runs;
+  RLT_ASSIGN_OR_RETURN(j["checkpoints"], EnsembleCheckpoints(request));
   return j;
 }
 

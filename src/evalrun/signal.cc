@@ -470,6 +470,13 @@ Result<Signal> ComputeEnsembleSignal(const SignalRequest& request,
                                      const std::vector<std::string>& seed_runs,
                                      const std::string& method) {
   RLT_CHECK(seeds.size() == seed_runs.size() && !seeds.empty());
+  const std::string& c = request.checkpoint;
+  if (!c.empty() && c != "best" && c != "final") {
+    return Status::InvalidArgument(
+        "--checkpoint " + c +
+        ": the ensemble of a multi-seed run takes the same checkpoint of every seed (best or "
+        "final); give --seed S to decide with one seed's checkpoint directory");
+  }
   RLT_RETURN_IF_ERROR(CheckSameObservations(seed_runs));
   std::vector<Signal> per_seed;
   env::IntradayOptions options;
