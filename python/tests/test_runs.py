@@ -79,6 +79,7 @@ def test_evaluate_on_a_multi_seed_run_is_the_ensemble_or_the_seed_named(tmp_path
     summary = rltrade.evaluate(run)
     assert summary["ensemble"]["method"] == "mean"  # target_position: the mean by default
     assert summary["ensemble"]["seeds"] == [3, 4]
+    assert summary["run_dir"] == str(run)
     path = run / "eval" / "test.ensemble-mean" / "summary.json"
     assert summary == json.loads(path.read_text())
     voted = rltrade.evaluate(run, ensemble="vote")

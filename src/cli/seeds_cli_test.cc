@@ -223,6 +223,7 @@ TEST_F(SeedsCli, TheEnsembleOfTheSeedsIsEvaluatedSignalledAndTraded) {
   const nlohmann::json own = nlohmann::json::parse(ReadFile(ens_dir / "summary.json"));
   EXPECT_EQ(e["metrics"], own["metrics"]);
   EXPECT_EQ(own["ensemble"]["method"], "mean");
+  EXPECT_EQ(own["run_dir"], run);  // the multi-seed run, not its first seed
   const std::vector<double> ens_daily = DailyReturns(across / "ensemble_daily_returns.csv");
   EXPECT_EQ(ens_daily, DailyReturns(ens_dir / "daily_returns.csv"));
   EXPECT_EQ(ens_daily.size(), DailyReturns(across / "daily_returns.csv").size());

@@ -554,7 +554,7 @@ Result<EvalOutcome> RunEpisodic(const EvalRequest& request, const LoadedRun& run
   mean /= static_cast<double>(returns.size());
   for (double r : returns) var += (r - mean) * (r - mean);
   Json j;
-  j["run_dir"] = request.run_dir;
+  j["run_dir"] = request.output_root.empty() ? request.run_dir : request.output_root;
   j["env"] = run.setup.id;
   j["in_sample"] = false;
   j["policy"] = "trained";
@@ -983,7 +983,8 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
     bench[k] = Backtest(*e.venv, data.bars, e.options, p);
   }
   Json summary;
-  summary["run_dir"] = request.run_dir;
+  // An ensemble's: the multi-seed run (output_root), not its first seed.
+  summary["run_dir"] = request.output_root.empty() ? request.run_dir : request.output_root;
   Json range_json;
   range_json["name"] = range.name;
   range_json["first"] =
