@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -292,6 +293,44 @@ TEST_F(SeedsCli, TheEnsembleOfTheSeedsIsEvaluatedSignalledAndTraded) {
   EXPECT_NE(r.exit_code, 0);
   r = RunCli(paper, in_other);  // the same session restarts
   EXPECT_EQ(r.exit_code, 0) << r.out;
+}
+
+// In original mode (a[0] type, a[1] amount) the seeds vote by default: averaging a[0]
+// would fabricate decisions no seed took. The ensemble's decision is one the seeds took.
+TEST_F(SeedsCli, AnOriginalModeEnsembleVotesByDefault) {
+  const std::string bars = Run("bars.csv");
+  ASSERT_EQ(RunCli("data synth --days 40 --out " + bars).exit_code, 0);
+  const std::string run = Run("run");
+  auto r =
+      RunCli("train " + config_ + " --seeds 3 --set env.action_mode=original" +
+             " --set data.source=file --set data.file=" + bars + " --run-dir " + run + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = RunCli("eval " + run + " --json", "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["ensemble"]["method"], "vote");
+  EXPECT_TRUE(fs::exists(fs::path(run) / "eval" / "test.ensemble-vote" / "summary.json"));
+  // A bar inside the first test session (75 bars a session, 30 in training; the file's
+  // last bar closes a session): its first 2,270 bars.
+  const std::vector<std::string> lines = rlt::testing::Lines(ReadFile(bars));
+  std::string cut;
+  for (size_t i = 0; i < 2271 && i < lines.size(); ++i) cut += lines[i] + "\n";
+  rlt::testing::WriteFile(Run("cut.csv"), cut);
+  r = RunCli("signal " + run + " --bars " + Run("cut.csv") + " --json", "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json sig = nlohmann::json::parse(r.out);
+  EXPECT_EQ(sig["ensemble"]["method"], "vote");
+  ASSERT_EQ(sig["seeds"].size(), 3u);
+  int agreeing = 0;
+  for (const auto& seed : sig["seeds"]) agreeing += seed["action"] == sig["action"];
+  std::map<std::string, int> votes;
+  for (const auto& seed : sig["seeds"]) ++votes[seed["action"].get<std::string>()];
+  int most = 0;
+  for (const auto& [action, n] : votes) most = std::max(most, n);
+  if (most >= 2) {
+    EXPECT_EQ(agreeing, most) << r.out;  // the plurality's decision
+  } else {
+    EXPECT_EQ(sig["action"], "HOLD") << r.out;  // a three-way tie holds
+  }
 }
 
 // walkforward --seeds N: every fold is a multi-seed run, and the concatenated series is
