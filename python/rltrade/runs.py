@@ -1,6 +1,8 @@
-"""Training and evaluation runs from Python, through the command line's own code.
+""
+    "Training and evaluation runs from Python, through the command line's own code.
 
-``train`` is ``rltrade train CONFIG``; ``evaluate`` is ``rltrade eval RUN_DIR``: the same
+``train`` is ``rltrade train CONFIG``;
+``evaluate`` is ``rltrade eval RUN_DIR``: the same
 checks, the same run directories and files, and the same refusals (an evaluation range
 that overlaps the training data is refused unless ``allow_in_sample=True``, which labels
 the result in-sample). These load rltrade's learner (LibTorch) on first use; the rest of
@@ -23,13 +25,11 @@ def _last_metrics(run_dir):
     path = pathlib.Path(run_dir) / "metrics.jsonl"
     if not path.exists():
         return {}
-    last = None
-    with open(path) as f:
+last = None with open(path) as f:
         for line in f:
             if line.strip():
                 last = line
     return json.loads(last) if last else {}
-
 
 def train(config_path, run_dir=None, overrides=None, *, resume=None, quiet=True):
     """Trains as ``rltrade train CONFIG [--set k=v ...] [--run-dir DIR]``.
@@ -54,7 +54,7 @@ def train(config_path, run_dir=None, overrides=None, *, resume=None, quiet=True)
 
 def evaluate(run_dir, range="test", *, policy="trained", allow_in_sample=False, episodes=10,
              checkpoint=None, data_file=None, allow_data_change=False, allow_mismatch=False,
-             symbol=None):
+             seed=None, ensemble=None, symbol=None):
     """Evaluates as ``rltrade eval RUN_DIR --range RANGE``; returns summary.json as a dict.
 
     ``range``: a [split] name (test, validation, train) or "YYYY-MM-DD:YYYY-MM-DD".
@@ -63,12 +63,23 @@ def evaluate(run_dir, range="test", *, policy="trained", allow_in_sample=False, 
     or the run's data where it is now if it moved; they are checked against the run's record
     of its data (RUN_DIR/data.json) and refused when the training range's sessions changed
     (unless ``allow_data_change``) or they are of another symbol (unless
-    ``allow_mismatch``), as ``rltrade eval --data`` does. ``symbol``: for a run trained on
-    several symbols, evaluate that one only (as ``--symbol``); by default every symbol and
-    their equal-weight portfolio, whose summary this returns.
+    ``allow_mismatch``), as ``rltrade eval --data`` does.
+
+    A run trained with ``--seeds N`` is one model: by default the ENSEMBLE of its seeds is
+    evaluated (written to RUN_DIR/eval/<range>.ensemble-<method>/; the summary's
+    "ensemble" names the method and seeds). ``ensemble``: "mean", "median" or "vote" (default:
+    vote for action_mode original, mean for target_position; docs/evaluation.md). ``seed``:
+    evaluate that one seed instead. Either on a single-seed run, or both, is an error.
+    ``symbol``: for a run trained on several symbols, evaluate that one only (as
+    ``--symbol``);
+by default every symbol and their equal-weight portfolio, whose summary
+    this returns.
     """
     episodes = _checks.integer(episodes, "evaluate: episodes", 1, 1_000_000)
+    if seed is not None:
+        seed = _checks.integer(seed, "evaluate: seed", 0, 2**63 - 1)
     text = _runs().evaluate(str(run_dir), str(range), str(policy), bool(allow_in_sample),
                             episodes, str(checkpoint or ""), str(data_file or ""),
-                            bool(allow_data_change), bool(allow_mismatch), str(symbol or ""))
+                            bool(allow_data_change), bool(allow_mismatch), seed,
+                            str(ensemble or ""), str(symbol or ""))
     return json.loads(text)

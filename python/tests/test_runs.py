@@ -48,7 +48,7 @@ def test_evaluate_returns_the_command_lines_summary(run_dir):
     path = run_dir / "eval" / "test" / "summary.json"
     assert summary == json.loads(path.read_text())
     assert "metrics" in summary or "sharpe_ratio" in json.dumps(summary)
-    # The command line on the same run writes the same summary.
+#The command line on the same run writes the same summary.
     out = subprocess.run([BINARY, "eval", str(run_dir), "--range", "test", "--json"],
                          check=True, capture_output=True, text=True).stdout
     assert json.loads(path.read_text()) == summary or json.loads(out)
@@ -104,3 +104,29 @@ batch_size = 128
     assert one["metrics"] == summary["symbols"][1]["metrics"]
     with pytest.raises(ValueError, match="trained on SYN0, SYN1, SYN2"):
         rltrade.evaluate(run, symbol="AAPL")
+
+
+@pytest.mark.skipif(not BINARY, reason="RLT_BINARY is set by CTest")
+def test_evaluate_on_a_multi_seed_run_is_the_ensemble_or_the_seed_named(tmp_path):
+    run = tmp_path / "seeds"
+    sets = [a for k, v in {**SETS, "run.total_steps": 2048}.items()
+            for a in ("--set", f"{k}={v}")]
+    subprocess.run([BINARY, "train", str(CONFIG), "--seeds", "2", "--run-dir", str(run),
+                    "--quiet", *sets], check=True)
+    summary = rltrade.evaluate(run)
+    assert summary["ensemble"]["method"] == "mean"  # target_position: the mean by default
+    assert summary["ensemble"]["seeds"] == [3, 4]
+    assert summary["run_dir"] == str(run)
+    path = run / "eval" / "test.ensemble-mean" / "summary.json"
+    assert summary == json.loads(path.read_text())
+    voted = rltrade.evaluate(run, ensemble="vote")
+    assert voted["ensemble"]["method"] == "vote"
+    one = rltrade.evaluate(run, seed=4)
+    assert one["run_dir"] == str(run / "seed_4")
+    assert "ensemble" not in one
+    with pytest.raises(ValueError, match="--ensemble average: expected mean, median or vote"):
+        rltrade.evaluate(run, ensemble="average")
+    with pytest.raises(ValueError, match="give one of the two"):
+        rltrade.evaluate(run, seed=4, ensemble="mean")
+    with pytest.raises(ValueError, match="single-seed run"):
+        rltrade.evaluate(run / "seed_3", ensemble="mean")

@@ -1,7 +1,8 @@
 // rltrade cli: `rltrade eval RUN_DIR [--range test|train|validation|START:END] [--data FILE]
 // [--policy trained|flat|buy-and-hold|random|rule:NAME] [--allow-in-sample] [--json]
-// [--episodes N] [--checkpoint best|final|DIR] [--periods N]`. Flag parsing only; the work is in
-// evalrun/evalrun.h.
+// [--episodes N] [--checkpoint best|final|DIR] [--periods N] [--seed S | --ensemble
+// mean|median|vote] [--trials N] [--set env.KEY=VALUE] [--costs BPS,...]`. Flag parsing only;
+// the work is in evalrun/evalrun.h, evalrun/seeds_eval.h and evalrun/ensemble.h.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "evalrun/ensemble.h"
 #include "evalrun/evalrun.h"
 #include "evalrun/seeds_eval.h"
 #include "train/seeds.h"
@@ -26,6 +28,7 @@ struct EvalFlags {
   std::vector<std::string> sets;  // --set env.KEY=VALUE
   std::string costs;              // --costs BPS,BPS,...
   bool costs_given = false;       // --costs was given (an empty list is an error)
+  std::string ensemble;           // --ensemble mean|median|vote (multi-seed runs)
 };
 
 // A multi-seed run (RUN/seeds.json): every seed and the result across seeds, or the one
@@ -33,10 +36,13 @@ struct EvalFlags {
 Result<evalrun::EvalOutcome> Evaluate(const EvalFlags& f) {
   Result<std::optional<train::SeedsIndex>> index = train::ReadSeedsIndex(f.request.run_dir);
   if (!index.ok()) return index.status();
-  if (*index && !f.seed && !f.request.cost_levels_bps.empty()) {
+  RLT_RETURN_IF_ERROR(evalrun::CheckEnsembleFlags(f.ensemble, f.seed.has_value(),
+                                                  index->has_value(), f.request.run_dir));
+  if (*index && !f.seed && !f.request.cost_levels_bps.empty() && f.request.policy != "trained") {
     return Status::InvalidArgument(
-        "--costs evaluates one policy: give --seed S to sweep the costs of one seed of this "
-        "multi-seed run");
+        "--costs on a multi-seed run sweeps the seeds' ensemble (of "
+        "--policy trained); give --seed S to sweep --policy " +
+        f.request.policy + " on one seed's run");
   }
   if (!*index || f.seed) {
     evalrun::EvalRequest one = f.request;
@@ -51,6 +57,7 @@ Result<evalrun::EvalOutcome> Evaluate(const EvalFlags& f) {
   request.eval = f.request;
   request.seeds = (*index)->seeds;
   request.trials = f.trials;
+  request.ensemble = f.ensemble;
   return evalrun::RunSeedsEvaluation(request);
 }
 
@@ -124,7 +131,7 @@ void RegisterEvalCommand(CLI::App& app, Action* action) {
       },
       "cost levels in basis points, e.g. 0,1,2,5,10: the policy walked once per "
       "level (cost_rate = bps / 10,000), a table and the break-even cost, written "
-      "to costs.csv and costs.json");
+      "to costs.csv and costs.json (a multi-seed run without --seed: the ensemble's)");
   cmd->add_option("--symbol", f->request.symbol,
                   "a run trained on several symbols ([data] symbols): evaluate only this one "
                   "(default: every symbol, and their equal-weight portfolio in "
@@ -132,8 +139,12 @@ void RegisterEvalCommand(CLI::App& app, Action* action) {
   cmd->add_flag("--json", f->json, "print summary.json instead of the table");
   cmd->add_option_function<uint64_t>(
       "--seed", [f](const uint64_t& s) { f->seed = s; },
-      "a run trained with --seeds N: evaluate only this seed (default: every seed, and the "
-      "result across seeds in RUN/eval/<range>/)");
+      "a run trained with --seeds N: evaluate only this seed (default: every seed, the "
+      "result across seeds in RUN/eval/<range>/ and the seeds' ensemble)");
+  cmd->add_option("--ensemble", f->ensemble,
+                  "a run trained with --seeds N: how the ensemble of its seeds combines their "
+                  "actions, evaluated beside every seed: mean, median or vote (default: vote for "
+                  "action_mode original, mean for target_position; docs/evaluation.md)");
   cmd->add_option("--trials", f->trials,
                   "deflated Sharpe ratio: the number of trials tried (every seed and "
                   "configuration; default the run's seeds)")

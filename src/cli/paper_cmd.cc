@@ -1,6 +1,6 @@
 // rltrade cli: `rltrade paper RUN_DIR --feed FEED --broker BROKER [--start DATE]
 // [--risk RISK.toml] [--journal DIR] [--checkpoint best|final|DIR] [--fsync bar|session]
-// [--allow-in-sample]
+// [--seed S | --ensemble mean|median|vote] [--allow-in-sample]
 // [--json] [--quiet]`.
 // Flag parsing only; the work is in paper/paper.h.
 #include <fmt/format.h>
@@ -76,6 +76,14 @@ void RegisterPaperCommand(CLI::App& app, Action* action) {
                   "the trained policy's checkpoint: best (RUN_DIR/best, selected on validation), "
                   "final (RUN_DIR/final) or a checkpoint directory (default: best when the run "
                   "has it, else final)");
+  cmd->add_option_function<uint64_t>(
+      "--seed", [f](const uint64_t& s) { f->request.seed = s; },
+      "a run trained with --seeds N: trade this seed's policy (default: the ensemble of its "
+      "seeds)");
+  cmd->add_option("--ensemble", f->request.ensemble,
+                  "a run trained with --seeds N: how its seeds' actions combine: mean, median or "
+                  "vote (default: vote for action_mode original, mean for target_position); "
+                  "journaled, and a restart with another is refused");
   cmd->add_option("--fsync", f->request.fsync, "fsync the journal every bar or every session")
       ->check(CLI::IsMember({"bar", "session"}))
       ->capture_default_str();

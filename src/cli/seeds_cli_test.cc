@@ -1,11 +1,13 @@
 // End-to-end tests of multi-seed runs (train/seeds.h, evalrun/seeds_eval.h):
 // `train --seeds N` writes N complete seed runs, each the same as a single run with that
-// seed; `status`, `eval`, `signal` and `--resume` understand RUN; the result across seeds
-// is computed from the seeds' own files, checked here by an independent computation.
+// seed; `status`, `eval`, `signal`, `paper` and `--resume` understand RUN; the result across
+// seeds is computed from the seeds' own files, checked here by an independent computation;
+// the seeds' ensemble (evalrun/ensemble.h) acts as one policy in eval, signal and paper.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -140,11 +142,7 @@ TEST_F(SeedsCli, TrainsEverySeedAsItsOwnCompleteRunIdenticalToASingleRun) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(nlohmann::json::parse(r.out)["run_dir"], run + "/seed_6");
 
-  // Commands that take one policy need the seed.
-  r = RunCli("signal " + run + " --bars " + config_);
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.out.find("--seed"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("4, 5, 6"), std::string::npos) << r.out;
+  // A seed the run does not hold is named.
   r = RunCli("signal " + run + " --seed 9 --bars " + config_);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.out.find("holds seeds 4, 5, 6"), std::string::npos) << r.out;
@@ -196,6 +194,145 @@ TEST_F(SeedsCli, ABadConfigLeavesNothingBehindAndSeedsAreBounded) {
   EXPECT_FALSE(fs::exists(run));
 }
 
+// The ensemble of a multi-seed run, end to end from another directory than the run's: eval
+// evaluates it beside every seed (its row, summary.json "ensemble", its daily returns),
+// signal prints every seed's decision and the ensemble's, and paper trades it over a
+// replay of the test range (its daily returns those of eval's ensemble, as for one run) and
+// refuses a restart with another ensemble.
+TEST_F(SeedsCli, TheEnsembleOfTheSeedsIsEvaluatedSignalledAndTraded) {
+  const std::string bars = Run("bars.csv");
+  ASSERT_EQ(RunCli("data synth --days 40 --out " + bars).exit_code, 0);
+  const std::string run = Run("run");
+  auto r = RunCli("train " + config_ + " --seeds 2 --set data.source=file --set data.file=" + bars +
+                  " --run-dir " + run + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string in_other = "cd / && ";  // run from another directory than the run's
+
+  r = RunCli("eval " + run, in_other, "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* row : {"seed 4 ", "seed 5 ", "seed average", "ensemble (mean)"}) {
+    EXPECT_NE(r.out.find(row), std::string::npos) << row << "\n" << r.out;
+  }
+  const fs::path across = fs::path(run) / "eval" / "test";
+  const nlohmann::json summary = nlohmann::json::parse(ReadFile(across / "summary.json"));
+  ASSERT_TRUE(summary.contains("ensemble")) << summary.dump(2);
+  const nlohmann::json& e = summary["ensemble"];
+  EXPECT_EQ(e["method"], "mean");
+  EXPECT_EQ(e["seeds"], nlohmann::json({4, 5}));
+  EXPECT_EQ(e["eval_dir"], "eval/test.ensemble-mean");
+  const fs::path ens_dir = fs::path(run) / "eval" / "test.ensemble-mean";
+  const nlohmann::json own = nlohmann::json::parse(ReadFile(ens_dir / "summary.json"));
+  EXPECT_EQ(e["metrics"], own["metrics"]);
+  EXPECT_EQ(own["ensemble"]["method"], "mean");
+  EXPECT_EQ(own["run_dir"], run);  // the multi-seed run, not its first seed
+  const std::vector<double> ens_daily = DailyReturns(across / "ensemble_daily_returns.csv");
+  EXPECT_EQ(ens_daily, DailyReturns(ens_dir / "daily_returns.csv"));
+  EXPECT_EQ(ens_daily.size(), DailyReturns(across / "daily_returns.csv").size());
+  EXPECT_TRUE(fs::exists(ens_dir / "report.html"));
+  EXPECT_NE(ReadFile(across / "report.html").find("The seeds' ensemble (mean)"), std::string::npos);
+  // --costs without --seed sweeps the ensemble; --ensemble names its directory.
+  r = RunCli("eval " + run + " --ensemble median --costs 0,5", in_other, "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(fs::path(run) / "eval" / "test.ensemble-median" / "costs.csv"));
+  EXPECT_NE(r.out.find("ensemble (median)"), std::string::npos) << r.out;
+  // Errors name the flag and the fix, and write nothing.
+  for (const auto& [args, text] : std::vector<std::pair<std::string, std::string>>{
+           {"--ensemble average", "expected mean, median or vote"},
+           {"--ensemble mean --seed 4", "give one of the two"},
+       }) {
+    r = RunCli("eval " + run + " " + args);
+    EXPECT_NE(r.exit_code, 0) << args;
+    EXPECT_NE(r.out.find(text), std::string::npos) << args << "\n" << r.out;
+  }
+  r = RunCli("eval " + run + "/seed_4 --ensemble mean");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("single-seed run"), std::string::npos) << r.out;
+
+  // signal RUN: every seed's decision and the ensemble's (the top-level one).
+  r = RunCli("signal " + run + " --bars " + bars + " --json", in_other, "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json sig = nlohmann::json::parse(r.out);
+  EXPECT_EQ(sig["checkpoint"], "ensemble");
+  EXPECT_EQ(sig["ensemble"]["method"], "mean");
+  ASSERT_EQ(sig["seeds"].size(), 2u);
+  EXPECT_EQ(sig["seeds"][0]["seed"], 4);
+  EXPECT_TRUE(sig.contains("action") && sig.contains("target_exposure"));
+  const double mean_value =
+      (sig["seeds"][0]["value"].get<double>() + sig["seeds"][1]["value"].get<double>()) / 2;
+  EXPECT_NEAR(sig["value"].get<double>(), mean_value, 1e-6 * std::fabs(mean_value) + 1e-12);
+  r = RunCli("signal " + run + " --bars " + bars, in_other, "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* text : {"ensemble (mean) of 2 seeds", "seed 4: ", "seed 5: "}) {
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+  }
+  // One checkpoint directory is one seed's, not the ensemble's.
+  r = RunCli("signal " + run + " --bars " + bars + " --checkpoint " + run + "/seed_4/final");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("give --seed S"), std::string::npos) << r.out;
+
+  // paper RUN: the ensemble trades; the same decisions as eval's ensemble.
+  const std::string journal = Run("journal");
+  const std::string paper = "paper " + run + " --feed replay:" + bars +
+                            " --broker sim --start 2023-02-13 --quiet --journal " + journal;
+  r = RunCli(paper, in_other);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<double> traded = DailyReturns(fs::path(journal) / "daily_returns.csv");
+  ASSERT_EQ(traded.size(), ens_daily.size());
+  for (size_t d = 0; d < traded.size(); ++d) {
+    EXPECT_NEAR(traded[d], ens_daily[d], 1e-9 * std::fabs(ens_daily[d]) + 1e-15) << d;
+  }
+  const std::string start = rlt::testing::Lines(ReadFile(fs::path(journal) / "journal.jsonl"))[0];
+  const nlohmann::json start_line = nlohmann::json::parse(start);
+  EXPECT_EQ(start_line["ensemble"]["method"], "mean");
+  EXPECT_EQ(start_line["ensemble"]["seeds"], nlohmann::json({4, 5}));
+  r = RunCli(paper + " --ensemble median", in_other);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("another session: its ensemble is method \"mean\""), std::string::npos)
+      << r.out;
+  r = RunCli(paper + " --seed 5", in_other);
+  EXPECT_NE(r.exit_code, 0);
+  r = RunCli(paper, in_other);  // the same session restarts
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+}
+
+// In original mode (a[0] type, a[1] amount) the seeds vote by default: averaging a[0]
+// would fabricate decisions no seed took. The ensemble's decision is one the seeds took.
+TEST_F(SeedsCli, AnOriginalModeEnsembleVotesByDefault) {
+  const std::string bars = Run("bars.csv");
+  ASSERT_EQ(RunCli("data synth --days 40 --out " + bars).exit_code, 0);
+  const std::string run = Run("run");
+  auto r =
+      RunCli("train " + config_ + " --seeds 3 --set env.action_mode=original" +
+             " --set data.source=file --set data.file=" + bars + " --run-dir " + run + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = RunCli("eval " + run + " --json", "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["ensemble"]["method"], "vote");
+  EXPECT_TRUE(fs::exists(fs::path(run) / "eval" / "test.ensemble-vote" / "summary.json"));
+  // A bar inside the first test session (75 bars a session, 30 in training; the file's
+  // last bar closes a session): its first 2,270 bars.
+  const std::vector<std::string> lines = rlt::testing::Lines(ReadFile(bars));
+  std::string cut;
+  for (size_t i = 0; i < 2271 && i < lines.size(); ++i) cut += lines[i] + "\n";
+  rlt::testing::WriteFile(Run("cut.csv"), cut);
+  r = RunCli("signal " + run + " --bars " + Run("cut.csv") + " --json", "", "/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json sig = nlohmann::json::parse(r.out);
+  EXPECT_EQ(sig["ensemble"]["method"], "vote");
+  ASSERT_EQ(sig["seeds"].size(), 3u);
+  int agreeing = 0;
+  for (const auto& seed : sig["seeds"]) agreeing += seed["action"] == sig["action"];
+  std::map<std::string, int> votes;
+  for (const auto& seed : sig["seeds"]) ++votes[seed["action"].get<std::string>()];
+  int most = 0;
+  for (const auto& [action, n] : votes) most = std::max(most, n);
+  if (most >= 2) {
+    EXPECT_EQ(agreeing, most) << r.out;  // the plurality's decision
+  } else {
+    EXPECT_EQ(sig["action"], "HOLD") << r.out;  // a three-way tie holds
+  }
+}
+
 // walkforward --seeds N: every fold is a multi-seed run, and the concatenated series is
 // the folds' seed averages (fold k's rows of OUT/walkforward/daily_returns.csv equal
 // OUT/fold_k/eval/test/daily_returns.csv, the mean of its seeds).
@@ -233,6 +370,31 @@ TEST_F(SeedsCli, WalkforwardTrainsEveryFoldWithEverySeed) {
     }
   }
   EXPECT_EQ(row, concatenated.size());
+  // Each fold's ensemble beside its seed average, concatenated likewise.
+  ASSERT_TRUE(summary.contains("ensemble")) << summary.dump(2);
+  EXPECT_EQ(summary["ensemble"]["method"], "mean");
+  const std::vector<std::string> ensemble_rows =
+      rlt::testing::Lines(ReadFile(fs::path(out) / "walkforward" / "ensemble_daily_returns.csv"));
+  row = 1;
+  for (int k = 1; k <= 2; ++k) {
+    const nlohmann::json& f = summary["folds"][k - 1];
+    ASSERT_TRUE(f.contains("ensemble")) << f.dump();
+    const fs::path fold = fs::path(out) / ("fold_" + std::to_string(k));
+    EXPECT_EQ(f["ensemble"]["eval_dir"], "eval/test.ensemble-mean");
+    const std::vector<double> ens =
+        DailyReturns(fold / "eval" / "test.ensemble-mean" / "daily_returns.csv");
+    for (size_t d = 0; d < ens.size(); ++d, ++row) {
+      ASSERT_LT(row, ensemble_rows.size());
+      EXPECT_NEAR(std::stod(rlt::testing::Cells(ensemble_rows[row])[1]), ens[d],
+                  1e-12 * std::fabs(ens[d]));
+    }
+  }
+  EXPECT_EQ(row, ensemble_rows.size());
+  // --ensemble without several seeds is refused before anything is written.
+  r = RunCli("walkforward " + config_ + " --folds 2 --ensemble vote --out " + Run("wf1"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--seeds N"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(Run("wf1")));
 }
 
 }  // namespace

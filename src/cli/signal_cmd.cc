@@ -1,5 +1,6 @@
 // rltrade cli: `rltrade signal RUN_DIR --bars FILE [--json] [--checkpoint best|final|DIR]
-// [--position F] [--seed S]`. Flag parsing only; the work is in evalrun/signal.h.
+// [--position F] [--seed S | --ensemble mean|median|vote]`. Flag parsing only; the work is in
+// evalrun/signal.h.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -8,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "core/printable.h"
+#include "evalrun/ensemble.h"
 #include "evalrun/signal.h"
 #include "train/seeds.h"
 
@@ -18,14 +20,27 @@ struct SignalFlags {
   evalrun::SignalRequest request;
   bool json = false;
   std::optional<uint64_t> seed;  // one seed of a multi-seed run
+  std::string ensemble;          // --ensemble mean|median|vote (multi-seed runs)
 };
 
-int RunSignal(const SignalFlags& f) {
+// A multi-seed run without --seed: its seeds' ensemble; else one run (or the seed --seed
+// names).
+Result<evalrun::Signal> Compute(const SignalFlags& f) {
   evalrun::SignalRequest request = f.request;
-  Result<std::string> run = train::ResolveSeedRun(request.run_dir, f.seed);
-  if (!run.ok()) return ReportError(run.status());
-  request.run_dir = *run;
-  Result<evalrun::Signal> out = evalrun::ComputeSignal(request);
+  RLT_ASSIGN_OR_RETURN(const std::optional<train::SeedsIndex> index,
+                       train::ReadSeedsIndex(request.run_dir));
+  RLT_RETURN_IF_ERROR(evalrun::CheckEnsembleFlags(f.ensemble, f.seed.has_value(), index.has_value(),
+                                                  request.run_dir));
+  if (index && !f.seed) {
+    return evalrun::ComputeEnsembleSignal(request, index->seeds, index->SeedRuns(request.run_dir),
+                                          f.ensemble);
+  }
+  RLT_ASSIGN_OR_RETURN(request.run_dir, train::ResolveSeedRun(request.run_dir, f.seed));
+  return evalrun::ComputeSignal(request);
+}
+
+int RunSignal(const SignalFlags& f) {
+  Result<evalrun::Signal> out = Compute(f);
   if (!out.ok()) return ReportError(out.status());
   fmt::print("{}", f.json ? out->json : PrintableText(out->text, size_t{1} << 20));
   return 0;
@@ -54,7 +69,11 @@ void RegisterSignalCommand(CLI::App& app, Action* action) {
                   "unrealised PnL is taken as 0)");
   cmd->add_option_function<uint64_t>(
       "--seed", [f](const uint64_t& s) { f->seed = s; },
-      "the seed whose policy decides, for a run trained with --seeds N");
+      "the seed whose policy decides, for a run trained with --seeds N (default: the ensemble "
+      "of its seeds, each seed's decision printed too)");
+  cmd->add_option("--ensemble", f->ensemble,
+                  "a run trained with --seeds N: how its seeds' actions combine: mean, median or "
+                  "vote (default: vote for action_mode original, mean for target_position)");
   cmd->add_option("--symbol", f->request.symbol,
                   "a run trained on several symbols ([data] symbols): the symbol of the bars "
                   "(its normaliser and one-hot id are applied)");

@@ -281,6 +281,35 @@ TEST_F(SymbolsCli, PerturbingOneSymbolsTestBarsChangesNoTrainingOutput) {
             ReadFile(Path("run_perturbed/eval/test.ckpt-best.symbol-SYN1/daily_returns.csv")));
 }
 
+// Several symbols and several seeds: the seeds' ensemble is evaluated symbol by symbol
+// into its own portfolio, signal and paper take --symbol, and a paper replay of one symbol
+// is the ensemble's evaluation of that symbol.
+TEST_F(SymbolsCli, TheEnsembleOfSeedsTradesEverySymbol) {
+  auto trained = FromRoot("train " + Path("project/cfg.toml") + " --seeds 2 --run-dir " +
+                          Path("run_seeds") + " --quiet");
+  ASSERT_EQ(trained.exit_code, 0) << trained.out;
+  auto eval = FromRoot("eval " + Path("run_seeds") + " --range test");
+  ASSERT_EQ(eval.exit_code, 0) << eval.out;
+  EXPECT_NE(eval.out.find("ensemble (mean)"), std::string::npos) << eval.out;
+  const auto portfolio =
+      nlohmann::json::parse(ReadFile(Path("run_seeds/eval/test.ensemble-mean/summary.json")));
+  EXPECT_EQ(portfolio["portfolio"], "equal_weight");
+  EXPECT_EQ(portfolio["ensemble"]["method"], "mean");
+  EXPECT_EQ(portfolio["symbols"][2]["eval_dir"], "eval/test.ensemble-mean.symbol-SYN2");
+  auto signal = FromRoot("signal " + Path("run_seeds") + " --bars " +
+                         Path("project/data/three.csv") + " --symbol SYN0 --json");
+  ASSERT_EQ(signal.exit_code, 0) << signal.out;
+  const auto decision = nlohmann::json::parse(signal.out);
+  EXPECT_EQ(decision["symbol"], "SYN0");
+  EXPECT_EQ(decision["seeds"].size(), 2u);
+  auto paper =
+      FromRoot("paper " + Path("run_seeds") + " --feed replay:" + Path("project/data/three.csv") +
+               " --symbol SYN2 --start 2023-02-13 --quiet --journal " + Path("journal_seeds"));
+  ASSERT_EQ(paper.exit_code, 0) << paper.out;
+  EXPECT_EQ(ReadFile(Path("journal_seeds/daily_returns.csv")),
+            ReadFile(Path("run_seeds/eval/test.ensemble-mean.symbol-SYN2/daily_returns.csv")));
+}
+
 TEST_F(SymbolsCli, BadSymbolSettingsAreErrorsThatLeaveNoRunDirectory) {
   struct Case {
     std::string data, message;

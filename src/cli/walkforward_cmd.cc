@@ -1,6 +1,6 @@
 // rltrade cli: `rltrade walkforward CONFIG --folds K [--train-days N] [--test-days M]
-// [--rolling] [--seeds N] [--out DIR] [--set section.key=value ...] [--quiet] [--json]`. Flag
-// parsing only; the work is in evalrun/walkforward.h.
+// [--rolling] [--seeds N [--ensemble mean|median|vote]] [--out DIR] [--set section.key=value ...]
+// [--quiet] [--json]`. Flag parsing only; the work is in evalrun/walkforward.h.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -67,6 +67,10 @@ void RegisterWalkforwardCommand(CLI::App& app, Action* action) {
                   "train N seeds per fold (run.seed .. run.seed+N-1); the folds' seed-averaged "
                   "returns are concatenated (overrides [run] seeds)")
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--ensemble", f->request.ensemble,
+                  "with --seeds N: how each fold's ensemble of its seeds combines their actions, "
+                  "evaluated beside the seed average: mean, median or vote (default: vote for "
+                  "action_mode original, mean for target_position)");
   cmd->add_flag("--json", f->json, "print summary.json instead of the table");
   cmd->callback([f, action] { *action = [f] { return RunWalkforward(*f); }; });
 }

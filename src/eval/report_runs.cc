@@ -180,6 +180,32 @@ std::string SeedsEquitySection(const std::vector<DailyRow>& average,
   return s + "</svg>\n";
 }
 
+// The seeds' ensemble, evaluated as one policy (evalrun/ensemble.h): its key metrics beside
+// the seed average's, and where its own report is.
+std::string EnsembleSection(const nlohmann::json& summary) {
+  if (!summary.contains("ensemble") || !summary["ensemble"].is_object()) return "";
+  const nlohmann::json& e = summary["ensemble"];
+  const nlohmann::json empty = nlohmann::json::object();
+  const nlohmann::json& em = e.contains("metrics") ? e["metrics"] : empty;
+  const nlohmann::json& am = summary.contains("metrics") ? summary["metrics"] : empty;
+  std::string s = fmt::format(
+      "<h2>The seeds' ensemble ({})</h2>\n<p class=\"note\">One policy acting with the "
+      "combined actions of every seed (<code>--ensemble {}</code>), evaluated as a run is; "
+      "the seed average is the portfolio of the seeds traded separately.</p>\n"
+      "<table class=\"metrics\"><tr><th></th><th>ensemble</th><th>seed average</th></tr>\n",
+      Esc(StringOr(e, "method", "?")), Esc(StringOr(e, "method", "?")));
+  for (const MetricInfo& row : MetricTable()) {
+    if (!em.contains(row.key)) continue;
+    const Kind kind = ToKind(row.kind);
+    s += fmt::format("<tr><th title=\"{}\">{}</th><td>{}</td><td>{}</td></tr>\n", row.key,
+                     row.label, FormatValue(em[row.key], kind),
+                     am.contains(row.key) ? FormatValue(am[row.key], kind) : std::string("n/a"));
+  }
+  return s + "</table>\n<p class=\"note\">Its own report: RUN/" +
+         Esc(StringOr(e, "eval_dir", "eval/?")) +
+         "/report.html; its daily returns: ensemble_daily_returns.csv.</p>\n";
+}
+
 }  // namespace
 
 Status WriteSeedsReport(const std::string& dir) {
@@ -202,6 +228,7 @@ Status WriteSeedsReport(const std::string& dir) {
                            "table.seeds td{min-width:90px}table.seeds th{font-size:13px}",
                            in_sample);
   s += SeedsTableSection(j, names) + SeedsEquitySection(*average, names, columns);
+  s += EnsembleSection(j);
   s += "<p class=\"note\">Each seed's own report: RUN/seed_&lt;seed&gt;/eval/&lt;range&gt;/"
        "report.html.</p>\n";
   return WriteFileAtomic(dir + "/" + kReportFile, s + "</body></html>\n");

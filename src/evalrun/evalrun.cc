@@ -38,6 +38,7 @@
 #include "eval/significance.h"
 #include "evalrun/backtest.h"
 #include "evalrun/cost_sweep.h"
+#include "evalrun/ensemble.h"
 #include "evalrun/symbols_eval.h"
 #include "learn/inference.h"
 #include "market/date_range.h"
@@ -101,7 +102,11 @@ Result<LoadedRun> LoadRun(const EvalRequest& request) {
   std::error_code ec;
   if (fs::is_directory(run_dir / "eval", ec)) runlog::RemoveStaleTemps((run_dir / "eval").string());
   RLT_RETURN_IF_ERROR(VerifyRunFiles(request.run_dir));
-  RLT_ASSIGN_OR_RETURN(r.trained, LoadTrainingRanges(run_dir, request.checkpoint));
+  // An ensemble's checkpoint is a keyword resolved per seed (the seeds share the run's
+  // training ranges).
+  RLT_ASSIGN_OR_RETURN(
+      r.trained,
+      LoadTrainingRanges(run_dir, request.ensemble_runs.empty() ? request.checkpoint : ""));
   RLT_ASSIGN_OR_RETURN(r.config, train::LoadConfig((run_dir / "config.toml").string()));
   RLT_RETURN_IF_ERROR(r.config.Bind("run", r.run));
   train::EnvSetupOverrides overrides;
@@ -202,9 +207,46 @@ void ExposureAction(float exposure, bool target_mode, float* action) {
   if (!target_mode) action[1] = 1.0f;
 }
 
+// The checkpoint every seed of an ensemble acts with: request.checkpoint (best, final or
+// "") chosen in each seed's run (runlog::ChooseCheckpoint).
+Result<std::vector<std::string>> EnsembleCheckpoints(const EvalRequest& request) {
+  std::vector<std::string> checkpoints;
+  for (const std::string& run : request.ensemble_runs) {
+    RLT_ASSIGN_OR_RETURN(const std::string dir, runlog::ChooseCheckpoint(run, request.checkpoint));
+    checkpoints.push_back(dir);
+  }
+  return checkpoints;
+}
+
+// The seed ensemble of request.ensemble_runs as an intraday policy; `*method` gets the
+// method it combines with.
+Result<ActionFn> MakeEnsemblePolicy(const EvalRequest& request, const env::MarketDataset& data,
+                                    const env::VecEnv& venv, const env::IntradayOptions& options,
+                                    std::string* method) {
+  const EnsembleActions actions = EnsembleActionsOf(venv.spec().action, options.action_mode,
+                                                    options.buy_threshold, options.sell_threshold);
+  RLT_ASSIGN_OR_RETURN(const EnsembleMethod m, ResolveEnsembleMethod(request.ensemble, actions));
+  if (method != nullptr) *method = EnsembleMethodName(m);
+  RLT_ASSIGN_OR_RETURN(const std::vector<std::string> checkpoints, EnsembleCheckpoints(request));
+  RLT_ASSIGN_OR_RETURN(
+      std::unique_ptr<EnsembleRunner> runner,
+      EnsembleRunner::Load(checkpoints, venv.obs_dim(), ActionCombiner(m, actions)));
+  std::shared_ptr<EnsembleRunner> shared(std::move(runner));
+  const market::Bars* session_bars = &data.bars;
+  auto last_session = std::make_shared<int64_t>(-1);
+  return ActionFn(
+      [shared, session_bars, last_session](const float* obs, const double* info, float* a) {
+        const int64_t session = session_bars->session[static_cast<int64_t>(info[env::kInfoBar])];
+        if (shared->recurrent() && session != *last_session) shared->ResetState();
+        *last_session = session;
+        shared->Act(obs, a);
+      });
+}
+
 Result<ActionFn> MakePolicy(const EvalRequest& request, const std::string& policy,
                             const env::MarketDataset& data, const env::VecEnv& venv,
-                            const env::IntradayOptions& options) {
+                            const env::IntradayOptions& options,
+                            std::string* ensemble_method = nullptr) {
   const bool target = options.action_mode == "target_position";
   if (policy == "flat") {
     return ActionFn([target](const float*, const double*, float* a) {
@@ -245,6 +287,9 @@ Result<ActionFn> MakePolicy(const EvalRequest& request, const std::string& polic
   if (policy != "trained") {
     return Status::InvalidArgument("--policy " + policy +
                                    ": expected trained, flat, buy-and-hold, random or rule:NAME");
+  }
+  if (!request.ensemble_runs.empty()) {
+    return MakeEnsemblePolicy(request, data, venv, options, ensemble_method);
   }
   const std::string dir = request.checkpoint.empty()
                               ? runlog::FinalCheckpointPath(request.run_dir).string()
@@ -460,6 +505,34 @@ int PeriodsOf(const EvalRequest& request, std::span<const int32_t> session_dates
                                       : eval::PeriodsPerYearOf(session_dates);
 }
 
+Result<Json> EnsembleJson(const EvalRequest& request, const std::string& method);
+
+// The returns of `episodes` deterministic episodes of the seed ensemble of
+// request.ensemble_runs on one env (as learn::EvaluatePolicy runs one policy: reset with
+// `seed`, episode totals in finishing order, recurrent states reset at each episode's end).
+Result<std::vector<double>> EnsembleEpisodes(const EvalRequest& request, env::VecEnv& venv,
+                                             uint64_t seed, std::string* method) {
+  const EnsembleActions actions = EnsembleActionsOf(venv.spec().action, "", 0, 0);
+  RLT_ASSIGN_OR_RETURN(const EnsembleMethod m, ResolveEnsembleMethod(request.ensemble, actions));
+  *method = EnsembleMethodName(m);
+  RLT_ASSIGN_OR_RETURN(const std::vector<std::string> checkpoints, EnsembleCheckpoints(request));
+  RLT_ASSIGN_OR_RETURN(
+      std::unique_ptr<EnsembleRunner> runner,
+      EnsembleRunner::Load(checkpoints, venv.obs_dim(), ActionCombiner(m, actions)));
+  std::vector<double> returns;
+  std::vector<float> action(venv.act_dim());  // (act_dim)
+  venv.Reset(seed);
+  while (static_cast<int>(returns.size()) < request.episodes) {
+    runner->Act(venv.observations(), action.data());
+    venv.Step(action.data());
+    if (venv.done(0)) {
+      returns.push_back(venv.episode_returns()[0]);
+      runner->ResetState();
+    }
+  }
+  return returns;
+}
+
 Result<EvalOutcome> RunEpisodic(const EvalRequest& request, const LoadedRun& run) {
   if (request.policy != "trained") {
     return Status::InvalidArgument("--policy " + request.policy + ": the " + run.setup.id +
@@ -468,43 +541,58 @@ Result<EvalOutcome> RunEpisodic(const EvalRequest& request, const LoadedRun& run
   }
   RLT_ASSIGN_OR_RETURN(auto envs, env::MakeEnvs(run.setup.id, run.setup.context, 1));
   env::VecEnv venv(std::move(envs), 1);
-  const std::string dir = request.checkpoint.empty()
-                              ? runlog::FinalCheckpointPath(request.run_dir).string()
-                              : request.checkpoint;
-  RLT_ASSIGN_OR_RETURN(std::unique_ptr<learn::PolicyRunner> runner,
-                       learn::PolicyRunner::Load(dir, venv.obs_dim(), venv.spec().action));
-  RLT_ASSIGN_OR_RETURN(
-      std::vector<double> returns,
-      runner->EvaluateEpisodes(venv, request.episodes, run.run.seed + train::kEvalSeedOffset));
+  const uint64_t seed = run.run.seed + train::kEvalSeedOffset;
+  std::vector<double> returns;
+  std::string method;  // an ensemble's
+  if (!request.ensemble_runs.empty()) {
+    RLT_ASSIGN_OR_RETURN(returns, EnsembleEpisodes(request, venv, seed, &method));
+  } else {
+    RLT_ASSIGN_OR_RETURN(
+        std::unique_ptr<learn::PolicyRunner> runner,
+        learn::PolicyRunner::Load(CheckpointDir(request), venv.obs_dim(), venv.spec().action));
+    RLT_ASSIGN_OR_RETURN(returns, runner->EvaluateEpisodes(venv, request.episodes, seed));
+  }
   double mean = 0, var = 0;
   for (double r : returns) mean += r;
   mean /= static_cast<double>(returns.size());
   for (double r : returns) var += (r - mean) * (r - mean);
   Json j;
-  j["run_dir"] = request.run_dir;
+  j["run_dir"] = request.output_root.empty() ? request.run_dir : request.output_root;
   j["env"] = run.setup.id;
   j["in_sample"] = false;
   j["policy"] = "trained";
-  j["checkpoint"] = CheckpointDir(request);
+  if (method.empty()) {
+    j["checkpoint"] = CheckpointDir(request);
+  } else {
+    RLT_ASSIGN_OR_RETURN(j["ensemble"], EnsembleJson(request, method));
+  }
   j["episodes"] = static_cast<int64_t>(returns.size());
   j["mean_return"] = mean;
   j["std_return"] = std::sqrt(var / static_cast<double>(returns.size()));  // population, as SB3
   j["returns"] = returns;
-  j["seed"] = run.run.seed + train::kEvalSeedOffset;
-  RLT_ASSIGN_OR_RETURN(const Json selection,
-                       SelectionSummary(request.run_dir, request.checkpoint, {}, 0));
+  j["seed"] = seed;
+  RLT_ASSIGN_OR_RETURN(
+      const Json selection,
+      SelectionSummary(request.run_dir, method.empty() ? request.checkpoint : "", {}, 0));
   if (!selection.is_null()) j["selection"] = selection;
   eval::NullNonFinite(j);
   EvalOutcome out;
   out.episodic = true;
   out.range_name = "episodes";
-  out.name = EvalOutputName(request, "episodes", "trained");
-  out.out_dir = (fs::path(request.run_dir) / "eval" / out.name).string();
+  EvalRequest named = request;
+  named.ensemble = method;
+  out.name = EvalOutputName(named, "episodes", "trained");
+  out.ensemble_method = method;
+  const std::string root = request.output_root.empty() ? request.run_dir : request.output_root;
+  out.out_dir = (fs::path(root) / "eval" / out.name).string();
   out.summary_json = JsonText(j, 2) + "\n";
   out.table = fmt::format(
-      "{} on {} (checkpoint {}): {} deterministic episodes, mean return {:.6g}, std {:.6g}\n",
-      request.run_dir, run.setup.id, CheckpointDir(request), returns.size(), mean,
-      j["std_return"].is_null() ? NAN : j["std_return"].get<double>());
+      "{} on {} ({}): {} deterministic episodes, mean return {:.6g}, std {:.6g}\n", root,
+      run.setup.id,
+      method.empty()
+          ? "checkpoint " + CheckpointDir(request)
+          : fmt::format("ensemble ({}) of {} seeds", method, request.ensemble_runs.size()),
+      returns.size(), mean, j["std_return"].is_null() ? NAN : j["std_return"].get<double>());
   out.table += SelectionLine(selection);
   RLT_RETURN_IF_ERROR(
       WriteEvalDir(out.out_dir, {{eval::kSummaryFile, out.summary_json}}, /*report=*/false, out));
@@ -676,10 +764,38 @@ Result<EvalOutcome> RunOptionsPortfolio(const EvalRequest& request, const Loaded
 Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& policy_name,
                                 const ActionFn* custom);
 
+// An ensemble's request: the trained policy of every seed, their checkpoints named by a
+// keyword, the seeds' files verified and observing the same features.
+Status CheckEnsembleRequest(const EvalRequest& request, const std::string& policy_name,
+                            const ActionFn* custom) {
+  if (custom != nullptr || policy_name != "trained") {
+    return Status::InvalidArgument("--policy " + policy_name +
+                                   ": a seed ensemble combines the seeds' trained policies; "
+                                   "evaluate other policies with --seed S");
+  }
+  if (!request.checkpoint.empty() && request.checkpoint != "best" &&
+      request.checkpoint != "final") {
+    return Status::InvalidArgument(
+        "--checkpoint " + request.checkpoint +
+        ": an ensemble takes the same checkpoint of every seed (best or final); give --seed S "
+        "to evaluate one seed's checkpoint directory");
+  }
+  if (fs::path(request.run_dir) != fs::path(request.ensemble_runs.front())) {
+    return Status::InvalidArgument("an ensemble's run_dir must be its first seed's run");
+  }
+  for (const std::string& run : request.ensemble_runs) RLT_RETURN_IF_ERROR(VerifyRunFiles(run));
+  return CheckSameObservations(request.ensemble_runs);
+}
+
 Result<EvalOutcome> Run(const EvalRequest& request, const std::string& policy_name,
                         const ActionFn* custom) {
-  RLT_ASSIGN_OR_RETURN(const EvalRequest resolved,
-                       ResolveCheckpoint(request, custom == nullptr && policy_name == "trained"));
+  EvalRequest resolved = request;
+  if (!request.ensemble_runs.empty()) {
+    RLT_RETURN_IF_ERROR(CheckEnsembleRequest(request, policy_name, custom));
+  } else {
+    RLT_ASSIGN_OR_RETURN(resolved,
+                         ResolveCheckpoint(request, custom == nullptr && policy_name == "trained"));
+  }
   // A run of several symbols: every symbol (or the one --symbol names) and their portfolio.
   const fs::path config_path = fs::path(request.run_dir) / "config.toml";
   if (request.symbol.empty() && fs::exists(config_path)) {
@@ -774,6 +890,29 @@ Result<CostSweep> SweepCosts(const EvalRequest& request, const std::string& poli
   return out;
 }
 
+// summary.json "ensemble" of an ensemble's evaluation: the method, the seeds, their runs
+// and the checkpoint each seed acted with.
+Result<Json> EnsembleJson(const EvalRequest& request, const std::string& method) {
+  Json j;
+  j["method"] = method;
+  j["seeds"] = request.ensemble_seeds;
+  j["runs"] = request.ensemble_runs;
+  RLT_ASSIGN_OR_RETURN(j["checkpoints"], EnsembleCheckpoints(request));
+  return j;
+}
+
+// What the title calls the evaluated policy.
+std::string PolicyLabel(const EvalRequest& request, const std::string& policy_name,
+                        const Json& summary) {
+  if (summary.contains("ensemble")) {
+    return fmt::format("ensemble ({}) of {} seeds",
+                       summary["ensemble"]["method"].get<std::string>(),
+                       request.ensemble_runs.size());
+  }
+  return policy_name +
+         (summary.contains("checkpoint") ? " (checkpoint " + CheckpointDir(request) + ")" : "");
+}
+
 Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& policy_name,
                                 const ActionFn* custom) {
   if (request.episodes < 1) {
@@ -782,6 +921,12 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
   }
   RLT_ASSIGN_OR_RETURN(LoadedRun run, LoadRun(request));
   RLT_RETURN_IF_ERROR(ApplyEnvSettings(request, run.setup));
+  const bool ensemble = !request.ensemble_runs.empty();
+  if (ensemble && run.setup.id == "options") {
+    return Status::InvalidArgument(
+        "a seed ensemble is evaluated on the intraday and the episodic environments; options "
+        "runs are evaluated seed by seed (--seed S)");
+  }
   if (run.setup.id == "options") {
     if (custom != nullptr) return Status::InvalidArgument("custom policies need the intraday env");
     return RunOptionsPortfolio(request, run, policy_name);
@@ -798,11 +943,12 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
   const env::MarketDataset& data = *run.setup.context.market;
   RLT_ASSIGN_OR_RETURN(EnvBundle policy_env, MakeBacktestEnv(run.setup, range.dates));
   ActionFn policy;
+  std::string ensemble_method;
   if (custom != nullptr) {
     policy = *custom;
   } else {
-    RLT_ASSIGN_OR_RETURN(
-        policy, MakePolicy(request, policy_name, data, *policy_env.venv, policy_env.options));
+    RLT_ASSIGN_OR_RETURN(policy, MakePolicy(request, policy_name, data, *policy_env.venv,
+                                            policy_env.options, &ensemble_method));
   }
   const BacktestResult result = Backtest(*policy_env.venv, data.bars, policy_env.options, policy);
   BacktestResult bench[2];
@@ -813,7 +959,8 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
     bench[k] = Backtest(*e.venv, data.bars, e.options, p);
   }
   Json summary;
-  summary["run_dir"] = request.run_dir;
+  // An ensemble's: the multi-seed run (output_root), not its first seed.
+  summary["run_dir"] = request.output_root.empty() ? request.run_dir : request.output_root;
   Json range_json;
   range_json["name"] = range.name;
   range_json["first"] =
@@ -824,7 +971,11 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
   summary["policy"] = policy_name;
   const train::DataOptions data_used = EffectiveData(run.setup, request);
   summary["data"] = DataJson(data_used);
-  if (custom == nullptr && policy_name == "trained") summary["checkpoint"] = CheckpointDir(request);
+  if (ensemble) {
+    RLT_ASSIGN_OR_RETURN(summary["ensemble"], EnsembleJson(request, ensemble_method));
+  } else if (custom == nullptr && policy_name == "trained") {
+    summary["checkpoint"] = CheckpointDir(request);
+  }
   std::vector<int32_t> data_sessions;
   for (const market::Session& s : data.bars.sessions) data_sessions.push_back(s.date);
   const int periods = PeriodsOf(request, data_sessions);
@@ -833,7 +984,7 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
   if (result.stopped_date != 0) summary["stopped_out"] = FormatDate(result.stopped_date);
   RLT_ASSIGN_OR_RETURN(
       const Json selection,
-      SelectionSummary(request.run_dir, request.checkpoint,
+      SelectionSummary(request.run_dir, ensemble ? "" : request.checkpoint,
                        policy_name == "trained" && custom == nullptr ? result.session_returns
                                                                      : std::vector<double>{},
                        periods));
@@ -863,13 +1014,16 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
   EvalOutcome out;
   out.range_name = range.name;
   out.in_sample = range.in_sample;
-  out.name = EvalOutputName(request, range.name, policy_name);
-  out.out_dir = (fs::path(request.run_dir) / "eval" / out.name).string();
+  EvalRequest named = request;
+  named.ensemble = ensemble_method;
+  out.name = EvalOutputName(named, range.name, policy_name);
+  out.ensemble_method = ensemble_method;
+  const std::string root = request.output_root.empty() ? request.run_dir : request.output_root;
+  out.out_dir = (fs::path(root) / "eval" / out.name).string();
   out.summary_json = JsonText(summary, 2) + "\n";
   const std::string title = fmt::format(
-      "{}{}: policy {}{} on {}, range {} ({} to {}, {} sessions)",
-      range.in_sample ? "IN-SAMPLE " : "", request.run_dir, policy_name,
-      summary.contains("checkpoint") ? " (checkpoint " + CheckpointDir(request) + ")" : "",
+      "{}{}: policy {} on {}, range {} ({} to {}, {} sessions)",
+      range.in_sample ? "IN-SAMPLE " : "", root, PolicyLabel(request, policy_name, summary),
       DataLabel(data_used), range.name, range_json["first"].get<std::string>(),
       range_json["last"].get<std::string>(), result.session_dates.size());
   out.table =
@@ -932,6 +1086,9 @@ std::string EvalOutputName(const EvalRequest& request, const std::string& range_
   std::string name = range_name;
   if (policy_name != "trained") {
     name += "." + PathSafe(policy_name);
+  } else if (!request.ensemble_runs.empty()) {
+    if (!request.checkpoint.empty()) name += ".ckpt-" + PathSafe(request.checkpoint);
+    name += ".ensemble-" + PathSafe(request.ensemble.empty() ? "default" : request.ensemble);
   } else if (const std::string ckpt = CheckpointSuffix(request); !ckpt.empty()) {
     name += ".ckpt-" + ckpt;
   }

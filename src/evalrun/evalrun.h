@@ -95,6 +95,16 @@ struct EvalRequest {
   // written to RUN_DIR/eval/<name>.symbol-<SYMBOL>/; "" = every symbol and their
   // equal-weight portfolio (evalrun/symbols_eval.h). Ignored for a run of one symbol.
   std::string symbol;
+  // A seed ensemble (evalrun/ensemble.h) as the trained policy: the seeds' run directories
+  // (RUN/seed_<s>, in seed order; run_dir must be the first of them: its config, data and
+  // normaliser build the environment, and every seed's normalizer.json must equal it) and
+  // --ensemble ("" = the default for the run's actions). Each seed acts with its own
+  // checkpoint `checkpoint` names ("", best or final; a directory is refused).
+  std::vector<std::string> ensemble_runs;
+  std::vector<uint64_t> ensemble_seeds;  // the seeds of ensemble_runs, for the summary
+  std::string ensemble;
+  // Where eval/<name>/ is written: "" = run_dir (an ensemble's: RUN, the multi-seed run).
+  std::string output_root;
 };
 
 // The [env] keys `eval --set` accepts: how orders are executed and charged, never what the
@@ -135,6 +145,7 @@ struct EvalOutcome {
   std::string summary_json;  // the bytes of summary.json
   std::string table;         // human-readable summary for the terminal
   bool report_written = false;
+  std::string ensemble_method;  // an ensemble's method (mean | median | vote); "" otherwise
 };
 
 Result<EvalOutcome> RunEvaluation(const EvalRequest& request);

@@ -10,7 +10,9 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "config/config.h"
 #include "core/file_io.h"
 #include "core/json_text.h"
 #include "eval/console_table.h"
@@ -24,6 +26,7 @@
 #include "runlog/atomic_dir.h"
 #include "runlog/manifest.h"
 #include "train/seeds.h"
+#include "train/train_options.h"
 
 namespace rlt::evalrun {
 namespace {
@@ -130,6 +133,7 @@ Result<SeedEvaluations> EvaluateSeeds(const SeedsEvalRequest& request) {
   SeedEvaluations ev;
   for (uint64_t seed : request.seeds) {
     EvalRequest one = request.eval;
+    one.cost_levels_bps.clear();  // --costs without --seed sweeps the ensemble only
     one.run_dir = (fs::path(run_dir) / train::SeedDirName(seed)).string();
     Result<EvalOutcome> out = RunEvaluation(one);
     if (!out.ok()) {
@@ -349,7 +353,8 @@ std::pair<int, double> SelectionTrials(const std::vector<nlohmann::json>& summar
 // the report. Returns the directory.
 Result<std::string> WriteSeedsEvaluation(const std::string& run_dir, const std::string& name,
                                          EvalOutcome& outcome, const std::string& daily_csv,
-                                         const std::string& seeds_csv) {
+                                         const std::string& seeds_csv,
+                                         const std::string& ensemble_csv) {
   const fs::path eval_root = fs::path(run_dir) / "eval";
   std::error_code ec;
   fs::create_directories(eval_root, ec);
@@ -362,6 +367,9 @@ Result<std::string> WriteSeedsEvaluation(const std::string& run_dir, const std::
   if (!outcome.episodic) {
     RLT_RETURN_IF_ERROR(WriteText(stage / eval::kDailyReturnsFile, daily_csv));
     RLT_RETURN_IF_ERROR(WriteText(stage / "seeds_daily_returns.csv", seeds_csv));
+    if (!ensemble_csv.empty()) {
+      RLT_RETURN_IF_ERROR(WriteText(stage / "ensemble_daily_returns.csv", ensemble_csv));
+    }
     RLT_RETURN_IF_ERROR(eval::WriteSeedsReport(stage.string()));
     outcome.report_written = true;
   }
@@ -369,7 +377,94 @@ Result<std::string> WriteSeedsEvaluation(const std::string& run_dir, const std::
   return out_dir.string();
 }
 
+// Whether the seeds' evaluation has an ensemble beside it: the trained policies of any
+// environment but the options one (read from the first seed's config).
+Result<bool> HasEnsemble(const SeedsEvalRequest& request) {
+  if (request.eval.policy != "trained") return false;
+  const fs::path config =
+      fs::path(request.eval.run_dir) / train::SeedDirName(request.seeds.front()) / "config.toml";
+  if (!fs::exists(config)) return false;  // the seed's evaluation names what is missing
+  RLT_ASSIGN_OR_RETURN(const config::Config c, train::LoadConfig(config.string()));
+  const config::ConfigValue* id = c.Get("env", "id");
+  return id == nullptr || id->text != "options";
+}
+
+// The ensemble's evaluation into the across-seed summary ("ensemble") and its daily
+// returns file's text.
+Status AddEnsemble(const SeedsEvalRequest& request, const EvalOutcome& ensemble, Json& summary,
+                   std::string& ensemble_csv) {
+  const nlohmann::json e = nlohmann::json::parse(ensemble.summary_json);
+  Json j;
+  j["method"] = ensemble.ensemble_method;
+  j["seeds"] = request.seeds;
+  j["eval_dir"] = fs::relative(ensemble.out_dir, request.eval.run_dir).string();
+  for (const char* key :
+       {"metrics", "fills", "pnl", "significance", "mean_return", "std_return", "episodes"}) {
+    if (e.contains(key)) j[key] = Json::parse(e[key].dump());
+  }
+  if (e.contains("metrics") && e["metrics"].contains("psr")) {
+    j["psr"] = Json::parse(e["metrics"]["psr"].dump());
+  }
+  summary["ensemble"] = j;
+  if (ensemble.episodic) return Status::Ok();  // no daily returns
+  RLT_ASSIGN_OR_RETURN(ensemble_csv,
+                       ReadFile((fs::path(ensemble.out_dir) / eval::kDailyReturnsFile).string()));
+  return Status::Ok();
+}
+
+// One row per policy: every seed, the seed average and the ensemble.
+std::string PolicyRows(const Json& summary) {
+  if (!summary.contains("ensemble")) return "";
+  if (!summary["ensemble"].contains("metrics")) {  // episodic: the episodes' returns
+    const Json& e = summary["ensemble"];
+    return fmt::format("ensemble ({}): mean return {}, std {} over {} episodes\n",
+                       e["method"].get<std::string>(), Cell(e["mean_return"]),
+                       Cell(e["std_return"]), Cell(e["episodes"], "{}"));
+  }
+  static const char* kKeys[] = {"cum_returns_final", "sharpe_ratio", "max_drawdown", "turnover",
+                                "num_trades"};
+  std::string t = fmt::format("{:<22}", "policy");
+  for (const char* k : kKeys) t += fmt::format(" {:>17}", k);
+  t += "\n";
+  auto row = [&t](const std::string& name, const Json& m) {
+    t += fmt::format("{:<22}", name);
+    for (const char* k : kKeys) t += fmt::format(" {:>17}", Cell(m.contains(k) ? m[k] : Json()));
+    t += "\n";
+  };
+  for (const Json& r : summary["runs"]) row("seed " + r["seed"].dump(), r["metrics"]);
+  row("seed average", summary["metrics"]);
+  row("ensemble (" + summary["ensemble"]["method"].get<std::string>() + ")",
+      summary["ensemble"]["metrics"]);
+  return t;
+}
+
 }  // namespace
+
+Result<EvalOutcome> RunEnsembleEvaluation(const SeedsEvalRequest& request) {
+  const std::string& run_dir = request.eval.run_dir;
+  if (request.seeds.empty()) return Status::InvalidArgument(run_dir + ": no seeds to combine");
+  EvalRequest e = request.eval;
+  e.ensemble = request.ensemble;
+  e.ensemble_seeds = request.seeds;
+  e.ensemble_runs.clear();
+  for (uint64_t seed : request.seeds) {
+    e.ensemble_runs.push_back((fs::path(run_dir) / train::SeedDirName(seed)).string());
+  }
+  e.run_dir = e.ensemble_runs.front();
+  e.output_root = run_dir;
+  RLT_ASSIGN_OR_RETURN(runlog::RunLock lock, runlog::RunLock::Acquire(run_dir, "rltrade eval"));
+  std::error_code ec;
+  if (fs::is_directory(fs::path(run_dir) / "eval", ec)) {
+    runlog::RemoveStaleTemps((fs::path(run_dir) / "eval").string());
+  }
+  Result<EvalOutcome> out = RunEvaluation(e);
+  if (!out.ok()) {
+    const std::string what = "the ensemble of the seeds: " + out.status().message();
+    return out.status().code() == Status::Code::kRefused ? Status::Refused(what)
+                                                         : Status::InvalidArgument(what);
+  }
+  return out;
+}
 
 Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
   const std::string& run_dir = request.eval.run_dir;
@@ -381,6 +476,21 @@ Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
         "--trials {}: at least the {} seeds evaluated were tried (trials counts every seed and "
         "configuration tried)",
         trials, n));
+  }
+  // The ensemble first: a method that does not fit the run's actions is refused before any
+  // seed's evaluation is written.
+  std::optional<EvalOutcome> ensemble;
+  RLT_ASSIGN_OR_RETURN(const bool has_ensemble, HasEnsemble(request));
+  if (has_ensemble) {
+    RLT_ASSIGN_OR_RETURN(ensemble, RunEnsembleEvaluation(request));
+  } else if (!request.ensemble.empty()) {
+    return Status::InvalidArgument(
+        "--ensemble " + request.ensemble + ": " +
+        (request.eval.policy != "trained"
+             ? "the ensemble combines the seeds' trained policies, not --policy " +
+                   request.eval.policy
+             : std::string("the options environment's seeds are evaluated one by one")) +
+        "; drop --ensemble");
   }
   RLT_ASSIGN_OR_RETURN(const SeedEvaluations ev, EvaluateSeeds(request));
   const EvalOutcome& first = ev.outcomes.front();
@@ -404,6 +514,8 @@ Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
       summary["benchmarks"] = Json::parse(JsonText(ev.summaries[0]["benchmarks"]));
     }
   }
+  std::string ensemble_csv;
+  if (ensemble) RLT_RETURN_IF_ERROR(AddEnsemble(request, *ensemble, summary, ensemble_csv));
   eval::NullNonFinite(summary);
   EvalOutcome outcome;
   outcome.episodic = first.episodic;
@@ -411,9 +523,14 @@ Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
   outcome.range_name = first.range_name;
   outcome.name = name;
   outcome.summary_json = JsonText(summary, 2) + "\n";
-  outcome.table = Table(summary, request.eval.periods_per_year > 0);
-  RLT_ASSIGN_OR_RETURN(outcome.out_dir,
-                       WriteSeedsEvaluation(run_dir, name, outcome, daily_csv, seeds_csv));
+  outcome.table = Table(summary, request.eval.periods_per_year > 0) + PolicyRows(summary);
+  if (ensemble) {
+    outcome.ensemble_method = ensemble->ensemble_method;
+    outcome.table +=
+        "\nThe ensemble, evaluated as one policy (" + ensemble->out_dir + "):\n" + ensemble->table;
+  }
+  RLT_ASSIGN_OR_RETURN(outcome.out_dir, WriteSeedsEvaluation(run_dir, name, outcome, daily_csv,
+                                                             seeds_csv, ensemble_csv));
   return outcome;
 }
 

@@ -27,6 +27,18 @@
 //   seeds_daily_returns.csv  date,seed_<s>,... — every seed's daily return
 //   report.html    the across-seed table, the DSR, and every seed's equity curve with the
 //                  seed average and the benchmarks (eval::WriteSeedsReport)
+// The ENSEMBLE of the seeds (evalrun/ensemble.h) is evaluated as its own policy beside them,
+// first, so a method that does not fit the actions is refused before anything is written
+// (--policy trained; every environment but options, episodic ones over the seeds'
+// episodes: "ensemble" then has mean_return, std_return, episodes and no daily returns
+// file): RunEnsembleEvaluation writes its full evaluation to
+// RUN/eval/<name>.ensemble-<method>/ (summary.json with "ensemble", equity.csv,
+// daily_returns.csv, trades.csv, report.html; costs.csv/costs.json with --costs, which then
+// sweeps the ensemble only), and RUN/eval/<name>/ adds
+//   summary.json "ensemble": {"method", "seeds", "eval_dir", "metrics", "psr", "fills",
+//                             "pnl", "significance"}
+//   ensemble_daily_returns.csv  date,return,buy_and_hold,flat — the ensemble's
+// and the table a row per seed, the seed average and the ensemble.
 //
 // LibTorch-free. Not thread-safe (evaluation is not).
 #ifndef RLT_EVALRUN_SEEDS_EVAL_H_
@@ -44,10 +56,15 @@ namespace rlt::evalrun {
 struct SeedsEvalRequest {
   EvalRequest eval;  // eval.run_dir: RUN holding seeds.json
   std::vector<uint64_t> seeds;
-  int trials = 0;  // DSR trials; 0 = the number of seeds
+  int trials = 0;        // DSR trials; 0 = the number of seeds
+  std::string ensemble;  // --ensemble: mean | median | vote; "" = the default for the actions
 };
 
 Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request);
+
+// The ensemble of request.seeds as one policy (request.eval as for one run; run_dir RUN),
+// written to RUN/eval/<name>.ensemble-<method>/ under RUN's lock.
+Result<EvalOutcome> RunEnsembleEvaluation(const SeedsEvalRequest& request);
 
 }  // namespace rlt::evalrun
 

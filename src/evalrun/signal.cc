@@ -18,6 +18,7 @@
 #include "core/json_text.h"
 #include "core/options.h"
 #include "env/envs/intraday.h"
+#include "evalrun/ensemble.h"
 #include "features/presets.h"
 #include "learn/inference.h"
 #include "market/synth.h"
@@ -344,9 +345,9 @@ void DescribeDecision(const SignalRequest& request, const env::IntradayOptions& 
   }
 }
 
-}  // namespace
-
-Result<Signal> ComputeSignal(const SignalRequest& request) {
+// ComputeSignal without the decoding: the signal's observation, raw action and value, and
+// the run's [env] options.
+Result<Signal> ComputeRawSignal(const SignalRequest& request, env::IntradayOptions* options_out) {
   RLT_RETURN_IF_ERROR(CheckRequest(request));
   RLT_ASSIGN_OR_RETURN(const SignalSetup ss, LoadSignalSetup(request));
   const env::MarketDataset& data = *ss.setup.context.market;
@@ -400,8 +401,109 @@ Result<Signal> ComputeSignal(const SignalRequest& request) {
   }
   runner->Act(s.observation.data(), 1, s.raw_action.data(), &value);
   s.value = value;
+  *options_out = options;
+  return s;
+}
+
+// One seed's decision in the ensemble's JSON.
+nlohmann::ordered_json SeedJson(uint64_t seed, const Signal& s) {
+  const nlohmann::ordered_json one = nlohmann::ordered_json::parse(s.json);
+  nlohmann::ordered_json j;
+  j["seed"] = seed;
+  for (const char* key : {"action", "target_exposure", "amount", "value"}) {
+    if (one.contains(key)) j[key] = one[key];
+  }
+  j["raw_action"] = s.raw_action;
+  j["checkpoint"] = s.checkpoint;
+  return j;
+}
+
+// The ensemble's signal from the seeds' (same bar and observation): combined raw action,
+// mean value, decoded as one policy's.
+Result<Signal> CombineSignals(const SignalRequest& request, const env::IntradayOptions& options,
+                              const std::vector<uint64_t>& seeds, std::vector<Signal> per_seed,
+                              const std::string& method) {
+  const env::EnvSpec spec = env::IntradayStockEnv::MakeSpec(1, options);
+  const EnsembleActions actions = EnsembleActionsOf(spec.action, options.action_mode,
+                                                    options.buy_threshold, options.sell_threshold);
+  RLT_ASSIGN_OR_RETURN(const EnsembleMethod m, ResolveEnsembleMethod(method, actions));
+  const int dim = spec.action.dim;
+  std::vector<float> raw;
+  double value = 0;
+  for (const Signal& s : per_seed) {
+    raw.insert(raw.end(), s.raw_action.begin(), s.raw_action.end());
+    value += s.value;
+  }
+  Signal e = per_seed.front();
+  e.raw_action.assign(dim, 0.0f);
+  ActionCombiner(m, actions)
+      .Combine(raw.data(), static_cast<int>(per_seed.size()), e.raw_action.data());
+  e.value = value / static_cast<double>(per_seed.size());
+  e.checkpoint = "ensemble";
+  DescribeDecision(request, options, &e);
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(e.json);
+  nlohmann::ordered_json checkpoints = nlohmann::ordered_json::array(),
+                         rows = nlohmann::ordered_json::array();
+  std::string lines;
+  for (size_t i = 0; i < per_seed.size(); ++i) {
+    DescribeDecision(request, options, &per_seed[i]);
+    checkpoints.push_back(per_seed[i].checkpoint);
+    rows.push_back(SeedJson(seeds[i], per_seed[i]));
+    // The seed's decision: its text's first line after "<time> <symbol>: ".
+    const std::string& t = per_seed[i].text;
+    const size_t from = t.find(": ") + 2;
+    lines += fmt::format("  seed {}: {} (value {}, checkpoint {})\n", seeds[i],
+                         t.substr(from, t.find('\n') - from), Num(per_seed[i].value),
+                         per_seed[i].checkpoint);
+  }
+  j["ensemble"] = {
+      {"method", EnsembleMethodName(m)}, {"seeds", seeds}, {"checkpoints", checkpoints}};
+  j["seeds"] = rows;
+  e.json = JsonText(j, 2) + "\n";
+  e.text = fmt::format("ensemble ({}) of {} seeds: ", EnsembleMethodName(m), seeds.size()) +
+           e.text + "the seeds' own decisions:\n" + lines;
+  e.ensemble_method = EnsembleMethodName(m);
+  e.seed_ids = seeds;
+  e.seed_signals = std::move(per_seed);
+  return e;
+}
+
+}  // namespace
+
+Result<Signal> ComputeSignal(const SignalRequest& request) {
+  env::IntradayOptions options;
+  RLT_ASSIGN_OR_RETURN(Signal s, ComputeRawSignal(request, &options));
   DescribeDecision(request, options, &s);
   return s;
+}
+
+Result<Signal> ComputeEnsembleSignal(const SignalRequest& request,
+                                     const std::vector<uint64_t>& seeds,
+                                     const std::vector<std::string>& seed_runs,
+                                     const std::string& method) {
+  RLT_CHECK(seeds.size() == seed_runs.size() && !seeds.empty());
+  const std::string& c = request.checkpoint;
+  if (!c.empty() && c != "best" && c != "final") {
+    return Status::InvalidArgument(
+        "--checkpoint " + c +
+        ": the ensemble of a multi-seed run takes the same checkpoint of every seed (best or "
+        "final); give --seed S to decide with one seed's checkpoint directory");
+  }
+  RLT_RETURN_IF_ERROR(CheckSameObservations(seed_runs));
+  std::vector<Signal> per_seed;
+  env::IntradayOptions options;
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    SignalRequest one = request;
+    one.run_dir = seed_runs[i];
+    Result<Signal> s = ComputeRawSignal(one, &options);
+    if (!s.ok()) {
+      const std::string what = "seed " + std::to_string(seeds[i]) + ": " + s.status().message();
+      return s.status().code() == Status::Code::kRefused ? Status::Refused(what)
+                                                         : Status(s.status());
+    }
+    per_seed.push_back(std::move(*s));
+  }
+  return CombineSignals(request, options, seeds, std::move(per_seed), method);
 }
 
 }  // namespace rlt::evalrun

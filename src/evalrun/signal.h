@@ -91,9 +91,27 @@ struct Signal {
   std::string json;                     // {"time", "action", "amount"|"target_exposure", "value",
                                         //  "symbol", "bars_used", "checkpoint"} + "\n"
   std::string text;                     // human-readable, for the terminal
+  // A seed ensemble's signal (ComputeEnsembleSignal): the method, and every seed's own
+  // signal in seed order (the fields above are then the ensemble's).
+  std::string ensemble_method;
+  std::vector<uint64_t> seed_ids;
+  std::vector<Signal> seed_signals;
 };
 
 Result<Signal> ComputeSignal(const SignalRequest& request);
+
+// `rltrade signal RUN` on a multi-seed run: every seed's signal (ComputeSignal on
+// RUN/seed_<s>, checked as for one run) and the ensemble's decision (evalrun/ensemble.h),
+// decoded from the seeds' combined raw actions as one policy's would be (value: the mean
+// of the seeds' value estimates). request.run_dir is RUN; `method` "" = the default for
+// the run's action mode. json: the ensemble's keys at the top level (as one run's, so
+// consumers of one run's signal read the ensemble's decision) with "checkpoint":
+// "ensemble", plus "ensemble": {"method", "seeds", "checkpoints"} and "seeds": [{"seed",
+// "action", "target_exposure" | "amount", "value", "raw_action", "checkpoint"}].
+Result<Signal> ComputeEnsembleSignal(const SignalRequest& request,
+                                     const std::vector<uint64_t>& seeds,
+                                     const std::vector<std::string>& seed_runs,
+                                     const std::string& method);
 
 }  // namespace rlt::evalrun
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/file_io.h"
 #include "core/json_text.h"
@@ -232,8 +233,10 @@ Result<EvalOutcome> RunSymbolsEvaluation(const EvalRequest& request,
   // The portfolio's name: the symbols' own without the ".symbol-<SYMBOL>" suffix.
   std::string name = outcomes.front().name;
   if (const size_t at = name.rfind(".symbol-"); at != std::string::npos) name.erase(at);
+  // Where the portfolio is written: the run, or a seed ensemble's multi-seed run.
+  const std::string root = request.output_root.empty() ? request.run_dir : request.output_root;
   Json summary;
-  summary["run_dir"] = request.run_dir;
+  summary["run_dir"] = root;
   Json range = summaries[0].contains("range") ? Ordered(summaries[0]["range"]) : Json::object();
   range["name"] = outcomes.front().range_name;
   range["first"] = p.dates.empty() ? "" : p.dates.front();
@@ -241,14 +244,15 @@ Result<EvalOutcome> RunSymbolsEvaluation(const EvalRequest& request,
   summary["range"] = range;
   summary["in_sample"] = in_sample;
   summary["policy"] = summaries[0].value("policy", std::string("trained"));
-  if (summaries[0].contains("checkpoint"))
-    summary["checkpoint"] = Ordered(summaries[0]["checkpoint"]);
+  for (const char* key : {"checkpoint", "ensemble"}) {
+    if (summaries[0].contains(key)) summary[key] = Ordered(summaries[0][key]);
+  }
   summary["portfolio"] = "equal_weight";
   Json list = Json::array();
   for (size_t i = 0; i < symbols.size(); ++i) {
     Json s;
     s["symbol"] = symbols[i];
-    s["eval_dir"] = fs::relative(outcomes[i].out_dir, request.run_dir).string();
+    s["eval_dir"] = fs::relative(outcomes[i].out_dir, root).string();
     s["metrics"] = summaries[i].contains("metrics") ? Ordered(summaries[i]["metrics"]) : Json();
     s["benchmarks"] =
         summaries[i].contains("benchmarks") ? Ordered(summaries[i]["benchmarks"]) : Json::object();
@@ -271,6 +275,7 @@ Result<EvalOutcome> RunSymbolsEvaluation(const EvalRequest& request,
   outcome.in_sample = in_sample;
   outcome.range_name = outcomes.front().range_name;
   outcome.name = name;
+  outcome.ensemble_method = outcomes.front().ensemble_method;
   outcome.summary_json = JsonText(summary, 2) + "\n";
   outcome.table = Table(summary, request.periods_per_year > 0);
   CostSweep costs;
@@ -280,9 +285,12 @@ Result<EvalOutcome> RunSymbolsEvaluation(const EvalRequest& request,
     RLT_ASSIGN_OR_RETURN(costs, PortfolioCosts(dirs, request.cost_levels_bps, periods));
     outcome.table += costs.table;
   }
-  const fs::path eval_root = fs::path(request.run_dir) / "eval";
-  RLT_ASSIGN_OR_RETURN(runlog::RunLock lock,
-                       runlog::RunLock::Acquire(request.run_dir, "rltrade eval"));
+  const fs::path eval_root = fs::path(root) / "eval";
+  // One writer per run directory; a seed ensemble's caller already holds its root's lock.
+  std::optional<runlog::RunLock> lock;
+  if (request.output_root.empty()) {
+    RLT_ASSIGN_OR_RETURN(lock, runlog::RunLock::Acquire(root, "rltrade eval"));
+  }
   const fs::path out_dir = eval_root / name;
   RLT_ASSIGN_OR_RETURN(runlog::StagingDir staging, runlog::StagingDir::Create(out_dir.string()));
   const fs::path stage(staging.path());

@@ -27,6 +27,7 @@
 #include "eval/outputs.h"
 #include "eval/report.h"
 #include "eval/significance.h"
+#include "evalrun/ensemble.h"
 #include "evalrun/evalrun.h"
 #include "evalrun/seeds_eval.h"
 #include "market/date_range.h"
@@ -159,6 +160,20 @@ std::string Table(const Json& summary) {
   t.buy_and_hold = &summary["benchmarks"]["buy_and_hold"];
   t.significance = &summary["significance"];
   out += eval::BenchmarkTable(t);
+  if (summary.contains("ensemble")) {
+    out += fmt::format("the seeds' ensemble ({}), concatenated: Sharpe {}, cumulative return {}; ",
+                       summary["ensemble"]["method"].get<std::string>(),
+                       RatioCell(summary["ensemble"]["metrics"], "sharpe_ratio"),
+                       Cell(summary["ensemble"]["metrics"], "cum_returns_final"));
+    out += "per fold:";
+    for (const Json& f : summary["folds"]) {
+      if (f.contains("ensemble")) {
+        out += fmt::format(" fold {} Sharpe {}", f["fold"].get<int>(),
+                           RatioCell(f["ensemble"]["metrics"], "sharpe_ratio"));
+      }
+    }
+    out += "\n";
+  }
   return out + eval::AnnualisationNote(summary["periods_per_year"].get<int>(), false);
 }
 
@@ -258,6 +273,14 @@ Result<WalkforwardPlan> PlanWalkforward(const WalkforwardRequest& request,
     probe.seeds = request.seeds;
     RLT_ASSIGN_OR_RETURN(plan.seeds, train::RequestedSeeds(probe));
   }
+  if (!request.ensemble.empty()) {
+    RLT_RETURN_IF_ERROR(ParseEnsembleMethod(request.ensemble).status());
+    if (plan.seeds <= 1) {
+      return Status::InvalidArgument("--ensemble " + request.ensemble +
+                                     ": the folds train one seed each, so there is no ensemble "
+                                     "to combine; give --seeds N (N > 1) or drop --ensemble");
+    }
+  }
   if (plan.seeds > 1 && request.executable.empty()) {
     return Status::InvalidArgument(
         "walk-forward with several seeds needs the rltrade executable "
@@ -281,9 +304,22 @@ Result<WalkforwardPlan> PlanWalkforward(const WalkforwardRequest& request,
 // Trains fold k on its window and evaluates it on its test window; appends its daily
 // returns to `rows`. Returns the fold's summary entry, or nullopt when training was
 // interrupted (outcome->exit_code is then set).
+// A multi-seed fold's ensemble (evalrun/seeds_eval.h) into its entry, and its daily
+// returns (RUN/eval/test/ensemble_daily_returns.csv) into `rows`.
+Status AddFoldEnsemble(const EvalOutcome& evaluated, const Json& fold_summary, int number, Json& f,
+                       std::vector<DailyRow>* rows) {
+  if (!fold_summary.contains("ensemble")) return Status::Ok();
+  const Json& e = fold_summary["ensemble"];
+  f["ensemble"] = {
+      {"method", e.at("method")}, {"eval_dir", e.at("eval_dir")}, {"metrics", e.at("metrics")}};
+  if (e.contains("significance")) f["ensemble"]["significance"] = e["significance"];
+  return ReadDailyReturns(fs::path(evaluated.out_dir) / "ensemble_daily_returns.csv", number,
+                          *rows);
+}
+
 Result<std::optional<Json>> RunFold(const WalkforwardRequest& request, const WalkforwardPlan& plan,
-                                    int k, WalkforwardOutcome* outcome,
-                                    std::vector<DailyRow>* rows) {
+                                    int k, WalkforwardOutcome* outcome, std::vector<DailyRow>* rows,
+                                    std::vector<DailyRow>* ensemble_rows) {
   const FoldWindow& w = outcome->windows[k];
   const int number = k + 1;  // folds are numbered 1..K everywhere (directories, files, text)
   const market::DateRange train_range{w.train_first, w.train_last};
@@ -335,6 +371,7 @@ Result<std::optional<Json>> RunFold(const WalkforwardRequest& request, const Wal
     SeedsEvalRequest sreq;
     sreq.eval = ereq;
     sreq.seeds = index->seeds;
+    sreq.ensemble = request.ensemble;
     RLT_ASSIGN_OR_RETURN(evaluated, RunSeedsEvaluation(sreq));
   } else {
     RLT_ASSIGN_OR_RETURN(evaluated, RunEvaluation(ereq));
@@ -358,6 +395,7 @@ Result<std::optional<Json>> RunFold(const WalkforwardRequest& request, const Wal
     f["seeds"] = seeds;
     f["across_seeds"] = fold_summary.at("across_seeds");
     f["deflated_sharpe"] = fold_summary.at("deflated_sharpe");
+    RLT_RETURN_IF_ERROR(AddFoldEnsemble(evaluated, fold_summary, number, f, ensemble_rows));
   }
   outcome->fold_dirs.push_back(fold_dir.string());
   return std::optional<Json>(std::move(f));
@@ -365,8 +403,30 @@ Result<std::optional<Json>> RunFold(const WalkforwardRequest& request, const Wal
 
 // The concatenated out-of-sample result: summary JSON (into outcome) and the files of
 // OUT/walkforward/, staged and renamed.
+// The folds' ensembles concatenated as the seed averages are: summary "ensemble"
+// {"method", "metrics", "significance"} and the rows of ensemble_daily_returns.csv ("" when
+// the folds have no ensemble).
+std::string ConcatenatedEnsemble(const std::vector<DailyRow>& rows, const Json& folds_json,
+                                 int periods, Json& summary) {
+  if (rows.empty() || !folds_json.front().contains("ensemble")) return "";
+  std::vector<double> series[3];
+  std::string daily = std::string(kWalkforwardDailyHeader) + "\n";
+  for (const DailyRow& r : rows) {
+    for (int i = 0; i < 3; ++i) series[i].push_back(r.values[i]);
+    daily += fmt::format("{},{},{},{},{}\n", r.date, r.cells[0], r.cells[1], r.cells[2], r.fold);
+  }
+  Json e;
+  e["method"] = folds_json.front()["ensemble"]["method"];
+  e["metrics"] = eval::ReturnMetricsJson<Json>(
+      eval::ComputeReturnMetrics(series[0], eval::MetricsOptions{periods}));
+  e["significance"] = eval::SignificanceJson<Json>(series[0], series[2], series[1], periods);
+  summary["ensemble"] = e;
+  return daily;
+}
+
 Status WriteConcatenated(const WalkforwardRequest& request, const WalkforwardPlan& plan,
-                         const std::vector<DailyRow>& rows, Json folds_json,
+                         const std::vector<DailyRow>& rows,
+                         const std::vector<DailyRow>& ensemble_rows, Json folds_json,
                          WalkforwardOutcome* outcome) {
   std::vector<double> series[3];
   for (const DailyRow& r : rows) {
@@ -403,6 +463,8 @@ Status WriteConcatenated(const WalkforwardRequest& request, const WalkforwardPla
   summary["benchmarks"]["buy_and_hold"] =
       eval::ReturnMetricsJson<Json>(eval::ComputeReturnMetrics(series[1], options));
   summary["significance"] = eval::SignificanceJson<Json>(series[0], series[2], series[1], periods);
+  const std::string ensemble_daily =
+      ConcatenatedEnsemble(ensemble_rows, folds_json, periods, summary);
   summary["folds"] = std::move(folds_json);
   eval::NullNonFinite(summary);
   outcome->summary_json = JsonText(summary, 2) + "\n";
@@ -415,6 +477,10 @@ Status WriteConcatenated(const WalkforwardRequest& request, const WalkforwardPla
       WriteText(fs::path(staging.path()) / eval::kSummaryFile, outcome->summary_json));
   RLT_RETURN_IF_ERROR(WriteText(fs::path(staging.path()) / eval::kDailyReturnsFile, daily));
   RLT_RETURN_IF_ERROR(WriteText(fs::path(staging.path()) / eval::kEquityFile, equity));
+  if (!ensemble_daily.empty()) {
+    RLT_RETURN_IF_ERROR(
+        WriteText(fs::path(staging.path()) / "ensemble_daily_returns.csv", ensemble_daily));
+  }
   RLT_RETURN_IF_ERROR(eval::WriteWalkforwardReport(staging.path()));
   RLT_RETURN_IF_ERROR(staging.Commit(/*replace=*/true));
   outcome->summary_dir = summary_dir.string();
@@ -424,8 +490,31 @@ Status WriteConcatenated(const WalkforwardRequest& request, const WalkforwardPla
 // One rank's folds, as a JSON text for rank 0: per fold its summary entry (or the error,
 // or the exit code of an interrupted training), the notes it added, its directory and
 // its daily rows (cells verbatim; values as %.17g text, NaN included).
+Json PackRows(const std::vector<DailyRow>& rows) {
+  Json r = Json::array();
+  for (const DailyRow& d : rows) {
+    r.push_back({d.date, d.cells[0], d.cells[1], d.cells[2], fmt::format("{:.17g}", d.values[0]),
+                 fmt::format("{:.17g}", d.values[1]), fmt::format("{:.17g}", d.values[2]), d.fold});
+  }
+  return r;
+}
+
+// PackRows' rows back, appended to `rows`.
+void UnpackRows(const Json& packed, std::vector<DailyRow>& rows) {
+  for (const auto& r : packed) {
+    DailyRow d;
+    d.date = r[0].get<std::string>();
+    for (int c = 0; c < 3; ++c) {
+      d.cells[c] = r[1 + c].get<std::string>();
+      d.values[c] = std::strtod(r[4 + c].get<std::string>().c_str(), nullptr);
+    }
+    d.fold = r[7].get<int>();
+    rows.push_back(std::move(d));
+  }
+}
+
 Json PackFold(int k, const Result<std::optional<Json>>& result, const WalkforwardOutcome& fo,
-              const std::vector<DailyRow>& rows) {
+              const std::vector<DailyRow>& rows, const std::vector<DailyRow>& ensemble_rows) {
   Json f = {{"k", k}, {"exit_code", fo.exit_code}, {"notes", fo.notes}, {"dirs", fo.fold_dirs}};
   if (!result.ok()) {
     f["error"] = result.status().message();
@@ -433,12 +522,8 @@ Json PackFold(int k, const Result<std::optional<Json>>& result, const Walkforwar
   } else if (result->has_value()) {
     f["entry"] = **result;
   }
-  Json r = Json::array();
-  for (const DailyRow& d : rows) {
-    r.push_back({d.date, d.cells[0], d.cells[1], d.cells[2], fmt::format("{:.17g}", d.values[0]),
-                 fmt::format("{:.17g}", d.values[1]), fmt::format("{:.17g}", d.values[2]), d.fold});
-  }
-  f["rows"] = std::move(r);
+  f["rows"] = PackRows(rows);
+  f["ensemble_rows"] = PackRows(ensemble_rows);
   return f;
 }
 
@@ -485,9 +570,9 @@ Result<WalkforwardOutcome> RunWalkforward(const WalkforwardRequest& request) {
   for (int k = rank; k < static_cast<int>(outcome.windows.size()); k += ranks) {
     WalkforwardOutcome fo;
     fo.windows = outcome.windows;
-    std::vector<DailyRow> rows;
-    Result<std::optional<Json>> fold = RunFold(request, *plan, k, &fo, &rows);
-    mine.push_back(PackFold(k, fold, fo, rows));
+    std::vector<DailyRow> rows, ensemble_rows;
+    Result<std::optional<Json>> fold = RunFold(request, *plan, k, &fo, &rows, &ensemble_rows);
+    mine.push_back(PackFold(k, fold, fo, rows, ensemble_rows));
     if (!fold.ok() || !fold->has_value()) break;
   }
   const std::vector<std::string> packs = dist::Gather(mine.dump());
@@ -501,7 +586,7 @@ Result<WalkforwardOutcome> RunWalkforward(const WalkforwardRequest& request) {
         by_fold[k] = std::move(f);
       }
     }
-    std::vector<DailyRow> rows;
+    std::vector<DailyRow> rows, ensemble_rows;
     Json folds_json = Json::array();
     for (int k = 0; k < static_cast<int>(outcome.windows.size()) && verdict.ok(); ++k) {
       const auto it = by_fold.find(k);
@@ -517,16 +602,8 @@ Result<WalkforwardOutcome> RunWalkforward(const WalkforwardRequest& request) {
         outcome.exit_code = f["exit_code"].get<int>();
         break;
       }
-      for (const auto& r : f["rows"]) {
-        DailyRow d;
-        d.date = r[0].get<std::string>();
-        for (int c = 0; c < 3; ++c) {
-          d.cells[c] = r[1 + c].get<std::string>();
-          d.values[c] = std::strtod(r[4 + c].get<std::string>().c_str(), nullptr);
-        }
-        d.fold = r[7].get<int>();
-        rows.push_back(std::move(d));
-      }
+      UnpackRows(f["rows"], rows);
+      UnpackRows(f["ensemble_rows"], ensemble_rows);
       folds_json.push_back(f["entry"]);
     }
     if (verdict.ok() && outcome.exit_code == 0 && folds_json.size() == outcome.windows.size()) {
@@ -540,7 +617,8 @@ Result<WalkforwardOutcome> RunWalkforward(const WalkforwardRequest& request) {
         }
       }
       if (verdict.ok()) {
-        verdict = WriteConcatenated(request, *plan, rows, std::move(folds_json), &outcome);
+        verdict =
+            WriteConcatenated(request, *plan, rows, ensemble_rows, std::move(folds_json), &outcome);
       }
     }
   }

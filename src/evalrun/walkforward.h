@@ -77,6 +77,13 @@ struct WalkforwardRequest {
   // "across_seeds" and "deflated_sharpe", and summary.json "seeds".
   int seeds = 0;
   std::string executable;
+  // With seeds > 1 each fold's ensemble of its seeds (evalrun/ensemble.h; --ensemble: mean |
+  // median | vote, "" = the default for the action mode) is evaluated beside the seed
+  // average: each fold's entry gains "ensemble" {"method", "eval_dir", "metrics",
+  // "significance"}, summary.json "ensemble" {"method", "metrics", "significance"} of the
+  // folds' ensembles' daily returns concatenated, written to
+  // OUT/walkforward/ensemble_daily_returns.csv (date,return,buy_and_hold,flat,fold).
+  std::string ensemble;
 };
 
 // One fold's windows, as session indices [begin, end) and dates (yyyymmdd).

@@ -17,6 +17,7 @@
 #include "core/json_text.h"
 #include "core/options.h"
 #include "env/envs/intraday.h"
+#include "evalrun/ensemble.h"
 #include "evalrun/evalrun.h"
 #include "features/incremental.h"
 #include "learn/inference.h"
@@ -29,6 +30,7 @@
 #include "paper/session.h"
 #include "paper/tcp_broker.h"
 #include "runlog/run_dir.h"
+#include "train/seeds.h"
 #include "train/train.h"
 #include "train/train_options.h"
 
@@ -52,6 +54,44 @@ class CheckpointPolicy : public SessionPolicy {
  private:
   std::unique_ptr<learn::PolicyRunner> runner_;
 };
+
+// A multi-seed run's ensemble as the session's policy.
+class EnsemblePolicy : public SessionPolicy {
+ public:
+  explicit EnsemblePolicy(std::unique_ptr<evalrun::EnsembleRunner> runner)
+      : runner_(std::move(runner)) {}
+  void Act(const float* obs, float* action) override { runner_->Act(obs, action); }
+  void ResetState() override { runner_->ResetState(); }
+  bool recurrent() const override { return runner_->recurrent(); }
+
+ private:
+  std::unique_ptr<evalrun::EnsembleRunner> runner_;
+};
+
+// Which run's policy trades: `run` (whose config, data and normaliser the session uses;
+// a multi-seed run's first seed for its ensemble) and, for an ensemble, every seed's run.
+struct PolicyRuns {
+  std::string run;
+  std::vector<uint64_t> seeds;
+  std::vector<std::string> ensemble_runs;  // empty: one policy
+};
+
+Result<PolicyRuns> ChoosePolicyRuns(const PaperRequest& r) {
+  RLT_ASSIGN_OR_RETURN(const std::optional<train::SeedsIndex> index,
+                       train::ReadSeedsIndex(r.run_dir));
+  RLT_RETURN_IF_ERROR(
+      evalrun::CheckEnsembleFlags(r.ensemble, r.seed.has_value(), index.has_value(), r.run_dir));
+  PolicyRuns p;
+  if (index && !r.seed) {
+    p.seeds = index->seeds;
+    p.ensemble_runs = index->SeedRuns(r.run_dir);
+    p.run = p.ensemble_runs.front();
+    RLT_RETURN_IF_ERROR(evalrun::CheckSameObservations(p.ensemble_runs));
+    return p;
+  }
+  RLT_ASSIGN_OR_RETURN(p.run, train::ResolveSeedRun(r.run_dir, r.seed));
+  return p;
+}
 
 Status CheckBroker(const PaperRequest& r, const FeedSpec& feed) {
   if (r.broker != "sim") {
@@ -115,8 +155,11 @@ Status CheckDates(const PaperRequest& r, const FeedSpec& feed, SessionSetup& s) 
     const int64_t now = static_cast<int64_t>(std::time(nullptr));
     first = market::LocalDateKey(now, s.tz.OffsetAt(now));
   }
-  RLT_ASSIGN_OR_RETURN(const std::string overlap,
-                       evalrun::TrainingOverlap(r.run_dir, s.checkpoint, first, last));
+  std::string overlap;
+  for (size_t i = 0; i < s.policy_runs.size() && overlap.empty(); ++i) {
+    RLT_ASSIGN_OR_RETURN(
+        overlap, evalrun::TrainingOverlap(s.policy_runs[i], s.policy_checkpoints[i], first, last));
+  }
   if (overlap.empty()) return Status::Ok();
   market::DateRange dates;
   dates.first = first;
@@ -127,6 +170,30 @@ Status CheckDates(const PaperRequest& r, const FeedSpec& feed, SessionSetup& s) 
                                     "choose a --start after the training range");
   }
   s.in_sample = true;
+  return Status::Ok();
+}
+
+// The checkpoint of every run that trades (runlog::ChooseCheckpoint; an ensemble's seeds
+// take the same keyword, a directory names one seed's and is refused) and what the journal
+// records of a multi-seed run's policy.
+Status ChooseCheckpoints(const PaperRequest& r, const PolicyRuns& policy, SessionSetup& s) {
+  s.seed = r.seed;
+  s.policy_runs =
+      policy.ensemble_runs.empty() ? std::vector<std::string>{policy.run} : policy.ensemble_runs;
+  const bool keyword = r.checkpoint.empty() || r.checkpoint == "best" || r.checkpoint == "final";
+  if (!policy.ensemble_runs.empty() && !keyword) {
+    return Status::InvalidArgument(
+        "--checkpoint " + r.checkpoint +
+        ": the ensemble of a multi-seed run takes the same checkpoint of every seed (best or "
+        "final); give --seed S to trade one seed's checkpoint directory");
+  }
+  s.checkpoint.clear();
+  for (const std::string& run : s.policy_runs) {
+    RLT_ASSIGN_OR_RETURN(const std::string dir, runlog::ChooseCheckpoint(run, r.checkpoint));
+    s.policy_checkpoints.push_back(dir);
+    s.checkpoint += (s.checkpoint.empty() ? "" : ", ") + dir;
+  }
+  s.ensemble_seeds = policy.seeds;
   return Status::Ok();
 }
 
@@ -153,20 +220,24 @@ std::string RunSymbol(const LoadedRun& run) {
 // The run's settings, and a replayed file's bars read as the run reads its data
 // (timezone, symbol, on_bad_rows, sessions); a live session reads the run's own bars for
 // the shape of a session. Features come from the stream.
-Status LoadRun(const PaperRequest& r, const FeedSpec& feed, LoadedRun& run) {
-  const fs::path run_dir(r.run_dir);
+Status LoadRun(const PaperRequest& r, const PolicyRuns& policy, const FeedSpec& feed,
+               LoadedRun& run) {
+  const fs::path run_dir(policy.run);
   if (!fs::exists(run_dir / "config.toml")) {
-    return Status::NotFound(r.run_dir +
+    return Status::NotFound(policy.run +
                             " is not a run directory (no config.toml); pass a directory "
                             "written by `rltrade train`");
   }
   // The run's files as evaluation checks them (MANIFEST) before any is parsed.
-  RLT_RETURN_IF_ERROR(evalrun::VerifyRunFiles(r.run_dir));
+  RLT_RETURN_IF_ERROR(evalrun::VerifyRunFiles(policy.run));
+  for (const std::string& seed_run : policy.ensemble_runs) {
+    RLT_RETURN_IF_ERROR(evalrun::VerifyRunFiles(seed_run));
+  }
   RLT_ASSIGN_OR_RETURN(config::Config config,
                        train::LoadConfig((run_dir / "config.toml").string()));
   const std::string norm_path = (run_dir / "normalizer.json").string();
   if (!fs::exists(norm_path)) {
-    return Status::InvalidArgument(r.run_dir +
+    return Status::InvalidArgument(policy.run +
                                    " has no normalizer.json: paper trading needs a run of a "
                                    "market environment (intraday)");
   }
@@ -175,14 +246,14 @@ Status LoadRun(const PaperRequest& r, const FeedSpec& feed, LoadedRun& run) {
   train::EnvSetupOverrides overrides;
   overrides.normalizer = &run.norm;
   overrides.data_file = live ? r.data_file : feed.file;
-  RLT_ASSIGN_OR_RETURN(run.record, train::LoadRunDataRecord(r.run_dir));
+  RLT_ASSIGN_OR_RETURN(run.record, train::LoadRunDataRecord(policy.run));
   if (run.record) overrides.record = &*run.record;
   overrides.record_check.allow_mismatch = r.allow_mismatch;
   overrides.record_check.allow_data_change = r.allow_data_change;
   overrides.symbol = r.symbol;
   RLT_ASSIGN_OR_RETURN(run.setup, train::BuildEnvSetup(config, overrides));
   if (run.setup.id != "intraday") {
-    return Status::InvalidArgument("rltrade paper trades the intraday environment; " + r.run_dir +
+    return Status::InvalidArgument("rltrade paper trades the intraday environment; " + policy.run +
                                    " trained " + run.setup.id);
   }
   SessionSetup& s = run.session;
@@ -195,8 +266,9 @@ Status LoadRun(const PaperRequest& r, const FeedSpec& feed, LoadedRun& run) {
     RLT_ASSIGN_OR_RETURN(const market::DateRange d, market::DateRange::Parse(r.start + ":end"));
     s.start_date = d.first;
   }
-  RLT_ASSIGN_OR_RETURN(s.checkpoint, runlog::ChooseCheckpoint(run_dir, r.checkpoint));
-  s.journal_dir = r.journal_dir.empty() ? (run_dir / "paper" / NowStamp()).string() : r.journal_dir;
+  RLT_RETURN_IF_ERROR(ChooseCheckpoints(r, policy, s));
+  s.journal_dir =
+      r.journal_dir.empty() ? (fs::path(r.run_dir) / "paper" / NowStamp()).string() : r.journal_dir;
   if (!r.risk_path.empty()) {
     RLT_ASSIGN_OR_RETURN(s.limits, LoadRiskLimits(r.risk_path));
   }
@@ -209,23 +281,49 @@ Status LoadRun(const PaperRequest& r, const FeedSpec& feed, LoadedRun& run) {
   return CheckDates(r, feed, s);
 }
 
+// The policy that trades: the one checkpoint, or the ensemble of the seeds' (its method
+// resolved for the run's actions into `s`).
+Result<std::unique_ptr<SessionPolicy>> LoadSessionPolicy(const PaperRequest& r,
+                                                         const PolicyRuns& policy,
+                                                         const env::EnvSpec& spec,
+                                                         SessionSetup& s) {
+  if (policy.ensemble_runs.empty()) {
+    // Which policy trades: best/ (selected on validation) unless --checkpoint says otherwise.
+    std::fprintf(stderr, "paper: the policy of checkpoint %s\n", s.checkpoint.c_str());
+    RLT_ASSIGN_OR_RETURN(
+        std::unique_ptr<learn::PolicyRunner> runner,
+        learn::PolicyRunner::Load(s.checkpoint, static_cast<int>(spec.obs_dim), spec.action));
+    return std::unique_ptr<SessionPolicy>(new CheckpointPolicy(std::move(runner)));
+  }
+  const evalrun::EnsembleActions actions = evalrun::EnsembleActionsOf(
+      spec.action, s.options.action_mode, s.options.buy_threshold, s.options.sell_threshold);
+  RLT_ASSIGN_OR_RETURN(const evalrun::EnsembleMethod method,
+                       evalrun::ResolveEnsembleMethod(r.ensemble, actions));
+  s.ensemble_method = evalrun::EnsembleMethodName(method);
+  std::fprintf(stderr, "paper: the ensemble (%s) of %zu seeds, checkpoints %s\n",
+               s.ensemble_method.c_str(), policy.seeds.size(), s.checkpoint.c_str());
+  RLT_ASSIGN_OR_RETURN(
+      std::unique_ptr<evalrun::EnsembleRunner> runner,
+      evalrun::EnsembleRunner::Load(s.policy_checkpoints, static_cast<int>(spec.obs_dim),
+                                    evalrun::ActionCombiner(method, actions)));
+  return std::unique_ptr<SessionPolicy>(new EnsemblePolicy(std::move(runner)));
+}
+
 }  // namespace
 
 Result<PaperOutcome> RunPaper(const PaperRequest& r) {
   RLT_ASSIGN_OR_RETURN(const FeedSpec feed, ParseFeedSpec(r.feed));
   RLT_RETURN_IF_ERROR(CheckBroker(r, feed));
+  RLT_ASSIGN_OR_RETURN(const PolicyRuns policy, ChoosePolicyRuns(r));
   LoadedRun run;
-  RLT_RETURN_IF_ERROR(LoadRun(r, feed, run));
+  RLT_RETURN_IF_ERROR(LoadRun(r, policy, feed, run));
   SessionSetup& s = run.session;
-  // Which policy trades: best/ (selected on validation) unless --checkpoint says otherwise.
-  std::fprintf(stderr, "paper: the policy of checkpoint %s\n", s.checkpoint.c_str());
   RLT_ASSIGN_OR_RETURN(features::IncrementalFeatures stream,
                        features::IncrementalFeatures::Create(run.preset, &run.norm));
   const env::EnvSpec spec = env::IntradayStockEnv::MakeSpec(
       stream.cols() + static_cast<int64_t>(s.symbol_id.size()), s.options);
-  RLT_ASSIGN_OR_RETURN(
-      std::unique_ptr<learn::PolicyRunner> runner,
-      learn::PolicyRunner::Load(s.checkpoint, static_cast<int>(spec.obs_dim), spec.action));
+  RLT_ASSIGN_OR_RETURN(std::unique_ptr<SessionPolicy> session_policy,
+                       LoadSessionPolicy(r, policy, spec, s));
   std::unique_ptr<LineFeed> line_feed;
   if (feed.kind == FeedSpec::Kind::kStdin) {
     market::CsvReadOptions ro;
@@ -241,9 +339,8 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
   if (feed.kind == FeedSpec::Kind::kTcp) {
     RLT_ASSIGN_OR_RETURN(broker, ConnectBroker(r, feed, s.data_bars->symbol));
   }
-  PaperSession session(std::move(s), std::move(stream),
-                       std::make_unique<CheckpointPolicy>(std::move(runner)), std::move(line_feed),
-                       std::move(broker));
+  PaperSession session(std::move(s), std::move(stream), std::move(session_policy),
+                       std::move(line_feed), std::move(broker));
   Status opened = session.OpenJournal();
   Result<PaperOutcome> out = opened.ok() ? session.Run() : Result<PaperOutcome>(opened);
   if (!out.ok()) session.MarkFailed(out.status());

@@ -81,7 +81,8 @@
 // Restart: --journal DIR of a session that was killed (or finished) restarts it (one process
 // per journal: the directory is locked). The journal's finished lines are read back (only a
 // last line cut by the kill is cut off; another corrupt line is an error naming it), the
-// session must be the same (run, checkpoint, feed, broker, start, account; else Refused),
+// session must be the same (run, checkpoint, the seed or ensemble of a multi-seed run,
+// feed, broker, start, account; else Refused),
 // and the session re-runs the bars it had: a replay from the feed's first bar, a live
 // feed from the journal's bars, then the feed continues after them (the tcp feed by seq:
 // in lockstep a bar the killed process had not readied comes again; stdin skips bars not
@@ -103,6 +104,7 @@
 #define RLT_PAPER_PAPER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -131,6 +133,12 @@ struct PaperRequest {
   // (required for such a run); its normaliser and one-hot id are applied.
   std::string symbol;
   bool quiet = false;
+  // A multi-seed run (train/seeds.h): `seed` trades that seed's policy; without it the
+  // ENSEMBLE of its seeds trades (evalrun/ensemble.h), combined as `ensemble` says ("" =
+  // the default for the run's action mode). The journal's start line records which
+  // ("seed": S, or "ensemble": {"method", "seeds"}) and a restart with another is refused.
+  std::optional<uint64_t> seed;
+  std::string ensemble;
 };
 
 struct PaperOutcome {

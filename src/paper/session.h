@@ -70,7 +70,15 @@ SessionShape ShapeOf(const market::Bars& bars);
 struct SessionSetup {
   PaperRequest request;
   FeedSpec feed;
-  std::string checkpoint;
+  std::string checkpoint;  // an ensemble's: its seeds' checkpoints, joined with ", "
+  // A multi-seed run's policy: the seed traded, or the ensemble's method and seeds
+  // (journaled in the start line, compared on a restart).
+  std::optional<uint64_t> seed;
+  std::string ensemble_method;
+  std::vector<uint64_t> ensemble_seeds;
+  // The run of every policy that trades (one, or every seed of an ensemble) and its
+  // checkpoint directory.
+  std::vector<std::string> policy_runs, policy_checkpoints;
   std::string journal_dir;
   env::IntradayOptions options;
   const market::Bars* data_bars = nullptr;  // the replayed file's bars; live: the run's

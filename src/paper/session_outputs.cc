@@ -106,6 +106,10 @@ PaperSession::Json PaperSession::SummaryJson(const PaperOutcome& out) const {
   Json summary;
   summary["run_dir"] = r_.run_dir;
   summary["checkpoint"] = setup_.checkpoint;
+  if (setup_.seed) summary["seed"] = *setup_.seed;
+  if (!setup_.ensemble_method.empty()) {
+    summary["ensemble"] = {{"method", setup_.ensemble_method}, {"seeds", setup_.ensemble_seeds}};
+  }
   summary["feed"] = r_.feed;
   summary["broker"] = r_.broker;
   summary["range"] = {

@@ -44,9 +44,14 @@ Status PaperSession::OpenJournalIn(const std::filesystem::path& dir) {
       {"type", "start"},       {"run_dir", r_.run_dir},   {"checkpoint", setup_.checkpoint},
       {"feed", r_.feed},       {"broker", r_.broker},     {"start", r_.start},
       {"account", r_.account}, {"symbol", bars_->symbol}, {"initial_capital", o_.initial_capital}};
+  Json start = start_line;
+  if (setup_.seed) start["seed"] = *setup_.seed;
+  if (!setup_.ensemble_method.empty()) {
+    start["ensemble"] = {{"method", setup_.ensemble_method}, {"seeds", setup_.ensemble_seeds}};
+  }
   // The session's journal from here on (MarkFailed writes to it): not before it is known
   // to be this session's.
-  if (!journal.previous().empty()) RLT_RETURN_IF_ERROR(CheckSameSession(journal, start_line));
+  if (!journal.previous().empty()) RLT_RETURN_IF_ERROR(CheckSameSession(journal, start));
   journal_.emplace(std::move(journal));
   if (!journal_->previous().empty()) {
     // A restart: the session re-runs the bars it had (a replay from the feed's first bar,
@@ -60,7 +65,7 @@ Status PaperSession::OpenJournalIn(const std::filesystem::path& dir) {
                    dir.c_str(), journal_->previous().size());
     }
   }
-  RLT_RETURN_IF_ERROR(journal_->Emit(start_line));
+  RLT_RETURN_IF_ERROR(journal_->Emit(start));
   LoadJournaledOrders();
   return Status::Ok();
 }
@@ -100,19 +105,37 @@ Status PaperSession::CheckJournalDir() const {
   return Status::Ok();
 }
 
+namespace {
+
+// A start line's value in a refusal: an ensemble by its method and seeds (so two are told
+// apart), anything else as JsonSummary says it.
+std::string StartValue(const nlohmann::ordered_json& line, const char* key) {
+  if (!line.contains(key)) return "missing";
+  const nlohmann::ordered_json& v = line[key];
+  if (std::string(key) == "ensemble" && v.is_object() && v.contains("method") &&
+      v["method"].is_string()) {
+    const std::string seeds = v.contains("seeds") ? v["seeds"].dump() : std::string("?");
+    return "method " + JsonSummary(v["method"]) + " of seeds " + seeds.substr(0, 200);
+  }
+  return JsonSummary(v);
+}
+
+}  // namespace
+
 Status PaperSession::CheckSameSession(const Journal& journal, const Json& start_line) const {
   const Json& was = journal.previous().front();
   if (was.value("type", "") != "start") {
     return Status::Refused(journal.path() + ":1: not a journal of `rltrade paper` (its " +
                            "first line is not a session's start); choose another --journal");
   }
-  for (const char* key :
-       {"run_dir", "checkpoint", "feed", "broker", "start", "account", "symbol"}) {
-    if (!was.contains(key) || was[key] != start_line[key]) {
+  for (const char* key : {"run_dir", "checkpoint", "seed", "ensemble", "feed", "broker", "start",
+                          "account", "symbol"}) {
+    // "seed" and "ensemble" only of multi-seed runs: absent from both is the same.
+    if (!was.contains(key) && !start_line.contains(key)) continue;
+    if (!was.contains(key) || !start_line.contains(key) || was[key] != start_line[key]) {
       return Status::Refused(journal.path() + " is the journal of " + "another session: its " +
-                             key + " is " +
-                             (was.contains(key) ? JsonSummary(was[key]) : std::string("missing")) +
-                             ", this one's " + JsonSummary(start_line[key]) +
+                             key + " is " + StartValue(was, key) + ", this one's " +
+                             StartValue(start_line, key) +
                              "; restart it with its own arguments or choose another --journal");
     }
   }

@@ -1,8 +1,8 @@
 // rltrade python: `rltrade._train`, the runs behind rltrade.train and rltrade.evaluate.
 // It links LibTorch (the learner), so the package imports it only when one of them is
 // called; the environments, pricing, indicators and metrics never load it. The work is
-// the CLI's own: train::RunTraining and evalrun::RunEvaluation, with the same checks and
-// refusals.
+// the CLI's own: train::RunTraining and evalrun::RunEvaluation (on a multi-seed run the
+// ensemble of its seeds, evalrun::RunEnsembleEvaluation), with the same checks and refusals.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -11,8 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "evalrun/ensemble.h"
 #include "evalrun/evalrun.h"
+#include "evalrun/seeds_eval.h"
 #include "python/bindings.h"
+#include "train/seeds.h"
 #include "train/train.h"
 
 namespace py = pybind11;
@@ -43,10 +46,32 @@ py::tuple Train(const std::string& config, const std::string& run_dir,
   return py::make_tuple(out->run_dir, out->total_steps, out->exit_code);
 }
 
+// A multi-seed run: the ensemble of its seeds (RunEnsembleEvaluation), or the seed `seed`
+// names; one run otherwise. The CLI's flag rules (evalrun::CheckEnsembleFlags).
+rlt::Result<rlt::evalrun::EvalOutcome> EvaluateRun(const rlt::evalrun::EvalRequest& r,
+                                                   std::optional<uint64_t> seed,
+                                                   const std::string& ensemble) {
+  RLT_ASSIGN_OR_RETURN(const std::optional<rlt::train::SeedsIndex> index,
+                       rlt::train::ReadSeedsIndex(r.run_dir));
+  RLT_RETURN_IF_ERROR(
+      rlt::evalrun::CheckEnsembleFlags(ensemble, seed.has_value(), index.has_value(), r.run_dir));
+  if (index && !seed && r.policy == "trained") {
+    rlt::evalrun::SeedsEvalRequest s;
+    s.eval = r;
+    s.seeds = index->seeds;
+    s.ensemble = ensemble;
+    return rlt::evalrun::RunEnsembleEvaluation(s);
+  }
+  rlt::evalrun::EvalRequest one = r;
+  RLT_ASSIGN_OR_RETURN(one.run_dir, rlt::train::ResolveSeedRun(r.run_dir, seed));
+  return rlt::evalrun::RunEvaluation(one);
+}
+
 std::string Evaluate(const std::string& run_dir, const std::string& range,
                      const std::string& policy, bool allow_in_sample, int episodes,
                      const std::string& checkpoint, const std::string& data_file,
-                     bool allow_data_change, bool allow_mismatch, const std::string& symbol) {
+                     bool allow_data_change, bool allow_mismatch, std::optional<uint64_t> seed,
+                     const std::string& ensemble, const std::string& symbol) {
   rlt::evalrun::EvalRequest r;
   r.run_dir = run_dir;
   r.range = range;
@@ -61,7 +86,7 @@ std::string Evaluate(const std::string& run_dir, const std::string& range,
   std::optional<rlt::Result<rlt::evalrun::EvalOutcome>> result;
   {
     py::gil_scoped_release release;
-    result.emplace(rlt::evalrun::RunEvaluation(r));
+    result.emplace(EvaluateRun(r, seed, ensemble));
   }
   const rlt::Result<rlt::evalrun::EvalOutcome>& out = *result;
   if (!out.ok()) rlt::python::Raise(out.status(), "evaluate");
@@ -77,5 +102,5 @@ PYBIND11_MODULE(_train, m) {
   m.def("evaluate", &Evaluate, py::arg("run_dir"), py::arg("range"), py::arg("policy"),
         py::arg("allow_in_sample"), py::arg("episodes"), py::arg("checkpoint"),
         py::arg("data_file"), py::arg("allow_data_change"), py::arg("allow_mismatch"),
-        py::arg("symbol"));
+        py::arg("seed"), py::arg("ensemble"), py::arg("symbol"));
 }
