@@ -1,8 +1,6 @@
-""
-    "Training and evaluation runs from Python, through the command line's own code.
+"""Training and evaluation runs from Python, through the command line's own code.
 
-``train`` is ``rltrade train CONFIG``;
-``evaluate`` is ``rltrade eval RUN_DIR``: the same
+``train`` is ``rltrade train CONFIG``; ``evaluate`` is ``rltrade eval RUN_DIR``: the same
 checks, the same run directories and files, and the same refusals (an evaluation range
 that overlaps the training data is refused unless ``allow_in_sample=True``, which labels
 the result in-sample). These load rltrade's learner (LibTorch) on first use; the rest of
@@ -25,11 +23,13 @@ def _last_metrics(run_dir):
     path = pathlib.Path(run_dir) / "metrics.jsonl"
     if not path.exists():
         return {}
-last = None with open(path) as f:
+    last = None
+    with open(path) as f:
         for line in f:
             if line.strip():
                 last = line
     return json.loads(last) if last else {}
+
 
 def train(config_path, run_dir=None, overrides=None, *, resume=None, quiet=True):
     """Trains as ``rltrade train CONFIG [--set k=v ...] [--run-dir DIR]``.
@@ -71,8 +71,7 @@ def evaluate(run_dir, range="test", *, policy="trained", allow_in_sample=False, 
     vote for action_mode original, mean for target_position; docs/evaluation.md). ``seed``:
     evaluate that one seed instead. Either on a single-seed run, or both, is an error.
     ``symbol``: for a run trained on several symbols, evaluate that one only (as
-    ``--symbol``);
-by default every symbol and their equal-weight portfolio, whose summary
+    ``--symbol``); by default every symbol and their equal-weight portfolio, whose summary
     this returns.
     """
     episodes = _checks.integer(episodes, "evaluate: episodes", 1, 1_000_000)

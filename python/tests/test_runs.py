@@ -48,7 +48,7 @@ def test_evaluate_returns_the_command_lines_summary(run_dir):
     path = run_dir / "eval" / "test" / "summary.json"
     assert summary == json.loads(path.read_text())
     assert "metrics" in summary or "sharpe_ratio" in json.dumps(summary)
-#The command line on the same run writes the same summary.
+    # The command line on the same run writes the same summary.
     out = subprocess.run([BINARY, "eval", str(run_dir), "--range", "test", "--json"],
                          check=True, capture_output=True, text=True).stdout
     assert json.loads(path.read_text()) == summary or json.loads(out)
