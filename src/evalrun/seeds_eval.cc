@@ -481,6 +481,12 @@ Result<EvalOutcome> RunSeedsEvaluation(const SeedsEvalRequest& request) {
   // seed's evaluation is written.
   std::optional<EvalOutcome> ensemble;
   RLT_ASSIGN_OR_RETURN(const bool has_ensemble, HasEnsemble(request));
+  if (!has_ensemble && !request.eval.cost_levels_bps.empty()) {
+    // The seeds' own evaluations never sweep costs (the ensemble does): say so, not nothing.
+    return Status::InvalidArgument(
+        "--costs on a multi-seed run sweeps the seeds' ensemble, and this run has none (the "
+        "options environment's seeds are evaluated one by one); give --seed S");
+  }
   if (has_ensemble) {
     RLT_ASSIGN_OR_RETURN(ensemble, RunEnsembleEvaluation(request));
   } else if (!request.ensemble.empty()) {
