@@ -131,6 +131,12 @@ TEST_F(SymbolsCli, EvalReportsEachSymbolAndTheirEqualWeightPortfolio) {
     EXPECT_EQ(dir, std::string("eval/test.ckpt-best.symbol-") + kSymbols[i]);
     each.push_back(Column(Path("run/" + dir + "/daily_returns.csv")));
   }
+  // The portfolio's report: its metrics, each symbol's row and equity line.
+  const std::string report = ReadFile(out / "report.html");
+  EXPECT_NE(report.find("The equal-weight portfolio of the symbols"), std::string::npos);
+  for (const char* s : kSymbols) {
+    EXPECT_NE(report.find(std::string("<th>") + s + "</th>"), std::string::npos) << s;
+  }
   const std::map<std::string, double> portfolio = Column((out / "daily_returns.csv").string());
   ASSERT_EQ(portfolio.size(), 10u);  // the test range's sessions
   for (const auto& [date, r] : portfolio) {

@@ -62,6 +62,12 @@ Status WriteReport(const std::string& eval_dir);
 // deflated Sharpe ratio of the best seed, and the growth of 1 of every seed, of the seed
 // average and of the benchmarks (buy-and-hold, flat) on one chart.
 Status WriteSeedsReport(const std::string& dir);
+// The report of a run of several symbols' equal-weight portfolio (evalrun/symbols_eval.h):
+// reads `dir`/summary.json, daily_returns.csv (the portfolio) and
+// symbols_daily_returns.csv, and writes `dir`/report.html: the portfolio's metrics against
+// flat and buy-and-hold with the significance notes, each symbol's key metrics, and the
+// growth of 1 of every symbol, of the portfolio and of the benchmarks on one chart.
+Status WriteSymbolsReport(const std::string& dir);
 
 // The report of a walk-forward (evalrun/walkforward.h): reads `dir`/summary.json and
 // `dir`/daily_returns.csv (date,return,buy_and_hold,flat,fold; folds numbered from 1) and

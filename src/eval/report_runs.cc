@@ -76,16 +76,19 @@ constexpr const char* kPerSeedKeys[] = {"sharpe_ratio", "sortino_ratio", "annual
                                         "max_drawdown", "psr",           "cum_returns_final",
                                         "num_trades",   "costs_paid"};
 
-// One row per seed (so any number of seeds fits the page), the key metrics as columns.
-std::string PerSeedTable(const nlohmann::json& summary, const std::vector<std::string>& names) {
-  const nlohmann::json& runs = summary.contains("runs") ? summary["runs"] : nlohmann::json::array();
+// One row per seed (so any number of seeds fits the page), the key metrics as columns;
+// `runs` holds each one's "metrics" (summary "runs", or a portfolio's "symbols"), named
+// `names` (`heading`, `first` name the table and its first column).
+std::string PerSeedTable(const nlohmann::json& runs, const std::vector<std::string>& names,
+                         const char* heading = "Each seed", const char* first = "seed") {
   std::vector<const MetricInfo*> rows;
   for (const char* key : kPerSeedKeys) {
     for (const MetricInfo& row : MetricTable()) {
       if (key == std::string(row.key)) rows.push_back(&row);
     }
   }
-  std::string s = "<h3>Each seed</h3>\n<table class=\"metrics seeds\"><tr><th>seed</th>";
+  std::string s =
+      fmt::format("<h3>{}</h3>\n<table class=\"metrics seeds\"><tr><th>{}</th>", heading, first);
   for (const MetricInfo* row : rows) {
     s += fmt::format("<th title=\"{}\">{}</th>", row->key, row->label);
   }
@@ -124,7 +127,8 @@ std::string SeedsTableSection(const nlohmann::json& summary,
         "<tr><th title=\"{}\">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", row.key,
         row.label, get("mean"), get("std"), get("min"), get("max"));
   }
-  s += "</table>\n" + PerSeedTable(summary, names);
+  s += "</table>\n" +
+       PerSeedTable(summary.contains("runs") ? summary["runs"] : nlohmann::json::array(), names);
   if (summary.contains("deflated_sharpe_detail")) {
     const nlohmann::json& d = summary["deflated_sharpe_detail"];
     auto num = [](const nlohmann::json& o, const char* k) {
@@ -146,9 +150,17 @@ std::string SeedsTableSection(const nlohmann::json& summary,
   return s + BenchmarkNotes(summary);
 }
 
+// What the equity chart calls its lines: the seeds' (default) or a portfolio's symbols'.
+struct EquityLabels {
+  const char* title = "Equity of every seed";
+  const char* combined = "seed average";
+  const char* each = "each seed";
+};
+
 std::string SeedsEquitySection(const std::vector<DailyRow>& average,
                                const std::vector<std::string>& names,
-                               const std::vector<std::vector<double>>& columns) {
+                               const std::vector<std::vector<double>>& columns,
+                               const EquityLabels& labels = {}) {
   std::vector<double> avg, hold, flat;
   for (const DailyRow& r : average) {
     avg.push_back(r.strategy), hold.push_back(r.buy_and_hold), flat.push_back(r.flat);
@@ -165,15 +177,15 @@ std::string SeedsEquitySection(const std::vector<DailyRow>& average,
   const size_t stride = std::max<size_t>(1, (average.size() + 7) / 8);
   for (size_t k = 0; k < average.size(); k += stride) ticks.emplace_back(k + 1, average[k].date);
   auto growth_tick = [](double v, const std::vector<double>& t) { return MoneyTick(v, t); };
-  std::string s =
-      "<h2>Equity of every seed</h2>\n<p class=\"note\">Growth of 1 from the daily "
-      "returns; thin lines: each seed (" +
-      std::to_string(names.size()) + ").</p>\n" +
-      Legend({{"strategy", "seed average"},
-              {"seed", "each seed"},
-              {"hold", "buy-and-hold"},
-              {"price", "flat"}});
-  s += f.Open("equity of every seed", growth_tick, ticks);
+  std::string s = fmt::format(
+                      "<h2>{}</h2>\n<p class=\"note\">Growth of 1 from the daily returns; thin "
+                      "lines: {} ({}).</p>\n",
+                      labels.title, labels.each, names.size()) +
+                  Legend({{"strategy", labels.combined},
+                          {"seed", labels.each},
+                          {"hold", "buy-and-hold"},
+                          {"price", "flat"}});
+  s += f.Open(labels.title, growth_tick, ticks);
   for (const auto& g : seeds) s += Polyline(f, g, "series seed");
   s += Polyline(f, flat_g, "series price") + Polyline(f, hold_g, "series hold") +
        Polyline(f, avg_g, "series strategy");
@@ -286,15 +298,18 @@ Result<std::vector<FoldDailyRow>> ReadFoldDaily(const std::string& path) {
 }
 
 // The concatenated metrics (return metrics only) against flat and buy-and-hold.
-std::string WalkforwardMetricsSection(const nlohmann::json& summary) {
+std::string WalkforwardMetricsSection(
+    const nlohmann::json& summary,
+    const char* heading = "Out-of-sample metrics (folds concatenated)") {
   const nlohmann::json empty = nlohmann::json::object();
   const nlohmann::json& m = summary.contains("metrics") ? summary["metrics"] : empty;
   const nlohmann::json& b = summary.contains("benchmarks") ? summary["benchmarks"] : empty;
   const nlohmann::json& flat = b.contains("flat") ? b["flat"] : empty;
   const nlohmann::json& hold = b.contains("buy_and_hold") ? b["buy_and_hold"] : empty;
-  std::string s =
-      "<h2>Out-of-sample metrics (folds concatenated)</h2>\n<table class=\"metrics\"><tr><th>"
-      "</th><th>strategy</th><th>flat</th><th>buy-and-hold</th></tr>\n";
+  std::string s = fmt::format(
+      "<h2>{}</h2>\n<table class=\"metrics\"><tr><th></th><th>strategy</th><th>flat</th>"
+      "<th>buy-and-hold</th></tr>\n",
+      heading);
   for (const MetricInfo& row : MetricTable()) {
     if (!m.is_object() || !m.contains(row.key)) continue;
     const Kind kind = ToKind(row.kind);
@@ -433,6 +448,40 @@ Status WriteWalkforwardReport(const std::string& dir) {
     s += "</ul>\n";
   }
   s += WalkforwardMetricsSection(j) + WalkforwardEquitySection(*rows) + WalkforwardFoldsSection(j);
+  return WriteFileAtomic(dir + "/" + kReportFile, s + "</body></html>\n");
+}
+
+// ---------------------------------------------------------------- across symbols
+
+Status WriteSymbolsReport(const std::string& dir) {
+  Result<nlohmann::json> summary = ReadSummaryJson(dir);
+  if (!summary.ok()) return summary.status();
+  Result<std::vector<DailyRow>> portfolio = ReadDailyReturnsCsv(dir + "/" + kDailyReturnsFile);
+  if (!portfolio.ok()) return portfolio.status();
+  std::vector<std::string> names;
+  std::vector<std::vector<double>> columns;
+  RLT_RETURN_IF_ERROR(ReadSeedsDaily(dir + "/symbols_daily_returns.csv", &names, &columns));
+  const nlohmann::json& j = *summary;
+  const nlohmann::json range = j.contains("range") ? j["range"] : nlohmann::json::object();
+  const std::string title = fmt::format(
+      "{} \u00b7 {} symbols \u00b7 {} ({} to {})", StringOr(j, "run_dir", "?"), names.size(),
+      StringOr(range, "name", "?"), StringOr(range, "first", "?"), StringOr(range, "last", "?"));
+  std::string s = PageHead("rltrade report", "rltrade evaluation of several symbols", title,
+                           "polyline.seed{stroke:#7f9cc9;stroke-width:.8;opacity:.75}"
+                           ".swatch.seed{background:#7f9cc9}"
+                           "table.seeds td{min-width:90px}table.seeds th{font-size:13px}",
+                           BoolOr(j, "in_sample", false));
+  s += WalkforwardMetricsSection(j, "The equal-weight portfolio of the symbols");
+  s += PerSeedTable(j.contains("symbols") ? j["symbols"] : nlohmann::json::array(), names,
+                    "Each symbol", "symbol");
+  EquityLabels labels;
+  labels.title = "Equity of every symbol";
+  labels.combined = "equal-weight portfolio";
+  labels.each = "each symbol";
+  s += SeedsEquitySection(*portfolio, names, columns, labels);
+  s += "<p class=\"note\">The portfolio holds 1/N of its capital in each symbol's strategy, "
+       "rebalanced daily. Each symbol's own report: "
+       "RUN/eval/&lt;range&gt;.symbol-&lt;symbol&gt;/report.html.</p>\n";
   return WriteFileAtomic(dir + "/" + kReportFile, s + "</body></html>\n");
 }
 

@@ -18,6 +18,7 @@
 #include "eval/metrics.h"
 #include "eval/metrics_json.h"
 #include "eval/outputs.h"
+#include "eval/report.h"
 #include "eval/significance.h"
 #include "evalrun/cost_sweep.h"
 #include "runlog/atomic_dir.h"
@@ -303,6 +304,8 @@ Result<EvalOutcome> RunSymbolsEvaluation(const EvalRequest& request,
     RLT_RETURN_IF_ERROR(WriteFileAtomic((stage / eval::kCostsJsonFile).string(), costs.json));
     RLT_RETURN_IF_ERROR(WriteFileAtomic((stage / kCostsDailyFile).string(), costs.daily_csv));
   }
+  RLT_RETURN_IF_ERROR(eval::WriteSymbolsReport(stage.string()));
+  outcome.report_written = true;
   RLT_RETURN_IF_ERROR(staging.Commit(/*replace=*/true));
   outcome.out_dir = out_dir.string();
   return outcome;
