@@ -103,14 +103,17 @@ std::string Table(const Json& summary, bool periods_given) {
   }
   t += BenchmarkSection(summary);
   if (summary.contains("deflated_sharpe")) {
+    // A detail without a best seed (no seed has a finite Sharpe ratio) lacks its figures.
     const Json& d = summary["deflated_sharpe_detail"];
+    const auto get = [](const Json& o, const char* key) { return o.value(key, Json()); };
     t += fmt::format(
         "seed-averaged returns: Sharpe {}, PSR {}\n"
         "best seed {}: Sharpe {}; deflated Sharpe ratio {} (given {} trials: the best of {} "
         "no-skill trials would show Sharpe {})\n",
-        Cell(summary["metrics"]["sharpe_ratio"]), Cell(summary["psr"]), Cell(d["best_seed"], "{}"),
-        Cell(d["sharpe_ratio"]), Cell(summary["deflated_sharpe"]), Cell(d["trials"], "{}"),
-        Cell(d["trials"], "{}"), Cell(d["sr0_annualised"]));
+        Cell(get(summary["metrics"], "sharpe_ratio")), Cell(get(summary, "psr")),
+        Cell(get(d, "best_seed"), "{}"), Cell(get(d, "sharpe_ratio")),
+        Cell(get(summary, "deflated_sharpe")), Cell(get(d, "trials"), "{}"),
+        Cell(get(d, "trials"), "{}"), Cell(get(d, "sr0_annualised")));
   }
   if (summary.contains("periods_per_year")) {
     t += eval::AnnualisationNote(summary["periods_per_year"].get<int>(), periods_given);
