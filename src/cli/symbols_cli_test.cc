@@ -285,7 +285,7 @@ TEST_F(SymbolsCli, PerturbingAnySymbolsTestBarsChangesNoTrainingOutput) {
       EXPECT_TRUE(ReadFile(Path("run_" + name + "/") + file) == ReadFile(Path("run/") + file))
           << symbol << " " << file;
     }
-    for (const std::string run : {std::string("run"), "run_" + name}) {
+    for (const std::string& run : {std::string("run"), "run_" + name}) {
       auto eval = FromRoot("eval " + Path(run) + " --range test --symbol " + symbol);
       ASSERT_EQ(eval.exit_code, 0) << eval.out;
     }
