@@ -8,6 +8,7 @@
 
 #include "core/json_text.h"
 #include "eval/metrics_json.h"
+#include "evalrun/backtest.h"
 #include "evalrun/evalrun.h"
 
 namespace rlt::evalrun {
@@ -18,8 +19,6 @@ using Json = nlohmann::ordered_json;
 constexpr const char* kCostsCsvHeader =
     "cost_bps,cost_rate,total_return,annual_return,sharpe_ratio,max_drawdown,turnover,costs_paid,"
     "net_pnl,gross_pnl,fills";
-
-std::string Num(double v) { return std::isfinite(v) ? fmt::format("{:.10g}", v) : "nan"; }
 
 BreakEven BreakEvenOf(const std::vector<CostLevel>& levels) {
   std::vector<double> bps, net;

@@ -20,6 +20,7 @@
 #include "eval/outputs.h"
 #include "eval/report.h"
 #include "eval/significance.h"
+#include "evalrun/backtest.h"
 #include "evalrun/cost_sweep.h"
 #include "runlog/atomic_dir.h"
 #include "runlog/manifest.h"
@@ -30,8 +31,6 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::string Num(double v) { return std::isfinite(v) ? fmt::format("{:.10g}", v) : "nan"; }
 
 std::string Cell(const Json& v, const char* fmt_spec = "{:.4g}") {
   return v.is_number() ? fmt::format(fmt::runtime(fmt_spec), v.get<double>()) : "-";
