@@ -33,7 +33,9 @@ struct CheckFlags {
   std::string file;
   std::string timezone = "UTC";
   std::string on_bad_rows = "fail";
-  std::string session;  // --session HH:MM-HH:MM ("" = all hours)
+  std::string session;   // --session HH:MM-HH:MM ("" = all hours; "24h")
+  std::string calendar;  // --calendar XNYS|XNSE|FILE
+  std::string day_boundary = "00:00";
   int max_problems = 50;
   bool json = false;
   bool timezone_given = false;  // --timezone was passed
@@ -87,14 +89,39 @@ std::string Examples(const std::vector<int32_t>& dates) {
   return dates.size() > 3 ? out + ", ..." : out;
 }
 
+// With --calendar: the days without a session that have bars, the calendar's sessions
+// without bars, and the early closes (with the bars after the early close dropped).
+void PrintCalendarText(const CheckFlags& f, const market::DataReport& report) {
+  fmt::print(
+      "calendar {}: {} row(s) outside the day's session skipped ({} on days without a "
+      "session)\n",
+      PrintableText(f.calendar), report.rows_outside_session, report.rows_on_closed_days);
+  const size_t limit = f.max_problems > 0 ? static_cast<size_t>(f.max_problems) : SIZE_MAX;
+  fmt::print("holidays with bars: {}\n", report.closed_days_with_bars.size());
+  for (size_t i = 0; i < report.closed_days_with_bars.size() && i < limit; ++i) {
+    const auto& [date, rows] = report.closed_days_with_bars[i];
+    fmt::print("  {}  {} bar(s)\n", FormatDate(date), rows);
+  }
+  fmt::print("missing sessions: {}\n", report.missing_sessions.size());
+  for (size_t i = 0; i < report.missing_sessions.size() && i < limit; ++i) {
+    fmt::print("  {}\n", FormatDate(report.missing_sessions[i]));
+  }
+  fmt::print("early closes: {}\n", report.early_closes.size());
+  for (size_t i = 0; i < report.early_closes.size() && i < limit; ++i) {
+    const auto& [date, rows] = report.early_closes[i];
+    fmt::print("  {}  {} bar(s) after the early close skipped\n", FormatDate(date), rows);
+  }
+}
+
 void PrintText(const CheckFlags& f, const market::DataReport& report,
                const std::vector<SymbolSummary>& summaries) {
   fmt::print("{}: {} data rows, {} symbol(s), timezone {}\n", PrintableText(f.file),
              report.rows_read, summaries.size(), f.timezone);
-  if (!f.session.empty()) {
+  if (!f.session.empty() && f.calendar.empty() && f.session != "24h") {
     fmt::print("session {}: {} row(s) outside it skipped\n", f.session,
                report.rows_outside_session);
   }
+  if (!f.calendar.empty()) PrintCalendarText(f, report);
   for (const auto& note : report.notes) fmt::print("note: {}\n", PrintableText(note));
   size_t width = 6;
   for (const auto& s : summaries) width = std::max(width, PrintableText(s.symbol).size());
@@ -117,8 +144,8 @@ void PrintText(const CheckFlags& f, const market::DataReport& report,
                fmt::format("{}/{}/{}", s.min_bars, s.median_bars, s.max_bars),
                gaps.empty() ? "none" : gaps);
   }
-  if (any_weekday_gap) {
-    fmt::print("(missing weekdays include exchange holidays: there is no exchange calendar)\n");
+  if (any_weekday_gap && f.calendar.empty()) {
+    fmt::print("(missing weekdays include exchange holidays: check with --calendar XNYS|XNSE)\n");
   }
   if (!report.problems.empty()) {
     fmt::print("(coverage is counted after dropping the rows with problems)\n");
@@ -145,6 +172,23 @@ void PrintJson(const CheckFlags& f, const market::DataReport& report,
   if (!f.session.empty()) {
     j["session"] = f.session;
     j["rows_outside_session"] = report.rows_outside_session;
+  }
+  if (!f.calendar.empty()) {
+    j["calendar"] = f.calendar;
+    j["rows_outside_session"] = report.rows_outside_session;
+    j["rows_on_closed_days"] = report.rows_on_closed_days;
+    nlohmann::json closed = nlohmann::json::array(), early = nlohmann::json::array(),
+                   missing = nlohmann::json::array();
+    for (const auto& [date, rows] : report.closed_days_with_bars) {
+      closed.push_back({{"date", FormatDate(date)}, {"rows", rows}});
+    }
+    for (const auto& [date, rows] : report.early_closes) {
+      early.push_back({{"date", FormatDate(date)}, {"rows_after_close", rows}});
+    }
+    for (int32_t date : report.missing_sessions) missing.push_back(FormatDate(date));
+    j["holidays_with_bars"] = closed;
+    j["missing_sessions"] = missing;
+    j["early_closes"] = early;
   }
   j["notes"] = report.notes;
   j["symbols"] = nlohmann::json::array();
@@ -184,9 +228,40 @@ int RunCheck(const CheckFlags& f) {
     return ReportError(Status::InvalidArgument("--max-problems must be >= 0"));
   market::CsvReadOptions options;
   options.timezone = f.timezone;
-  Result<market::SessionHours> session = market::ParseSessionHours(f.session, "--session");
-  if (!session.ok()) return ReportError(session.status());
-  options.session = *session;
+  if (f.session != "24h") {
+    Result<market::SessionHours> session = market::ParseSessionHours(f.session, "--session");
+    if (!session.ok()) return ReportError(session.status());
+    options.session = *session;
+  }
+  if (f.day_boundary != "00:00") {
+    Result<market::SessionHours> b =
+        market::ParseSessionHours(f.day_boundary + "-24:00", "--day-boundary");
+    if (!b.ok() || f.day_boundary.size() != 5 || f.session != "24h") {
+      return ReportError(Status::InvalidArgument(
+          "--day-boundary " + PrintableText(f.day_boundary) +
+          ": expected HH:MM (00:00..23:59) with --session 24h (a market that never closes)"));
+    }
+    options.day_boundary_minute = b->open_minute;
+  }
+  if (!f.calendar.empty()) {
+    if (!f.session.empty()) {
+      return ReportError(Status::InvalidArgument(
+          "--calendar and --session are both given: the calendar gives each day's hours; "
+          "drop --session"));
+    }
+    Result<market::ExchangeCalendar> cal = market::ExchangeCalendar::Load(f.calendar, "--calendar");
+    if (!cal.ok()) return ReportError(cal.status());
+    if (!cal->timezone().empty()) {
+      if (f.timezone_given && f.timezone != cal->timezone()) {
+        return ReportError(
+            Status::InvalidArgument("--timezone " + PrintableText(f.timezone) + ": calendar " +
+                                    f.calendar + " keeps the hours of " + cal->timezone() +
+                                    "; drop --timezone (or pass " + cal->timezone() + ")"));
+      }
+      options.timezone = cal->timezone();
+    }
+    options.calendar = std::make_shared<const market::ExchangeCalendar>(std::move(*cal));
+  }
   // Drop semantics so that the summary prints even for a broken file, but the Fix texts
   // are those of the policy in force.
   options.on_bad_rows =
@@ -201,7 +276,7 @@ int RunCheck(const CheckFlags& f) {
     report.problems = std::move(problems);
   }
   if (!data.ok()) return ReportError(data.status());
-  if (report.naive_times && !f.timezone_given) {
+  if (report.naive_times && !f.timezone_given && options.calendar == nullptr) {
     fmt::print(stderr, "{}\n", PrintableText(market::NaiveTimesNote(f.file, f.timezone)));
   }
   std::set<int32_t> all_dates;
@@ -212,10 +287,12 @@ int RunCheck(const CheckFlags& f) {
   for (const Bars& b : data->symbols) {
     summaries.push_back(Summarise(b, all_dates, data->symbols.size() > 1));
   }
+  CheckFlags shown = f;  // the zone the bars were read in (a calendar's)
+  shown.timezone = options.timezone;
   if (f.json) {
-    PrintJson(f, report, summaries);
+    PrintJson(shown, report, summaries);
   } else {
-    PrintText(f, report, summaries);
+    PrintText(shown, report, summaries);
   }
   return !report.problems.empty() && f.on_bad_rows == "fail" ? 1 : 0;
 }
@@ -301,7 +378,16 @@ void AddCheck(CLI::App* data, Action* action) {
           ->capture_default_str();
   check->add_option("--session", flags->session,
                     "keep bars starting in these local hours HH:MM-HH:MM, open inclusive, close "
-                    "exclusive (e.g. 09:30-16:00 for the NYSE regular session)");
+                    "exclusive (e.g. 09:30-16:00 for the NYSE regular session); 24h: a market "
+                    "that never closes, one session per day cut at --day-boundary");
+  check->add_option("--calendar", flags->calendar,
+                    "exchange calendar XNYS, XNSE or a calendar CSV (date,open,close): keep each "
+                    "day's session and report holidays with bars, missing sessions and early "
+                    "closes (replaces --session; its zone replaces --timezone)");
+  check
+      ->add_option("--day-boundary", flags->day_boundary,
+                   "with --session 24h: local time HH:MM at which a trading day begins")
+      ->capture_default_str();
   check
       ->add_option("--on-bad-rows", flags->on_bad_rows,
                    "fail: exit 1 when problems are found; drop: report them, exit 0")

@@ -117,14 +117,16 @@ Result<std::vector<std::string>> MarketDifferences(const config::Config& config,
   RLT_RETURN_IF_ERROR(config.Bind("data", d));
   // The file's facts from all of its bars (the run's session applied below).
   config::Config all_hours = config;
-  all_hours.Set("data", "session", "", "signal");
+  if (d.session != "24h") all_hours.Set("data", "session", "", "signal");
   market::DataReport file_report;
   RLT_ASSIGN_OR_RETURN(const market::Bars file, train::LoadDataBars(all_hours, request.bars_file,
                                                                     &file_report, request.symbol));
   const std::string& path = request.bars_file;
   std::vector<std::string> diffs;
-  RLT_ASSIGN_OR_RETURN(const market::SessionHours hours,
-                       market::ParseSessionHours(d.session, "[data] session"));
+  market::SessionHours hours;  // "24h" keeps every bar
+  if (d.session != "24h") {
+    RLT_ASSIGN_OR_RETURN(hours, market::ParseSessionHours(d.session, "[data] session"));
+  }
   if (!hours.all_hours()) {
     int64_t inside = 0;
     for (size_t i = 0; i < file.size(); ++i) {

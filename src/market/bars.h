@@ -30,7 +30,11 @@ struct Session {
 // AssignSessions() (sessions.h).
 struct Bars {
   std::string symbol;
-  std::string timezone = "UTC";     // IANA name of the exchange's local time zone
+  std::string timezone = "UTC";  // IANA name of the exchange's local time zone
+  // Seconds after local midnight at which a session (trading day) begins: 0 = sessions are
+  // calendar days; > 0 (a market that trades around the clock, cut at e.g. 17:00) = a
+  // session runs to the same time the next day and takes the date on which it ends.
+  int32_t day_boundary = 0;
   std::vector<int64_t> time;        // bar timestamp, seconds since epoch, UTC
   std::vector<int32_t> utc_offset;  // local offset from UTC at that bar, seconds
   std::vector<double> open, high, low, close, volume;

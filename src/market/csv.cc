@@ -20,6 +20,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <optional>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -28,6 +31,7 @@
 #include "core/csv_line.h"
 #include "core/file_io.h"
 #include "core/printable.h"
+#include "market/calendar.h"
 #include "market/sessions.h"
 #include "market/timezone.h"
 
@@ -255,14 +259,44 @@ class CsvReader {
   void CheckValues(int64_t line_no, const double* v, const bool* ok);
   void CheckOrder(int64_t line_no, const SymbolState& state, int64_t utc);
   SymbolState* StateFor(std::string_view symbol);
-  // Whether a bar starting at `utc` lies in options_.session (local time of day).
-  bool InSession(int64_t utc) const {
-    if (options_.session.all_hours()) return true;
+  // Whether a bar starting at `utc` lies in options_.session (local time of day), or in
+  // its day's session of options_.calendar (counting the bars it skips).
+  bool InSession(int64_t utc, int64_t line_no) {
+    if (options_.calendar == nullptr && options_.session.all_hours()) return true;
     const int64_t local = utc + tz_.OffsetAt(utc);
     const int64_t second = ((local % 86400) + 86400) % 86400;
-    return second >= options_.session.open_minute * 60 &&
-           second < options_.session.close_minute * 60;
+    if (options_.calendar == nullptr) {
+      return second >= options_.session.open_minute * 60 &&
+             second < options_.session.close_minute * 60;
+    }
+    const ExchangeCalendar& cal = *options_.calendar;
+    const int32_t date = DateKey(CivilFromDays(DaysFromSeconds(local)));
+    if (!cal.Covers(date)) {
+      if (outside_calendar_rows_++ == 0) {
+        outside_calendar_line_ = line_no;
+        outside_calendar_date_ = date;
+      }
+      return false;
+    }
+    const std::optional<SessionHours> hours = cal.HoursOn(date);
+    if (!hours.has_value()) {
+      ++report_->rows_on_closed_days;
+      ++closed_day_rows_[date];
+      return false;
+    }
+    if (second >= hours->open_minute * 60 && second < hours->close_minute * 60) {
+      kept_dates_.insert(date);
+      return true;
+    }
+    if (second >= hours->close_minute * 60 && second < cal.regular().close_minute * 60 &&
+        cal.IsEarlyClose(date)) {
+      ++early_close_rows_[date];  // a bar of the regular hours the early close removed
+    }
+    return false;
   }
+  // The calendar's part of the report (after every row), or the whole-file error of bars
+  // on dates the calendar does not cover.
+  Status FinishCalendar();
   // The fix for a row problem: `repair`, plus what the bad-row policy in force does.
   std::string Fix(const std::string& repair) const {
     return options_.on_bad_rows == BadRowPolicy::kDrop
@@ -290,7 +324,39 @@ class CsvReader {
   std::unordered_map<std::string, size_t, StringHash, std::equal_to<>> symbol_index_;
   std::vector<SymbolState> states_;
   int64_t bad_rows_ = 0;
+  // Calendar bookkeeping (options_.calendar).
+  std::map<int32_t, int64_t> closed_day_rows_;
+  std::map<int32_t, int64_t> early_close_rows_;
+  std::set<int32_t> kept_dates_;
+  int64_t outside_calendar_rows_ = 0;
+  int64_t outside_calendar_line_ = 0;
+  int32_t outside_calendar_date_ = 0;
 };
+
+Status CsvReader::FinishCalendar() {
+  if (options_.calendar == nullptr) return Status::Ok();
+  const ExchangeCalendar& cal = *options_.calendar;
+  if (outside_calendar_rows_ > 0) {
+    return Status::DataError(fmt::format(
+        "{}:{}: the bar's date {} lies outside the dates calendar {} speaks for ({}); {} "
+        "row(s) do. Fix: trim the file to those dates, extend the calendar with a file "
+        "(`# base = {}`, `# covers = FIRST:LAST` and rows for the new days' holidays), or set "
+        "[data] calendar = \"none\"",
+        path_, outside_calendar_line_, FormatDate(outside_calendar_date_), cal.name(),
+        cal.coverage().ToString(), outside_calendar_rows_, cal.name()));
+  }
+  report_->closed_days_with_bars.assign(closed_day_rows_.begin(), closed_day_rows_.end());
+  if (kept_dates_.empty()) return Status::Ok();
+  const int32_t first = *kept_dates_.begin(), last = *kept_dates_.rbegin();
+  for (int32_t d : cal.SessionsIn(first, last)) {
+    if (kept_dates_.count(d) == 0) report_->missing_sessions.push_back(d);
+    if (cal.IsEarlyClose(d)) {
+      const auto it = early_close_rows_.find(d);
+      report_->early_closes.emplace_back(d, it == early_close_rows_.end() ? 0 : it->second);
+    }
+  }
+  return Status::Ok();
+}
 
 Status CsvReader::Run(std::string_view text) {
   if (text.size() >= 3 && std::memcmp(text.data(), "\xEF\xBB\xBF", 3) == 0) {
@@ -328,7 +394,7 @@ Status CsvReader::Run(std::string_view text) {
   if (report_->rows_read == 0) {
     return Status::DataError(path_ + ": the file has a header but no data rows");
   }
-  return Status::Ok();
+  return FinishCalendar();
 }
 
 SymbolState* CsvReader::StateFor(std::string_view symbol) {
@@ -489,7 +555,7 @@ void CsvReader::ProcessRow(std::string_view line, int64_t line_no) {
   const size_t problems_before = report_->problems.size();
   int64_t utc = 0;
   const bool time_ok = ParseTime(fields_[columns_.time], line_no, &utc);
-  if (time_ok && !InSession(utc)) {
+  if (time_ok && !InSession(utc, line_no)) {
     ++report_->rows_outside_session;
     return;
   }
@@ -518,6 +584,7 @@ MarketData CsvReader::TakeData() {
   MarketData data;
   for (SymbolState& s : states_) {
     if (s.bars.empty()) continue;
+    s.bars.day_boundary = options_.day_boundary_minute * 60;
     AssignSessions(s.bars);
     data.symbols.push_back(std::move(s.bars));
   }
@@ -608,6 +675,21 @@ namespace {
 Result<MarketData> ParseWithZone(std::string_view text, const std::string& path,
                                  const CsvReadOptions& options, const TimeZone& tz,
                                  DataReport* report) {
+  if (options.calendar != nullptr && !options.session.all_hours()) {
+    return Status::InvalidArgument(
+        "a calendar gives each day's hours: read with a calendar or "
+        "with session hours, not both");
+  }
+  if (options.calendar != nullptr && !options.calendar->timezone().empty() &&
+      options.calendar->timezone() != options.timezone) {
+    return Status::InvalidArgument("calendar " + options.calendar->name() + " keeps the hours of " +
+                                   options.calendar->timezone() + ", but the bars are read in " +
+                                   options.timezone + "; read them in " +
+                                   options.calendar->timezone());
+  }
+  if (options.day_boundary_minute < 0 || options.day_boundary_minute >= 24 * 60) {
+    return Status::InvalidArgument("day boundary out of 00:00..23:59");
+  }
   DataReport local_report;
   DataReport* rep = report ? report : &local_report;
   *rep = DataReport();

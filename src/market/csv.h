@@ -24,6 +24,20 @@
 // validation (their problems are not reported) and counted in
 // DataReport::rows_outside_session.
 //
+// Exchange calendar (options.calendar, market/calendar.h): instead of one session for
+// every day, each local date has its own hours or none. A bar is kept when its local date
+// is a session and its start time lies in that day's [open, close); bars on a day without
+// a session (holiday, weekend) and bars outside the day's hours (after an early close,
+// before the open, after hours) are skipped and counted in the report, with the
+// calendar's sessions that have no bar at all. A bar on a date the calendar does not
+// cover is a whole-file error. The calendar's zone, when it has one, must be
+// options.timezone (callers set the one from the other).
+//
+// Trading day boundary (options.day_boundary_minute, for markets that trade around the
+// clock): a session runs from that local time to the same time the next day and takes
+// the date on which it ends (0 = midnight: the calendar day), as futures exchanges date
+// their trading days.
+//
 // Validation rules (each problem names file:line, column, the rule and a fix):
 // non-monotonic or duplicate timestamps (per symbol), empty or non-numeric fields, NaN,
 // non-positive prices, high < max(open, close), low > min(open, close), negative volume.
@@ -46,8 +60,10 @@
 #define RLT_MARKET_CSV_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -55,6 +71,8 @@
 #include "market/limits.h"
 
 namespace rlt::market {
+
+class ExchangeCalendar;  // market/calendar.h
 
 enum class BadRowPolicy { kFail, kDrop };
 
@@ -84,6 +102,11 @@ struct CsvReadOptions {
   std::string symbol;
   // Keep only bars inside these local hours (default: all).
   SessionHours session;
+  // Keep only bars inside each day's session of this calendar (null: none). Exclusive
+  // with `session`.
+  std::shared_ptr<const ExchangeCalendar> calendar;
+  // Local time (minutes after midnight) at which one session ends and the next begins.
+  int day_boundary_minute = 0;
 };
 
 // One broken rule on one row.
@@ -108,6 +131,13 @@ struct DataReport {
                                      // bars are named after the file
   std::vector<int32_t> utc_offsets;  // the distinct explicit UTC offsets (seconds) written in
                                      // the file's timestamps, in order of first appearance
+  // With a calendar (CsvReadOptions::calendar), over the dates from the first to the last
+  // kept bar (any symbol), in date order:
+  int64_t rows_on_closed_days = 0;  // rows on days without a session (in rows_outside_session too)
+  std::vector<std::pair<int32_t, int64_t>> closed_days_with_bars;  // (yyyymmdd, rows)
+  // Early-close sessions, with the rows dropped after the early close.
+  std::vector<std::pair<int32_t, int64_t>> early_closes;
+  std::vector<int32_t> missing_sessions;  // sessions of the calendar without a kept bar
 };
 
 // "note: FILE has no UTC offsets; timestamps read as ZONE (set [data] timezone or

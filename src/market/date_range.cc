@@ -19,6 +19,8 @@ bool HasDateShape(const std::string& text) {
   return true;
 }
 
+}  // namespace
+
 Result<int32_t> ParseDateKey(const std::string& text) {
   int y = 0, m = 0, d = 0;
   char tail = 0;
@@ -28,8 +30,6 @@ Result<int32_t> ParseDateKey(const std::string& text) {
   }
   return y * 10000 + m * 100 + d;
 }
-
-}  // namespace
 
 bool DateRange::Overlaps(const DateRange& o) const {
   const int32_t a_last = last == 0 ? 99999999 : last;

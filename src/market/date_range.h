@@ -28,6 +28,9 @@ struct DateRange {
   static Result<DateRange> Parse(const std::string& text);
 };
 
+// Parses exactly YYYY-MM-DD (a real day) into yyyymmdd.
+Result<int32_t> ParseDateKey(const std::string& text);
+
 }  // namespace rlt::market
 
 #endif  // RLT_MARKET_DATE_RANGE_H_

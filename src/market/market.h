@@ -29,8 +29,11 @@
 //   if (!data.ok()) return data.status();     // message lists the problems and the fix
 //   const rlt::market::Bars* bars = data->Find("TATASTEEL");
 //
-// What it is not. No exchange calendars or holidays (a session is simply a date that has
-// bars), no corporate-action adjustment, no resampling, no option chains yet, no
+// Exchange calendars (calendar.h: XNYS, XNSE built in, or a file) give each date its own
+// session hours, holidays and early closes; without one a session is simply a date that
+// has bars (or a day cut at a boundary, for markets that never close).
+//
+// What it is not. No corporate-action adjustment, no resampling, no
 // network downloads, and no feature computation (features/). It depends on core/ and
 // fmt only; nothing here includes LibTorch or pybind11.
 // Thread safety: functions are reentrant; results are plain values owned by the caller.
@@ -38,6 +41,7 @@
 #define RLT_MARKET_MARKET_H_
 
 #include "market/bars.h"
+#include "market/calendar.h"
 #include "market/csv.h"
 #include "market/date_range.h"
 #include "market/sessions.h"

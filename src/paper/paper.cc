@@ -204,6 +204,7 @@ struct LoadedRun {
   SessionSetup session;
   std::string preset;
   std::optional<train::DataRecord> record;  // RUN_DIR/data.json, when the run has one
+  train::ReadRules read_rules;              // how the run's [data] reads bars
 };
 
 // The symbol the run trained on: [data] symbol, else the recorded symbol column's; ""
@@ -252,6 +253,7 @@ Status LoadRun(const PaperRequest& r, const PolicyRuns& policy, const FeedSpec& 
   overrides.record_check.allow_data_change = r.allow_data_change;
   overrides.symbol = r.symbol;
   RLT_ASSIGN_OR_RETURN(run.setup, train::BuildEnvSetup(config, overrides));
+  RLT_ASSIGN_OR_RETURN(run.read_rules, train::ReadRulesOf(config, run.setup.data));
   if (run.setup.id != "intraday") {
     return Status::InvalidArgument("rltrade paper trades the intraday environment; " + policy.run +
                                    " trained " + run.setup.id);
@@ -326,11 +328,9 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
                        LoadSessionPolicy(r, policy, spec, s));
   std::unique_ptr<LineFeed> line_feed;
   if (feed.kind == FeedSpec::Kind::kStdin) {
-    market::CsvReadOptions ro;
+    market::CsvReadOptions ro = run.read_rules.CsvOptions(run.setup.data);
     ro.timezone = s.data_bars->timezone;
     ro.symbol = run.setup.symbol.empty() ? run.setup.data.symbol : run.setup.symbol;
-    RLT_ASSIGN_OR_RETURN(ro.session,
-                         market::ParseSessionHours(run.setup.data.session, "[data] session"));
     line_feed =
         std::make_unique<LineFeed>(STDIN_FILENO, "stdin", ro, ShapeOf(*s.data_bars).bar_seconds);
     if (!r.allow_mismatch) line_feed->ExpectSymbol(RunSymbol(run));

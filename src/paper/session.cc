@@ -26,8 +26,10 @@ T Mode(const std::vector<T>& values) {
   return best;
 }
 
+// Minutes since the trading day began (local midnight, or bars.day_boundary for a market
+// that never closes and is cut elsewhere).
 int MinuteOfBar(const market::Bars& bars, size_t t) {
-  const int64_t local = bars.time[t] + bars.utc_offset[t];
+  const int64_t local = bars.time[t] + bars.utc_offset[t] - bars.day_boundary;
   return static_cast<int>(((local % 86400) + 86400) % 86400 / 60);
 }
 
@@ -72,6 +74,7 @@ PaperSession::PaperSession(SessionSetup setup, features::IncrementalFeatures str
   const market::Bars& data_bars = *setup_.data_bars;
   live_bars_.symbol = data_bars.symbol;
   live_bars_.timezone = data_bars.timezone;
+  live_bars_.day_boundary = data_bars.day_boundary;
   bars_ = live_ ? &live_bars_ : &data_bars;
   shape_ = ShapeOf(data_bars);
   if (setup_.limits) gate_.emplace(*setup_.limits);
@@ -315,7 +318,7 @@ Status PaperSession::SendDecision(int32_t t, bool may_decide) {
     w.flatten_next = false;
     qty = -w.book.shares;
     suffix = "-risk";
-  } else if (NextIsLast(t)) {
+  } else if (NextIsLast(t) && o_.flatten_at_close) {
     qty = -w.book.shares;
     suffix = "-close";
   } else if (may_decide) {
@@ -356,7 +359,7 @@ Status PaperSession::FinishBar(int k, int32_t t, bool last_bar) {
   Walker& w = walkers_[k];
   const double close_lot = bars_->close[t] * lot_;
   const int64_t held = w.book.shares;  // marked as held over the bar (the evaluation's rule)
-  if (last_bar && w.book.shares != 0) {
+  if (last_bar && w.book.shares != 0 && o_.flatten_at_close) {
     if (k == 0 && tcp_broker_) {
       RLT_RETURN_IF_ERROR(
           RiskLine(t, OrderId(t + 1) + "-close", "session_close",

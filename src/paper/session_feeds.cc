@@ -17,7 +17,7 @@ namespace {
 // Appends a live bar to `bars` with its session (by local date), as AssignSessions would.
 void AppendBar(market::Bars& bars, const FeedBar& b, const market::TimeZone& tz) {
   const int32_t offset = tz.OffsetAt(b.time);
-  const int32_t date = market::LocalDateKey(b.time, offset);
+  const int32_t date = market::SessionDateKey(b.time, offset, bars.day_boundary);
   const int32_t t = static_cast<int32_t>(bars.size());
   bars.time.push_back(b.time);
   bars.utc_offset.push_back(offset);
@@ -95,7 +95,7 @@ std::string PaperSession::LiveBarProblem(const FeedBar& b, bool* outside_session
     return "a time more than a day ahead of the clock (" +
            FormatIso8601(b.time, setup_.tz.OffsetAt(b.time)) + ")";
   }
-  const int64_t local = b.time + setup_.tz.OffsetAt(b.time);
+  const int64_t local = b.time + setup_.tz.OffsetAt(b.time) - setup_.data_bars->day_boundary;
   const int minute = static_cast<int>(((local % 86400) + 86400) % 86400 / 60);
   *outside_session = minute > shape_.last_minute || minute < shape_.first_minute;
   return "";

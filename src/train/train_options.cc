@@ -68,12 +68,143 @@ void NoteOnce(const std::string& note) {
   if (seen.insert(note).second) std::fprintf(stderr, "%s\n", PrintableText(note).c_str());
 }
 
-// The regular session of [data] session, its error naming the config's file:line.
-Result<market::SessionHours> SessionOf(const config::Config& config, const DataOptions& d) {
-  const config::ConfigValue* v = config.Get("data", "session");
-  const std::string key =
-      (v != nullptr ? config::MessagePlace(v->source) + ": " : std::string()) + "[data] session";
-  return market::ParseSessionHours(d.session, key);
+// The place of [data] KEY in messages: "configs/x.toml:7: [data] KEY".
+std::string DataPlace(const config::Config& config, const std::string& key) {
+  const config::ConfigValue* v = config.Get("data", key);
+  return (v != nullptr ? config::MessagePlace(v->source) + ": " : std::string()) + "[data] " + key;
+}
+
+// A relative calendar path is read from the directory of the config file that set it (as
+// path keys are), else from the working directory.
+std::string CalendarPath(const config::Config& config, const std::string& spec) {
+  namespace fs = std::filesystem;
+  fs::path p(spec);
+  if (p.is_absolute()) return spec;
+  const config::ConfigValue* v = config.Get("data", "calendar");
+  if (v != nullptr) {
+    const size_t toml = v->source.find(".toml:");
+    if (toml != std::string::npos) {
+      p = fs::path(v->source.substr(0, toml + 5)).parent_path() / p;
+    }
+  }
+  std::error_code ec;
+  const fs::path abs = fs::absolute(p, ec);
+  return ec ? p.string() : abs.lexically_normal().string();
+}
+
+}  // namespace
+
+Result<ReadRules> ReadRulesOf(const config::Config& config, const DataOptions& d) {
+  ReadRules r;
+  r.timezone = d.timezone;
+  r.calendar_spec = d.calendar;
+  if (d.session == "24h") {
+    r.around_the_clock = true;
+  } else {
+    RLT_ASSIGN_OR_RETURN(r.hours,
+                         market::ParseSessionHours(d.session, DataPlace(config, "session")));
+  }
+  if (d.day_boundary != "00:00") {
+    Result<market::SessionHours> b =
+        market::ParseSessionHours(d.day_boundary + "-24:00", DataPlace(config, "day_boundary"));
+    if (!b.ok() || d.day_boundary.size() != 5) {
+      return Status::InvalidArgument(DataPlace(config, "day_boundary") + " = \"" +
+                                     PrintableText(d.day_boundary) +
+                                     "\": expected a local time HH:MM from 00:00 to 23:59, e.g. "
+                                     "\"17:00\"");
+    }
+    if (!r.around_the_clock) {
+      return Status::InvalidArgument(
+          DataPlace(config, "day_boundary") + " = \"" + d.day_boundary +
+          "\" cuts the trading days of a market that never closes: set [data] session = \"24h\" "
+          "(or remove day_boundary)");
+    }
+    r.day_boundary_minute = b->open_minute;
+  }
+  if (d.calendar == "none" || d.calendar.empty()) {
+    r.calendar_spec = "none";
+    return r;
+  }
+  const std::string place = DataPlace(config, "calendar");
+  if (!d.session.empty()) {
+    return Status::InvalidArgument(
+        place + " = \"" + PrintableText(d.calendar) + "\" and " + DataPlace(config, "session") +
+        " = \"" + PrintableText(d.session) +
+        "\" are both set: a calendar gives each day's own hours (early closes, special "
+        "sessions); remove session");
+  }
+  const bool builtin = market::ExchangeCalendar::IsBuiltinName(d.calendar);
+  r.calendar_spec = builtin ? d.calendar : CalendarPath(config, d.calendar);
+  RLT_ASSIGN_OR_RETURN(market::ExchangeCalendar cal,
+                       market::ExchangeCalendar::Load(r.calendar_spec, place));
+  if (!cal.timezone().empty()) {
+    if (config.Get("data", "timezone") != nullptr && d.timezone != cal.timezone()) {
+      return Status::InvalidArgument(
+          DataPlace(config, "timezone") + " = \"" + PrintableText(d.timezone) + "\" but " + place +
+          " = \"" + PrintableText(d.calendar) + "\" keeps the hours of " + cal.timezone() +
+          ": set timezone = \"" + cal.timezone() +
+          "\" (or remove it: the calendar's zone is then used), and write timestamps in "
+          "another zone with their UTC offset");
+    }
+    r.timezone = cal.timezone();
+  }
+  r.calendar = std::make_shared<const market::ExchangeCalendar>(std::move(cal));
+  return r;
+}
+
+market::CsvReadOptions ReadRules::CsvOptions(const DataOptions& d) const {
+  market::CsvReadOptions ro;
+  ro.timezone = timezone;
+  ro.symbol = d.symbol;
+  ro.on_bad_rows =
+      d.on_bad_rows == "drop" ? market::BadRowPolicy::kDrop : market::BadRowPolicy::kFail;
+  ro.session = hours;
+  ro.calendar = calendar;
+  ro.day_boundary_minute = day_boundary_minute;
+  return ro;
+}
+
+std::string ReadRules::Describe() const {
+  if (calendar != nullptr) return "the sessions of calendar " + calendar->name();
+  if (around_the_clock) return "24h";
+  if (!hours.all_hours()) return "session = \"" + hours.ToString() + "\"";
+  return "all hours";
+}
+
+namespace {
+
+// "note: FILE: calendar XNYS: 960 bars on 1 day without a session (2025-07-04), 180 bars
+// after 1 early close (2025-07-03), ..." — what the calendar dropped, printed once per file.
+std::string CalendarNote(const std::string& file, const ReadRules& rules,
+                         const market::DataReport& report) {
+  auto dates = [](const auto& list, auto date_of) {
+    std::string out;
+    for (size_t i = 0; i < list.size() && i < 5; ++i) {
+      out += (i ? ", " : "") + FormatDate(date_of(list[i]));
+    }
+    if (list.size() > 5) out += fmt::format(", ... {} in all", list.size());
+    return out;
+  };
+  int64_t early_rows = 0;
+  for (const auto& e : report.early_closes) early_rows += e.second;
+  std::string note = fmt::format("note: {}: calendar {}: kept the bars inside each day's session",
+                                 file, rules.calendar->name());
+  note += fmt::format("; dropped {} bar(s) outside them", report.rows_outside_session);
+  if (!report.closed_days_with_bars.empty()) {
+    note += fmt::format(" ({} on {} day(s) without a session: {})", report.rows_on_closed_days,
+                        report.closed_days_with_bars.size(),
+                        dates(report.closed_days_with_bars, [](const auto& p) { return p.first; }));
+  }
+  if (!report.early_closes.empty()) {
+    note += fmt::format(
+        "; {} early close(s) ({}), {} bar(s) after them dropped", report.early_closes.size(),
+        dates(report.early_closes, [](const auto& p) { return p.first; }), early_rows);
+  }
+  if (!report.missing_sessions.empty()) {
+    note += fmt::format("; {} session(s) without bars ({})", report.missing_sessions.size(),
+                        dates(report.missing_sessions, [](int32_t d) { return d; }));
+  }
+  return note;
 }
 
 // timezone_given: [data] timezone was set (else a file without UTC offsets gets a note
@@ -86,12 +217,12 @@ struct SymbolBars {
   std::vector<std::pair<std::string, bool>> sources;
 };
 
-Result<SymbolBars> LoadSymbolBars(const DataOptions& d, const market::SessionHours& session,
+Result<SymbolBars> LoadSymbolBars(const DataOptions& d, const ReadRules& session,
                                   bool timezone_given, market::DataReport* report_out = nullptr,
                                   const std::string& symbols_place = "[data] symbols");
 
 // [data] files: one symbol per file.
-Result<SymbolBars> LoadFilesBars(const DataOptions& d, const market::SessionHours& session,
+Result<SymbolBars> LoadFilesBars(const DataOptions& d, const ReadRules& session,
                                  bool timezone_given, market::DataReport* report_out,
                                  const std::string& symbols_place) {
   if (!d.file.empty() || !d.symbol.empty()) {
@@ -133,7 +264,7 @@ Result<SymbolBars> LoadFilesBars(const DataOptions& d, const market::SessionHour
   return out;
 }
 
-Result<SymbolBars> LoadSymbolBars(const DataOptions& d, const market::SessionHours& session,
+Result<SymbolBars> LoadSymbolBars(const DataOptions& d, const ReadRules& session,
                                   bool timezone_given, market::DataReport* report_out,
                                   const std::string& symbols_place) {
   if (!d.files.empty() && d.source == "file") {
@@ -166,21 +297,32 @@ Result<SymbolBars> LoadSymbolBars(const DataOptions& d, const market::SessionHou
                                    "\" are both set: symbols trains one policy on several "
                                    "symbols, symbol picks one; remove one of them");
   }
-  market::CsvReadOptions ro;
-  ro.timezone = d.timezone;
-  ro.symbol = d.symbol;
-  ro.on_bad_rows =
-      d.on_bad_rows == "drop" ? market::BadRowPolicy::kDrop : market::BadRowPolicy::kFail;
-  ro.session = session;
+  const market::CsvReadOptions ro = session.CsvOptions(d);
   market::DataReport report;
   RLT_ASSIGN_OR_RETURN(market::MarketData md, market::ReadBarsCsv(d.file, ro, &report));
-  if (report.naive_times && !timezone_given) NoteOnce(market::NaiveTimesNote(d.file, d.timezone));
+  if (report.naive_times && !timezone_given && session.calendar == nullptr) {
+    NoteOnce(market::NaiveTimesNote(d.file, ro.timezone));
+  }
   if (report_out != nullptr) *report_out = report;
   if (md.symbols.empty() && report.rows_outside_session > 0) {
     return Status::InvalidArgument(fmt::format(
-        "[data] {}: none of its {} rows starts inside session = \"{}\" (local time in {}); "
-        "check [data] session and timezone",
-        d.file, report.rows_read, session.ToString(), d.timezone));
+        "[data] {}: none of its {} rows starts inside {} (local time in {}); check [data] "
+        "session, calendar and timezone",
+        d.file, report.rows_read, session.Describe(), ro.timezone));
+  }
+  if (session.calendar != nullptr) NoteOnce(CalendarNote(d.file.str(), session, report));
+  if (session.around_the_clock) {
+    for (market::Bars& b : md.symbols) {
+      const std::vector<int32_t> dropped = market::DropPartialEdgeSessions(b);
+      if (!dropped.empty()) {
+        std::string dates;
+        for (int32_t date : dropped) dates += (dates.empty() ? "" : ", ") + FormatDate(date);
+        NoteOnce(
+            fmt::format("note: {}: {} partial trading day(s) at the file's start or end "
+                        "dropped ({}): a day is a session only when its bars span it",
+                        d.file, dropped.size(), dates));
+      }
+    }
   }
   SymbolBars out;
   if (!several) {
@@ -229,8 +371,8 @@ Result<SymbolBars> LoadSymbolBars(const DataOptions& d, const market::SessionHou
   return out;
 }
 
-Result<market::Bars> LoadBars(const DataOptions& d, const market::SessionHours& session,
-                              bool timezone_given, market::DataReport* report_out = nullptr) {
+Result<market::Bars> LoadBars(const DataOptions& d, const ReadRules& session, bool timezone_given,
+                              market::DataReport* report_out = nullptr) {
   DataOptions one = d;
   one.symbols.clear();
   one.files.clear();
@@ -305,7 +447,7 @@ Result<env::DatasetOptions> DatasetOptionsOf(const FeatureOptions& options) {
 // Training on several symbols ([data] symbols): every symbol's bars, one dataset of them
 // (env::PrepareSymbolsDataset), the training range on [split] train unless [env] range.
 Result<EnvSetup> BuildSymbolsSetup(const config::Config& config, const config::Section& env_section,
-                                   const market::SessionHours& session, EnvSetup setup) {
+                                   const ReadRules& session, EnvSetup setup) {
   market::DataReport report;
   RLT_ASSIGN_OR_RETURN(
       SymbolBars loaded,
@@ -428,7 +570,9 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverr
         {"timezone", setup.data.timezone != defaults.timezone},
         {"symbol", setup.data.symbol != defaults.symbol},
         {"file", setup.data.file != defaults.file},
-        {"session", setup.data.session != defaults.session}};
+        {"session", setup.data.session != defaults.session},
+        {"calendar", setup.data.calendar != defaults.calendar},
+        {"day_boundary", setup.data.day_boundary != defaults.day_boundary}};
     for (const auto& [key, set] : keys) {
       const config::ConfigValue* v = config.Get("data", key);
       if (v == nullptr || !set) continue;
@@ -447,7 +591,13 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverr
     data.source = "file";
     data.file = overrides.data_file;
   }
-  RLT_ASSIGN_OR_RETURN(const market::SessionHours session, SessionOf(config, data));
+  RLT_ASSIGN_OR_RETURN(const ReadRules session, ReadRulesOf(config, data));
+  // config.toml records what was read: the calendar's zone when none was given, and the
+  // calendar file's absolute path.
+  if (data.source == "file") {
+    setup.data.timezone = session.timezone;
+    setup.data.calendar = session.calendar_spec;
+  }
   if (!data.symbols.empty() || !data.files.empty()) {
     if (training) return BuildSymbolsSetup(config, *env_section, session, std::move(setup));
     // One symbol of a run of several (its config.toml lists them).
@@ -530,7 +680,7 @@ Result<market::Bars> LoadDataBars(const config::Config& config, const std::strin
     data.symbols.clear();
     data.files.clear();
   }
-  RLT_ASSIGN_OR_RETURN(const market::SessionHours session, SessionOf(config, data));
+  RLT_ASSIGN_OR_RETURN(const ReadRules session, ReadRulesOf(config, data));
   return LoadBars(data, session, config.Get("data", "timezone") != nullptr, report);
 }
 
@@ -550,7 +700,7 @@ Result<std::vector<int32_t>> SessionDates(const config::Config& config) {
   }
   DataOptions data;
   RLT_RETURN_IF_ERROR(config.Bind("data", data));
-  RLT_ASSIGN_OR_RETURN(const market::SessionHours session, SessionOf(config, data));
+  RLT_ASSIGN_OR_RETURN(const ReadRules session, ReadRulesOf(config, data));
   RLT_ASSIGN_OR_RETURN(const SymbolBars symbols,
                        LoadSymbolBars(data, session, config.Get("data", "timezone") != nullptr,
                                       nullptr, config::KeyPlace(config, "data", "symbols")));

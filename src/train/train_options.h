@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "env/market_dataset.h"
 #include "env/registry.h"
 #include "features/normalizer.h"
+#include "market/calendar.h"
 #include "market/csv.h"
 #include "market/date_range.h"
 #include "train/data_record.h"
@@ -78,11 +80,15 @@ struct DataOptions {
   FilePaths files;
   std::string on_bad_rows = "fail";  // "fail" or "drop"
   std::string session;               // "HH:MM-HH:MM": keep bars starting in these local
-                                     // hours, [open, close) (market/csv.h); "" = all
-  int days = 250;                    // synthetic: sessions
-  int bar_minutes = 5;               // synthetic: bar length
-  uint64_t seed = 7;                 // synthetic: generator seed
-  double signal_to_noise = 0.0;      // synthetic: predictable component (0 = none)
+                                     // hours, [open, close) (market/csv.h); "" = all;
+                                     // "24h": a market that never closes
+  // "none", "XNYS", "XNSE" or a calendar file (market/calendar.h): each day's own hours.
+  std::string calendar = "none";
+  std::string day_boundary = "00:00";  // session = "24h": local time a trading day begins
+  int days = 250;                      // synthetic: sessions
+  int bar_minutes = 5;                 // synthetic: bar length
+  uint64_t seed = 7;                   // synthetic: generator seed
+  double signal_to_noise = 0.0;        // synthetic: predictable component (0 = none)
   template <typename V>
   void VisitFields(V& v) {
     v("source", &source, "where bars come from", {"synthetic", "file"});
@@ -103,7 +109,17 @@ struct DataOptions {
     v("on_bad_rows", &on_bad_rows, "bad input rows", {"fail", "drop"});
     v("session", &session,
       "file: keep bars starting in these local hours HH:MM-HH:MM, open inclusive, close "
-      "exclusive (e.g. 09:30-16:00); empty = all hours");
+      "exclusive (e.g. 09:30-16:00); empty = all hours, one session per local date; \"24h\" "
+      "= a market that never closes: sessions are days cut at day_boundary (with [env] "
+      "flatten_at_close = false, positions are carried across them)");
+    v("calendar", &calendar,
+      "exchange calendar: \"XNYS\" (NYSE) or \"XNSE\" (NSE India), 2010-2026, with holidays, "
+      "early closes and special sessions; or a calendar CSV file (date,open,close; see "
+      "docs/data.md); bars outside each day's session are dropped and counted; \"none\" = "
+      "every date with bars is a session (use session for the hours)");
+    v("day_boundary", &day_boundary,
+      "session = \"24h\": local time HH:MM at which one trading day ends and the next begins "
+      "(a day cut at 17:00 takes the date it ends on)");
     v("days", &days, "synthetic: number of sessions");
     v("bar_minutes", &bar_minutes, "synthetic: bar length in minutes");
     v("seed", &seed, "synthetic: generator seed");
@@ -205,6 +221,23 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config,
 // replaces [data] file as EnvSetupOverrides::data_file does. The reader's report (naive
 // times, UTC offsets written in the file) goes to *report for a file.
 // A config of several symbols ([data] symbols) reads the one `symbol` names (required).
+// How [data] session, calendar and day_boundary read a bar file: the reader's rules and
+// the zone the bars are read in (the calendar's when [data] timezone is not set).
+struct ReadRules {
+  market::SessionHours hours;                                // [data] session (HH:MM-HH:MM)
+  std::shared_ptr<const market::ExchangeCalendar> calendar;  // [data] calendar, or null
+  bool around_the_clock = false;                             // [data] session = "24h"
+  int day_boundary_minute = 0;                               // [data] day_boundary
+  std::string timezone;                                      // the zone bars are read in
+  std::string calendar_spec;  // "none", a built-in name, or the calendar file's absolute path
+  // The reader's options for `d` (timezone, symbol, bad rows and the rules above).
+  market::CsvReadOptions CsvOptions(const DataOptions& d) const;
+  // What the rules keep, for messages: "09:30-16:00", "calendar XNYS", "24h", "all hours".
+  std::string Describe() const;
+};
+// Reads and checks the rules of `d` (errors name the config's file:line and key).
+Result<ReadRules> ReadRulesOf(const config::Config& config, const DataOptions& d);
+
 Result<market::Bars> LoadDataBars(const config::Config& config, const std::string& data_file = "",
                                   market::DataReport* report = nullptr,
                                   const std::string& symbol = "");

@@ -135,7 +135,7 @@ StepResult IntradayStockEnv::Step(const float* action, float* obs, double* info)
   StepResult result;
   const bool session_end = bars_.last_in_session[t_] != 0;
   double flatten_pnl = 0.0;
-  if (session_end && book_.shares != 0) {  // flatten at the session's close
+  if (session_end && book_.shares != 0 && options_.flatten_at_close) {  // flatten at the close
     const double realized_before = book_.realized;
     traded_value += std::fabs(static_cast<double>(book_.shares)) * close;
     const double cost = book_.Execute(sizing_, -book_.shares, close);

@@ -11,7 +11,9 @@
 //    1 by default, e.g. 0.001 for crypto): cash changes by -(traded value) - costs; net
 //    worth changes by mark-to-market PnL - costs. Internally quantities are lot counts
 //    and prices are per lot (price x lot_size); info and outputs report shares.
-//  - Every position is flattened at the close of the last bar of each session, with costs.
+//  - Every position is flattened at the close of the last bar of each session, with costs
+//    (flatten_at_close = false, for markets that never close: carried to the next session;
+//    the boundary bar between two sessions has no decision of its own).
 //
 // Timeline of one Step() at bar t (obs shows bars <= t):
 //   decode action -> fill at bar t+1 (open) -> mark at close[t+1] -> if t+1 is the
@@ -58,6 +60,7 @@ struct IntradayOptions {
   double drawdown_penalty = 0.0;         // pnl reward: minus this x increase of drawdown / C0
   double stop_fraction = 0.5;            // terminate when net worth <= this x C0
   bool sequential = false;               // walk every session of `range` in order
+  bool flatten_at_close = true;          // flatten at each session's last bar (false: carry)
   std::string range;                     // "YYYY-MM-DD:YYYY-MM-DD" (local dates); "" = all
 
   template <typename V>
@@ -80,6 +83,9 @@ struct IntradayOptions {
     v("drawdown_penalty", &drawdown_penalty, "pnl mode: penalty per drawdown increase");
     v("stop_fraction", &stop_fraction, "stop out when net worth falls to this x capital");
     v("sequential", &sequential, "evaluation: walk every session of the range in order");
+    v("flatten_at_close", &flatten_at_close,
+      "flatten every position at each session's last bar (false: a market that never closes, "
+      "[data] session = \"24h\": positions are carried from one trading day to the next)");
     v("range", &range, "date range of sessions, YYYY-MM-DD:YYYY-MM-DD ('' = all)");
   }
 };
