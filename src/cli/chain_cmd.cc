@@ -549,18 +549,18 @@ void RegisterChainCommands(CLI::App& app, Action* action) {
           ->add_option("--rate", cf->rate,
                        "risk-free rate r (continuously compounded annual decimal, 0.05 = 5%); "
                        "overrides the file's rate column (r, rate, risk_free_rate, "
-                       "interest_rate). Without both, r = 0 with a note")
+                       "interest_rate). With neither, r = 0 and a note is printed")
           ->check(DecimalNumber());
   CLI::Option* div_opt =
       check
           ->add_option("--div", cf->dividend,
                        "dividend yield q (continuous annual decimal); overrides the file's "
-                       "dividend column (q, div, dividend_yield, dividend). Without both, q = 0 "
-                       "with a note")
+                       "dividend column (q, div, dividend_yield, dividend). With neither, q = 0 "
+                       "and a note is printed")
           ->check(DecimalNumber());
   check->add_option("--style", cf->style,
                     "exercise style american|european for every contract; overrides the file's "
-                    "style column (E/A). Without both, european (BSM) with a note. American: "
+                    "style column (E/A). With neither, european (BSM) and a note. American: "
                     "Barone-Adesi-Whaley (binomial tree where it fails)");
   check->add_option("--out", cf->out,
                     "write every row (file order) with the r, q, T, style used, the implied vol "
