@@ -50,11 +50,12 @@ const char* IvGapName(IvGap gap);
 
 struct ChainPricingOptions {
   MidSource mid_source = MidSource::kQuotes;
-  double rate = 0;                 // r, continuously compounded per year, where the chain has none
-  double dividend = 0;             // q, continuous yield per year, where the chain has none
+  double rate = 0;      // r, continuously compounded per year, where the chain has none
+  double dividend = 0;  // q, continuous yield per year, where the chain has none
+  std::string source;   // the file, for messages ("" = the chain's underlying)
+  // After `source`, so that {mid_source, rate, dividend, source} still initialises it.
   bool override_rate = false;      // true: `rate` for every contract, the chain's ignored
   bool override_dividend = false;  // true: `dividend` for every contract
-  std::string source;              // the file, for messages ("" = the chain's underlying)
 };
 
 struct ChainPricing {
