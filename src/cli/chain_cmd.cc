@@ -1,10 +1,15 @@
 // rltrade cli: `rltrade chain check` and `rltrade chain synth`.
 //
 // check: reads an end-of-day option chain CSV (market/option_chain_csv.h), prints the
-//   quote dates, contracts per day, expiries, strike range, how the batch pricing of the
-//   whole chain went (implied vols solved from the quotes, read from the file, filled),
-//   warnings for quotes whose mid has no implied vol (kept, never failing the check), and
-//   every problem found, grouped by rule. Like `data check` it reads with drop semantics
+//   quote dates, contracts per day, expiries, strike range, where r, q and the exercise
+//   style come from (--rate/--div/--style override the file's columns; without either,
+//   r = q = 0 and European, with a note), the rows without a quote (zero bid or ask:
+//   counted, never a problem), the implied vols solved per quote with each contract's
+//   style (market::SolveQuotes) and why the others have none, how the batch pricing of the
+//   whole chain went (as the environments price it), warnings for quotes whose mid has no
+//   implied vol (kept, never failing the check), and every problem found, grouped by rule.
+//   --out writes every row with its inputs, implied vol, Greeks and reason (atomically,
+//   only when the check passes). Like `data check` it reads with drop semantics
 //   so the summary prints even for a broken file; the exit code is 1 when problems were
 //   found under --on-bad-rows fail (the default) or the chain could not be priced, else 0.
 // synth: writes a synthetic chain (market/option_chain_synth.h) for the daily closes of a
@@ -28,6 +33,7 @@
 #include "cli/numeric_flags.h"
 #include "cli/problems_output.h"
 #include "core/civil_time.h"
+#include "core/file_io.h"
 #include "core/json_text.h"
 #include "core/options.h"
 #include "market/csv.h"
@@ -43,189 +49,368 @@ namespace {
 std::string Date(int32_t days) { return FormatDate(DateKey(CivilFromDays(days))); }
 
 struct CheckFlags {
-  std::string file, on_bad_rows = "fail";
+  std::string file, on_bad_rows = "fail", style, out;
   double rate = 0, dividend = 0;
+  bool rate_given = false, dividend_given = false;  // --rate / --div on the command line
   int max_problems = 10;
   bool json = false;
 };
 
-// Quotes whose mid has no implied vol (market::IvGap other than none and expires-today):
-// stale or bad quotes, kept in the chain with a vol read from the file or filled, and
-// listed as warnings. They never fail the check.
+// Quoted contracts whose mid has no implied vol (market::QuoteReason other than ok,
+// no-quote, no-underlying-price and expires-today): stale or bad quotes, kept in the chain
+// and listed as warnings (and in --out with their reason). They never fail the check.
 struct IvWarning {
   int64_t line = 0;
-  market::IvGap gap = market::IvGap::kNone;
+  market::QuoteReason reason = market::QuoteReason::kOk;
   std::string detail;
 };
 
-std::vector<IvWarning> IvWarnings(const market::OptionChain& c, const market::ChainPricing& p) {
+// `batch`: the batch pricing (nullptr when it failed), whose vol for the row is named.
+std::vector<IvWarning> IvWarnings(const market::OptionChain& c, const market::QuoteSolution& q,
+                                  const market::ChainPricing* batch) {
   std::vector<IvWarning> out;
   for (size_t d = 0; d < c.num_days(); ++d) {
     for (int64_t i = c.day_begin[d]; i < c.day_begin[d + 1]; ++i) {
-      const market::IvGap gap = p.iv_gap[i];
-      if (gap == market::IvGap::kNone || gap == market::IvGap::kExpired) continue;
-      const char* bound_name = gap == market::IvGap::kAboveUpperBound ? "upper" : "lower";
-      const double bound =
-          gap == market::IvGap::kAboveUpperBound ? p.upper_bound[i] : p.lower_bound[i];
-      const char* relation = gap == market::IvGap::kBelowLowerBound   ? "<="
-                             : gap == market::IvGap::kAboveUpperBound ? ">="
-                                                                      : "vs";
-      out.push_back(
-          {c.line[i], gap,
-           fmt::format("{} {:g} expiring {} quoted {} (spot {:g}): mid {:g} {} {} bound {:.6g}; "
-                       "no implied vol, {} {:.4g}",
-                       pricing::OptionTypeName(c.right[i]), c.strike[i], Date(c.expiry[i]),
-                       Date(c.dates[d]), c.underlying_price[d], p.mid[i], relation, bound_name,
-                       bound,
-                       p.iv_source[i] == market::IvSource::kFile ? "read from the file:"
-                                                                 : "filled with the median:",
-                       p.iv[i])});
+      const market::QuoteReason r = q.reason[i];
+      if (r == market::QuoteReason::kOk || r == market::QuoteReason::kNoQuote ||
+          r == market::QuoteReason::kNoUnderlying || r == market::QuoteReason::kExpired) {
+        continue;
+      }
+      const std::string what = fmt::format(
+          "{} {:g} expiring {} quoted {} (spot {:g}, {}, {}): mid {:g}",
+          pricing::OptionTypeName(c.right[i]), c.strike[i], Date(c.expiry[i]), Date(c.dates[d]),
+          c.underlying_price[d], market::ExerciseStyleName(q.style[i]),
+          pricing::ModelName(q.model[i]), q.mid[i]);
+      std::string detail;
+      if (r == market::QuoteReason::kBelowLowerBound) {
+        detail = fmt::format("{} <= lower bound {:.6g}; no implied vol", what, q.lower_bound[i]);
+      } else if (r == market::QuoteReason::kAboveUpperBound) {
+        detail = fmt::format("{} >= upper bound {:.6g}; no implied vol", what, q.upper_bound[i]);
+      } else {
+        detail = fmt::format("{}; no implied vol: {}", what, q.detail[i]);
+      }
+      if (batch != nullptr) {
+        detail +=
+            fmt::format("; batch pricing: {} {:.4g}",
+                        batch->iv_source[i] == market::IvSource::kFile ? "read from the file:"
+                                                                       : "filled with the median:",
+                        batch->iv[i]);
+      }
+      out.push_back({c.line[i], r, std::move(detail)});
     }
   }
   return out;
 }
 
-int RunCheck(const CheckFlags& f) {
-  if (f.on_bad_rows != "fail" && f.on_bad_rows != "drop") {
-    return ReportError(Status::InvalidArgument("unknown --on-bad-rows '" + f.on_bad_rows +
-                                               "'; valid values: fail, drop"));
+// Where r, q or the style came from, for the summary: "file", "flag" or "default".
+std::string InputSource(bool flag, int64_t fallback_rows, size_t rows) {
+  if (flag) return "flag";
+  if (fallback_rows == 0 && rows > 0) return "file";
+  return fallback_rows == static_cast<int64_t>(rows) ? "default" : "file+default";
+}
+
+// `chain check --out`: every row of the chain in file order (by source line) with the
+// inputs used and the implied vol, Greeks and reason of market::SolveQuotes.
+Status WriteQuoteSolution(const std::string& path, const market::OptionChain& c,
+                          const market::QuoteSolution& q) {
+  std::vector<size_t> order(c.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return c.line[a] < c.line[b]; });
+  std::string out =
+      "line,quote_date,expiration,strike,type,style,bid,ask,mid,underlying_price,rate,"
+      "dividend_yield,time,model,implied_vol,price,delta,gamma,vega,theta,reason\n";
+  // The shortest decimal that reads back as the same double.
+  auto num = [&](double v) {
+    if (std::isfinite(v)) out += fmt::format("{}", v);
+    out += ',';
+  };
+  for (size_t i : order) {
+    const size_t d = c.DayOf(i);
+    out += fmt::format("{},{},{},", c.line[i], Date(c.dates[d]), Date(c.expiry[i]));
+    num(c.strike[i]);
+    out += c.right[i] == pricing::OptionType::kCall ? "C," : "P,";
+    out += q.style[i] == market::ExerciseStyle::kAmerican ? "A," : "E,";
+    for (double v :
+         {c.bid[i], c.ask[i], q.mid[i], q.spot[i], q.rate[i], q.dividend[i], q.time[i]}) {
+      num(v);
+    }
+    out += pricing::ModelName(q.model[i]);
+    out += ',';
+    for (double v : {q.iv[i], q.price[i], q.delta[i], q.gamma[i], q.vega[i], q.theta[i]}) num(v);
+    out += market::QuoteReasonName(q.reason[i]);
+    out += '\n';
   }
-  if (f.max_problems < 0) {
-    return ReportError(Status::InvalidArgument("--max-problems must be >= 0"));
+  return WriteFileAtomic(path, out);
+}
+
+// One line saying where r, q and the exercise style come from.
+std::string InputsText(const CheckFlags& f, const std::string& rate_source,
+                       const std::string& div_source, const std::string& style_source) {
+  auto one = [](const char* name, const char* flag, double value, const std::string& source) {
+    if (source == "flag") return fmt::format("{} = {:g} from {}", name, value, flag);
+    if (source == "file") return fmt::format("{} from the file's column", name);
+    if (source == "default") {
+      return fmt::format("{} = 0 (note: no {} column and no {}; 0 assumed)", name, name, flag);
+    }
+    return fmt::format("{} from the file's column, 0 where it is empty (note)", name);
+  };
+  std::string style;
+  if (style_source == "flag") {
+    style = "style " + f.style + " from --style";
+  } else if (style_source == "file") {
+    style = "style from the file's column";
+  } else if (style_source == "default") {
+    style =
+        "style european (note: no style column and no --style; pass --style american for "
+        "American exercise)";
+  } else {
+    style = "style from the file's column, european where it is empty (note)";
+  }
+  return fmt::format("inputs: {}; {}; {}", one("r", "--rate", f.rate, rate_source),
+                     one("q", "--div", f.dividend, div_source), style);
+}
+
+// Flag values CLI11 cannot check itself; the error, or Ok.
+Status CheckCheckFlags(const CheckFlags& f) {
+  if (f.on_bad_rows != "fail" && f.on_bad_rows != "drop") {
+    return Status::InvalidArgument("unknown --on-bad-rows '" + f.on_bad_rows +
+                                   "'; valid values: fail, drop");
+  }
+  if (f.max_problems < 0) return Status::InvalidArgument("--max-problems must be >= 0");
+  if (!f.style.empty() && f.style != "american" && f.style != "european") {
+    return Status::InvalidArgument("unknown --style '" + f.style +
+                                   "'; valid values: american, european");
   }
   for (auto [flag, v] : {std::pair{"--rate", f.rate}, std::pair{"--div", f.dividend}}) {
     if (!(std::isfinite(v) && std::abs(v) <= pricing::kMaxRate)) {
-      return ReportError(Status::InvalidArgument(
+      return Status::InvalidArgument(
           fmt::format("{} {}: expected a continuously compounded rate per year in [-{:g}, {:g}] "
                       "(0.05 = 5%)",
-                      flag, v, pricing::kMaxRate, pricing::kMaxRate)));
+                      flag, v, pricing::kMaxRate, pricing::kMaxRate));
     }
   }
+  return Status::Ok();
+}
+
+// Everything `chain check` prints, computed once.
+struct CheckSummary {
+  market::DataReport report;
+  market::OptionChain chain;
+  std::vector<int64_t> per_day;  // contracts per quote date, sorted
+  std::set<int32_t> expiries;
+  double kmin = 0, kmax = 0;
+  Result<market::ChainPricing> priced = market::ChainPricing{};
+  market::QuoteSolution quotes;
+  std::map<std::string, int64_t> failure_counts;  // reason -> quoted rows without an iv
+  std::string rate_source, div_source, style_source;
+  std::vector<IvWarning> warnings;
+  std::vector<std::pair<std::string, std::vector<const IvWarning*>>> warning_groups;
+  int exit_code = 0;
+};
+
+// Reads, prices and solves the chain of f.file into *s (an error only when the file
+// cannot be read at all or a quote is outside the pricing domain).
+Status Summarise(const CheckFlags& f, CheckSummary* s) {
   market::ChainReadOptions options;
   options.on_bad_rows = market::BadRowPolicy::kDrop;  // summary even for a broken file
-  market::DataReport report;
-  Result<market::OptionChain> chain = market::ReadOptionChainCsv(f.file, options, &report);
-  if (!chain.ok()) return ReportError(chain.status());
-  const market::OptionChain& c = *chain;
-
-  std::vector<int64_t> per_day;
-  for (size_t d = 0; d < c.num_days(); ++d) per_day.push_back(c.day_begin[d + 1] - c.day_begin[d]);
-  std::sort(per_day.begin(), per_day.end());
-  const std::set<int32_t> expiries(c.expiry.begin(), c.expiry.end());
-  double kmin = 0, kmax = 0;
+  RLT_ASSIGN_OR_RETURN(s->chain, market::ReadOptionChainCsv(f.file, options, &s->report));
+  const market::OptionChain& c = s->chain;
+  for (size_t d = 0; d < c.num_days(); ++d) {
+    s->per_day.push_back(c.day_begin[d + 1] - c.day_begin[d]);
+  }
+  std::sort(s->per_day.begin(), s->per_day.end());
+  s->expiries = std::set<int32_t>(c.expiry.begin(), c.expiry.end());
   if (c.size() > 0) {
     const auto [lo, hi] = std::minmax_element(c.strike.begin(), c.strike.end());
-    kmin = *lo;
-    kmax = *hi;
+    s->kmin = *lo;
+    s->kmax = *hi;
   }
-
-  // The whole chain priced once, in batch (needs an underlying price per day).
+  // The whole chain priced once, in batch (needs an underlying price per day), as the
+  // options environments price it: BSM, vols filled where the mid has none. r and q: the
+  // flags when given, else the file's columns, else 0.
   market::ChainPricingOptions po;
   po.rate = f.rate;
   po.dividend = f.dividend;
+  po.override_rate = f.rate_given;
+  po.override_dividend = f.dividend_given;
   po.source = f.file;
-  Result<market::ChainPricing> priced = c.size() > 0
-                                            ? market::PriceChain(c, po)
-                                            : Result<market::ChainPricing>(market::ChainPricing{});
-  const std::vector<IvWarning> warnings =
-      priced.ok() ? IvWarnings(c, *priced) : std::vector<IvWarning>{};
-  std::vector<std::pair<std::string, std::vector<const IvWarning*>>> warning_groups;
-  for (const IvWarning& w : warnings) {
-    const std::string rule = market::IvGapName(w.gap);
-    auto it = std::find_if(warning_groups.begin(), warning_groups.end(),
+  if (c.size() > 0) s->priced = market::PriceChain(c, po);
+  // Every quote on its own, with its exercise style: the implied vols, Greeks and reasons
+  // of --out and the warnings.
+  market::QuoteSolveOptions qo;
+  qo.rate = f.rate;
+  qo.dividend = f.dividend;
+  qo.override_rate = f.rate_given;
+  qo.override_dividend = f.dividend_given;
+  qo.style =
+      f.style == "american" ? market::ExerciseStyle::kAmerican : market::ExerciseStyle::kEuropean;
+  qo.override_style = !f.style.empty();
+  qo.source = f.file;
+  RLT_ASSIGN_OR_RETURN(s->quotes, market::SolveQuotes(c, qo));
+  const market::QuoteSolution& q = s->quotes;
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (q.reason[i] != market::QuoteReason::kOk && q.reason[i] != market::QuoteReason::kNoQuote) {
+      ++s->failure_counts[market::QuoteReasonName(q.reason[i])];
+    }
+  }
+  s->rate_source = InputSource(f.rate_given, q.rate_fallback, c.size());
+  s->div_source = InputSource(f.dividend_given, q.dividend_fallback, c.size());
+  s->style_source = InputSource(!f.style.empty(), q.style_fallback, c.size());
+  s->warnings = IvWarnings(c, q, s->priced.ok() ? &*s->priced : nullptr);
+  for (const IvWarning& w : s->warnings) {
+    const std::string rule = market::QuoteReasonName(w.reason);
+    auto it = std::find_if(s->warning_groups.begin(), s->warning_groups.end(),
                            [&](const auto& g) { return g.first == rule; });
-    if (it == warning_groups.end()) it = warning_groups.insert(warning_groups.end(), {rule, {}});
+    if (it == s->warning_groups.end()) {
+      it = s->warning_groups.insert(s->warning_groups.end(), {rule, {}});
+    }
     it->second.push_back(&w);
+  }
+  const bool problems_fail = !s->report.problems.empty() && f.on_bad_rows == "fail";
+  s->exit_code = problems_fail || !s->priced.ok() ? 1 : 0;
+  return Status::Ok();
+}
+
+void PrintCheckJson(const CheckFlags& f, const CheckSummary& s) {
+  const market::OptionChain& c = s.chain;
+  const market::QuoteSolution& q = s.quotes;
+  const std::vector<int64_t>& per_day = s.per_day;
+  nlohmann::json j;
+  j["file"] = f.file;
+  j["underlying"] = c.underlying;
+  j["rows_read"] = s.report.rows_read;
+  j["rows_dropped"] = s.report.rows_dropped;
+  j["contracts"] = c.size();
+  j["quote_dates"] = c.num_days();
+  j["first_date"] = c.num_days() ? Date(c.dates.front()) : "";
+  j["last_date"] = c.num_days() ? Date(c.dates.back()) : "";
+  j["contracts_per_day"] = {{"min", per_day.empty() ? 0 : per_day.front()},
+                            {"median", per_day.empty() ? 0 : per_day[per_day.size() / 2]},
+                            {"max", per_day.empty() ? 0 : per_day.back()}};
+  j["expiries"] = s.expiries.size();
+  j["first_expiry"] = s.expiries.empty() ? "" : Date(*s.expiries.begin());
+  j["last_expiry"] = s.expiries.empty() ? "" : Date(*s.expiries.rbegin());
+  j["strike_min"] = s.kmin;
+  j["strike_max"] = s.kmax;
+  // The iv_* keys are always present: counts when the chain was priced, null when not
+  // (pricing_error says why).
+  const Result<market::ChainPricing>& priced = s.priced;
+  j["iv_solved"] = priced.ok() ? nlohmann::json(priced->solved) : nlohmann::json(nullptr);
+  j["iv_from_file"] = priced.ok() ? nlohmann::json(priced->from_file) : nlohmann::json(nullptr);
+  j["iv_filled"] = priced.ok() ? nlohmann::json(priced->filled) : nlohmann::json(nullptr);
+  if (!priced.ok()) j["pricing_error"] = priced.status().message();
+  j["no_quote_rows"] = q.no_quote;
+  j["no_bid_rows"] = q.no_bid;
+  j["no_ask_rows"] = q.no_ask;
+  j["iv_computed"] = q.solved;
+  j["iv_failure_counts"] = nlohmann::json::object();
+  for (const auto& [reason, count] : s.failure_counts) j["iv_failure_counts"][reason] = count;
+  j["rate_source"] = s.rate_source;
+  j["dividend_source"] = s.div_source;
+  j["style_source"] = s.style_source;
+  if (!f.out.empty()) j["out"] = s.exit_code == 0 ? nlohmann::json(f.out) : nlohmann::json(nullptr);
+  AddProblemsJson(j, s.report, f.max_problems);
+  j["warning_counts"] = nlohmann::json::object();
+  j["warnings"] = nlohmann::json::array();
+  for (const auto& [rule, list] : s.warning_groups) {
+    j["warning_counts"][rule] = list.size();
+    const size_t shown = ProblemsShown(f.max_problems, list.size());
+    for (size_t i = 0; i < shown; ++i) {
+      j["warnings"].push_back(
+          {{"file", f.file}, {"line", list[i]->line}, {"rule", rule}, {"detail", list[i]->detail}});
+    }
+  }
+  j["ok"] = s.exit_code == 0;
+  fmt::print("{}\n", JsonText(j, 2));
+}
+
+void PrintCheckText(const CheckFlags& f, const CheckSummary& s) {
+  const market::OptionChain& c = s.chain;
+  const market::QuoteSolution& q = s.quotes;
+  const std::vector<int64_t>& per_day = s.per_day;
+  fmt::print("{}: underlying {}, {} rows read, {} contracts\n", f.file, c.underlying,
+             s.report.rows_read, c.size());
+  if (c.num_days() > 0) {
+    fmt::print("quote dates: {} ({}..{}); contracts per day min/median/max {}/{}/{}\n",
+               c.num_days(), Date(c.dates.front()), Date(c.dates.back()), per_day.front(),
+               per_day[per_day.size() / 2], per_day.back());
+    fmt::print("expiries: {} ({}..{}); strikes {:g}..{:g}\n", s.expiries.size(),
+               Date(*s.expiries.begin()), Date(*s.expiries.rbegin()), s.kmin, s.kmax);
+  }
+  fmt::print("{}\n", InputsText(f, s.rate_source, s.div_source, s.style_source));
+  fmt::print(
+      "no quote (zero bid or zero ask; kept, no implied vol): {} rows ({} without a bid, {} "
+      "without an ask)\n",
+      q.no_quote, q.no_bid, q.no_ask);
+  fmt::print("implied vol from the mid, with each contract's style: {} of {} rows", q.solved,
+             c.size());
+  if (!s.failure_counts.empty()) {
+    std::string list;
+    for (const auto& [reason, count] : s.failure_counts) {
+      list += fmt::format("{}{} {}", list.empty() ? "" : ", ", count, reason);
+    }
+    fmt::print("; quoted rows without one: {}", list);
+  }
+  fmt::print("\n");
+  if (s.priced.ok()) {
+    fmt::print(
+        "priced in batch as the options environments do (BSM, vols filled where the mid "
+        "has none): implied vol solved from the mid for {}, read from the file for {}, filled "
+        "for {}\n",
+        s.priced->solved, s.priced->from_file, s.priced->filled);
+  } else {
+    fmt::print("not priced: {}\n", s.priced.status().message());
+  }
+  if (!s.warnings.empty()) {
+    fmt::print(
+        "{} warning(s): quotes whose mid has no implied vol (stale or bad quotes; kept, with "
+        "their reason in --out; they do not fail the check):\n",
+        s.warnings.size());
+    for (const auto& [rule, list] : s.warning_groups) {
+      fmt::print("  {:>7} x {}\n", list.size(), rule);
+    }
+    for (const auto& [rule, list] : s.warning_groups) {
+      const size_t shown = ProblemsShown(f.max_problems, list.size());
+      fmt::print("{} ({} of {}):\n", rule, shown, list.size());
+      for (size_t i = 0; i < shown; ++i) {
+        fmt::print("  {}:{}: {}\n", f.file, list[i]->line, list[i]->detail);
+      }
+    }
   }
   const std::string dropped_text =
       f.on_bad_rows == "drop" ? "dropped" : "would be dropped with --on-bad-rows drop";
-  const bool problems_fail = !report.problems.empty() && f.on_bad_rows == "fail";
-  const int exit_code = problems_fail || !priced.ok() ? 1 : 0;
-
-  if (f.json) {
-    nlohmann::json j;
-    j["file"] = f.file;
-    j["underlying"] = c.underlying;
-    j["rows_read"] = report.rows_read;
-    j["rows_dropped"] = report.rows_dropped;
-    j["contracts"] = c.size();
-    j["quote_dates"] = c.num_days();
-    j["first_date"] = c.num_days() ? Date(c.dates.front()) : "";
-    j["last_date"] = c.num_days() ? Date(c.dates.back()) : "";
-    j["contracts_per_day"] = {{"min", per_day.empty() ? 0 : per_day.front()},
-                              {"median", per_day.empty() ? 0 : per_day[per_day.size() / 2]},
-                              {"max", per_day.empty() ? 0 : per_day.back()}};
-    j["expiries"] = expiries.size();
-    j["first_expiry"] = expiries.empty() ? "" : Date(*expiries.begin());
-    j["last_expiry"] = expiries.empty() ? "" : Date(*expiries.rbegin());
-    j["strike_min"] = kmin;
-    j["strike_max"] = kmax;
-    // The iv_* keys are always present: counts when the chain was priced, null when not
-    // (pricing_error says why).
-    j["iv_solved"] = priced.ok() ? nlohmann::json(priced->solved) : nlohmann::json(nullptr);
-    j["iv_from_file"] = priced.ok() ? nlohmann::json(priced->from_file) : nlohmann::json(nullptr);
-    j["iv_filled"] = priced.ok() ? nlohmann::json(priced->filled) : nlohmann::json(nullptr);
-    if (!priced.ok()) j["pricing_error"] = priced.status().message();
-    AddProblemsJson(j, report, f.max_problems);
-    j["warning_counts"] = nlohmann::json::object();
-    j["warnings"] = nlohmann::json::array();
-    for (const auto& [rule, list] : warning_groups) {
-      j["warning_counts"][rule] = list.size();
-      const size_t shown = ProblemsShown(f.max_problems, list.size());
-      for (size_t i = 0; i < shown; ++i) {
-        j["warnings"].push_back({{"file", f.file},
-                                 {"line", list[i]->line},
-                                 {"rule", rule},
-                                 {"detail", list[i]->detail}});
-      }
-    }
-    j["ok"] = exit_code == 0;
-    fmt::print("{}\n", JsonText(j, 2));
-  } else {
-    fmt::print("{}: underlying {}, {} rows read, {} contracts\n", f.file, c.underlying,
-               report.rows_read, c.size());
-    if (c.num_days() > 0) {
-      fmt::print("quote dates: {} ({}..{}); contracts per day min/median/max {}/{}/{}\n",
-                 c.num_days(), Date(c.dates.front()), Date(c.dates.back()), per_day.front(),
-                 per_day[per_day.size() / 2], per_day.back());
-      fmt::print("expiries: {} ({}..{}); strikes {:g}..{:g}\n", expiries.size(),
-                 Date(*expiries.begin()), Date(*expiries.rbegin()), kmin, kmax);
-    }
-    if (priced.ok()) {
-      fmt::print(
-          "priced in batch (r={:g}, q={:g}): implied vol solved from the mid for {}, read from "
-          "the file for {}, filled for {}\n",
-          f.rate, f.dividend, priced->solved, priced->from_file, priced->filled);
+  if (!s.report.problems.empty()) {
+    fmt::print("{}", ProblemsText(s.report, f.max_problems, dropped_text));
+  } else if (s.priced.ok()) {
+    fmt::print("no problems found\n");
+  }
+  if (!f.out.empty()) {
+    if (s.exit_code == 0) {
+      fmt::print("wrote {}: {} rows\n", f.out, c.size());
     } else {
-      fmt::print("not priced: {}\n", priced.status().message());
-    }
-    if (!warnings.empty()) {
-      fmt::print(
-          "{} warning(s): quotes whose mid has no implied vol (stale or bad quotes; kept, with "
-          "the file's implied vol or the median of their expiry; they do not fail the check):\n",
-          warnings.size());
-      for (const auto& [rule, list] : warning_groups) {
-        fmt::print("  {:>7} x {}\n", list.size(), rule);
-      }
-      for (const auto& [rule, list] : warning_groups) {
-        const size_t shown = ProblemsShown(f.max_problems, list.size());
-        fmt::print("{} ({} of {}):\n", rule, shown, list.size());
-        for (size_t i = 0; i < shown; ++i) {
-          fmt::print("  {}:{}: {}\n", f.file, list[i]->line, list[i]->detail);
-        }
-      }
-    }
-    if (!report.problems.empty()) {
-      fmt::print("{}", ProblemsText(report, f.max_problems, dropped_text));
-    } else if (priced.ok()) {
-      fmt::print("no problems found\n");
+      fmt::print("{} not written: the check failed\n", f.out);
     }
   }
-  if (!priced.ok()) {
+}
+
+int RunCheck(const CheckFlags& f) {
+  if (Status st = CheckCheckFlags(f); !st.ok()) return ReportError(st);
+  CheckSummary s;
+  if (Status st = Summarise(f, &s); !st.ok()) return ReportError(st);
+  // --out only for a file that passes: never a file of a chain with errors.
+  if (!f.out.empty() && s.exit_code == 0) {
+    if (Status st = WriteQuoteSolution(f.out, s.chain, s.quotes); !st.ok()) return ReportError(st);
+  }
+  if (f.json) {
+    PrintCheckJson(f, s);
+  } else {
+    PrintCheckText(f, s);
+  }
+  if (!s.priced.ok()) {
     return ReportError(Status::DataError(
-        fmt::format("{}: the chain could not be priced: {}", f.file, priced.status().message())));
+        fmt::format("{}: the chain could not be priced: {}", f.file, s.priced.status().message())));
   }
-  return exit_code;
+  return s.exit_code;
 }
 
 struct SynthFlags {
@@ -359,19 +544,39 @@ void RegisterChainCommands(CLI::App& app, Action* action) {
       ->add_option("--on-bad-rows", cf->on_bad_rows,
                    "fail: exit 1 when problems are found; drop: report them, exit 0")
       ->capture_default_str();
-  check->add_option("--rate", cf->rate, "risk-free rate for the batch pricing")
-      ->check(DecimalNumber())
-      ->capture_default_str();
-  check->add_option("--div", cf->dividend, "dividend yield for the batch pricing")
-      ->check(DecimalNumber())
-      ->capture_default_str();
+  CLI::Option* rate_opt =
+      check
+          ->add_option("--rate", cf->rate,
+                       "risk-free rate r (continuously compounded annual decimal, 0.05 = 5%); "
+                       "overrides the file's rate column (r, rate, risk_free_rate, "
+                       "interest_rate). With neither, r = 0 and a note is printed")
+          ->check(DecimalNumber());
+  CLI::Option* div_opt =
+      check
+          ->add_option("--div", cf->dividend,
+                       "dividend yield q (continuous annual decimal); overrides the file's "
+                       "dividend column (q, div, dividend_yield, dividend). With neither, q = 0 "
+                       "and a note is printed")
+          ->check(DecimalNumber());
+  check->add_option("--style", cf->style,
+                    "exercise style american|european for every contract; overrides the file's "
+                    "style column (E/A). With neither, european (BSM) and a note. American: "
+                    "Barone-Adesi-Whaley (binomial tree where it fails)");
+  check->add_option("--out", cf->out,
+                    "write every row (file order) with the r, q, T, style used, the implied vol "
+                    "from the mid (bid+ask)/2, price, delta, gamma, vega, theta and a reason "
+                    "where there is none; only when the check passes (atomic write)");
   check
       ->add_option("--max-problems", cf->max_problems,
                    "problems (and warnings) listed per rule (0 = all)")
       ->check(DecimalInteger())
       ->capture_default_str();
   check->add_flag("--json", cf->json, "print the summary as JSON");
-  check->callback([cf, action] { *action = [cf] { return RunCheck(*cf); }; });
+  check->callback([cf, action, rate_opt, div_opt] {
+    cf->rate_given = rate_opt->count() > 0;
+    cf->dividend_given = div_opt->count() > 0;
+    *action = [cf] { return RunCheck(*cf); };
+  });
 
   auto sf = std::make_shared<SynthFlags>();
   CLI::App* synth =

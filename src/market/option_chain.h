@@ -7,6 +7,15 @@
 // Greeks read from a file are stored as the file writes them (vendors differ in units:
 // theta per day or per year, vega per 1% or per 1.00); market/option_chain_pricing.h
 // computes our own, in the conventions of pricing/pricing.h.
+//
+// Quotes: a bid <= 0 means "no bid" and an ask <= 0 "no offer" (real chains quote far
+// strikes and illiquid contracts with a zero bid or ask). Such rows are kept; code that
+// needs a two-sided market (a mid, an implied vol) checks HasQuote(i) first. A crossed
+// quote (bid > ask, both > 0) is never in a chain: the reader refuses it.
+//
+// Rates: rate and dividend are the file's own per-row r and q (continuously compounded
+// annual decimals, 0.0371 = 3.71% a year), NaN when the file has no such column; style is
+// the file's exercise style (kUnknown when it has none).
 #ifndef RLT_MARKET_OPTION_CHAIN_H_
 #define RLT_MARKET_OPTION_CHAIN_H_
 
@@ -19,6 +28,11 @@
 namespace rlt::market {
 
 using pricing::OptionType;
+
+// Exercise style of a contract as the source gives it.
+enum class ExerciseStyle : int8_t { kUnknown = 0, kEuropean = 1, kAmerican = 2 };
+// "european", "american" or "" (unknown).
+const char* ExerciseStyleName(ExerciseStyle style);
 
 struct OptionChain {
   std::string underlying;  // symbol, or the file name when the file names none
@@ -34,20 +48,27 @@ struct OptionChain {
   std::vector<double> strike;   // > 0
   std::vector<OptionType> right;
   std::vector<double> bid;                        // >= 0 (0 = no bid)
-  std::vector<double> ask;                        // > 0, >= bid
+  std::vector<double> ask;                        // >= 0 (0 = no offer), >= bid when both > 0
   std::vector<double> last;                       // optional
   std::vector<double> volume;                     // optional
   std::vector<double> open_interest;              // optional
   std::vector<double> implied_vol;                // optional (per sqrt(year), 0.2 = 20%)
   std::vector<double> delta, gamma, theta, vega;  // optional, as in the source
-  std::vector<double> mark;   // the model value (synthetic chains); NaN for files
-  std::vector<int64_t> line;  // 1-based source line (0 for synthetic chains)
+  std::vector<double> mark;          // the model value (synthetic chains); NaN for files
+  std::vector<double> rate;          // optional: the file's r (continuous, per year)
+  std::vector<double> dividend;      // optional: the file's q (continuous yield, per year)
+  std::vector<ExerciseStyle> style;  // kUnknown when the file has no style
+  std::vector<int64_t> line;         // 1-based source line (0 for synthetic chains)
 
   size_t num_days() const { return dates.size(); }
   size_t size() const { return strike.size(); }
+  // A bid (> 0), an offer (> 0), both: the convention above.
+  bool HasBid(size_t i) const { return bid[i] > 0; }
+  bool HasAsk(size_t i) const { return ask[i] > 0; }
+  bool HasQuote(size_t i) const { return HasBid(i) && HasAsk(i); }
   // Index of the quote date of contract i (binary search over day_begin).
   size_t DayOf(size_t i) const;
-  // Appends one contract with every optional field NaN; returns its index.
+  // Appends one contract with every optional field NaN (style kUnknown); returns its index.
   size_t AddContract(int32_t expiry_day, double strike_value, OptionType type, double bid_value,
                      double ask_value);
 };

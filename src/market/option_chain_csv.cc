@@ -76,7 +76,10 @@ enum Field {
   kTheta,
   kVega,
   kMark,
+  kRate,
+  kDividend,
   kSymbol,
+  kStyle,
   kNumFields
 };
 constexpr int kNumRequired = 6;
@@ -99,7 +102,10 @@ const std::vector<std::vector<std::string>>& Aliases() {
       {"theta"},
       {"vega"},
       {"mark"},
+      {"r", "rate", "riskfreerate", "interestrate"},
+      {"q", "div", "dividendyield", "dividend"},
       {"symbol", "ticker", "underlying"},
+      {"style", "exercisestyle"},
   };
   return kAliases;
 }
@@ -112,6 +118,7 @@ struct Row {
   int32_t date, expiry;
   double strike;
   OptionType right;
+  ExerciseStyle style;
   double v[kNumFields];  // numbers by Field (NaN when absent)
 };
 
@@ -260,9 +267,27 @@ bool ParseRowFields(ChainParse& p, int64_t line, const std::vector<std::string>&
       ok = false;
     }
   }
+  row.style = ExerciseStyle::kUnknown;
+  if (p.col[kStyle] >= 0) {
+    std::string st = fields[p.col[kStyle]];
+    for (auto& c : st) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (st == "e" || st == "european") {
+      row.style = ExerciseStyle::kEuropean;
+    } else if (st == "a" || st == "american") {
+      row.style = ExerciseStyle::kAmerican;
+    } else if (!st.empty()) {
+      p.Problem(line, kStyle, "not-a-style",
+                fmt::format("'{}'", PrintableText(fields[p.col[kStyle]], 40)),
+                "write E or A (european or american), or leave the field empty");
+      ok = false;
+    }
+  }
   for (int f = 0; f < kNumFields; ++f) {
     row.v[f] = kNaN;
-    if (f == kQuoteDate || f == kExpiry || f == kRight || f == kSymbol || p.col[f] < 0) continue;
+    if (f == kQuoteDate || f == kExpiry || f == kRight || f == kSymbol || f == kStyle ||
+        p.col[f] < 0) {
+      continue;
+    }
     const std::string& s = fields[p.col[f]];
     if (s.empty()) {
       if (f < kNumRequired) {
@@ -297,11 +322,11 @@ bool CheckRowValues(ChainParse& p, int64_t line, Row& row) {
               "a missing bid is 0; remove the row or fix the quote");
     ok = false;
   }
-  if (ask <= 0) {
-    p.Problem(line, kAsk, "ask<=0", fmt::format("ask={}", ask),
-              "a contract without an offer cannot be valued; remove the row");
+  if (ask < 0) {
+    p.Problem(line, kAsk, "ask<0", fmt::format("ask={}", ask),
+              "a missing offer is 0; remove the row or fix the quote");
     ok = false;
-  } else if (bid > ask) {
+  } else if (bid > 0 && ask > 0 && bid > ask) {
     p.Problem(line, kBid, "bid>ask", fmt::format("crossed quote: bid={} > ask={}", bid, ask),
               "check the quote's source; remove the row");
     ok = false;
@@ -324,6 +349,18 @@ bool CheckRowValues(ChainParse& p, int64_t line, Row& row) {
       p.Problem(line, kUnderlyingPrice, "out-of-range", fmt::format("underlying price={}", u),
                 fmt::format("the underlying's price must lie in [{:g}, {:g}]; fix the row",
                             pricing::kMinPrice, pricing::kMaxPrice));
+      ok = false;
+    }
+  }
+  // Rates and yields are annual decimals (0.0371 = 3.71%): a magnitude above 1 (100% a
+  // year) is taken for a percentage, which would price every contract wrongly.
+  for (int f : {kRate, kDividend}) {
+    const double v = row.v[f];
+    if (!std::isnan(v) && std::abs(v) > 1) {
+      p.Problem(line, f, "rate-not-decimal", fmt::format("{} is more than 100% a year", v),
+                fmt::format("write rates as continuously compounded annual decimals ({:g} for "
+                            "{:g}%)",
+                            v / 100, v));
       ok = false;
     }
   }
@@ -453,11 +490,12 @@ OptionChain BuildChain(const std::vector<Row>& rows, const std::vector<size_t>& 
   OptionChain chain;
   chain.underlying = p.symbol.empty() ? p.source : p.symbol;
   const size_t n = kept.size();
-  for (auto* v :
-       {&chain.strike, &chain.bid, &chain.ask, &chain.last, &chain.volume, &chain.open_interest,
-        &chain.implied_vol, &chain.delta, &chain.gamma, &chain.theta, &chain.vega, &chain.mark}) {
+  for (auto* v : {&chain.strike, &chain.bid, &chain.ask, &chain.last, &chain.volume,
+                  &chain.open_interest, &chain.implied_vol, &chain.delta, &chain.gamma,
+                  &chain.theta, &chain.vega, &chain.mark, &chain.rate, &chain.dividend}) {
     v->reserve(n);
   }
+  chain.style.reserve(n);
   for (size_t k = 0; k < n; ++k) {
     const Row& r = rows[kept[k]];
     if (chain.dates.empty() || chain.dates.back() != r.date) {
@@ -478,6 +516,9 @@ OptionChain BuildChain(const std::vector<Row>& rows, const std::vector<size_t>& 
     chain.theta[i] = r.v[kTheta];
     chain.vega[i] = r.v[kVega];
     chain.mark[i] = r.v[kMark];
+    chain.rate[i] = r.v[kRate];
+    chain.dividend[i] = r.v[kDividend];
+    chain.style[i] = r.style;
     chain.line[i] = r.line;
   }
   chain.day_begin.push_back(static_cast<int64_t>(n));
@@ -510,7 +551,7 @@ Status WriteOptionChainCsv(const std::string& path, const OptionChain& chain) {
   }
   std::string out =
       "symbol,quote_date,expiration,strike,type,bid,ask,last,volume,open_interest,implied_vol,"
-      "underlying_price,delta,gamma,theta,vega,mark\n";
+      "underlying_price,delta,gamma,theta,vega,mark,rate,dividend_yield,style\n";
   auto num = [&](double v) {
     if (std::isfinite(v)) out += fmt::format("{:.17g}", v);
   };
@@ -532,10 +573,28 @@ Status WriteOptionChainCsv(const std::string& path, const OptionChain& chain) {
         out += ',';
       }
       num(chain.mark[i]);
-      out += '\n';
+      out += ',';
+      num(chain.rate[i]);
+      out += ',';
+      num(chain.dividend[i]);
+      out += chain.style[i] == ExerciseStyle::kEuropean   ? ",E\n"
+             : chain.style[i] == ExerciseStyle::kAmerican ? ",A\n"
+                                                          : ",\n";
     }
   }
   return WriteFileAtomic(path, out);
+}
+
+const char* ExerciseStyleName(ExerciseStyle style) {
+  switch (style) {
+    case ExerciseStyle::kEuropean:
+      return "european";
+    case ExerciseStyle::kAmerican:
+      return "american";
+    case ExerciseStyle::kUnknown:
+      break;
+  }
+  return "";
 }
 
 size_t OptionChain::DayOf(size_t i) const {
@@ -550,10 +609,11 @@ size_t OptionChain::AddContract(int32_t expiry_day, double strike_value, OptionT
   right.push_back(type);
   bid.push_back(bid_value);
   ask.push_back(ask_value);
-  for (auto* v :
-       {&last, &volume, &open_interest, &implied_vol, &delta, &gamma, &theta, &vega, &mark}) {
+  for (auto* v : {&last, &volume, &open_interest, &implied_vol, &delta, &gamma, &theta, &vega,
+                  &mark, &rate, &dividend}) {
     v->push_back(kNaN);
   }
+  style.push_back(ExerciseStyle::kUnknown);
   line.push_back(0);
   return strike.size() - 1;
 }

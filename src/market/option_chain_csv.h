@@ -11,7 +11,11 @@
 //   optional: last (last, lastPrice, last_price), volume, open interest (openinterest,
 //     open_interest), implied vol (impliedvol, iv, impliedVolatility, implied_volatility),
 //     underlying price (underlying_last, underlying_price, stock_price_close, S, spot),
-//     delta, gamma, theta, vega, mark (a model value); symbol (symbol, ticker, underlying).
+//     delta, gamma, theta, vega, mark (a model value); symbol (symbol, ticker, underlying);
+//     rate (r, rate, risk_free_rate, interest_rate) and dividend yield (q, div,
+//     dividend_yield, dividend): continuously compounded annual decimals (0.0371 = 3.71%
+//     a year), per row; exercise style (style, exercise_style): E, A, european, american
+//     (any case; empty = unknown).
 // Other columns are ignored. Dates: YYYY-MM-DD, YYYYMMDD, M/D/YYYY, M/D/YY (YY < 69 is
 // 20YY, else 19YY, as POSIX strptime).
 // A file without one of the required columns is a DataError naming it (no rows read).
@@ -26,13 +30,17 @@
 //   not-call/put       a call/put value other than C, P, call, put
 //   strike<=0          strike not positive
 //   bid<0              negative bid (a zero bid is a valid "no bid")
-//   ask<=0             ask zero or negative (no offer: the contract cannot be valued)
-//   bid>ask            crossed quote
+//   ask<0              negative ask (a zero ask is a valid "no offer")
+//   bid>ask            crossed quote: bid > ask with both > 0 (a zero bid or ask is "no
+//                      quote": the row is kept, see OptionChain::HasQuote, and not an error)
 //   expiry<quote-date  the contract expired before the quote date (same day is allowed:
 //                      it expires at that day's close)
 //   expiry>100y        the expiry is more than 100 years (36,500 days) after the quote
 //                      date: beyond the pricing domain (pricing/pricing.h)
 //   underlying<=0      an underlying price of zero or below (an empty field is allowed)
+//   rate-not-decimal   a rate or dividend yield above 1 (100% a year) in magnitude: most
+//                      likely a percentage (write 0.0371, not 3.71)
+//   not-a-style        a style other than E, A, european, american or empty
 //   out-of-range       a strike or underlying price outside the pricing domain [1e-8, 1e12]
 //   duplicate-contract a second row for the same (quote date, expiry, call/put, strike);
 //                      the later row is the bad one
@@ -68,8 +76,9 @@ Result<OptionChain> ParseOptionChainCsv(std::string_view text, const std::string
                                         DataReport* report = nullptr);
 
 // Writes `chain` as symbol,quote_date,expiration,strike,type,bid,ask,last,volume,open_interest,
-// implied_vol,underlying_price,delta,gamma,theta,vega,mark (dates YYYY-MM-DD, type C/P,
-// numbers with 17 significant digits, NaN as an empty field), which ReadOptionChainCsv
+// implied_vol,underlying_price,delta,gamma,theta,vega,mark,rate,dividend_yield,style (dates
+// YYYY-MM-DD, type C/P, style E/A/empty, numbers with 17 significant digits, NaN as an
+// empty field), which ReadOptionChainCsv
 // reads back value-identically. A symbol with a comma, quote or line break is an
 // InvalidArgument error. Written to a temporary file, then renamed.
 Status WriteOptionChainCsv(const std::string& path, const OptionChain& chain);

@@ -203,8 +203,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         RuleCase{"2024-01-02,2024-01-19,95,C,6.0,5.5,1,0.2,100", "bid", "bid>ask"},
         RuleCase{"2024-01-02,2024-01-19,95,C,-0.1,5.5,1,0.2,100", "bid", "bid<0"},
-        RuleCase{"2024-01-02,2024-01-19,95,C,0,0,1,0.2,100", "ask", "ask<=0"},
-        RuleCase{"2024-01-02,2024-01-19,95,C,0,-1,1,0.2,100", "ask", "ask<=0"},
+        RuleCase{"2024-01-02,2024-01-19,95,C,0,-1,1,0.2,100", "ask", "ask<0"},
+        RuleCase{"2024-01-02,2024-01-19,95,C,0.5,-0.1,1,0.2,100", "ask", "ask<0"},
         RuleCase{"2024-01-02,2023-12-29,95,C,5.0,5.5,1,0.2,100", "expiration", "expiry<quote-date"},
         RuleCase{"2024-01-02,2024-01-19,0,C,5.0,5.5,1,0.2,100", "strike", "strike<=0"},
         RuleCase{"2024-01-02,2024-01-19,-5,C,5.0,5.5,1,0.2,100", "strike", "strike<=0"},
@@ -279,37 +279,132 @@ TEST(ChainCsv, ReadFileRefusesDirectoriesAndMissingFiles) {
                       Status::Code::kInvalidArgument, "is a directory, expected a regular file"));
 }
 
+// A zero bid or zero ask is "no quote": kept, not a problem (OptionChain::HasQuote); a
+// crossed quote of two positive prices stays an error with its line.
+TEST(ChainCsv, ZeroBidOrAskIsNoQuoteCrossedIsAnError) {
+  const std::string text = std::string(kHeader) +
+                           "2024-01-02,2024-01-19,100,C,2.0,2.2,1,0.2,100\n"  // line 2
+                           "2024-01-02,2024-01-19,150,C,0,0.05,1,,100\n"      // 3: no bid
+                           "2024-01-02,2024-01-19,40,P,0.01,0,1,,100\n"       // 4: no ask
+                           "2024-01-02,2024-01-19,160,C,0,0,1,,100\n"         // 5: neither
+                           "2024-01-02,2024-01-19,95,C,6.0,5.5,1,0.2,100\n";  // 6: crossed
+  Parsed fail = Parse(text, BadRowPolicy::kFail);
+  ASSERT_TRUE(IsError(fail.chain, Status::Code::kDataError, "t.csv:6: column 'bid': bid>ask"));
+  ASSERT_EQ(fail.report.problems.size(), 1u);
+  Parsed ok = Parse(text.substr(0, text.rfind("2024-01-02,2024-01-19,95")), BadRowPolicy::kFail);
+  ASSERT_TRUE(ok.chain.ok()) << ok.chain.status().ToString();
+  const OptionChain& c = *ok.chain;
+  ASSERT_EQ(c.size(), 4u);
+  std::map<int64_t, size_t> at;  // line -> index
+  for (size_t i = 0; i < c.size(); ++i) at[c.line[i]] = i;
+  EXPECT_TRUE(c.HasQuote(at[2]));
+  EXPECT_FALSE(c.HasBid(at[3]));
+  EXPECT_TRUE(c.HasAsk(at[3]));
+  EXPECT_FALSE(c.HasQuote(at[3]));
+  EXPECT_TRUE(c.HasBid(at[4]));
+  EXPECT_FALSE(c.HasAsk(at[4]));
+  EXPECT_FALSE(c.HasQuote(at[5]));
+  // Batch pricing marks them and fills their vol; the per-quote solution gives a reason.
+  Result<ChainPricing> priced = PriceChain(c, {});
+  ASSERT_TRUE(priced.ok()) << priced.status().ToString();
+  EXPECT_EQ(priced->iv_gap[at[3]], IvGap::kNoQuote);
+  EXPECT_EQ(priced->iv_gap[at[4]], IvGap::kNoQuote);
+  EXPECT_EQ(priced->iv_gap[at[2]], IvGap::kNone);
+  Result<QuoteSolution> q = SolveQuotes(c, {});
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(q->no_quote, 3);
+  EXPECT_EQ(q->no_bid, 2);
+  EXPECT_EQ(q->no_ask, 2);
+  EXPECT_EQ(q->solved, 1);
+  for (int64_t line : {3, 4, 5}) {
+    EXPECT_EQ(q->reason[at[line]], QuoteReason::kNoQuote) << line;
+    EXPECT_TRUE(std::isnan(q->iv[at[line]]) && std::isnan(q->mid[at[line]])) << line;
+  }
+  EXPECT_STREQ(QuoteReasonName(QuoteReason::kNoQuote), "no-quote");
+}
+
+// The file's own rate, dividend yield and style columns, by their vendor names.
+TEST(ChainCsv, ReadsRateDividendAndStyleColumns) {
+  for (const char* names : {"r,q,style", "rate,dividend_yield,exercise_style",
+                            "risk_free_rate,div,Style", "interest_rate,dividend,style"}) {
+    const std::string text = std::string("quote_date,expiration,strike,type,bid,ask,S,") + names +
+                             "\n"
+                             "2024-01-02,2024-03-15,100,C,4.9,5.1,100,0.0371,0.0102,A\n"
+                             "2024-01-02,2024-03-15,100,P,3.9,4.1,100,0.04,,european\n"
+                             "2024-01-02,2024-03-15,90,P,1.0,1.1,100,,0.01,\n";
+    Parsed p = Parse(text, BadRowPolicy::kFail);
+    ASSERT_TRUE(p.chain.ok()) << names << ": " << p.chain.status().ToString();
+    const OptionChain& c = *p.chain;  // sorted: call 100, put 90, put 100
+    ASSERT_EQ(c.size(), 3u);
+    EXPECT_EQ(c.rate[0], 0.0371) << names;
+    EXPECT_EQ(c.dividend[0], 0.0102) << names;
+    EXPECT_EQ(c.style[0], ExerciseStyle::kAmerican) << names;
+    EXPECT_TRUE(std::isnan(c.rate[1])) << names;
+    EXPECT_EQ(c.dividend[1], 0.01) << names;
+    EXPECT_EQ(c.style[1], ExerciseStyle::kUnknown) << names;
+    EXPECT_EQ(c.rate[2], 0.04) << names;
+    EXPECT_TRUE(std::isnan(c.dividend[2])) << names;
+    EXPECT_EQ(c.style[2], ExerciseStyle::kEuropean) << names;
+  }
+  // Absent columns: NaN and unknown.
+  Parsed none = Parse(std::string(kHeader) + "2024-01-02,2024-01-19,100,C,2.0,2.2,1,0.2,100\n",
+                      BadRowPolicy::kFail);
+  ASSERT_TRUE(none.chain.ok());
+  EXPECT_TRUE(std::isnan(none.chain->rate[0]) && std::isnan(none.chain->dividend[0]));
+  EXPECT_EQ(none.chain->style[0], ExerciseStyle::kUnknown);
+  // A percentage instead of a decimal, and an unknown style: problems with their line.
+  const std::string head = "quote_date,expiration,strike,type,bid,ask,S,r,q,style\n";
+  const std::string good = "2024-01-02,2024-03-15,100,C,4.9,5.1,100,0.0371,0.0102,A\n";
+  Parsed pct = Parse(head + good + "2024-01-02,2024-03-15,100,P,3.9,4.1,100,3.71,0.0102,A\n",
+                     BadRowPolicy::kFail);
+  EXPECT_TRUE(
+      IsError(pct.chain, Status::Code::kDataError, "t.csv:3: column 'r': rate-not-decimal"));
+  Parsed sty = Parse(head + good + "2024-01-02,2024-03-15,100,P,3.9,4.1,100,0.0371,0.01,B\n",
+                     BadRowPolicy::kFail);
+  EXPECT_TRUE(IsError(sty.chain, Status::Code::kDataError, "t.csv:3: column 'style': not-a-style"));
+}
+
 // ---------------------------------------------------------------------------------------
 // The real files. Counts from an independent Python (csv module) pass over each file:
-// data rows, quote dates, expiries, and rows with ask <= 0 (the only rule they break;
-// they have no crossed quotes, negative bids, duplicates or expired contracts).
+// data rows, quote dates, expiries, rows with ask <= 0 and rows with bid <= 0 or ask <= 0
+// (no quote; they have no crossed quotes, negative bids, duplicates or expired contracts).
 
 TEST(ChainSharedData, ReadsTheThreeVendorFiles) {
   const std::string dir = RLT_SHARED_DIR "/data/options";
   if (!fs::exists(dir)) GTEST_SKIP() << dir << " absent";
   struct Expect {
     const char* file;
-    int64_t rows, dates, expiries, ask_le_0;
+    int64_t rows, dates, expiries, ask_le_0, no_quote;
+    bool has_rates, has_style;
   };
   for (const Expect& e : {
-           Expect{"SPXW_chain_EOD_2018-01-02_2018-02-28_optopsy.csv", 14438, 40, 2, 15},
-           Expect{"SPX_chain_iVolatility_2011-01-03_2011-01-07.csv", 8184, 5, 10, 1},
-           Expect{"SPY_chain_yahoo_snapshot_2026-05-01_enriched.csv", 7722, 1, 24, 113},
+           Expect{"SPXW_chain_EOD_2018-01-02_2018-02-28_optopsy.csv", 14438, 40, 2, 15, 1902, false,
+                  false},
+           Expect{"SPX_chain_iVolatility_2011-01-03_2011-01-07.csv", 8184, 5, 10, 1, 872, false,
+                  true},
+           Expect{"SPY_chain_yahoo_snapshot_2026-05-01_enriched.csv", 7722, 1, 24, 113, 263, true,
+                  false},
        }) {
     const std::string path = dir + "/" + e.file;
-    ChainReadOptions o;
+    ChainReadOptions o;  // the default: fail on any problem
     DataReport report;
-    Result<OptionChain> strict = ReadOptionChainCsv(path, o, &report);
-    EXPECT_TRUE(IsError(strict, Status::Code::kDataError, "ask<=0"))
-        << e.file;  // every file has asks of 0
-    o.on_bad_rows = BadRowPolicy::kDrop;
     Result<OptionChain> c = ReadOptionChainCsv(path, o, &report);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     EXPECT_EQ(report.rows_read, e.rows) << e.file;
-    EXPECT_EQ(report.rows_dropped, e.ask_le_0) << e.file;
-    ASSERT_EQ(static_cast<int64_t>(report.problems.size()), e.ask_le_0) << e.file;
-    for (const DataProblem& p : report.problems) EXPECT_EQ(p.rule, "ask<=0") << p.ToString();
-    EXPECT_EQ(static_cast<int64_t>(c->size()), e.rows - e.ask_le_0) << e.file;
+    EXPECT_EQ(report.rows_dropped, 0) << e.file;
+    EXPECT_TRUE(report.problems.empty()) << e.file;
+    EXPECT_EQ(static_cast<int64_t>(c->size()), e.rows) << e.file;
+    int64_t no_ask = 0, no_quote = 0, rates = 0, styled = 0;
+    for (size_t i = 0; i < c->size(); ++i) {
+      no_ask += c->HasAsk(i) ? 0 : 1;
+      no_quote += c->HasQuote(i) ? 0 : 1;
+      rates += std::isfinite(c->rate[i]) && std::isfinite(c->dividend[i]) ? 1 : 0;
+      styled += c->style[i] == ExerciseStyle::kEuropean ? 1 : 0;
+    }
+    EXPECT_EQ(no_ask, e.ask_le_0) << e.file;
+    EXPECT_EQ(no_quote, e.no_quote) << e.file;
+    EXPECT_EQ(rates, e.has_rates ? e.rows : 0) << e.file;
+    EXPECT_EQ(styled, e.has_style ? e.rows : 0) << e.file;  // the SPX file: all E
     EXPECT_EQ(static_cast<int64_t>(c->num_days()), e.dates) << e.file;
     EXPECT_EQ(static_cast<int64_t>(std::set<int32_t>(c->expiry.begin(), c->expiry.end()).size()),
               e.expiries)
@@ -517,6 +612,12 @@ TEST(ChainSynth, WrittenCsvReadsBackValueIdentical) {
   const std::vector<int32_t> dates = Weekdays(Day(2022, 12, 20), 15);
   Result<OptionChain> a = GenerateOptionChain(dates, Closes(15, 420.5, 0.012), o, "XYZ");
   ASSERT_TRUE(a.ok());
+  // The file's own rates and styles (NaN / unknown elsewhere) survive the round trip too.
+  for (size_t i = 0; i < a->size(); i += 3) {
+    a->rate[i] = 0.0371 + 1e-17 * static_cast<double>(i);
+    a->dividend[i] = 0.010191420401981793;
+    a->style[i] = i % 2 ? ExerciseStyle::kAmerican : ExerciseStyle::kEuropean;
+  }
   const std::string path =
       (fs::temp_directory_path() / ("rlt_chain_rt_" + std::to_string(::getpid()) + ".csv"))
           .string();
@@ -539,6 +640,9 @@ TEST(ChainSynth, WrittenCsvReadsBackValueIdentical) {
   EXPECT_TRUE(SameBits(a->open_interest, b->open_interest));
   EXPECT_TRUE(SameBits(a->mark, b->mark));
   EXPECT_TRUE(SameBits(a->delta, b->delta));  // NaN written empty, read back as the same NaN
+  EXPECT_TRUE(SameBits(a->rate, b->rate));
+  EXPECT_TRUE(SameBits(a->dividend, b->dividend));
+  EXPECT_TRUE(SameBits(a->style, b->style));
   OptionChain bad = *a;
   bad.underlying = "X,Y";
   EXPECT_TRUE(IsError(WriteOptionChainCsv(path, bad), Status::Code::kInvalidArgument,
@@ -747,6 +851,127 @@ TEST(ChainPricing, QuotesOutsideTheBoundsAreMarkedAndFilled) {
   EXPECT_EQ(r->solved, 1);
   EXPECT_EQ(r->filled, 3);
   EXPECT_STREQ(IvGapName(IvGap::kBelowLowerBound), "mid<=lower-bound");
+}
+
+// Black-Scholes-Merton written out here (Haug 2007, 1.1.6 with b = r - q), independent
+// of pricing/.
+double ClosedFormBsm(OptionType type, double s, double k, double r, double q, double vol,
+                     double t) {
+  const double sd = vol * std::sqrt(t);
+  const double d1 = (std::log(s / k) + (r - q + 0.5 * vol * vol) * t) / sd, d2 = d1 - sd;
+  auto n = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); };
+  const double phi = type == OptionType::kCall ? 1.0 : -1.0;
+  return phi * (s * std::exp(-q * t) * n(phi * d1) - k * std::exp(-r * t) * n(phi * d2));
+}
+
+// SolveQuotes: European rows by BSM with each row's own r and q (the file's columns, or
+// the options' values where they override or the row has none); the implied vol of each
+// mid reproduces it through the closed form above.
+TEST(ChainQuotes, EuropeanIvReproducesTheMidWithTheRowsRates) {
+  const int32_t today = Day(2024, 1, 2), exp1 = Day(2024, 3, 15);
+  const double s = 100, t = (exp1 - today) / 365.0;
+  OptionChain c;
+  c.underlying = "X";
+  c.dates = {today};
+  c.underlying_price = {s};
+  c.day_begin = {0};
+  c.AddContract(exp1, 95, OptionType::kCall, 7.9, 8.1);
+  c.AddContract(exp1, 105, OptionType::kCall, 2.4, 2.6);
+  c.AddContract(exp1, 100, OptionType::kPut, 3.9, 4.1);
+  c.day_begin.push_back(3);
+  c.rate = {0.0371, 0.05, std::nan("")};  // the third row has none: the fallback
+  c.dividend = {0.0102, 0.0, std::nan("")};
+  c.style = {ExerciseStyle::kEuropean, ExerciseStyle::kUnknown, ExerciseStyle::kEuropean};
+  QuoteSolveOptions o;
+  o.rate = 0.02;
+  o.dividend = 0.015;
+  Result<QuoteSolution> q = SolveQuotes(c, o);
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  const double want_r[] = {0.0371, 0.05, 0.02}, want_q[] = {0.0102, 0.0, 0.015};
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_EQ(q->reason[i], QuoteReason::kOk) << i;
+    EXPECT_EQ(q->rate[i], want_r[i]);
+    EXPECT_EQ(q->dividend[i], want_q[i]);
+    EXPECT_EQ(q->style[i], ExerciseStyle::kEuropean);
+    EXPECT_EQ(q->model[i], pricing::Model::kBsm);
+    const double mid = 0.5 * (c.bid[i] + c.ask[i]);
+    const double back =
+        ClosedFormBsm(c.right[i], s, c.strike[i], want_r[i], want_q[i], q->iv[i], t);
+    EXPECT_NEAR(back, mid, 1e-9 * mid) << i;
+  }
+  EXPECT_EQ(q->rate_fallback, 1);
+  EXPECT_EQ(q->dividend_fallback, 1);
+  EXPECT_EQ(q->style_fallback, 1);
+  // Overrides replace the columns.
+  o.override_rate = o.override_dividend = true;
+  Result<QuoteSolution> over = SolveQuotes(c, o);
+  ASSERT_TRUE(over.ok());
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(over->rate[i], 0.02);
+    EXPECT_EQ(over->dividend[i], 0.015);
+    const double mid = 0.5 * (c.bid[i] + c.ask[i]);
+    EXPECT_NEAR(ClosedFormBsm(c.right[i], s, c.strike[i], 0.02, 0.015, over->iv[i], t), mid,
+                1e-9 * mid);
+  }
+  EXPECT_NE(over->iv[0], q->iv[0]);
+  EXPECT_EQ(over->rate_fallback, 0);
+}
+
+// An American put on a dividend-free underlying, deep in the money with r = 5%: its mid is
+// the CRR tree's value at sigma = 0.25 (an independent, convergent American price). The
+// implied vol is Barone-Adesi-Whaley's (pricing/american.cc): BAW at that vol gives the mid
+// back, the tree at that vol is within BAW's approximation error of it, and the vol lies
+// near 0.25; the European reading of the same mid is a different, higher vol, because the
+// mid includes the early-exercise premium.
+TEST(ChainQuotes, AmericanPutUsesBaroneAdesiWhaley) {
+  const int32_t today = Day(2024, 1, 2), exp1 = Day(2024, 7, 1);
+  const double s = 100, k = 115, r = 0.05, t = (exp1 - today) / 365.0;
+  pricing::OptionInputs in{OptionType::kPut, s, k, r, 0.0, 0.25, t};
+  const double mid = *pricing::BinomialPrice(in, 4000, /*american=*/true);
+  const double european = ClosedFormBsm(OptionType::kPut, s, k, r, 0, 0.25, t);
+  ASSERT_GT(mid - european, 0.01 * mid);  // early exercise is worth more than 1% here
+  OptionChain c;
+  c.underlying = "X";
+  c.dates = {today};
+  c.underlying_price = {s};
+  c.day_begin = {0};
+  c.AddContract(exp1, k, OptionType::kPut, mid - 0.05, mid + 0.05);
+  c.day_begin.push_back(1);
+  QuoteSolveOptions o;
+  o.rate = r;
+  o.style = ExerciseStyle::kAmerican;
+  Result<QuoteSolution> am = SolveQuotes(c, o);
+  ASSERT_TRUE(am.ok()) << am.status().ToString();
+  ASSERT_EQ(am->reason[0], QuoteReason::kOk) << am->detail[0];
+  EXPECT_EQ(am->model[0], pricing::Model::kBaroneAdesiWhaley);
+  in.vol = am->iv[0];
+  EXPECT_NEAR(*pricing::BaroneAdesiWhaleyPrice(in), mid, 1e-8 * mid);
+  EXPECT_NEAR(am->price[0], mid, 1e-8 * mid);
+  // BAW is an approximation: ~0.5% of the value here (pricing/pricing.h: up to ~1%).
+  EXPECT_NEAR(*pricing::BinomialPrice(in, 4000, true), mid, 1e-2 * mid);
+  EXPECT_NEAR(am->iv[0], 0.25, 0.02);
+  // Greeks of the American model: a deep in-the-money put's delta is between -1 and the
+  // European one's.
+  EXPECT_LT(am->delta[0], 0);
+  EXPECT_GT(am->delta[0], -1);
+  EXPECT_GT(am->gamma[0], 0);
+  EXPECT_GT(am->vega[0], 0);
+
+  o.style = ExerciseStyle::kEuropean;
+  Result<QuoteSolution> eu = SolveQuotes(c, o);
+  ASSERT_TRUE(eu.ok());
+  ASSERT_EQ(eu->reason[0], QuoteReason::kOk);
+  EXPECT_GT(eu->iv[0], am->iv[0] + 0.02);
+  EXPECT_NEAR(ClosedFormBsm(OptionType::kPut, s, k, r, 0, eu->iv[0], t), mid, 1e-9 * mid);
+  // A row's own style wins over the fallback unless overridden.
+  c.style[0] = ExerciseStyle::kAmerican;
+  Result<QuoteSolution> col = SolveQuotes(c, o);
+  EXPECT_EQ(col->style[0], ExerciseStyle::kAmerican);
+  EXPECT_EQ(col->iv[0], am->iv[0]);
+  o.override_style = true;
+  Result<QuoteSolution> forced = SolveQuotes(c, o);
+  EXPECT_EQ(forced->style[0], ExerciseStyle::kEuropean);
+  EXPECT_EQ(forced->iv[0], eu->iv[0]);
 }
 
 TEST(ChainSynth, CountMatchesTheGeneratedChainAndStopsEarly) {
