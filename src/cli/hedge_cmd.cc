@@ -256,130 +256,122 @@ nlohmann::json DistributionJson(const Distribution& d) {
   return j;
 }
 
-int RunChainHedge(const HedgeFlags& f) {
+// The flags of --chain mode, before the file is read.
+Status CheckChainFlags(const HedgeFlags& f) {
   std::vector<std::string> conflicting;
   for (const char* flag : kReplacedByChain) {
     if (f.given.count(flag) > 0) conflicting.push_back(flag);
   }
   if (!conflicting.empty()) {
-    return ReportError(Status::Refused(fmt::format(
+    return (Status::Refused(fmt::format(
         "hedge --chain: {} cannot be given with --chain: the contract (strike, expiry, "
         "call/put), the underlying's path and the vols come from the chain file, and every "
         "quote date is a rebalancing date. Fix: drop {}, or drop --chain to simulate paths",
         fmt::join(conflicting, ", "), conflicting.size() == 1 ? "it" : "them")));
   }
   if (f.contract.empty()) {
-    return ReportError(Status::Refused(
+    return (Status::Refused(
         "hedge --chain: --contract is required: an id EXPIRY:C|P:STRIKE (e.g. "
         "2018-01-31:C:2700) or OCC symbol (e.g. SPXW180131C02700000), `all`, or `list` to "
         "print the chain's contracts"));
   }
   if (f.given.count("--policy") > 0 && f.policy != "bs-delta") {
-    return ReportError(Status::InvalidArgument(
+    return (Status::InvalidArgument(
         "--policy " + f.policy +
         ": with --chain only bs-delta (the Black-Scholes delta at the day's implied vol) is "
         "supported; a trained policy hedges simulated paths (drop --chain)"));
   }
   if (!(std::isfinite(f.rate) && std::abs(f.rate) <= pricing::kMaxRate)) {
-    return ReportError(Status::InvalidArgument(
+    return (Status::InvalidArgument(
         fmt::format("--rate {}: expected a continuously compounded rate per year in [-{:g}, "
                     "{:g}] (0.05 = 5%)",
                     f.rate, pricing::kMaxRate, pricing::kMaxRate)));
   }
   if (!(f.cost >= 0 && f.cost < 1)) {
-    return ReportError(Status::InvalidArgument(fmt::format(
+    return (Status::InvalidArgument(fmt::format(
         "--cost {}: expected a proportional cost in [0, 1) (0.001 = 0.1% of traded value)",
         f.cost)));
   }
   if (f.min_days < 1 || f.min_days > 100000) {
-    return ReportError(Status::InvalidArgument(fmt::format(
+    return (Status::InvalidArgument(fmt::format(
         "--min-days {}: expected 1 to 100000 hedge days (quote dates from the sale to the day "
         "before expiry)",
         f.min_days)));
   }
   if (f.on_bad_rows != "fail" && f.on_bad_rows != "drop") {
-    return ReportError(
-        Status::InvalidArgument("--on-bad-rows " + f.on_bad_rows + ": expected fail or drop"));
+    return (Status::InvalidArgument("--on-bad-rows " + f.on_bad_rows + ": expected fail or drop"));
   }
-  market::ChainReadOptions read;
-  read.on_bad_rows =
-      f.on_bad_rows == "drop" ? market::BadRowPolicy::kDrop : market::BadRowPolicy::kFail;
-  market::DataReport report;
-  Result<market::OptionChain> chain = market::ReadOptionChainCsv(f.chain, read, &report);
-  if (!chain.ok()) return ReportError(chain.status());
-  const market::OptionChain& c = *chain;
-  if (c.size() == 0) {
-    return ReportError(Status::DataError("--chain " + f.chain + ": no option rows"));
-  }
-  const std::vector<env::ChainContract> contracts = env::ListChainContracts(c);
-  env::ChainHedgeOptions options;
-  options.rate = f.rate;
-  options.cost = f.cost;
-  const bool all = f.contract == "all", list = f.contract == "list";
-  options.min_days = all || list ? static_cast<int>(f.min_days) : 1;
-  const int64_t dropped = static_cast<int64_t>(report.problems.size());
+  return Status::Ok();
+}
 
-  if (!all && !list) {
-    if (f.given.count("--min-days") > 0) {
-      return ReportError(
-          Status::Refused("hedge --chain: --min-days applies to --contract all and list only"));
-    }
-    const int64_t index = env::FindChainContract(contracts, f.contract);
-    if (index < 0) {
-      return ReportError(Status::NotFound(fmt::format(
-          "--contract {}: no such contract in {} ({} contracts). Expected EXPIRY:C|P:STRIKE "
-          "(e.g. {}){}, `all` or `list`; `rltrade hedge --chain {} --contract list` prints "
-          "them",
-          f.contract, f.chain, contracts.size(), contracts.front().id,
-          contracts.front().occ.empty() ? ""
-                                        : " or an OCC symbol (e.g. " + contracts.front().occ + ")",
-          f.chain)));
-    }
-    const env::ChainContract& contract = contracts[static_cast<size_t>(index)];
-    Result<env::ChainHedgeResult> r = env::HedgeChainContract(c, contract, options);
-    if (!r.ok()) return ReportError(r.status());
-    if (r->skip != env::HedgeSkip::kNone) {
-      return ReportError(Status::DataError(fmt::format(
-          "--contract {}: cannot be hedged along its life in {}: {} ({}){}", contract.id, f.chain,
-          r->why, env::HedgeSkipName(r->skip),
-          r->skip == env::HedgeSkip::kNoUnderlying
-              ? ". The chain needs an underlying price column (underlying_last, "
-                "underlying_price, S, ...) on every quote date; a separate bar file of the "
-                "underlying is not supported"
-              : "")));
-    }
-    if (!f.out.empty()) {
-      Status w = WriteResultsCsv(f.out, {Hedged{&contract, *r}});
-      if (!w.ok()) return ReportError(w);
-    }
-    if (f.json) {
-      nlohmann::json j = ResultJson(contract, *r);
-      j["rate"] = f.rate;
-      j["cost"] = f.cost;
-      j["rows_dropped"] = dropped;
-      fmt::print("{}\n", JsonText(j, 2));
-      return 0;
-    }
-    fmt::print(
-        "short 1 {} {} strike {} expiring {}, sold {} at the mid {:.6f} (half spread "
-        "{:.6f}), S={}\n",
-        contract.id, TypeName(contract.right), contract.strike, Day(contract.expiry),
-        Day(r->first_date), r->premium, r->half_spread0, r->spot0);
-    fmt::print(
-        "hedged with the Black-Scholes delta on {} quote dates ({} quoted; vol from the "
-        "file {}, solved from the mid {}, carried {}, none yet {}), rate {}, cost {}\n",
-        r->hedge_days, r->quoted_days, r->file_iv_days, r->solved_iv_days, r->carried_iv_days,
-        r->no_iv_days, f.rate, f.cost);
-    fmt::print("settled at S={} : payoff {:.6f}\n", r->spot_expiry, r->payoff);
-    fmt::print("costs            {:.6f}\n", r->costs);
-    fmt::print("interest         {:.6f}\n", r->interest);
-    fmt::print("pnl              {:.6f}   (hedging error at expiry; > 0: the seller kept money)\n",
-               r->pnl);
-    fmt::print("pnl_over_premium {:.4f}\n", r->pnl_over_premium);
-    if (dropped > 0) fmt::print("({} bad rows of {} dropped)\n", dropped, f.chain);
+// --contract ID: one contract's hedge.
+int HedgeOneContract(const HedgeFlags& f, const market::OptionChain& c,
+                     const std::vector<env::ChainContract>& contracts,
+                     const env::ChainHedgeOptions& options, int64_t dropped) {
+  if (f.given.count("--min-days") > 0) {
+    return ReportError(
+        Status::Refused("hedge --chain: --min-days applies to --contract all and list only"));
+  }
+  const int64_t index = env::FindChainContract(contracts, f.contract);
+  if (index < 0) {
+    return ReportError(Status::NotFound(fmt::format(
+        "--contract {}: no such contract in {} ({} contracts). Expected EXPIRY:C|P:STRIKE "
+        "(e.g. {}){}, `all` or `list`; `rltrade hedge --chain {} --contract list` prints "
+        "them",
+        f.contract, f.chain, contracts.size(), contracts.front().id,
+        contracts.front().occ.empty() ? ""
+                                      : " or an OCC symbol (e.g. " + contracts.front().occ + ")",
+        f.chain)));
+  }
+  const env::ChainContract& contract = contracts[static_cast<size_t>(index)];
+  Result<env::ChainHedgeResult> r = env::HedgeChainContract(c, contract, options);
+  if (!r.ok()) return ReportError(r.status());
+  if (r->skip != env::HedgeSkip::kNone) {
+    return ReportError(Status::DataError(fmt::format(
+        "--contract {}: cannot be hedged along its life in {}: {} ({}){}", contract.id, f.chain,
+        r->why, env::HedgeSkipName(r->skip),
+        r->skip == env::HedgeSkip::kNoUnderlying
+            ? ". The chain needs an underlying price column (underlying_last, "
+              "underlying_price, S, ...) on every quote date; a separate bar file of the "
+              "underlying is not supported"
+            : "")));
+  }
+  if (!f.out.empty()) {
+    Status w = WriteResultsCsv(f.out, {Hedged{&contract, *r}});
+    if (!w.ok()) return ReportError(w);
+  }
+  if (f.json) {
+    nlohmann::json j = ResultJson(contract, *r);
+    j["rate"] = f.rate;
+    j["cost"] = f.cost;
+    j["rows_dropped"] = dropped;
+    fmt::print("{}\n", JsonText(j, 2));
     return 0;
   }
+  fmt::print(
+      "short 1 {} {} strike {} expiring {}, sold {} at the mid {:.6f} (half spread "
+      "{:.6f}), S={}\n",
+      contract.id, TypeName(contract.right), contract.strike, Day(contract.expiry),
+      Day(r->first_date), r->premium, r->half_spread0, r->spot0);
+  fmt::print(
+      "hedged with the Black-Scholes delta on {} quote dates ({} quoted; vol from the "
+      "file {}, solved from the mid {}, carried {}, none yet {}), rate {}, cost {}\n",
+      r->hedge_days, r->quoted_days, r->file_iv_days, r->solved_iv_days, r->carried_iv_days,
+      r->no_iv_days, f.rate, f.cost);
+  fmt::print("settled at S={} : payoff {:.6f}\n", r->spot_expiry, r->payoff);
+  fmt::print("costs            {:.6f}\n", r->costs);
+  fmt::print("interest         {:.6f}\n", r->interest);
+  fmt::print("pnl              {:.6f}   (hedging error at expiry; > 0: the seller kept money)\n",
+             r->pnl);
+  fmt::print("pnl_over_premium {:.4f}\n", r->pnl_over_premium);
+  if (dropped > 0) fmt::print("({} bad rows of {} dropped)\n", dropped, f.chain);
+  return 0;
+}
 
+// --contract all (and list): every contract.
+int HedgeAllContracts(const HedgeFlags& f, const market::OptionChain& c,
+                      const std::vector<env::ChainContract>& contracts,
+                      const env::ChainHedgeOptions& options, int64_t dropped, bool list) {
   std::vector<Hedged> hedged;
   std::map<std::string, int64_t> skipped;
   std::map<std::string, std::string> skip_example;
@@ -468,6 +460,31 @@ int RunChainHedge(const HedgeFlags& f) {
              "pnl_over_premium", dr.mean, dr.sd, dr.q[0], dr.q[1], dr.q[2], dr.q[3], dr.q[4]);
   if (dropped > 0) fmt::print("({} bad rows of {} dropped)\n", dropped, f.chain);
   return 0;
+}
+
+int RunChainHedge(const HedgeFlags& f) {
+  Status flags = CheckChainFlags(f);
+  if (!flags.ok()) return ReportError(flags);
+  market::ChainReadOptions read;
+  read.on_bad_rows =
+      f.on_bad_rows == "drop" ? market::BadRowPolicy::kDrop : market::BadRowPolicy::kFail;
+  market::DataReport report;
+  Result<market::OptionChain> chain = market::ReadOptionChainCsv(f.chain, read, &report);
+  if (!chain.ok()) return ReportError(chain.status());
+  const market::OptionChain& c = *chain;
+  if (c.size() == 0) {
+    return ReportError(Status::DataError("--chain " + f.chain + ": no option rows"));
+  }
+  const std::vector<env::ChainContract> contracts = env::ListChainContracts(c);
+  env::ChainHedgeOptions options;
+  options.rate = f.rate;
+  options.cost = f.cost;
+  const bool all = f.contract == "all", list = f.contract == "list";
+  options.min_days = all || list ? static_cast<int>(f.min_days) : 1;
+  const int64_t dropped = static_cast<int64_t>(report.problems.size());
+
+  if (!all && !list) return HedgeOneContract(f, c, contracts, options, dropped);
+  return HedgeAllContracts(f, c, contracts, options, dropped, list);
 }
 
 int RunHedge(const HedgeFlags& f) {
