@@ -618,35 +618,41 @@ void RegisterHedgeCommand(CLI::App& app, Action* action) {
       "--rate (default 0) and --cost still apply.");
   std::vector<CLI::Option*> options;
   options.push_back(
-      cmd->add_option("--spot", f->spot, "price of the underlying S (not with --chain)")
+      cmd->add_option("--spot", f->spot,
+                      "price of the underlying S (required without --chain, refused with it)")
           ->check(DecimalNumber()));
-  options.push_back(cmd->add_option("--strike", f->strike, "strike K (not with --chain)")
-                        ->check(DecimalNumber()));
   options.push_back(
-      cmd->add_option("--rate", f->rate,
-                      "risk-free rate r per year, continuous (0.05 = 5%); with --chain "
-                      "optional, default 0: financing and the delta")
+      cmd->add_option("--strike", f->strike, "strike K (required without --chain, refused with it)")
+          ->check(DecimalNumber()));
+  options.push_back(
+      cmd->add_option(
+             "--rate", f->rate,
+             "risk-free rate r per year, continuous (0.05 = 5%); required without --chain; with it "
+             "optional, default 0: financing and the delta")
           ->check(DecimalNumber()));
   options.push_back(cmd->add_option("--drift", f->drift,
-                                    "real-world drift mu of the underlying per year (not with "
-                                    "--chain)")
+                                    "real-world drift mu of the underlying per year "
+                                    "(required without --chain, refused with it)")
                         ->check(DecimalNumber()));
   options.push_back(cmd->add_option("--vol", f->vol,
-                                    "volatility sigma per sqrt(year) (0.2 = 20%; not with "
-                                    "--chain)")
+                                    "volatility sigma per sqrt(year) (0.2 = 20%; required "
+                                    "without --chain, refused with it)")
                         ->check(DecimalNumber()));
-  options.push_back(cmd->add_option("--maturity-weeks", f->maturity_weeks,
-                                    "weeks to maturity W (52 a year; not with --chain)")
-                        ->check(DecimalNumber()));
+  options.push_back(
+      cmd->add_option("--maturity-weeks", f->maturity_weeks,
+                      "weeks to maturity W (52 a year; required without --chain, refused with it)")
+          ->check(DecimalNumber()));
   options.push_back(cmd->add_option("--rebalance-weeks", f->rebalance_weeks,
-                                    "weeks between rebalancings D (not with --chain: every "
-                                    "quote date)")
+                                    "weeks between rebalancings D (required without --chain, "
+                                    "refused with it: every quote date rebalances)")
                         ->check(DecimalNumber()));
-  options.push_back(cmd->add_option("--paths", f->paths, "simulated paths N (not with --chain)")
+  options.push_back(cmd->add_option("--paths", f->paths,
+                                    "simulated paths N (required without --chain, refused with it)")
                         ->check(DecimalInteger()));
-  options.push_back(cmd->add_option("--policy", f->policy,
-                                    "bs-delta (Black-Scholes delta) or RUN_DIR (a run trained "
-                                    "on env hedging; with --chain only bs-delta, the default)"));
+  options.push_back(cmd->add_option(
+      "--policy", f->policy,
+      "bs-delta (Black-Scholes delta) or RUN_DIR (a run trained "
+      "on env hedging; required without --chain; with it only bs-delta, the default)"));
   options.push_back(
       cmd->add_option("--cost", f->cost, "proportional transaction cost (0.001 = 0.1%)")
           ->check(DecimalNumber())
