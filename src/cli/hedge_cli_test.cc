@@ -2,16 +2,21 @@
 // checked against Black-Scholes (Hull's 20-week example, price 2.40) and the discrete
 // delta-hedging theory (SD of the hedging cost's PV ~ sqrt(pi/4) vega sigma sqrt(dt/T)),
 // the flags against their documented ranges, and a trained run of the hedging
-// environment against the command's RUN_DIR path.
+// environment against the command's RUN_DIR path. `hedge --chain` runs on chain files
+// written here from Black-Scholes quotes along a deterministic path, against a replay of
+// the hedge portfolio written here.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <string>
+#include <vector>
 
 #include "cli/cli_test_util.h"
+#include "core/civil_time.h"
 #include "testing/testing.h"
 
 namespace {
@@ -130,6 +135,305 @@ TEST_F(HedgeRun, ARunOfAnotherEnvironmentIsRefusedClearly) {
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("hedging"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cartpole"), std::string::npos) << r.out;
+}
+
+// ---------------------------------------------------------------------------------------
+// --chain: listed contracts along a chain file.
+
+// The fixture: weekdays from 2024-01-02, the underlying on a zig-zag around the model's
+// drift (each log return (r - vol^2/2) dt +- vol sqrt(dt): its square is the model's
+// variance), Black-Scholes quotes at constant vol, bid and ask the value -+ 0.1%.
+constexpr double kS0 = 100, kVol = 0.2, kRate = 0.03;
+constexpr int kDays = 40;
+
+int32_t Day(int y, int m, int d) { return static_cast<int32_t>(rlt::DaysFromCivil(y, m, d)); }
+std::string DateText(int32_t days) {
+  const rlt::CivilDate c = rlt::CivilFromDays(days);
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d", c.year, c.month, c.day);
+  return buf;
+}
+
+struct Path {
+  std::vector<int32_t> dates;
+  std::vector<double> spot;
+};
+
+Path ZigZag() {
+  Path p;
+  for (int32_t d = Day(2024, 1, 2); static_cast<int>(p.dates.size()) < kDays; ++d) {
+    if (rlt::Weekday(d) != 0 && rlt::Weekday(d) != 6) p.dates.push_back(d);
+  }
+  p.spot.push_back(kS0);
+  for (int i = 1; i < kDays; ++i) {
+    const double dt = (p.dates[i] - p.dates[i - 1]) / 365.0;
+    const double sign = i % 2 == 1 ? 1 : -1;
+    p.spot.push_back(p.spot.back() *
+                     std::exp((kRate - kVol * kVol / 2) * dt + sign * kVol * std::sqrt(dt)));
+  }
+  return p;
+}
+
+double Ncdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+// Black-Scholes value and delta, phi = +1 call, -1 put (written here, not ours).
+double Bs(double phi, double s, double k, double t, double* delta = nullptr) {
+  const double d1 = (std::log(s / k) + (kRate + kVol * kVol / 2) * t) / (kVol * std::sqrt(t));
+  const double d2 = d1 - kVol * std::sqrt(t);
+  if (delta != nullptr) *delta = phi > 0 ? Ncdf(d1) : Ncdf(d1) - 1;
+  return phi * (s * Ncdf(phi * d1) - k * std::exp(-kRate * t) * Ncdf(phi * d2));
+}
+
+std::string Num17(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// One contract's rows: quoted from date index `from` up to its expiry (or the file's end).
+void Rows(std::string* csv, const Path& p, int32_t expiry, double phi, double k, int from,
+          bool underlying = true) {
+  for (int i = from; i < kDays && p.dates[i] < expiry; ++i) {
+    const double v = Bs(phi, p.spot[i], k, (expiry - p.dates[i]) / 365.0);
+    *csv += DateText(p.dates[i]) + "," + DateText(expiry) + "," + Num17(k) + "," +
+            (phi > 0 ? "C" : "P") + "," + Num17(v * 0.999) + "," + Num17(v * 1.001) + "," +
+            (underlying ? Num17(p.spot[i]) : "") + "\n";
+  }
+}
+const char kHeader[] = "quote_date,expiration,strike,type,bid,ask,underlying_price\n";
+
+// The expected result: the short option sold at the mid, Black-Scholes delta every date
+// before expiry, cash at kRate over calendar days, cost on every trade and the final sale.
+double ReplayPnl(const Path& p, double phi, double k, double cost, int from = 0) {
+  const int e = kDays - 1;
+  const int32_t expiry = p.dates[e];
+  double cash = Bs(phi, p.spot[from], k, (expiry - p.dates[from]) / 365.0), shares = 0;
+  for (int i = from; i < e; ++i) {
+    if (i > from) cash *= std::exp(kRate * (p.dates[i] - p.dates[i - 1]) / 365.0);
+    double delta = 0;
+    Bs(phi, p.spot[i], k, (expiry - p.dates[i]) / 365.0, &delta);
+    cash -= (delta - shares) * p.spot[i] + cost * std::abs(delta - shares) * p.spot[i];
+    shares = delta;
+  }
+  cash *= std::exp(kRate * (expiry - p.dates[e - 1]) / 365.0);
+  cash += shares * p.spot[e] - cost * std::abs(shares) * p.spot[e];
+  return cash - std::max(phi * (p.spot[e] - k), 0.0);
+}
+
+class HedgeChain : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = rlt::testing::NewScratchDir("rlt_hedgechain_");
+    path_ = ZigZag();
+    expiry_ = path_.dates[kDays - 1];
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& csv) {
+    const std::string file = (dir_ / name).string();
+    std::ofstream(file) << csv;
+    return file;
+  }
+  // The call K 100 and the put K 95, from the first date to the expiry (the expiry day's
+  // rows too: the option is settled there, not hedged).
+  std::string TwoContracts() {
+    std::string csv = kHeader;
+    Rows(&csv, path_, expiry_, 1, 100, 0);
+    Rows(&csv, path_, expiry_, -1, 95, 0);
+    csv += DateText(expiry_) + "," + DateText(expiry_) + ",100,C,1,1.1," +
+           Num17(path_.spot[kDays - 1]) + "\n";
+    return csv;
+  }
+  std::string Id(double phi, double k) const {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s:%s:%g", DateText(expiry_).c_str(), phi > 0 ? "C" : "P", k);
+    return buf;
+  }
+  fs::path dir_;
+  Path path_;
+  int32_t expiry_ = 0;
+};
+
+TEST_F(HedgeChain, DailyDeltaHedgeMatchesAnIndependentReplayAndIsSmallOnAModelPath) {
+  const std::string file = Write("chain.csv", TwoContracts());
+  for (const double phi : {1.0, -1.0}) {
+    const double k = phi > 0 ? 100 : 95;
+    const nlohmann::json j =
+        Json(RunCli("hedge --chain " + file + " --contract " + Id(phi, k) + " --rate 0.03 --json"));
+    ASSERT_TRUE(j.contains("pnl")) << j.dump();
+    const double premium = Bs(phi, kS0, k, (expiry_ - path_.dates[0]) / 365.0);
+    EXPECT_NEAR(j.at("premium").get<double>(), premium, 1e-12 * premium);
+    EXPECT_NEAR(j.at("iv0").get<double>(), kVol, 1e-8);
+    EXPECT_EQ(j.at("hedge_days").get<int>(), kDays - 1);
+    // The vol is solved from every mid (one too small to invert would carry the last).
+    EXPECT_EQ(j.at("iv_days").at("solved").get<int>() + j.at("iv_days").at("carried").get<int>(),
+              kDays - 1);
+    EXPECT_GE(j.at("iv_days").at("solved").get<int>(), kDays - 3);
+    const double expected = ReplayPnl(path_, phi, k, 0);
+    // The vol solved from the mid is the model's to ~1e-10: the P&L agrees to far less
+    // than a cent per 100 of premium.
+    EXPECT_NEAR(j.at("pnl").get<double>(), expected, 1e-6 * premium) << j.dump();
+    EXPECT_NEAR(j.at("pnl_over_premium").get<double>(), expected / premium, 1e-6);
+    // The path realises the model's variance every step: the hedge replicates the option
+    // to a small fraction of its premium (random paths: an SD of ~15% at 39 rebalancings).
+    EXPECT_LT(std::abs(expected / premium), 0.03) << expected / premium;
+    EXPECT_NEAR(j.at("payoff").get<double>(), std::max(phi * (path_.spot[kDays - 1] - k), 0.0),
+                1e-12 * kS0);
+    EXPECT_EQ(j.at("contract").get<std::string>(), Id(phi, k));
+  }
+  // The text output of the same.
+  const CmdResult text =
+      RunCli("hedge --chain " + file + " --contract " + Id(1, 100) + " --rate 0.03");
+  EXPECT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("pnl_over_premium"), std::string::npos) << text.out;
+}
+
+TEST_F(HedgeChain, CostsMakeHedgingDearerByWhatTheTradesPay) {
+  const std::string file = Write("chain.csv", TwoContracts());
+  const std::string cmd = "hedge --chain " + file + " --contract " + Id(1, 100) + " --rate 0.03";
+  const nlohmann::json free = Json(RunCli(cmd + " --json"));
+  const nlohmann::json costly = Json(RunCli(cmd + " --cost 0.002 --json"));
+  ASSERT_TRUE(free.contains("pnl") && costly.contains("pnl"));
+  const double premium = free.at("premium").get<double>();
+  EXPECT_LT(costly.at("pnl").get<double>(), free.at("pnl").get<double>() - 0.1);
+  EXPECT_NEAR(costly.at("pnl").get<double>(), ReplayPnl(path_, 1, 100, 0.002), 1e-6 * premium);
+  EXPECT_GT(costly.at("costs").get<double>(), 0.1);
+  EXPECT_EQ(free.at("costs").get<double>(), 0.0);
+}
+
+TEST_F(HedgeChain, AllHedgesTheContractsThatLiveLongEnoughAndDescribesTheErrors) {
+  std::string csv = TwoContracts();
+  Rows(&csv, path_, expiry_, 1, 105, kDays - 4);        // 3 hedge days: too short at 5
+  Rows(&csv, path_, expiry_ + 30, 1, 100, kDays - 10);  // expires after the file
+  const std::string file = Write("chain.csv", csv);
+  const std::string out = (dir_ / "per_contract.csv").string();
+  const nlohmann::json j =
+      Json(RunCli("hedge --chain " + file + " --contract all --rate 0.03 --json --out " + out));
+  ASSERT_TRUE(j.contains("pnl")) << j.dump();
+  EXPECT_EQ(j.at("contracts").get<int>(), 4);
+  EXPECT_EQ(j.at("hedged").get<int>(), 2);
+  EXPECT_EQ(j.at("min_days").get<int>(), 5);
+  EXPECT_EQ(j.at("skipped").at("too-short").get<int>(), 1);
+  EXPECT_EQ(j.at("skipped").at("expires-after-file").get<int>(), 1);
+  // The distribution of the two replayed errors: mean, sample SD, quantiles interpolated.
+  const double a = ReplayPnl(path_, 1, 100, 0), b = ReplayPnl(path_, -1, 95, 0);
+  const double lo = std::min(a, b), hi = std::max(a, b), scale = std::abs(a) + std::abs(b);
+  const nlohmann::json& pnl = j.at("pnl");
+  EXPECT_NEAR(pnl.at("mean").get<double>(), (a + b) / 2, 1e-6 * scale + 1e-9);
+  EXPECT_NEAR(pnl.at("sd").get<double>(), std::abs(a - b) / std::sqrt(2.0), 1e-6 * scale + 1e-9);
+  EXPECT_NEAR(pnl.at("q05").get<double>(), lo + 0.05 * (hi - lo), 1e-6 * scale + 1e-9);
+  EXPECT_NEAR(pnl.at("q50").get<double>(), (a + b) / 2, 1e-6 * scale + 1e-9);
+  EXPECT_NEAR(pnl.at("q95").get<double>(), lo + 0.95 * (hi - lo), 1e-6 * scale + 1e-9);
+  for (const char* key : {"mean", "sd", "q05", "q25", "q50", "q75", "q95"}) {
+    EXPECT_TRUE(j.at("pnl_over_premium").contains(key)) << key;
+  }
+  // One row per hedged contract, and a header.
+  const std::string rows = rlt::testing::ReadFile(out);
+  EXPECT_EQ(std::count(rows.begin(), rows.end(), '\n'), 3) << rows;
+  EXPECT_EQ(rows.rfind("contract,occ,type,strike,expiry,", 0), 0u) << rows;
+  EXPECT_NE(rows.find(Id(-1, 95)), std::string::npos) << rows;
+  // A lower --min-days takes the short-lived contract too; list says why each is skipped.
+  const nlohmann::json two =
+      Json(RunCli("hedge --chain " + file + " --contract all --min-days 2 --json"));
+  EXPECT_EQ(two.at("hedged").get<int>(), 3) << two.dump();
+  const CmdResult list = RunCli("hedge --chain " + file + " --contract list");
+  EXPECT_EQ(list.exit_code, 0) << list.out;
+  EXPECT_NE(list.out.find(Id(1, 105)), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("fewer than 5"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("after the chain's last quote date"), std::string::npos) << list.out;
+}
+
+TEST_F(HedgeChain, ADayWithoutAQuoteCarriesTheLastVol) {
+  // Day 5 of the call: ask 0, "no quote" (read as such, or dropped as a bad row by the
+  // reader of today: either way the day has no quote for the contract).
+  // The put keeps the date (and its underlying price) in the chain when the reader drops
+  // the call's row.
+  std::string csv = kHeader;
+  Rows(&csv, path_, expiry_, 1, 100, 0);
+  Rows(&csv, path_, expiry_, -1, 95, 0);
+  const std::string day5 = DateText(path_.dates[5]) + "," + DateText(expiry_) + ",100,C,";
+  const size_t at = csv.find(day5);
+  ASSERT_NE(at, std::string::npos);
+  const size_t end = csv.find('\n', at);
+  csv.replace(at, end - at, day5 + "0,0," + Num17(path_.spot[5]));
+  csv += DateText(expiry_) + "," + DateText(expiry_) + ",100,C,1,1.1," +
+         Num17(path_.spot[kDays - 1]) + "\n";
+  const std::string file = Write("chain.csv", csv);
+  const nlohmann::json j = Json(RunCli("hedge --chain " + file + " --contract " + Id(1, 100) +
+                                       " --rate 0.03 --on-bad-rows drop --json"));
+  ASSERT_TRUE(j.contains("pnl")) << j.dump();
+  EXPECT_EQ(j.at("quoted_days").get<int>(), kDays - 2);
+  EXPECT_EQ(j.at("iv_days").at("carried").get<int>(), 1);
+  // The carried vol is the model's: the same hedge as with every quote.
+  const double premium = j.at("premium").get<double>();
+  EXPECT_NEAR(j.at("pnl").get<double>(), ReplayPnl(path_, 1, 100, 0), 1e-6 * premium);
+}
+
+TEST_F(HedgeChain, BadInputIsAClearErrorAndWritesNothing) {
+  const std::string file = Write("chain.csv", TwoContracts());
+  const std::string out = (dir_ / "out.csv").string();
+  const std::string base = "hedge --chain " + file + " --out " + out + " ";
+  // An unknown contract: says how to see the valid ones.
+  CmdResult r = RunCli(base + "--contract 2024-01-31:C:101");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("--contract list"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2024-01-31:C:101"), std::string::npos) << r.out;
+  // Flags the chain replaces: each named.
+  r = RunCli(base + "--contract " + Id(1, 100) + " --strike 100 --vol 0.2");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--strike, --vol cannot be given with --chain"), std::string::npos) << r.out;
+  r = RunCli(base + "--contract " + Id(1, 100) + " --paths 10");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--paths"), std::string::npos) << r.out;
+  r = RunCli("hedge --chain " + file);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--contract is required"), std::string::npos) << r.out;
+  r = RunCli(base + "--contract " + Id(1, 100) + " --policy " + dir_.string());
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("only bs-delta"), std::string::npos) << r.out;
+  // Chain flags without --chain; the simulation's flags missing.
+  r = RunCli(kHull + " --rebalance-weeks 1 --paths 10 --policy bs-delta --contract all");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--contract needs --chain"), std::string::npos) << r.out;
+  r = RunCli("hedge --spot 49 --strike 50 --rate 0.05 --paths 10 --policy bs-delta");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--drift, --vol, --maturity-weeks, --rebalance-weeks are required"),
+            std::string::npos)
+      << r.out;
+  // No underlying price: one contract and all.
+  std::string csv = kHeader;
+  Rows(&csv, path_, expiry_, 1, 100, 0, /*underlying=*/false);
+  csv += DateText(expiry_) + "," + DateText(expiry_) + ",100,C,1,1.1,\n";
+  const std::string bare = Write("bare.csv", csv);
+  r = RunCli("hedge --chain " + bare + " --out " + out + " --contract " + Id(1, 100));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("no underlying price on 2024-01-02"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("underlying_last"), std::string::npos) << r.out;
+  r = RunCli("hedge --chain " + bare + " --out " + out + " --contract all --json");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("none of its 1 contracts can be hedged"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no-underlying-price"), std::string::npos) << r.out;
+  // A missing file.
+  r = RunCli("hedge --chain " + (dir_ / "none.csv").string() + " --contract all");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("none.csv"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out));
+  // Nothing but the inputs in the directory (no temporary files left).
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) files += e.is_regular_file() ? 1 : 0;
+  EXPECT_EQ(files, 2);
+}
+
+// The real chain, when the shared data is there: every contract that lives 5 quote dates.
+TEST(HedgeChainRealData, SpxwChainAll) {
+  const fs::path chain =
+      "/work/shared/data/options/SPXW_chain_EOD_2018-01-02_2018-02-28_optopsy.csv";
+  if (!fs::exists(chain)) GTEST_SKIP() << chain << " not present";
+  const nlohmann::json j = Json(RunCli("hedge --chain " + chain.string() +
+                                       " --contract all --on-bad-rows drop --rate 0.015 --json"));
+  ASSERT_TRUE(j.contains("hedged")) << j.dump();
+  EXPECT_GT(j.at("hedged").get<int>(), 10) << j.dump();
+  const nlohmann::json& q = j.at("pnl_over_premium");
+  EXPECT_LE(q.at("q05").get<double>(), q.at("q50").get<double>());
+  EXPECT_LE(q.at("q50").get<double>(), q.at("q95").get<double>());
 }
 
 }  // namespace

@@ -11,6 +11,11 @@
 // The policy is the Black-Scholes delta (`bs-delta`) or a trained run's policy (RUN_DIR,
 // trained on env id "hedging"; its other [env] settings are kept, the command's
 // parameters replace theirs), run deterministically through learn::PolicyRunner.
+//
+// With --chain FILE --contract ID|all|list the command hedges listed contracts of an option
+// chain along their real quoted lives instead (env/envs/chain_hedging.h): the contract,
+// the underlying's path and the vols come from the file, so --spot, --strike, --drift,
+// --vol, --maturity-weeks, --rebalance-weeks, --paths and --seed are refused with it.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -21,14 +26,20 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/numeric_flags.h"
 #include "config/config.h"
+#include "core/civil_time.h"
+#include "core/file_io.h"
 #include "core/json_text.h"
+#include "env/envs/chain_hedging.h"
 #include "env/envs/delta_hedging.h"
 #include "learn/inference.h"
+#include "market/option_chain_csv.h"
 #include "pricing/pricing.h"
 #include "train/train_options.h"
 
@@ -50,7 +61,23 @@ struct HedgeFlags {
   double cost = 0;
   uint64_t seed = 1;
   bool json = false;
+  // --chain mode.
+  std::string chain, contract, out, on_bad_rows = "fail";
+  int64_t min_days = 5;
+  // The flags given on the command line (long names), filled after parsing.
+  std::set<std::string> given;
 };
+
+// The simulation's flags that --chain replaces (the file gives the contract and the path).
+const char* const kReplacedByChain[] = {
+    "--spot",           "--strike",          "--drift", "--vol",
+    "--maturity-weeks", "--rebalance-weeks", "--paths", "--seed"};
+// The simulation's required flags (without --chain).
+const char* const kSimulationRequired[] = {
+    "--spot",           "--strike",          "--rate",  "--drift", "--vol",
+    "--maturity-weeks", "--rebalance-weeks", "--paths", "--policy"};
+// The flags of --chain mode only.
+const char* const kChainOnly[] = {"--contract", "--min-days", "--out", "--on-bad-rows"};
 
 Status CheckFlags(const HedgeFlags& f) {
   auto positive = [](const char* flag, double v, const char* what) -> Status {
@@ -135,7 +162,357 @@ Result<env::HedgingOptions> MakeOptions(const HedgeFlags& f,
   return o;
 }
 
+// ---------------------------------------------------------------------------------------
+// --chain: listed contracts along their quoted lives.
+
+std::string Day(int32_t days) { return FormatDate(DateKey(CivilFromDays(days))); }
+
+const char* TypeName(pricing::OptionType t) {
+  return t == pricing::OptionType::kCall ? "call" : "put";
+}
+
+// A JSON number, null when not finite.
+nlohmann::json Num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+
+struct Hedged {
+  const env::ChainContract* contract;
+  env::ChainHedgeResult result;
+};
+
+nlohmann::json ResultJson(const env::ChainContract& c, const env::ChainHedgeResult& r) {
+  nlohmann::json j = {{"contract", c.id},
+                      {"occ", c.occ},
+                      {"type", TypeName(c.right)},
+                      {"strike", c.strike},
+                      {"expiry", Day(c.expiry)},
+                      {"first_date", Day(r.first_date)},
+                      {"hedge_days", r.hedge_days},
+                      {"quoted_days", r.quoted_days},
+                      {"iv_days",
+                       {{"file", r.file_iv_days},
+                        {"solved", r.solved_iv_days},
+                        {"carried", r.carried_iv_days},
+                        {"none", r.no_iv_days}}},
+                      {"spot0", r.spot0},
+                      {"iv0", Num(r.iv0)},
+                      {"premium", r.premium},
+                      {"half_spread0", r.half_spread0},
+                      {"spot_expiry", r.spot_expiry},
+                      {"payoff", r.payoff},
+                      {"costs", r.costs},
+                      {"interest", r.interest},
+                      {"pnl", r.pnl},
+                      {"pnl_over_premium", Num(r.pnl_over_premium)}};
+  return j;
+}
+
+std::string CsvNum(double v) { return std::isfinite(v) ? fmt::format("{:.17g}", v) : ""; }
+
+// One row per hedged contract, written atomically.
+Status WriteResultsCsv(const std::string& path, const std::vector<Hedged>& rows) {
+  std::string text =
+      "contract,occ,type,strike,expiry,first_date,hedge_days,quoted_days,file_iv_days,"
+      "solved_iv_days,carried_iv_days,no_iv_days,spot0,iv0,premium,half_spread0,spot_expiry,"
+      "payoff,costs,interest,pnl,pnl_over_premium\n";
+  for (const Hedged& h : rows) {
+    const env::ChainContract& c = *h.contract;
+    const env::ChainHedgeResult& r = h.result;
+    text += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", c.id,
+                        c.occ, TypeName(c.right), CsvNum(c.strike), Day(c.expiry),
+                        Day(r.first_date), r.hedge_days, r.quoted_days, r.file_iv_days,
+                        r.solved_iv_days, r.carried_iv_days, r.no_iv_days, CsvNum(r.spot0),
+                        CsvNum(r.iv0), CsvNum(r.premium), CsvNum(r.half_spread0),
+                        CsvNum(r.spot_expiry), CsvNum(r.payoff), CsvNum(r.costs),
+                        CsvNum(r.interest), CsvNum(r.pnl), CsvNum(r.pnl_over_premium));
+  }
+  Status s = WriteFileAtomic(path, text);
+  if (!s.ok()) return Status::IoError("--out " + path + ": " + s.message());
+  return Status::Ok();
+}
+
+struct Distribution {
+  double mean = 0, sd = 0, q[5] = {0, 0, 0, 0, 0};
+};
+constexpr double kQuantiles[5] = {0.05, 0.25, 0.5, 0.75, 0.95};
+constexpr const char* kQuantileKeys[5] = {"q05", "q25", "q50", "q75", "q95"};
+
+Distribution Describe(std::vector<double> v) {
+  Distribution d;
+  if (v.empty()) return d;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) sum += x;
+  d.mean = sum / static_cast<double>(v.size());
+  double ss = 0;
+  for (double x : v) ss += (x - d.mean) * (x - d.mean);
+  d.sd = v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : 0.0;
+  for (int i = 0; i < 5; ++i) d.q[i] = env::SortedQuantile(v, kQuantiles[i]);
+  return d;
+}
+
+nlohmann::json DistributionJson(const Distribution& d) {
+  nlohmann::json j = {{"mean", d.mean}, {"sd", d.sd}};
+  for (int i = 0; i < 5; ++i) j[kQuantileKeys[i]] = d.q[i];
+  return j;
+}
+
+// The flags of --chain mode, before the file is read.
+Status CheckChainFlags(const HedgeFlags& f) {
+  std::vector<std::string> conflicting;
+  for (const char* flag : kReplacedByChain) {
+    if (f.given.count(flag) > 0) conflicting.push_back(flag);
+  }
+  if (!conflicting.empty()) {
+    return (Status::Refused(fmt::format(
+        "hedge --chain: {} cannot be given with --chain: the contract (strike, expiry, "
+        "call/put), the underlying's path and the vols come from the chain file, and every "
+        "quote date is a rebalancing date. Fix: drop {}, or drop --chain to simulate paths",
+        fmt::join(conflicting, ", "), conflicting.size() == 1 ? "it" : "them")));
+  }
+  if (f.contract.empty()) {
+    return (Status::Refused(
+        "hedge --chain: --contract is required: an id EXPIRY:C|P:STRIKE (e.g. "
+        "2018-01-31:C:2700) or OCC symbol (e.g. SPXW180131C02700000), `all`, or `list` to "
+        "print the chain's contracts"));
+  }
+  if (f.given.count("--policy") > 0 && f.policy != "bs-delta") {
+    return (Status::InvalidArgument(
+        "--policy " + f.policy +
+        ": with --chain only bs-delta (the Black-Scholes delta at the day's implied vol) is "
+        "supported; a trained policy hedges simulated paths (drop --chain)"));
+  }
+  if (!(std::isfinite(f.rate) && std::abs(f.rate) <= pricing::kMaxRate)) {
+    return (Status::InvalidArgument(
+        fmt::format("--rate {}: expected a continuously compounded rate per year in [-{:g}, "
+                    "{:g}] (0.05 = 5%)",
+                    f.rate, pricing::kMaxRate, pricing::kMaxRate)));
+  }
+  if (!(f.cost >= 0 && f.cost < 1)) {
+    return (Status::InvalidArgument(fmt::format(
+        "--cost {}: expected a proportional cost in [0, 1) (0.001 = 0.1% of traded value)",
+        f.cost)));
+  }
+  if (f.min_days < 1 || f.min_days > 100000) {
+    return (Status::InvalidArgument(fmt::format(
+        "--min-days {}: expected 1 to 100000 hedge days (quote dates from the sale to the day "
+        "before expiry)",
+        f.min_days)));
+  }
+  if (f.on_bad_rows != "fail" && f.on_bad_rows != "drop") {
+    return (Status::InvalidArgument("--on-bad-rows " + f.on_bad_rows + ": expected fail or drop"));
+  }
+  return Status::Ok();
+}
+
+// --contract ID: one contract's hedge.
+int HedgeOneContract(const HedgeFlags& f, const market::OptionChain& c,
+                     const std::vector<env::ChainContract>& contracts,
+                     const env::ChainHedgeOptions& options, int64_t dropped) {
+  if (f.given.count("--min-days") > 0) {
+    return ReportError(
+        Status::Refused("hedge --chain: --min-days applies to --contract all and list only"));
+  }
+  const int64_t index = env::FindChainContract(contracts, f.contract);
+  if (index < 0) {
+    return ReportError(Status::NotFound(fmt::format(
+        "--contract {}: no such contract in {} ({} contracts). Expected EXPIRY:C|P:STRIKE "
+        "(e.g. {}){}, `all` or `list`; `rltrade hedge --chain {} --contract list` prints "
+        "them",
+        f.contract, f.chain, contracts.size(), contracts.front().id,
+        contracts.front().occ.empty() ? ""
+                                      : " or an OCC symbol (e.g. " + contracts.front().occ + ")",
+        f.chain)));
+  }
+  const env::ChainContract& contract = contracts[static_cast<size_t>(index)];
+  Result<env::ChainHedgeResult> r = env::HedgeChainContract(c, contract, options);
+  if (!r.ok()) return ReportError(r.status());
+  if (r->skip != env::HedgeSkip::kNone) {
+    return ReportError(Status::DataError(fmt::format(
+        "--contract {}: cannot be hedged along its life in {}: {} ({}){}", contract.id, f.chain,
+        r->why, env::HedgeSkipName(r->skip),
+        r->skip == env::HedgeSkip::kNoUnderlying
+            ? ". The chain needs an underlying price column (underlying_last, "
+              "underlying_price, S, ...) on every quote date; a separate bar file of the "
+              "underlying is not supported"
+            : "")));
+  }
+  if (!f.out.empty()) {
+    Status w = WriteResultsCsv(f.out, {Hedged{&contract, *r}});
+    if (!w.ok()) return ReportError(w);
+  }
+  if (f.json) {
+    nlohmann::json j = ResultJson(contract, *r);
+    j["rate"] = f.rate;
+    j["cost"] = f.cost;
+    j["rows_dropped"] = dropped;
+    fmt::print("{}\n", JsonText(j, 2));
+    return 0;
+  }
+  fmt::print(
+      "short 1 {} {} strike {} expiring {}, sold {} at the mid {:.6f} (half spread "
+      "{:.6f}), S={}\n",
+      contract.id, TypeName(contract.right), contract.strike, Day(contract.expiry),
+      Day(r->first_date), r->premium, r->half_spread0, r->spot0);
+  fmt::print(
+      "hedged with the Black-Scholes delta on {} quote dates ({} quoted; vol from the "
+      "file {}, solved from the mid {}, carried {}, none yet {}), rate {}, cost {}\n",
+      r->hedge_days, r->quoted_days, r->file_iv_days, r->solved_iv_days, r->carried_iv_days,
+      r->no_iv_days, f.rate, f.cost);
+  fmt::print("settled at S={} : payoff {:.6f}\n", r->spot_expiry, r->payoff);
+  fmt::print("costs            {:.6f}\n", r->costs);
+  fmt::print("interest         {:.6f}\n", r->interest);
+  fmt::print("pnl              {:.6f}   (hedging error at expiry; > 0: the seller kept money)\n",
+             r->pnl);
+  fmt::print("pnl_over_premium {:.4f}\n", r->pnl_over_premium);
+  if (dropped > 0) fmt::print("({} bad rows of {} dropped)\n", dropped, f.chain);
+  return 0;
+}
+
+// --contract all (and list): every contract.
+int HedgeAllContracts(const HedgeFlags& f, const market::OptionChain& c,
+                      const std::vector<env::ChainContract>& contracts,
+                      const env::ChainHedgeOptions& options, int64_t dropped, bool list) {
+  std::vector<Hedged> hedged;
+  std::map<std::string, int64_t> skipped;
+  std::map<std::string, std::string> skip_example;
+  std::vector<std::pair<const env::ChainContract*, env::ChainHedgeResult>> listed;
+  for (const env::ChainContract& contract : contracts) {
+    Result<env::ChainHedgeResult> r = env::HedgeChainContract(c, contract, options);
+    if (!r.ok()) return ReportError(r.status());
+    if (list) listed.emplace_back(&contract, *r);
+    if (r->skip == env::HedgeSkip::kNone) {
+      hedged.push_back(Hedged{&contract, *r});
+    } else {
+      const std::string name = env::HedgeSkipName(r->skip);
+      if (skipped[name]++ == 0) skip_example[name] = contract.id + ": " + r->why;
+    }
+  }
+  if (list) {
+    if (f.json) {
+      nlohmann::json arr = nlohmann::json::array();
+      for (const auto& entry : listed) {
+        arr.push_back({{"contract", entry.first->id},
+                       {"occ", entry.first->occ},
+                       {"hedge_days", entry.second.hedge_days},
+                       {"skip", env::HedgeSkipName(entry.second.skip)},
+                       {"why", entry.second.why}});
+      }
+      fmt::print("{}\n", JsonText(arr, 2));
+      return 0;
+    }
+    fmt::print("{:<22} {:<22} {:>10}  {}\n", "contract", "occ", "hedge_days", "status");
+    for (const auto& entry : listed) {
+      fmt::print("{:<22} {:<22} {:>10}  {}\n", entry.first->id, entry.first->occ,
+                 entry.second.hedge_days,
+                 entry.second.skip == env::HedgeSkip::kNone ? std::string("ok") : entry.second.why);
+    }
+    return 0;
+  }
+  if (hedged.empty()) {
+    std::string why;
+    for (const auto& [name, n] : skipped) {
+      why += fmt::format("; {} {} (e.g. {})", n, name, skip_example[name]);
+    }
+    return ReportError(Status::DataError(fmt::format(
+        "hedge --chain {} --contract all: none of its {} contracts can be hedged along its "
+        "life{}. Fix: a lower --min-days, a chain that covers the contracts' expiries, or one "
+        "with an underlying price column (underlying_last, underlying_price, S, ...)",
+        f.chain, contracts.size(), why)));
+  }
+  std::vector<double> pnl, ratio;
+  for (const Hedged& h : hedged) {
+    pnl.push_back(h.result.pnl);
+    if (std::isfinite(h.result.pnl_over_premium)) ratio.push_back(h.result.pnl_over_premium);
+  }
+  const Distribution dp = Describe(pnl), dr = Describe(ratio);
+  if (!f.out.empty()) {
+    Status w = WriteResultsCsv(f.out, hedged);
+    if (!w.ok()) return ReportError(w);
+  }
+  if (f.json) {
+    nlohmann::json skips = nlohmann::json::object();
+    for (const auto& [name, n] : skipped) skips[name] = n;
+    const nlohmann::json j = {{"chain", f.chain},
+                              {"contracts", contracts.size()},
+                              {"hedged", hedged.size()},
+                              {"skipped", skips},
+                              {"min_days", f.min_days},
+                              {"rate", f.rate},
+                              {"cost", f.cost},
+                              {"rows_dropped", dropped},
+                              {"pnl", DistributionJson(dp)},
+                              {"pnl_over_premium", DistributionJson(dr)}};
+    fmt::print("{}\n", JsonText(j, 2));
+    return 0;
+  }
+  fmt::print(
+      "{} contracts in {}: {} hedged along their lives (short 1 at the first mid, "
+      "Black-Scholes delta every quote date, rate {}, cost {}), {} skipped\n",
+      contracts.size(), f.chain, hedged.size(), f.rate, f.cost, contracts.size() - hedged.size());
+  for (const auto& [name, n] : skipped) {
+    fmt::print("  skipped {:>6} {:<24} e.g. {}\n", n, name, skip_example[name]);
+  }
+  fmt::print("{:<18} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "hedging error", "mean",
+             "sd", "5%", "25%", "50%", "75%", "95%");
+  fmt::print("{:<18} {:>12.4f} {:>12.4f} {:>12.4f} {:>12.4f} {:>12.4f} {:>12.4f} {:>12.4f}\n",
+             "pnl", dp.mean, dp.sd, dp.q[0], dp.q[1], dp.q[2], dp.q[3], dp.q[4]);
+  fmt::print("{:<18} {:>12.4f} {:>12.4f} {:>12.4f} {:>12.4f} {:>12.4f} {:>12.4f} {:>12.4f}\n",
+             "pnl_over_premium", dr.mean, dr.sd, dr.q[0], dr.q[1], dr.q[2], dr.q[3], dr.q[4]);
+  if (dropped > 0) fmt::print("({} bad rows of {} dropped)\n", dropped, f.chain);
+  return 0;
+}
+
+int RunChainHedge(const HedgeFlags& f) {
+  Status flags = CheckChainFlags(f);
+  if (!flags.ok()) return ReportError(flags);
+  market::ChainReadOptions read;
+  read.on_bad_rows =
+      f.on_bad_rows == "drop" ? market::BadRowPolicy::kDrop : market::BadRowPolicy::kFail;
+  market::DataReport report;
+  Result<market::OptionChain> chain = market::ReadOptionChainCsv(f.chain, read, &report);
+  if (!chain.ok()) return ReportError(chain.status());
+  const market::OptionChain& c = *chain;
+  if (c.size() == 0) {
+    return ReportError(Status::DataError("--chain " + f.chain + ": no option rows"));
+  }
+  const std::vector<env::ChainContract> contracts = env::ListChainContracts(c);
+  env::ChainHedgeOptions options;
+  options.rate = f.rate;
+  options.cost = f.cost;
+  const bool all = f.contract == "all", list = f.contract == "list";
+  options.min_days = all || list ? static_cast<int>(f.min_days) : 1;
+  const int64_t dropped = static_cast<int64_t>(report.problems.size());
+
+  if (!all && !list) return HedgeOneContract(f, c, contracts, options, dropped);
+  return HedgeAllContracts(f, c, contracts, options, dropped, list);
+}
+
 int RunHedge(const HedgeFlags& f) {
+  if (!f.chain.empty() || f.given.count("--chain") > 0) {
+    if (f.chain.empty()) {
+      return ReportError(Status::Refused("--chain: expected an option chain CSV file"));
+    }
+    return RunChainHedge(f);
+  }
+  std::vector<std::string> wrong;
+  for (const char* flag : kChainOnly) {
+    if (f.given.count(flag) > 0) wrong.push_back(flag);
+  }
+  if (!wrong.empty()) {
+    return ReportError(Status::Refused(
+        fmt::format("hedge: {} need{} --chain FILE (hedging listed contracts of an option chain)",
+                    fmt::join(wrong, ", "), wrong.size() == 1 ? "s" : "")));
+  }
+  std::vector<std::string> missing;
+  for (const char* flag : kSimulationRequired) {
+    if (f.given.count(flag) == 0) missing.push_back(flag);
+  }
+  if (!missing.empty()) {
+    return ReportError(Status::Refused(fmt::format(
+        "hedge: {} {} required to simulate paths (or hedge listed contracts with --chain FILE "
+        "--contract ID|all)",
+        fmt::join(missing, ", "), missing.size() == 1 ? "is" : "are")));
+  }
   Status ok = CheckFlags(f);
   if (!ok.ok()) return ReportError(ok);
   const bool baseline = f.policy == "bs-delta";
@@ -230,39 +607,88 @@ void RegisterHedgeCommand(CLI::App& app, Action* action) {
   auto f = std::make_shared<HedgeFlags>();
   CLI::App* cmd = app.add_subcommand(
       "hedge",
-      "Monte Carlo delta hedging of a short call: BS price, mean and SD of the PV of the "
-      "hedging cost");
-  cmd->add_option("--spot", f->spot, "price of the underlying S")
-      ->check(DecimalNumber())
-      ->required();
-  cmd->add_option("--strike", f->strike, "strike K")->check(DecimalNumber())->required();
-  cmd->add_option("--rate", f->rate, "risk-free rate r per year, continuous (0.05 = 5%)")
-      ->check(DecimalNumber())
-      ->required();
-  cmd->add_option("--drift", f->drift, "real-world drift mu of the underlying per year")
-      ->check(DecimalNumber())
-      ->required();
-  cmd->add_option("--vol", f->vol, "volatility sigma per sqrt(year) (0.2 = 20%)")
-      ->check(DecimalNumber())
-      ->required();
-  cmd->add_option("--maturity-weeks", f->maturity_weeks, "weeks to maturity W (52 a year)")
-      ->check(DecimalNumber())
-      ->required();
-  cmd->add_option("--rebalance-weeks", f->rebalance_weeks, "weeks between rebalancings D")
-      ->check(DecimalNumber())
-      ->required();
-  cmd->add_option("--paths", f->paths, "simulated paths N")->check(DecimalInteger())->required();
-  cmd->add_option("--policy", f->policy,
-                  "bs-delta (Black-Scholes delta) or RUN_DIR (a run trained on env hedging)")
-      ->required();
-  cmd->add_option("--cost", f->cost, "proportional transaction cost (0.001 = 0.1%)")
-      ->check(DecimalNumber())
-      ->capture_default_str();
-  cmd->add_option("--seed", f->seed, "seed (path i uses seed + i)")
-      ->check(DecimalInteger(/*allow_sign=*/false))
-      ->capture_default_str();
-  cmd->add_flag("--json", f->json, "print JSON: bs_price, mean_cost, sd_cost, sd_over_price");
-  cmd->callback([f, action] { *action = [f] { return RunHedge(*f); }; });
+      "Delta hedging of a short option: Monte Carlo paths (BS price, mean and SD of the PV of "
+      "the hedging cost) or listed contracts along a chain's quotes (--chain)");
+  cmd->footer(
+      "Without --chain, --spot --strike --rate --drift --vol --maturity-weeks "
+      "--rebalance-weeks --paths --policy are required. With --chain FILE --contract ID|all, "
+      "the contract, the underlying's path (the file's underlying price per quote date) and "
+      "the vols come from the file and the hedge is rebalanced every quote date: --spot "
+      "--strike --drift --vol --maturity-weeks --rebalance-weeks --paths --seed are refused; "
+      "--rate (default 0) and --cost still apply.");
+  std::vector<CLI::Option*> options;
+  options.push_back(
+      cmd->add_option("--spot", f->spot,
+                      "price of the underlying S (required without --chain, refused with it)")
+          ->check(DecimalNumber()));
+  options.push_back(
+      cmd->add_option("--strike", f->strike, "strike K (required without --chain, refused with it)")
+          ->check(DecimalNumber()));
+  options.push_back(
+      cmd->add_option(
+             "--rate", f->rate,
+             "risk-free rate r per year, continuous (0.05 = 5%); required without --chain; with it "
+             "optional, default 0: financing and the delta")
+          ->check(DecimalNumber()));
+  options.push_back(cmd->add_option("--drift", f->drift,
+                                    "real-world drift mu of the underlying per year "
+                                    "(required without --chain, refused with it)")
+                        ->check(DecimalNumber()));
+  options.push_back(cmd->add_option("--vol", f->vol,
+                                    "volatility sigma per sqrt(year) (0.2 = 20%; required "
+                                    "without --chain, refused with it)")
+                        ->check(DecimalNumber()));
+  options.push_back(
+      cmd->add_option("--maturity-weeks", f->maturity_weeks,
+                      "weeks to maturity W (52 a year; required without --chain, refused with it)")
+          ->check(DecimalNumber()));
+  options.push_back(cmd->add_option("--rebalance-weeks", f->rebalance_weeks,
+                                    "weeks between rebalancings D (required without --chain, "
+                                    "refused with it: every quote date rebalances)")
+                        ->check(DecimalNumber()));
+  options.push_back(cmd->add_option("--paths", f->paths,
+                                    "simulated paths N (required without --chain, refused with it)")
+                        ->check(DecimalInteger()));
+  options.push_back(cmd->add_option(
+      "--policy", f->policy,
+      "bs-delta (Black-Scholes delta) or RUN_DIR (a run trained "
+      "on env hedging; required without --chain; with it only bs-delta, the default)"));
+  options.push_back(
+      cmd->add_option("--cost", f->cost, "proportional transaction cost (0.001 = 0.1%)")
+          ->check(DecimalNumber())
+          ->capture_default_str());
+  options.push_back(cmd->add_option("--seed", f->seed, "seed (path i uses seed + i)")
+                        ->check(DecimalInteger(/*allow_sign=*/false))
+                        ->capture_default_str());
+  options.push_back(cmd->add_option("--chain", f->chain,
+                                    "option chain CSV (market/option_chain_csv.h): hedge "
+                                    "listed contracts along their quoted lives"));
+  options.push_back(cmd->add_option(
+      "--contract", f->contract,
+      "with --chain: EXPIRY:C|P:STRIKE (e.g. 2018-01-31:C:2700) or the OCC symbol (e.g. "
+      "SPXW180131C02700000); all: every contract living --min-days, the distribution of "
+      "the hedging error; list: the contracts and whether they can be hedged"));
+  options.push_back(cmd->add_option("--min-days", f->min_days,
+                                    "with --contract all|list: the fewest hedge days (quote "
+                                    "dates from the sale to the day before expiry)")
+                        ->check(DecimalInteger(/*allow_sign=*/false))
+                        ->capture_default_str());
+  options.push_back(cmd->add_option("--out", f->out,
+                                    "with --chain: CSV file, one row per hedged contract "
+                                    "(written atomically)"));
+  options.push_back(cmd->add_option("--on-bad-rows", f->on_bad_rows,
+                                    "with --chain: fail on a bad row of the chain, or drop it")
+                        ->capture_default_str());
+  cmd->add_flag("--json", f->json,
+                "print JSON: bs_price, mean_cost, sd_cost, sd_over_price; with --chain the "
+                "contract's result or the distribution (docs/pricing.md)");
+  cmd->callback([f, action, options] {
+    f->given.clear();
+    for (const CLI::Option* o : options) {
+      if (o->count() > 0) f->given.insert(o->get_name());
+    }
+    *action = [f] { return RunHedge(*f); };
+  });
 }
 
 }  // namespace rlt::cli
