@@ -16,6 +16,7 @@
 #include "core/options.h"
 #include "core/status_test_util.h"
 #include "env/envs/options_portfolio.h"
+#include "market/option_chain.h"
 #include "testing/testing.h"
 
 namespace rlt::env {
@@ -99,15 +100,50 @@ Chain WriteChain(const std::string& dir, const Skip& skip, const std::string& ex
   return chain;
 }
 
+// The same chain in memory (market::OptionChain), with `change` applied to its quotes
+// first: quotes a chain file cannot hold until zero quotes are read as "no quote".
+market::OptionChain MemoryChain(const Chain& written,
+                                const std::function<void(std::map<Key, Quote>*)>& change) {
+  std::map<Key, Quote> quotes = written.quotes;
+  if (change) change(&quotes);
+  market::OptionChain chain;
+  chain.underlying = "FIXTURE";
+  for (int day = 0; day < kDays; ++day) {
+    chain.dates.push_back(kDayNumber[day]);
+    chain.underlying_price.push_back(kClose[day]);
+    chain.day_begin.push_back(static_cast<int64_t>(chain.size()));
+    for (int e = 0; e < 2; ++e) {
+      for (bool call : {true, false}) {  // calls first, strikes ascending
+        for (double k : kStrikes) {
+          const auto it = quotes.find({day, e, call, k});
+          if (it == quotes.end()) continue;
+          chain.AddContract(kExpiryNumber[e], k,
+                            call ? market::OptionType::kCall : market::OptionType::kPut,
+                            it->second.bid, it->second.ask);
+        }
+      }
+    }
+  }
+  chain.day_begin.push_back(static_cast<int64_t>(chain.size()));
+  return chain;
+}
+
 struct Runner {
   std::unique_ptr<OptionsPortfolioEnv> env;
   std::vector<float> obs;
   std::vector<double> info;
-  explicit Runner(const std::map<std::string, std::string>& settings) {
+  explicit Runner(const std::map<std::string, std::string>& settings,
+                  const market::OptionChain* memory = nullptr) {
     OptionsPortfolioOptions options;
     Status s = SetOptions(options, settings, "[env]");
     EXPECT_TRUE(s.ok()) << s.ToString();
-    auto made = OptionsPortfolioEnv::Create(options, nullptr);
+    std::shared_ptr<const OptionsData> data;
+    if (memory != nullptr) {
+      auto prepared = PrepareOptionsDataFromChain(options, *memory);
+      EXPECT_TRUE(prepared.ok()) << prepared.status().ToString();
+      data = std::move(prepared).value();
+    }
+    auto made = OptionsPortfolioEnv::Create(options, data);
     EXPECT_TRUE(made.ok()) << made.status().ToString();
     env = std::move(made).value();
     obs.resize(env->spec().obs_dim);
@@ -275,6 +311,116 @@ TEST(OptionsChainFile, MissingQuoteSurfaceMarksAtTheInterpolatedVol) {
   r.Step({0, 0, 0});
   EXPECT_EQ(r.env->units(1), n);  // no quote on day 1: not sold
   EXPECT_EQ(r.info[kOptInfoMissingQuoteMarks], 1);
+}
+
+// Zero quotes (in memory; the agreed convention of chain files: a zero ask is no offer, a
+// zero bid no bid). Day 1: the far 100 call has neither (marked at its last quote, not
+// traded), the far 100 put has an ask but no bid (quoted at mid = ask / 2, cannot be sold).
+// Day 0: the far 105 call has no offer, so the 1.05 bucket cannot select it.
+TEST(OptionsChainFile, ZeroAskIsNoOfferAndZeroBidIsNoBid) {
+  const testing::ScratchDir dir;
+  const Chain chain = WriteChain(dir.path(), nullptr);
+  const market::OptionChain memory = MemoryChain(chain, [](std::map<Key, Quote>* q) {
+    (*q)[{1, 1, true, 100.0}] = {0, 0};
+    (*q)[{1, 1, false, 100.0}].bid = 0;
+    (*q)[{0, 1, true, 105.0}] = {0, 0};
+  });
+  auto settings = Settings(chain.path, 30);
+  settings["missing_quote"] = "last";
+  settings["chain_file"] = "";
+  {
+    auto wide = settings;
+    wide["moneyness"] = "1.05";
+    Runner r(wide, &memory);
+    EXPECT_NE(r.env->data().strike[r.env->contract(0)], 105);
+    EXPECT_EQ(r.env->data().strike[r.env->contract(1)], 105);  // the put is offered
+  }
+  Runner r(settings, &memory);
+  const Quote call0 = chain.quotes.at({0, 1, true, 100.0});
+  const Quote put0 = chain.quotes.at({0, 1, false, 100.0});
+  const Quote put1 = chain.quotes.at({1, 1, false, 100.0});
+  r.Step({0, 1, 1});  // both far 100 contracts at +max_position
+  const double nc = r.env->units(1), np = r.env->units(2);
+  ASSERT_GT(nc, 0);
+  ASSERT_GT(np, 0);
+  const double cash0 = kCash - nc * (call0.ask * kMult + kFee) - np * (put0.ask * kMult + kFee);
+  EXPECT_NEAR(r.env->cash(), cash0, 1e-9 * kCash);
+  // Day 1: the call at its last mid (no quote), the put at its one-sided mid ask / 2.
+  EXPECT_NEAR(r.NetWorth(),
+              cash0 + nc * (call0.bid + call0.ask) / 2 * kMult + np * put1.ask / 2 * kMult,
+              1e-9 * kCash);
+  EXPECT_EQ(r.info[kOptInfoMissingQuoteMarks], 1);  // the call only: the put is quoted
+  r.Step({0, 0, 0});                                // flat: neither can be sold on day 1
+  EXPECT_EQ(r.env->units(1), nc);
+  EXPECT_EQ(r.env->units(2), np);
+  EXPECT_NEAR(r.env->cash(), cash0, 1e-9 * kCash);
+  r.Step({0, 0, 0});  // day 2: both quoted, both sold at the bid
+  const Quote call2 = chain.quotes.at({2, 1, true, 100.0});
+  const Quote put2 = chain.quotes.at({2, 1, false, 100.0});
+  EXPECT_EQ(r.env->units(1), 0);
+  EXPECT_EQ(r.env->units(2), 0);
+  EXPECT_NEAR(r.env->cash(),
+              cash0 + nc * (call2.bid * kMult - kFee) + np * (put2.bid * kMult - kFee),
+              1e-9 * kCash);
+}
+
+// With the far expiry listed only on the last date (and nothing on 2020-01-09), the file
+// lists nothing to select on the near expiry's day (day 2): the buckets are empty that day
+// (no contract, zero features, nothing bought) and select again on the next date. Random
+// actions (beyond the box, NaN) stay self-financing with net worth = cash + positions at
+// marks throughout, missing quotes included.
+TEST(OptionsChainFile, EmptyBucketsAndRandomActionsStaySelfFinancing) {
+  const testing::ScratchDir dir;
+  const Chain near_only =
+      WriteChain(dir.path(), [](int day, int e, bool, double) { return e == 1 && day < 4; });
+  Runner r(Settings(near_only.path, 2));
+  for (int day = 0; day < 2; ++day) r.Step({0, 1, -0.5f});
+  ASSERT_EQ(r.env->day(), 2);
+  EXPECT_EQ(r.env->contract(0), -1);
+  EXPECT_EQ(r.env->contract(1), -1);
+  EXPECT_EQ(r.env->units(1), 0);
+  for (int j = 0; j < OptionsData::kBucketFeatures * 2; ++j) {
+    EXPECT_EQ(r.obs[OptionsData::kUnderlyingFeatures + j], 0.0f) << j;
+  }
+  const double cash = r.env->cash();
+  r.Step({0, 1, 1});  // nothing to buy
+  EXPECT_EQ(r.env->units(1), 0);
+  EXPECT_NEAR(r.env->cash(), cash, 1e-12 * kCash);
+  ASSERT_EQ(r.env->data().num_days(), 4);
+  ASSERT_EQ(r.env->day(), 3);  // 2020-01-10: the far expiry is selected again
+  EXPECT_GE(r.env->contract(0), 0);
+  EXPECT_EQ(r.env->data().expiry_day[r.env->contract(0)], 4);
+
+  const testing::ScratchDir dir2;
+  const Chain missing = WriteChain(dir2.path(), [](int day, int e, bool call, double k) {
+    return (day == 1 && e == 1 && k >= 100) || (day == 3 && !call && k == 95);
+  });
+  for (const std::string mode : {"surface", "last"}) {
+    auto settings = Settings(missing.path, 30);
+    settings["missing_quote"] = mode;
+    settings["moneyness"] = "0.95,1,1.05";
+    settings["rate"] = "0.02";
+    settings["max_position"] = "0.5";
+    Runner rr(settings);
+    uint64_t state = 7;
+    auto uniform = [&state] {  // a small LCG: the test's own stream
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      return static_cast<float>((state >> 11) * (1.0 / 9007199254740992.0));
+    };
+    for (int episode = 0; episode < 20; ++episode) {
+      rr.env->Reset(rr.obs.data(), rr.info.data());
+      for (int step = 0; step < kDays - 1; ++step) {
+        std::vector<float> action(rr.env->spec().action.dim);
+        for (float& a : action) a = 3 * uniform() - 1.5f;
+        if (step == 1) action[1] = std::nanf("");
+        const StepResult res = rr.env->Step(action.data(), rr.obs.data(), rr.info.data());
+        const Status ok = CheckSelfFinancing(rr.env->books(), 1e-10);
+        ASSERT_TRUE(ok.ok()) << mode << " " << ok.ToString();
+        EXPECT_NEAR(rr.NetWorth(), rr.env->NetWorth(), 1e-9 * kCash);
+        if (res.terminated || res.truncated) break;
+      }
+    }
+  }
 }
 
 TEST(OptionsChainFile, ARangeTheFileDoesNotCoverNamesFileRangeAndDates) {

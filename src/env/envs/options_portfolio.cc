@@ -367,13 +367,10 @@ Status RefuseAmerican(const std::string& path) {
   return Status::Ok();
 }
 
-// Reads chain_file: the chain, its closes (the underlying column), checked to be European
-// and to cover `range`.
-Result<market::OptionChain> ReadChainFile(const OptionsPortfolioOptions& o, Underlying* u) {
-  const std::string& path = o.chain_file;
-  RLT_ASSIGN_OR_RETURN(market::OptionChain chain,
-                       market::ReadOptionChainCsv(path, market::ChainReadOptions{}));
-  RLT_RETURN_IF_ERROR(RefuseAmerican(path));
+// The closes of a listed chain (its underlying column) into *u, checked to cover `range`;
+// `path` names the chain in messages.
+Status ChainUnderlying(const OptionsPortfolioOptions& o, const market::OptionChain& chain,
+                       const std::string& path, Underlying* u) {
   if (chain.num_days() == 0) {
     return Status::DataError("[env] chain_file " + path + " holds no quotes");
   }
@@ -394,7 +391,9 @@ Result<market::OptionChain> ReadChainFile(const OptionsPortfolioOptions& o, Unde
       return Status::InvalidArgument("[env] chain_file " + path +
                                      ": the underlying price column is empty on quote date " +
                                      DateText(chain.dates[day]) + " (line " +
-                                     std::to_string(chain.line[chain.day_begin[day]]) +
+                                     std::to_string(chain.day_begin[day] < chain.day_begin[day + 1]
+                                                        ? chain.line[chain.day_begin[day]]
+                                                        : 0) +
                                      "); expected the underlying's close in " + columns);
     }
   }
@@ -424,6 +423,15 @@ Result<market::OptionChain> ReadChainFile(const OptionsPortfolioOptions& o, Unde
     u->dates.push_back(DateKey(CivilFromDays(chain.dates[day])));
     u->close.push_back(chain.underlying_price[day]);
   }
+  return Status::Ok();
+}
+
+// Reads chain_file: the chain and its closes, checked to be European and to cover `range`.
+Result<market::OptionChain> ReadChainFile(const OptionsPortfolioOptions& o, Underlying* u) {
+  RLT_ASSIGN_OR_RETURN(market::OptionChain chain,
+                       market::ReadOptionChainCsv(o.chain_file, market::ChainReadOptions{}));
+  RLT_RETURN_IF_ERROR(RefuseAmerican(o.chain_file));
+  RLT_RETURN_IF_ERROR(ChainUnderlying(o, chain, o.chain_file, u));
   return chain;
 }
 
@@ -584,11 +592,18 @@ Status FillRows(const OptionsPortfolioOptions& o, const market::OptionChain& cha
   return Status::Ok();
 }
 
-Result<std::shared_ptr<const OptionsData>> Build(const OptionsPortfolioOptions& o) {
-  const bool from_file = !o.chain_file.empty();
+// `given`: a listed chain in place of chain_file's (PrepareOptionsDataFromChain).
+Result<std::shared_ptr<const OptionsData>> Build(const OptionsPortfolioOptions& o,
+                                                 const market::OptionChain* given = nullptr) {
+  const bool from_file = !o.chain_file.empty() || given != nullptr;
   Underlying u;
   market::OptionChain chain;
-  if (from_file) {
+  if (given != nullptr) {
+    chain = *given;
+    const std::string source =
+        o.chain_file.empty() ? "'" + chain.underlying + "' (in memory)" : o.chain_file.str();
+    RLT_RETURN_IF_ERROR(ChainUnderlying(o, chain, source, &u));
+  } else if (from_file) {
     RLT_ASSIGN_OR_RETURN(chain, ReadChainFile(o, &u));
   } else if (o.underlying == "synthetic") {
     RLT_ASSIGN_OR_RETURN(u, SyntheticUnderlying(o));
@@ -626,6 +641,16 @@ Result<std::shared_ptr<const OptionsData>> Build(const OptionsPortfolioOptions& 
   size_t offset = 0;  // the chain's day of data day 0
   if (from_file) {
     po.mid_source = market::MidSource::kQuotes;
+    // Contracts expiring on their quote date have no vol to solve (T = 0), and a day with
+    // nothing else (the last expiry's day) would fail the pricing; their vol is never
+    // used here (no row on an expiry day: it settles at intrinsic value), so any one does.
+    for (size_t cd = 0; cd < chain.num_days(); ++cd) {
+      for (int64_t i = chain.day_begin[cd]; i < chain.day_begin[cd + 1]; ++i) {
+        if (chain.expiry[i] == chain.dates[cd] && !std::isfinite(chain.implied_vol[i])) {
+          chain.implied_vol[i] = 0.2;
+        }
+      }
+    }
     po.source = o.chain_file;
     offset = static_cast<size_t>(
         std::lower_bound(chain.dates.begin(), chain.dates.end(), d.days.front()) -
@@ -693,6 +718,12 @@ Result<std::shared_ptr<const OptionsData>> PrepareOptionsData(
   RLT_ASSIGN_OR_RETURN(std::shared_ptr<const OptionsData> data, Build(options));
   cache[key] = data;
   return data;
+}
+
+Result<std::shared_ptr<const OptionsData>> PrepareOptionsDataFromChain(
+    const OptionsPortfolioOptions& options, const market::OptionChain& chain) {
+  RLT_RETURN_IF_ERROR(Validate(options));
+  return Build(options, &chain);
 }
 
 Status CheckSelfFinancing(const StepBooks& b, double tolerance) {

@@ -263,6 +263,12 @@ struct OptionsData {
 Result<std::shared_ptr<const OptionsData>> PrepareOptionsData(
     const OptionsPortfolioOptions& options);
 
+// PrepareOptionsData with a listed chain in memory in place of chain_file's (every check
+// of a chain file but its style column's; not cached). Its messages name chain_file if
+// set, else the chain's underlying.
+Result<std::shared_ptr<const OptionsData>> PrepareOptionsDataFromChain(
+    const OptionsPortfolioOptions& options, const market::OptionChain& chain);
+
 // One step's books (the self-financing identity's terms).
 struct StepBooks {
   double value_before = 0;  // V at the old marks, before trading
