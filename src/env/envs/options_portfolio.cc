@@ -2,10 +2,12 @@
 #include "env/envs/options_portfolio.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
