@@ -395,7 +395,7 @@ TEST(OptionsChainFile, EmptyBucketsAndRandomActionsStaySelfFinancing) {
   const Chain missing = WriteChain(dir2.path(), [](int day, int e, bool call, double k) {
     return (day == 1 && e == 1 && k >= 100) || (day == 3 && !call && k == 95);
   });
-  for (const std::string mode : {"surface", "last"}) {
+  for (const char* mode : {"surface", "last"}) {
     auto settings = Settings(missing.path, 30);
     settings["missing_quote"] = mode;
     settings["moneyness"] = "0.95,1,1.05";
