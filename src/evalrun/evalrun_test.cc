@@ -656,8 +656,8 @@ TEST(EvalOptions, ChainFileTrainsAndEvaluatesAndRefusesARangeItDoesNotCover) {
   auto out = RunEvaluation(req);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   const nlohmann::json s = nlohmann::json::parse(Read(fs::path(out->out_dir) / eval::kSummaryFile));
-  EXPECT_EQ(s["range"]["first"], "2021-02-08");
-  EXPECT_EQ(s["range"]["last"], "2021-02-26");
+  EXPECT_EQ(s.at("range").at("first"), "2021-02-08");
+  EXPECT_EQ(s.at("range").at("last"), "2021-02-26");
   EXPECT_EQ(s.at("data").at("source"), "chain_file");
   EXPECT_EQ(s.at("data").at("chain_file"), chain);
   const auto rows = Lines(Read(fs::path(out->out_dir) / "portfolio.csv"));
@@ -714,8 +714,8 @@ TEST(EvalOptions, SpxwConfigTrainsOnJanuaryAndEvaluatesOnFebruary) {
   auto out = RunEvaluation(req);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   const nlohmann::json s = nlohmann::json::parse(Read(fs::path(out->out_dir) / eval::kSummaryFile));
-  EXPECT_EQ(s["range"]["first"], "2018-02-01");
-  EXPECT_EQ(s["range"]["last"], "2018-02-28");
+  EXPECT_EQ(s.at("range").at("first"), "2018-02-01");
+  EXPECT_EQ(s.at("range").at("last"), "2018-02-28");
   EXPECT_EQ(Lines(Read(fs::path(out->out_dir) / "portfolio.csv")).size(), 1 + 19u);
   EXPECT_TRUE(s.at("final_net_worth").is_number());
   fs::remove_all(root);
