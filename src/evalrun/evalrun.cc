@@ -604,7 +604,8 @@ Result<EvalOutcome> RunEpisodic(const EvalRequest& request, const LoadedRun& run
 struct PortfolioWalk {
   std::vector<int32_t> dates;
   std::vector<double> close, net_worth, cash, shares, costs, margin_ratio, liquidations, gross;
-  std::vector<double> returns;  // per day after the first: net worth change
+  std::vector<double> missing_marks;  // cumulative held-contract days marked without a quote
+  std::vector<double> returns;        // per day after the first: net worth change
 };
 
 // `act` writes the action for the current observation (or leaves it at 0: flat).
@@ -622,6 +623,7 @@ PortfolioWalk WalkPortfolio(env::VecEnv& venv, const PortfolioPolicy& act) {
     w.margin_ratio.push_back(info[env::kOptInfoMarginRatio]);
     w.liquidations.push_back(info[env::kOptInfoLiquidations]);
     w.gross.push_back(info[env::kOptInfoGrossExposure]);
+    w.missing_marks.push_back(info[env::kOptInfoMissingQuoteMarks]);
   };
   venv.Reset(0);  // random_start = false: the seed draws nothing
   record(venv.info());
@@ -696,9 +698,15 @@ Result<EvalOutcome> RunOptionsPortfolio(const EvalRequest& request, const Loaded
   summary["in_sample"] = range.in_sample;
   summary["policy"] = policy_name;
   const auto underlying = context.settings.find("underlying");
-  summary["data"] = {{"source", "underlying"},
-                     {"underlying", underlying == context.settings.end() ? std::string("synthetic")
-                                                                         : underlying->second}};
+  const auto chain_file = context.settings.find("chain_file");
+  if (chain_file != context.settings.end() && !chain_file->second.empty()) {
+    summary["data"] = {{"source", "chain_file"}, {"chain_file", chain_file->second}};
+  } else {
+    summary["data"] = {
+        {"source", "underlying"},
+        {"underlying",
+         underlying == context.settings.end() ? std::string("synthetic") : underlying->second}};
+  }
   if (policy_name == "trained") summary["checkpoint"] = CheckpointDir(request);
   const int periods = PeriodsOf(request, walk.dates);
   summary["periods_per_year"] = periods;
@@ -717,6 +725,8 @@ Result<EvalOutcome> RunOptionsPortfolio(const EvalRequest& request, const Loaded
                        policy_name == "trained" ? walk.returns : std::vector<double>{}, periods));
   if (!selection.is_null()) summary["selection"] = selection;
   summary["liquidations"] = walk.liquidations.back();
+  // Days a held contract had no quote in the chain file and was marked by missing_quote.
+  summary["missing_quote_marks"] = walk.missing_marks.back();
   summary["final_net_worth"] = walk.net_worth.back();
   Json settings;
   for (const auto& [key, value] : context.settings) settings["env." + key] = value;
@@ -745,13 +755,14 @@ Result<EvalOutcome> RunOptionsPortfolio(const EvalRequest& request, const Loaded
   }
   std::string portfolio =
       "date,underlying,net_worth,cash,shares,costs,margin_ratio,liquidations,gross_exposure,"
-      "buy_and_hold_net_worth\n";
+      "buy_and_hold_net_worth,missing_quote_marks\n";
   for (size_t i = 0; i < walk.dates.size(); ++i) {
     const double bh = walk.net_worth.front() * walk.close[i] / walk.close.front();
-    portfolio += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", FormatDate(walk.dates[i]),
+    portfolio += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", FormatDate(walk.dates[i]),
                              Num(walk.close[i]), Num(walk.net_worth[i]), Num(walk.cash[i]),
                              Num(walk.shares[i]), Num(walk.costs[i]), Num(walk.margin_ratio[i]),
-                             Num(walk.liquidations[i]), Num(walk.gross[i]), Num(bh));
+                             Num(walk.liquidations[i]), Num(walk.gross[i]), Num(bh),
+                             Num(walk.missing_marks[i]));
   }
   RLT_RETURN_IF_ERROR(WriteEvalDir(out.out_dir,
                                    {{eval::kSummaryFile, out.summary_json},

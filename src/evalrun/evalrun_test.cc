@@ -5,9 +5,11 @@
 // honest beats flat beyond noise).
 #include "evalrun/evalrun.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -581,6 +583,141 @@ TEST(EvalOptions, TestRangeWalkWithBuyAndHoldAndFlatCheckedIndependently) {
       IsError(refused, Status::Code::kInvalidArgument, "overlaps what the policy saw in training"));
   EXPECT_NE(refused.status().message().find("2014-01-02:2014-12-31"), std::string::npos)
       << refused.status().ToString();
+  fs::remove_all(root);
+}
+
+// A listed chain file for the options environment: 40 business days from 2021-01-04, a
+// random-walk close, the monthly expiries of January to April 2021, strikes 80..120 by 5,
+// quotes around a Black-Scholes value at 20% vol (zero rates), every 7th row left out (a
+// contract without a quote that day).
+std::string WriteOptionsChain(const fs::path& path) {
+  const auto bs = [](bool call, double s, double k, double t) {
+    const double vol = 0.2, sd = vol * std::sqrt(t);
+    const double d1 = (std::log(s / k) + 0.5 * vol * vol * t) / sd, d2 = d1 - sd;
+    const auto n = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); };
+    return call ? s * n(d1) - k * n(d2) : k * n(-d2) - s * n(-d1);
+  };
+  const int64_t expiries[] = {DaysFromCivil(2021, 1, 15), DaysFromCivil(2021, 2, 19),
+                              DaysFromCivil(2021, 3, 19), DaysFromCivil(2021, 4, 16)};
+  std::string csv = "quote_date,expiration,strike,type,bid,ask,underlying_price\n";
+  double s = 100;
+  int64_t row = 0;
+  int dates = 0;
+  for (int64_t day = DaysFromCivil(2021, 1, 4); dates < 40; ++day) {
+    if (Weekday(day) == 0 || Weekday(day) == 6) continue;
+    ++dates;
+    s *= std::exp(0.01 * std::sin(static_cast<double>(day)));
+    for (int64_t e : expiries) {
+      if (e < day) continue;
+      for (bool call : {true, false}) {
+        for (int k = 80; k <= 120; k += 5) {
+          if (++row % 7 == 0) continue;
+          const double t = static_cast<double>(e - day) / 365;
+          const double v = t > 0 ? bs(call, s, k, t) : std::max(0.0, (call ? 1 : -1) * (s - k));
+          csv += fmt::format("{},{},{},{},{:.2f},{:.2f},{:.4f}\n",
+                             FormatDate(DateKey(CivilFromDays(day))),
+                             FormatDate(DateKey(CivilFromDays(e))), k, call ? "C" : "P",
+                             std::max(0.0, v - 0.05), v + 0.05, s);
+        }
+      }
+    }
+  }
+  std::ofstream(path) << csv;
+  return path.string();
+}
+
+std::string ChainFileConfig(const std::string& chain, const std::string& train,
+                            const std::string& test) {
+  return "[run]\ntotal_steps = 256\nthreads = 1\n[split]\ntrain = \"" + train + "\"\ntest = \"" +
+         test + "\"\n[env]\nid = \"options\"\nnum_envs = 2\nchain_file = \"" + chain +
+         "\"\nepisode_days = 10\nrate = 0.01\n" +
+         "[algo]\nn_steps = 64\nbatch_size = 64\nsequence_length = 8\nn_epochs = 1\n" +
+         "[policy]\nrecurrent = \"lstm\"\nlstm_hidden_size = 8\npi = [8]\nvf = [8]\n";
+}
+
+// chain_file end to end: trained on the file's first weeks, evaluated on the rest; the
+// summary names the file and counts the days a held contract was marked without a quote
+// (the walk's last value in portfolio.csv). A training range the file does not cover is
+// refused before anything is written.
+TEST(EvalOptions, ChainFileTrainsAndEvaluatesAndRefusesARangeItDoesNotCover) {
+  const fs::path root = rlt::testing::NewScratchDir("rlt_evalrun_chain_");
+  const std::string chain = WriteOptionsChain(root / "chain.csv");
+  std::ofstream(root / "o.toml") << ChainFileConfig(chain, "2021-01-04:2021-02-05",
+                                                    "2021-02-08:2021-02-26");
+  train::TrainRequest treq;
+  treq.config_path = (root / "o.toml").string();
+  treq.run_dir = (root / "run").string();
+  treq.quiet = true;
+  auto trained = train::RunTraining(treq);
+  ASSERT_TRUE(trained.ok()) << trained.status().ToString();
+  EvalRequest req;
+  req.run_dir = treq.run_dir;
+  req.range = "test";
+  auto out = RunEvaluation(req);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const nlohmann::json s = nlohmann::json::parse(Read(fs::path(out->out_dir) / eval::kSummaryFile));
+  EXPECT_EQ(s.at("range").at("first"), "2021-02-08");
+  EXPECT_EQ(s.at("range").at("last"), "2021-02-26");
+  EXPECT_EQ(s.at("data").at("source"), "chain_file");
+  EXPECT_EQ(s.at("data").at("chain_file"), chain);
+  const auto rows = Lines(Read(fs::path(out->out_dir) / "portfolio.csv"));
+  ASSERT_EQ(rows.size(), 1 + 15u);  // 15 business days, 2021-02-08 .. 2021-02-26
+  EXPECT_EQ(Cells(rows[0]).back(), "missing_quote_marks");
+  EXPECT_EQ(s.at("missing_quote_marks").get<double>(), std::stod(Cells(rows.back()).back()));
+
+  std::ofstream(root / "bad.toml")
+      << ChainFileConfig(chain, "2020-06-01:2020-12-31", "2021-01-04:2021-02-26");
+  treq.config_path = (root / "bad.toml").string();
+  treq.run_dir = (root / "bad_run").string();
+  auto refused = train::RunTraining(treq);
+  ASSERT_TRUE(IsError(refused, Status::Code::kInvalidArgument, chain))
+      << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("2020-06-01:2020-12-31"), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("2021-01-04 to 2021-02-26"), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_FALSE(fs::exists(root / "bad_run"));
+  fs::remove_all(root);
+}
+
+// configs/options_rppo_spxw.toml on the SPXW file of January and February 2018 when the
+// shared data is present: trains on January, evaluates on February's 19 quote dates. The
+// file's rows without an offer (ask 0) are left out of a copy first: the chain reader
+// refuses them by default.
+TEST(EvalOptions, SpxwConfigTrainsOnJanuaryAndEvaluatesOnFebruary) {
+  const std::string real =
+      RLT_SHARED_DIR "/data/options/SPXW_chain_EOD_2018-01-02_2018-02-28_optopsy.csv";
+  if (!fs::exists(real)) GTEST_SKIP() << real << " is absent";
+  const fs::path root = rlt::testing::NewScratchDir("rlt_evalrun_spxw_");
+  const std::vector<std::string> lines = Lines(Read(real));
+  const std::vector<std::string> header = Cells(lines.at(0));
+  const size_t ask =
+      static_cast<size_t>(std::find(header.begin(), header.end(), "ask") - header.begin());
+  ASSERT_LT(ask, header.size());
+  std::string offered = lines[0] + "\n";
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::vector<std::string> cells = Cells(lines[i]);
+    if (cells.size() > ask && std::stod(cells[ask]) > 0) offered += lines[i] + "\n";
+  }
+  const std::string copy = (root / "spxw_offered.csv").string();
+  std::ofstream(copy) << offered;
+  train::TrainRequest treq;
+  treq.config_path = std::string(RLT_SOURCE_DIR) + "/configs/options_rppo_spxw.toml";
+  treq.overrides = {"run.total_steps=256", "run.threads=1", "env.chain_file=" + copy};
+  treq.run_dir = (root / "run").string();
+  treq.quiet = true;
+  auto trained = train::RunTraining(treq);
+  ASSERT_TRUE(trained.ok()) << trained.status().ToString();
+  EvalRequest req;
+  req.run_dir = treq.run_dir;
+  req.range = "test";
+  auto out = RunEvaluation(req);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const nlohmann::json s = nlohmann::json::parse(Read(fs::path(out->out_dir) / eval::kSummaryFile));
+  EXPECT_EQ(s.at("range").at("first"), "2018-02-01");
+  EXPECT_EQ(s.at("range").at("last"), "2018-02-28");
+  EXPECT_EQ(Lines(Read(fs::path(out->out_dir) / "portfolio.csv")).size(), 1 + 19u);
+  EXPECT_TRUE(s.at("final_net_worth").is_number());
   fs::remove_all(root);
 }
 

@@ -411,7 +411,8 @@ std::string ReservedKeyReason(const std::string& section, const std::string& nam
     return "[env] id chooses the environment, and with it the data and the objective: a study "
            "tunes one environment";
   }
-  if (section == "env" && (name == "underlying" || name.rfind("synthetic_", 0) == 0)) {
+  if (section == "env" &&
+      (name == "underlying" || name == "chain_file" || name.rfind("synthetic_", 0) == 0)) {
     return "[env] " + name +
            " defines the data of the options environment: it stays the config's for every "
            "trial";

@@ -2,18 +2,24 @@
 #include "env/envs/options_portfolio.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
 #include "core/civil_time.h"
+#include "core/file_io.h"
 #include "core/options.h"
 #include "market/csv.h"
 #include "market/date_range.h"
+#include "market/option_chain_csv.h"
 #include "market/option_chain_pricing.h"
 #include "market/option_chain_synth.h"
+#include "pricing/pricing.h"
 
 namespace rlt::env {
 namespace {
@@ -102,6 +108,16 @@ Status Validate(const OptionsPortfolioOptions& o) {
   // with the field's name, which is the key here under the chain_ prefix.
   if (Status chain = market::ValidateChainSynthOptions(ChainOptions(o)); !chain.ok()) {
     return Status::InvalidArgument("[env] chain_" + chain.message());
+  }
+  if (o.missing_quote != "surface" && o.missing_quote != "last") {
+    return Invalid("missing_quote",
+                   "expected \"surface\" or \"last\", got '" + o.missing_quote + "'");
+  }
+  if (!o.chain_file.empty() && o.underlying != "synthetic") {
+    return Invalid("underlying",
+                   "with chain_file the closes are the chain's underlying column; leave "
+                   "underlying unset (got '" +
+                       o.underlying + "')");
   }
   if (o.episode_days < 1 || o.episode_days > kMaxDays) {
     return Invalid("episode_days", "expected 1 to " + std::to_string(kMaxDays));
@@ -251,7 +267,8 @@ ContractKey KeyOf(const market::OptionChain& chain, size_t i) {
   return {chain.expiry[i], static_cast<int>(chain.right[i]), chain.strike[i]};
 }
 
-// Bucket b's contract on day `day` of the chain: an index into the chain, or -1.
+// Bucket b's contract on day `day` of the chain: an index into the chain, or -1. Only
+// offered contracts (ask > 0) are selected.
 int64_t Select(const market::OptionChain& chain, size_t day, int tenor, double target_strike,
                market::OptionType right) {
   const int64_t begin = chain.day_begin[day], end = chain.day_begin[day + 1];
@@ -261,7 +278,7 @@ int64_t Select(const market::OptionChain& chain, size_t day, int tenor, double t
   int64_t best_gap = 0;
   for (int64_t i = begin; i < end; ++i) {
     const int32_t e = chain.expiry[i];
-    if (e <= today || e == best_expiry) continue;
+    if (e <= today || e == best_expiry || !(chain.ask[i] > 0)) continue;
     const int64_t gap = std::llabs(static_cast<int64_t>(e) - (today + tenor));
     if (best_expiry < 0 || gap <= best_gap) {
       best_expiry = e;
@@ -272,7 +289,7 @@ int64_t Select(const market::OptionChain& chain, size_t day, int tenor, double t
   int64_t best = -1;
   double best_dist = 0;
   for (int64_t i = begin; i < end; ++i) {
-    if (chain.expiry[i] != best_expiry || chain.right[i] != right) continue;
+    if (chain.expiry[i] != best_expiry || chain.right[i] != right || !(chain.ask[i] > 0)) continue;
     const double dist = std::fabs(chain.strike[i] - target_strike);
     if (best < 0 || dist < best_dist) {
       best = i;
@@ -290,9 +307,307 @@ int64_t Find(const market::OptionChain& chain, size_t day, const ContractKey& ke
   return -1;
 }
 
-Result<std::shared_ptr<const OptionsData>> Build(const OptionsPortfolioOptions& o) {
+std::string DateText(int32_t days) { return FormatDate(DateKey(CivilFromDays(days))); }
+
+// A chain file whose rows are American-style (a `style` or `exercise_style` column with A or
+// American) is refused: the environment's implied vols, Greeks and surface marks are
+// Black-Scholes-Merton, which misprices early exercise. The chain reader keeps no style, so
+// the column is looked up here (plain comma-separated header and fields).
+Status RefuseAmerican(const std::string& path) {
+  RLT_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+  auto norm = [](std::string_view f) {
+    std::string out;
+    for (char ch : f) {
+      if (ch == '"' || ch == '_' || ch == ' ' || ch == '-' || ch == '/' || ch == '\r') continue;
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+    return out;
+  };
+  auto split = [](std::string_view line) {
+    std::vector<std::string_view> fields;
+    size_t start = 0;
+    for (size_t i = 0; i <= line.size(); ++i) {
+      if (i == line.size() || line[i] == ',') {
+        fields.push_back(line.substr(start, i - start));
+        start = i + 1;
+      }
+    }
+    return fields;
+  };
+  size_t pos = 0;
+  int64_t line_no = 0;
+  int column = -1;
+  std::string header;
+  while (pos < text.size()) {
+    const size_t eol = std::min(text.find('\n', pos), text.size());
+    const std::string_view line(text.data() + pos, eol - pos);
+    pos = eol + 1;
+    ++line_no;
+    const std::vector<std::string_view> fields = split(line);
+    if (line_no == 1) {
+      for (size_t c = 0; c < fields.size(); ++c) {
+        const std::string name = norm(fields[c]);
+        if (name == "style" || name == "exercisestyle") {
+          column = static_cast<int>(c);
+          header = std::string(fields[c]);
+        }
+      }
+      if (column < 0) return Status::Ok();  // no style column: European, as BSM assumes
+      continue;
+    }
+    if (column >= static_cast<int>(fields.size())) continue;  // the reader reports short rows
+    const std::string value = norm(fields[column]);
+    if (value == "a" || value == "american") {
+      return Status::InvalidArgument(
+          "[env] chain_file " + path + ":" + std::to_string(line_no) + ": column '" + header +
+          "' is '" + std::string(fields[column]) +
+          "' (American exercise); the options environment prices European options only "
+          "(Black-Scholes-Merton implied vols, Greeks and surface marks, which misprice early "
+          "exercise). Use a chain of European options (index options such as SPX, SPXW)");
+    }
+  }
+  return Status::Ok();
+}
+
+// The closes of a listed chain (its underlying column) into *u, checked to cover `range`;
+// `path` names the chain in messages.
+Status ChainUnderlying(const OptionsPortfolioOptions& o, const market::OptionChain& chain,
+                       const std::string& path, Underlying* u) {
+  if (chain.num_days() == 0) {
+    return Status::DataError("[env] chain_file " + path + " holds no quotes");
+  }
+  const char* columns =
+      "underlying_last, underlying_price, stock_price_close, S or spot (the underlying's close "
+      "on each quote date)";
+  size_t missing = 0;
+  for (double s : chain.underlying_price) missing += std::isfinite(s) ? 0 : 1;
+  if (missing == chain.num_days()) {
+    return Status::InvalidArgument(
+        "[env] chain_file " + path +
+        " has no underlying price column; the options environment takes the underlying's "
+        "closes from it. Expected one of the columns " +
+        columns);
+  }
+  for (size_t day = 0; day < chain.num_days(); ++day) {
+    if (!std::isfinite(chain.underlying_price[day])) {
+      return Status::InvalidArgument("[env] chain_file " + path +
+                                     ": the underlying price column is empty on quote date " +
+                                     DateText(chain.dates[day]) + " (line " +
+                                     std::to_string(chain.day_begin[day] < chain.day_begin[day + 1]
+                                                        ? chain.line[chain.day_begin[day]]
+                                                        : 0) +
+                                     "); expected the underlying's close in " + columns);
+    }
+  }
+  // Coverage: the range's days must lie within the file's quote dates, up to a week of
+  // non-trading days at either end (a range starting on a holiday or ending on a weekend).
+  if (!o.range.empty()) {
+    Result<market::DateRange> parsed = market::DateRange::Parse(o.range);
+    if (!parsed.ok()) return Invalid("range", parsed.status().message());
+    const market::DateRange range = *parsed;
+    const int32_t first = chain.dates.front(), last = chain.dates.back();
+    bool any = false;
+    for (int32_t day : chain.dates) any = any || range.Contains(DateKey(CivilFromDays(day)));
+    constexpr int kSlackDays = 7;
+    const bool covered = any &&
+                         (range.first == 0 || first <= DaysOfKey(range.first) + kSlackDays) &&
+                         (range.last == 0 || last >= DaysOfKey(range.last) - kSlackDays);
+    if (!covered) {
+      return Status::InvalidArgument(
+          "[env] chain_file " + path + " has quote dates " + DateText(first) + " to " +
+          DateText(last) + " (" + std::to_string(chain.num_days()) +
+          " dates), which do not cover range " + range.ToString() +
+          " (the [split] range trained or evaluated on); choose [split] ranges within those "
+          "dates or a chain file that covers the range");
+    }
+  }
+  for (size_t day = 0; day < chain.num_days(); ++day) {
+    u->dates.push_back(DateKey(CivilFromDays(chain.dates[day])));
+    u->close.push_back(chain.underlying_price[day]);
+  }
+  return Status::Ok();
+}
+
+// Reads chain_file: the chain and its closes, checked to be European and to cover `range`.
+Result<market::OptionChain> ReadChainFile(const OptionsPortfolioOptions& o, Underlying* u) {
+  RLT_ASSIGN_OR_RETURN(market::OptionChain chain,
+                       market::ReadOptionChainCsv(o.chain_file, market::ChainReadOptions{}));
+  RLT_RETURN_IF_ERROR(RefuseAmerican(o.chain_file));
+  RLT_RETURN_IF_ERROR(ChainUnderlying(o, chain, o.chain_file, u));
+  return chain;
+}
+
+// The implied vol of strike `strike`, `time` years to expiry, on chain day `cd` from that
+// day's quoted contracts (bid > 0, ask > 0, an implied vol solved from the mid): per expiry,
+// at each strike the out-of-the-money right's vol (call at or above the forward, put
+// below; the other right when it has none), linear in log-moneyness ln(K / F) between
+// neighbouring strikes and flat beyond; across expiries, at the same ln(K / F), total
+// variance iv^2 T linear in T between neighbouring expiries and the vol flat beyond.
+// nullopt when the day has no such quote.
+std::optional<double> SurfaceIv(const market::OptionChain& chain,
+                                const market::ChainPricing& priced, size_t cd, double s,
+                                double rate, double dividend, double strike, double time) {
+  const int32_t today = chain.dates[cd];
+  // expiry -> strike -> {call vol, put vol}
+  std::map<int32_t, std::map<double, std::pair<double, double>>> points;
+  for (int64_t i = chain.day_begin[cd]; i < chain.day_begin[cd + 1]; ++i) {
+    if (!(chain.bid[i] > 0 && chain.ask[i] > 0) || chain.expiry[i] <= today ||
+        priced.iv_source[i] != market::IvSource::kSolved) {
+      continue;
+    }
+    auto& vols = points[chain.expiry[i]]
+                     .try_emplace(chain.strike[i], std::nan(""), std::nan(""))
+                     .first->second;
+    (chain.right[i] == market::OptionType::kCall ? vols.first : vols.second) = priced.iv[i];
+  }
+  if (points.empty()) return std::nullopt;
+  const double k = std::log(strike / (s * std::exp((rate - dividend) * time)));
+  // The smile of one expiry at log-moneyness k.
+  auto smile = [&](int32_t expiry, const std::map<double, std::pair<double, double>>& by_strike) {
+    const double t = (expiry - today) / 365.0;
+    const double forward = s * std::exp((rate - dividend) * t);
+    double prev_k = 0, prev_iv = 0;
+    bool have_prev = false;
+    for (const auto& entry : by_strike) {
+      const double kk = std::log(entry.first / forward);
+      const double call = entry.second.first, put = entry.second.second;
+      const double iv = kk >= 0 ? (std::isnan(call) ? put : call) : (std::isnan(put) ? call : put);
+      if (k <= kk) {
+        if (!have_prev) return iv;  // flat below the lowest strike
+        return prev_iv + (iv - prev_iv) * (k - prev_k) / (kk - prev_k);
+      }
+      prev_k = kk;
+      prev_iv = iv;
+      have_prev = true;
+    }
+    return prev_iv;  // flat above the highest strike
+  };
+  int32_t below = -1, above = -1;
+  double iv_below = 0, iv_above = 0;
+  for (const auto& entry : points) {
+    const double t = (entry.first - today) / 365.0;
+    if (t <= time) {
+      below = entry.first;
+      iv_below = smile(entry.first, entry.second);
+    } else {
+      above = entry.first;
+      iv_above = smile(entry.first, entry.second);
+      break;
+    }
+  }
+  if (below < 0) return iv_above;  // before the first expiry: flat
+  if (above < 0) return iv_below;  // beyond the last expiry: flat
+  const double t0 = (below - today) / 365.0, t1 = (above - today) / 365.0;
+  const double w0 = iv_below * iv_below * t0, w1 = iv_above * iv_above * t1;
+  const double w = w0 + (w1 - w0) * (time - t0) / (t1 - t0);
+  return std::sqrt(std::max(w, 0.0) / time);
+}
+
+// The rows of the tracked contracts `keys` (see OptionsData): quotes and features from
+// the chain (its day `offset` + d is data day d), or, on a chain file's day without a
+// quote, the missing_quote mark and the surface vol's features.
+Status FillRows(const OptionsPortfolioOptions& o, const market::OptionChain& chain,
+                const market::ChainPricing& priced, size_t offset,
+                const std::vector<ContractKey>& keys, OptionsData* data) {
+  OptionsData& d = *data;
+  const int n = d.num_days();
+  const bool from_file = d.from_file;
+  // Rows: each tracked contract from its first selection to the day before it settles.
+  const size_t contracts = keys.size();
+  int64_t rows = 0;
+  for (size_t c = 0; c < contracts; ++c) {
+    d.first_row.push_back(static_cast<int32_t>(rows));
+    rows += std::min(d.expiry_day[c], n) - d.first_listed[c];
+  }
+  if (rows > (int64_t{1} << 31) - 1) {
+    return Status::InvalidArgument("[env] range: too many option rows; use a shorter range");
+  }
+  d.rows.resize(rows);
+  const bool surface = o.missing_quote == "surface";
+  for (size_t c = 0; c < contracts; ++c) {
+    const int end = std::min(d.expiry_day[c], n);
+    double last_mid = 0, last_iv = 0;  // the last quote (a contract is quoted when selected)
+    for (int day = d.first_listed[c]; day < end; ++day) {
+      const int64_t i = Find(chain, day + offset, keys[c]);
+      OptionsData::Row& row = d.rows[d.RowOf(static_cast<int32_t>(c), day)];
+      const double s = d.close[day];
+      float* f = row.features;
+      if (i >= 0 && chain.ask[i] > 0) {
+        row.bid = chain.bid[i];
+        row.ask = chain.ask[i];
+        row.mid = 0.5 * (chain.bid[i] + chain.ask[i]);
+        // A file's zero bid is no bid (nothing to sell to); the synthetic chain's zero bid
+        // is a quote of 0 (far out-of-the-money contracts), as it always was.
+        row.flags = OptionsData::kQuoted | OptionsData::kCanBuy |
+                    (!from_file || row.bid > 0 ? OptionsData::kCanSell : 0);
+        last_mid = row.mid;
+        last_iv = priced.iv[i];
+        f[0] = static_cast<float>(row.mid / s * 10);
+        f[1] = static_cast<float>(row.mid > 0 ? (row.ask - row.bid) / row.mid : 0);
+        f[2] = static_cast<float>(priced.iv[i]);
+        f[3] = static_cast<float>(priced.delta[i]);
+        f[4] = static_cast<float>(priced.gamma[i] * s / 10);
+        f[5] = static_cast<float>(priced.vega[i] / s * 10);
+        f[6] = static_cast<float>(priced.theta[i] / s);
+        f[7] = static_cast<float>(std::log(chain.strike[i] / s) * 10);
+        f[8] = static_cast<float>(priced.time[i] * 4);
+        continue;
+      }
+      if (!from_file) {
+        return Status::DataError("[env] internal: a selected contract is not quoted on " +
+                                 FormatDate(d.dates[day]));
+      }
+      // No quote (no row, or no offer): the day's surface vol (else the last quote's),
+      // and the missing_quote mark. A bid without an offer can still be sold to.
+      row.bid = i >= 0 ? chain.bid[i] : 0.0;
+      row.ask = 0;
+      row.flags = row.bid > 0 ? OptionsData::kCanSell : 0;
+      pricing::OptionInputs in;
+      in.type = d.phi[c] > 0 ? pricing::OptionType::kCall : pricing::OptionType::kPut;
+      in.spot = s;
+      in.strike = d.strike[c];
+      in.rate = o.rate;
+      in.dividend = o.dividend;
+      in.time = (std::get<0>(keys[c]) - d.days[day]) / 365.0;
+      const std::optional<double> fitted =
+          SurfaceIv(chain, priced, day + offset, s, o.rate, o.dividend, in.strike, in.time);
+      in.vol = std::clamp(fitted.value_or(last_iv), pricing::kMinVol, pricing::kMaxVol);
+      Result<pricing::Greeks> g = pricing::BsmGreeks(in);
+      if (!g.ok()) {
+        return Status::DataError("[env] chain_file " + o.chain_file + ": cannot price strike " +
+                                 std::to_string(in.strike) + " expiring " +
+                                 DateText(std::get<0>(keys[c])) + " on " +
+                                 FormatDate(d.dates[day]) + ": " + g.status().message());
+      }
+      row.mid = surface ? g->price : last_mid;
+      f[0] = static_cast<float>(row.mid / s * 10);
+      f[1] = 0;
+      f[2] = static_cast<float>(in.vol);
+      f[3] = static_cast<float>(g->delta);
+      f[4] = static_cast<float>(g->gamma * s / 10);
+      f[5] = static_cast<float>(g->vega / s * 10);
+      f[6] = static_cast<float>(g->theta / s);
+      f[7] = static_cast<float>(std::log(in.strike / s) * 10);
+      f[8] = static_cast<float>(in.time * 4);
+    }
+  }
+  return Status::Ok();
+}
+
+// `given`: a listed chain in place of chain_file's (PrepareOptionsDataFromChain).
+Result<std::shared_ptr<const OptionsData>> Build(const OptionsPortfolioOptions& o,
+                                                 const market::OptionChain* given = nullptr) {
+  const bool from_file = !o.chain_file.empty() || given != nullptr;
   Underlying u;
-  if (o.underlying == "synthetic") {
+  market::OptionChain chain;
+  if (given != nullptr) {
+    chain = *given;
+    const std::string source =
+        o.chain_file.empty() ? "'" + chain.underlying + "' (in memory)" : o.chain_file.str();
+    RLT_RETURN_IF_ERROR(ChainUnderlying(o, chain, source, &u));
+  } else if (from_file) {
+    RLT_ASSIGN_OR_RETURN(chain, ReadChainFile(o, &u));
+  } else if (o.underlying == "synthetic") {
     RLT_ASSIGN_OR_RETURN(u, SyntheticUnderlying(o));
   } else {
     RLT_ASSIGN_OR_RETURN(u, FileUnderlying(o.underlying));
@@ -300,28 +615,52 @@ Result<std::shared_ptr<const OptionsData>> Build(const OptionsPortfolioOptions& 
   RLT_ASSIGN_OR_RETURN(const int range_first, Restrict(&u, o.range));
   auto data = std::make_shared<OptionsData>();
   OptionsData& d = *data;
+  d.from_file = from_file;
   d.num_buckets = static_cast<int>(o.tenors.size() * o.moneyness.size() * 2);
   d.dates = std::move(u.dates);
   d.close = std::move(u.close);
-  d.first_day = std::max(kHistoryDays, range_first);
+  // A chain file is short (weeks of quotes): its features use the history it has (the
+  // windows of the first days are shorter) rather than wait kHistoryDays.
+  d.first_day = from_file ? range_first : std::max(kHistoryDays, range_first);
   const int n = d.num_days();
   if (n < d.first_day + 2) {
+    const std::string source =
+        from_file ? "chain_file '" + o.chain_file + "'" : "underlying '" + o.underlying + "'";
     return Status::InvalidArgument(
-        "[env] range '" + o.range + "' of underlying '" + o.underlying + "' leaves " +
-        std::to_string(std::max(0, n - d.first_day)) + " trading days after the " +
-        std::to_string(kHistoryDays) +
-        "-day feature history; expected at least 2 (widen range or add data)");
+        "[env] range '" + o.range + "' of " + source + " leaves " +
+        std::to_string(std::max(0, n - d.first_day)) + " trading days" +
+        (from_file ? std::string()
+                   : " after the " + std::to_string(kHistoryDays) + "-day feature history") +
+        "; expected at least 2 (widen range or add data)");
   }
-  RLT_RETURN_IF_ERROR(CheckChainSize(o, n));
+  if (!from_file) RLT_RETURN_IF_ERROR(CheckChainSize(o, n));
   for (int32_t key : d.dates) d.days.push_back(DaysOfKey(key));
   UnderlyingFeatures(&d);
 
-  RLT_ASSIGN_OR_RETURN(market::OptionChain chain,
-                       market::GenerateOptionChain(d.days, d.close, ChainOptions(o)));
   market::ChainPricingOptions po;
-  po.mid_source = market::MidSource::kModel;
   po.rate = o.rate;
   po.dividend = o.dividend;
+  size_t offset = 0;  // the chain's day of data day 0
+  if (from_file) {
+    po.mid_source = market::MidSource::kQuotes;
+    // Contracts expiring on their quote date have no vol to solve (T = 0), and a day with
+    // nothing else (the last expiry's day) would fail the pricing; their vol is never
+    // used here (no row on an expiry day: it settles at intrinsic value), so any one does.
+    for (size_t cd = 0; cd < chain.num_days(); ++cd) {
+      for (int64_t i = chain.day_begin[cd]; i < chain.day_begin[cd + 1]; ++i) {
+        if (chain.expiry[i] == chain.dates[cd] && !std::isfinite(chain.implied_vol[i])) {
+          chain.implied_vol[i] = 0.2;
+        }
+      }
+    }
+    po.source = o.chain_file;
+    offset = static_cast<size_t>(
+        std::lower_bound(chain.dates.begin(), chain.dates.end(), d.days.front()) -
+        chain.dates.begin());
+  } else {
+    RLT_ASSIGN_OR_RETURN(chain, market::GenerateOptionChain(d.days, d.close, ChainOptions(o)));
+    po.mid_source = market::MidSource::kModel;
+  }
   RLT_ASSIGN_OR_RETURN(market::ChainPricing priced, market::PriceChain(chain, po));
 
   // Selection, and the tracked contracts in order of first selection.
@@ -334,8 +673,12 @@ Result<std::shared_ptr<const OptionsData>> Build(const OptionsPortfolioOptions& 
     for (int tenor : o.tenors) {
       for (double m : o.moneyness) {
         for (market::OptionType right : {market::OptionType::kCall, market::OptionType::kPut}) {
-          const int64_t i = Select(chain, day, tenor, m * d.close[day], right);
+          const int64_t i = Select(chain, day + offset, tenor, m * d.close[day], right);
           if (i < 0) {
+            if (from_file) {  // nothing to select today: the bucket stays empty
+              ++b;
+              continue;
+            }
             return Status::DataError("[env] the synthetic chain lists no contract expiring after " +
                                      FormatDate(d.dates[day]) +
                                      " (set chain_monthly_expiries >= 1)");
@@ -357,42 +700,7 @@ Result<std::shared_ptr<const OptionsData>> Build(const OptionsPortfolioOptions& 
       }
     }
   }
-  // Rows: each tracked contract from its first selection to the day before it settles.
-  const size_t contracts = keys.size();
-  int64_t rows = 0;
-  for (size_t c = 0; c < contracts; ++c) {
-    d.first_row.push_back(static_cast<int32_t>(rows));
-    rows += std::min(d.expiry_day[c], n) - d.first_listed[c];
-  }
-  if (rows > (int64_t{1} << 31) - 1) {
-    return Status::InvalidArgument("[env] range: too many option rows; use a shorter range");
-  }
-  d.rows.resize(rows);
-  for (size_t c = 0; c < contracts; ++c) {
-    const int end = std::min(d.expiry_day[c], n);
-    for (int day = d.first_listed[c]; day < end; ++day) {
-      const int64_t i = Find(chain, day, keys[c]);
-      if (i < 0) {
-        return Status::DataError("[env] internal: a selected contract is not quoted on " +
-                                 FormatDate(d.dates[day]));
-      }
-      OptionsData::Row& row = d.rows[d.RowOf(static_cast<int32_t>(c), day)];
-      const double s = d.close[day];
-      row.bid = chain.bid[i];
-      row.ask = chain.ask[i];
-      row.mid = 0.5 * (chain.bid[i] + chain.ask[i]);
-      float* f = row.features;
-      f[0] = static_cast<float>(row.mid / s * 10);
-      f[1] = static_cast<float>(row.mid > 0 ? (row.ask - row.bid) / row.mid : 0);
-      f[2] = static_cast<float>(priced.iv[i]);
-      f[3] = static_cast<float>(priced.delta[i]);
-      f[4] = static_cast<float>(priced.gamma[i] * s / 10);
-      f[5] = static_cast<float>(priced.vega[i] / s * 10);
-      f[6] = static_cast<float>(priced.theta[i] / s);
-      f[7] = static_cast<float>(std::log(chain.strike[i] / s) * 10);
-      f[8] = static_cast<float>(priced.time[i] * 4);
-    }
-  }
+  RLT_RETURN_IF_ERROR(FillRows(o, chain, priced, offset, keys, &d));
   return std::shared_ptr<const OptionsData>(std::move(data));
 }
 
@@ -412,6 +720,12 @@ Result<std::shared_ptr<const OptionsData>> PrepareOptionsData(
   RLT_ASSIGN_OR_RETURN(std::shared_ptr<const OptionsData> data, Build(options));
   cache[key] = data;
   return data;
+}
+
+Result<std::shared_ptr<const OptionsData>> PrepareOptionsDataFromChain(
+    const OptionsPortfolioOptions& options, const market::OptionChain& chain) {
+  RLT_RETURN_IF_ERROR(Validate(options));
+  return Build(options, &chain);
 }
 
 Status CheckSelfFinancing(const StepBooks& b, double tolerance) {
@@ -447,8 +761,9 @@ OptionsPortfolioEnv::OptionsPortfolioEnv(const OptionsPortfolioOptions& options,
   spec_.action.dim = assets_;
   spec_.action.low.assign(assets_, -1.0f);
   spec_.action.high.assign(assets_, 1.0f);
-  spec_.info_names = {"net_worth",    "cash",         "shares", "costs",      "drawdown",
-                      "margin_ratio", "liquidations", "date",   "underlying", "gross_exposure"};
+  spec_.info_names = {
+      "net_worth",    "cash", "shares",     "costs",          "drawdown",           "margin_ratio",
+      "liquidations", "date", "underlying", "gross_exposure", "missing_quote_marks"};
   units_.assign(assets_, 0.0);
   contract_.assign(k, -1);
   recent_.assign(kRecentReturns, 0.0);
@@ -458,10 +773,13 @@ OptionsPortfolioEnv::OptionsPortfolioEnv(const OptionsPortfolioOptions& options,
   unit_cost_.assign(assets_, 0.0);
   long_margin_.assign(assets_, 0.0);
   short_margin_.assign(assets_, 0.0);
+  can_buy_.assign(assets_, 1);
+  can_sell_.assign(assets_, 1);
 }
 
 double OptionsPortfolioEnv::Mark(int asset) const {
   if (asset == 0) return data_->close[day_];
+  if (contract_[asset - 1] < 0) return 0.0;  // an empty bucket holds nothing
   return data_->rows[data_->RowOf(contract_[asset - 1], day_)].mid * options_.multiplier;
 }
 
@@ -483,7 +801,14 @@ void OptionsPortfolioEnv::PrepareDay() {
   long_margin_[0] = short_margin_[0] = options_.stock_margin * s;
   for (int b = 0; b < d.num_buckets; ++b) {
     const int32_t c = contract_[b];
+    if (c < 0) {  // an empty bucket: nothing to value or trade
+      unit_value_[b + 1] = unit_cost_[b + 1] = long_margin_[b + 1] = short_margin_[b + 1] = 0;
+      can_buy_[b + 1] = can_sell_[b + 1] = 0;
+      continue;
+    }
     const OptionsData::Row& row = d.rows[d.RowOf(c, day_)];
+    can_buy_[b + 1] = (row.flags & OptionsData::kCanBuy) != 0;
+    can_sell_[b + 1] = (row.flags & OptionsData::kCanSell) != 0;
     const double otm = std::max(0.0, d.phi[c] * (d.strike[c] - s));
     unit_value_[b + 1] = row.mid * mult;
     unit_cost_[b + 1] = 0.5 * (row.ask - row.bid) * mult + options_.fee_per_contract;
@@ -526,7 +851,7 @@ double OptionsPortfolioEnv::Trade(const double* target, double* traded) {
   }
   for (int b = 0; b < d.num_buckets; ++b) {
     const double dn = target[b + 1] - units_[b + 1];
-    if (dn == 0) continue;
+    if (dn == 0 || !(dn > 0 ? can_buy_[b + 1] : can_sell_[b + 1])) continue;  // no quote
     const OptionsData::Row& row = d.rows[d.RowOf(contract_[b], day_)];
     const double price = dn > 0 ? row.ask : row.bid;
     const double fee = std::fabs(dn) * options_.fee_per_contract;
@@ -558,6 +883,7 @@ void OptionsPortfolioEnv::Reset(float* obs, double* info) {
   peak_ = cash_;
   costs_total_ = 0;
   liquidations_ = 0;
+  missing_marks_ = 0;
   std::fill(units_.begin(), units_.end(), 0.0);
   for (int b = 0; b < d.num_buckets; ++b)
     contract_[b] = d.roll[static_cast<size_t>(day_) * d.num_buckets + b];
@@ -579,13 +905,16 @@ StepResult OptionsPortfolioEnv::Step(const float* action, float* obs, double* in
     float w = action[a];
     w = std::isfinite(w) ? std::clamp(w, -1.0f, 1.0f) : 0.0f;
     const double value = static_cast<double>(w) * options_.max_position * std::max(v0, 0.0);
-    target_[a] = value / unit_value_[a];
+    target_[a] = unit_value_[a] > 0 ? value / unit_value_[a] : 0.0;
     if (a > 0 && unit_value_[a] < options_.min_option_price * options_.multiplier) {
       const double cur = units_[a];  // no new or larger position in a contract this cheap
       target_[a] = (target_[a] * cur > 0)
                        ? std::copysign(std::min(std::fabs(target_[a]), std::fabs(cur)), cur)
                        : 0.0;
     }
+    // A side the quote does not offer (no ask: no purchase; no bid: no sale) keeps units.
+    if (!can_buy_[a]) target_[a] = std::min(target_[a], units_[a]);
+    if (!can_sell_[a]) target_[a] = std::max(target_[a], units_[a]);
   }
   // The largest alpha in [0, 1] (toward flat, to 2^-12) for which the unrounded targets'
   // requirement plus trading costs fit within the equity less one unit's cost per asset
@@ -623,12 +952,21 @@ StepResult OptionsPortfolioEnv::Step(const float* action, float* obs, double* in
   mark_pnl += units_[0] * (s1 - s0);
   for (int b = 0; b < k; ++b) {
     const int32_t c = contract_[b];
+    if (c < 0) {  // an empty bucket (holds nothing): selects again every day
+      contract_[b] = d.roll[static_cast<size_t>(day_) * k + b];
+      continue;
+    }
     const bool expired = d.expiry_day[c] <= day_;
     if (units_[b + 1] != 0) {
       const double n = units_[b + 1];
-      const double new_mark =
-          expired ? std::max(0.0, d.phi[c] * (s1 - d.strike[c])) * options_.multiplier
-                  : d.rows[d.RowOf(c, day_)].mid * options_.multiplier;
+      double new_mark;
+      if (expired) {
+        new_mark = std::max(0.0, d.phi[c] * (s1 - d.strike[c])) * options_.multiplier;
+      } else {
+        const OptionsData::Row& row = d.rows[d.RowOf(c, day_)];
+        new_mark = row.mid * options_.multiplier;
+        if (!(row.flags & OptionsData::kQuoted)) ++missing_marks_;
+      }
       mark_pnl += n * (new_mark - unit_value_[b + 1]);
       if (expired) {
         cash_ += n * new_mark;  // cash settlement at intrinsic value
@@ -701,8 +1039,9 @@ void OptionsPortfolioEnv::Write(float* obs, double* info, double v, double margi
   for (int j = 0; j < OptionsData::kUnderlyingFeatures; ++j) obs[j] = uf[j];
   float* o = obs + OptionsData::kUnderlyingFeatures;
   double net_delta = units_[0] * s, net_gamma = 0, net_vega = 0;
+  static constexpr float kNoFeatures[OptionsData::kBucketFeatures] = {};
   for (int b = 0; b < k; ++b) {
-    const float* f = d.rows[d.RowOf(contract_[b], day_)].features;
+    const float* f = contract_[b] < 0 ? kNoFeatures : d.rows[d.RowOf(contract_[b], day_)].features;
     for (int j = 0; j < OptionsData::kBucketFeatures; ++j) o[j] = f[j];  // inline, not memmove
     o += OptionsData::kBucketFeatures;
     const double n = units_[b + 1] * options_.multiplier;
@@ -736,6 +1075,7 @@ void OptionsPortfolioEnv::Write(float* obs, double* info, double v, double margi
   info[7] = d.dates[day_];
   info[8] = s;
   info[9] = gross;
+  info[10] = static_cast<double>(missing_marks_);
 }
 
 void OptionsPortfolioEnv::SaveState(StateWriter& out) const {
@@ -791,6 +1131,7 @@ Status OptionsPortfolioEnv::LoadState(StateReader& in) {
     }
   }
   for (int32_t c : contract) {
+    if (c == -1) continue;  // an empty bucket (a chain file's day without a selection)
     if (c < 0 || c >= static_cast<int32_t>(d.strike.size()) || d.first_listed[c] > day ||
         d.expiry_day[c] <= day) {
       return in.Error("options contract not quoted on the saved day");
@@ -808,6 +1149,7 @@ Status OptionsPortfolioEnv::LoadState(StateReader& in) {
   recent_ = recent;
   recent_count_ = count;
   recent_next_ = next;
+  missing_marks_ = 0;  // a diagnostic count, not saved (older states stay loadable)
   prepared_day_ = -1;
   return Status::Ok();
 }

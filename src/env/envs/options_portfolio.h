@@ -10,6 +10,28 @@
 //  - The chain: market::GenerateOptionChain over those closes (the chain_* keys are its
 //    options; the env's defaults list 3 monthlies and the weeklies, moneyness 0.85-1.15),
 //    priced once with market::PriceChain (the model's vol, Black-Scholes-Merton Greeks).
+//  - Or a listed chain file (`chain_file = "PATH"`, read by market/option_chain_csv.h with
+//    BadRowPolicy::kFail): its quote dates are the days, its underlying column the closes
+//    (a file without one is an InvalidArgument naming the file and the columns looked
+//    for), its bids and asks the quotes, priced once with market::PriceChain (kQuotes:
+//    implied vols solved from the mids at `rate` and `dividend`). A range that the file's
+//    dates do not cover (no date in it, or more than 7 calendar days between an end of the
+//    range and the file's first or last date) is an InvalidArgument naming the file, the
+//    range and the file's dates. The features use the history the file has (no 50-day
+//    wait: shorter windows on its first days). A file with a style column (style,
+//    exercise_style) holding A / American is refused: everything here is
+//    Black-Scholes-Merton. A zero ask is no offer, a zero bid no bid: only offered
+//    contracts are selected; a purchase needs an ask and a sale a bid (else the position
+//    stays as it is); a contract without an offer (or no row) that day is unquoted and
+//    marked by `missing_quote`: "surface" (default) prices it by Black-Scholes-Merton at
+//    that day's implied-vol surface (SurfaceIv in options_portfolio.cc: per expiry, the
+//    out-of-the-money vols of the quoted strikes, linear in ln(K / F) between neighbours,
+//    flat beyond; across expiries total variance linear in time, flat vol beyond; the
+//    contract's last quoted vol on a day with no quote to fit), "last" marks it at its
+//    last quote's mid. Info `missing_quote_marks` counts (held contract, day) pairs
+//    marked so in the episode. A bucket with nothing to select on a day (no offered
+//    contract expiring after it, e.g. on the file's last expiry) is empty that day: it
+//    holds nothing, shows zero features and selects again the next day.
 //  - Buckets: tenors (calendar days) x moneyness x {call, put}; with the defaults 2 x 5 x 2
 //    = 20, ordered tenor-major, then moneyness, calls before puts. On day d bucket
 //    (tau, m, right) selects among day d's contracts of that right expiring after d the
@@ -70,7 +92,8 @@
 //    vol point / V x 100), drawdown from the episode's peak, fraction of the episode done.
 // Info (kInfo* indices): net_worth, cash, shares, costs (cumulative), drawdown,
 // margin_ratio (M / V), liquidations, date (yyyymmdd), underlying (S), gross_exposure
-// (sum of |position value| / V).
+// (sum of |position value| / V), missing_quote_marks (see chain_file above; not saved
+// in states: it restarts at 0 on a resume).
 #ifndef RLT_ENV_ENVS_OPTIONS_PORTFOLIO_H_
 #define RLT_ENV_ENVS_OPTIONS_PORTFOLIO_H_
 
@@ -99,13 +122,16 @@ enum OptionsInfo : int {
   kOptInfoDate,
   kOptInfoUnderlying,
   kOptInfoGrossExposure,
+  kOptInfoMissingQuoteMarks,
 };
 
 struct OptionsPortfolioOptions {
   // Data.
-  FilePath underlying = "synthetic";  // "synthetic" or a daily bar CSV path
-  std::string range;                  // "YYYY-MM-DD:YYYY-MM-DD" of the days used ("" = all)
-  int synthetic_days = 2520;          // synthetic: business days
+  FilePath underlying = "synthetic";      // "synthetic" or a daily bar CSV path
+  FilePath chain_file;                    // "" (the synthetic chain) or a listed chain CSV
+  std::string missing_quote = "surface";  // chain_file: mark of a held unquoted contract
+  std::string range;                      // "YYYY-MM-DD:YYYY-MM-DD" of the days used ("" = all)
+  int synthetic_days = 2520;              // synthetic: business days
   std::string synthetic_start = "2014-01-02";
   double synthetic_spot = 2000;   // synthetic: first close
   double synthetic_drift = 0.07;  // synthetic: drift per year
@@ -151,6 +177,14 @@ struct OptionsPortfolioOptions {
   void VisitFields(V& v) {
     v("underlying", &underlying, "\"synthetic\" or a daily bar CSV (Date, Close columns)",
       {"synthetic"});
+    v("chain_file", &chain_file,
+      "a listed option chain CSV (market/option_chain_csv.h): its quote dates are the days, "
+      "its underlying column the closes, its bids and asks the quotes (empty: the synthetic "
+      "chain)");
+    v("missing_quote", &missing_quote,
+      "chain_file: a held contract without a quote on a day is marked at the price of that "
+      "day's implied-volatility surface (\"surface\") or at its last quote (\"last\")",
+      {"surface", "last"});
     v("range", &range, "days of the underlying used, YYYY-MM-DD:YYYY-MM-DD (empty = all)");
     v("synthetic_days", &synthetic_days, "synthetic underlying: business days");
     v("synthetic_start", &synthetic_start, "synthetic underlying: first date YYYY-MM-DD");
@@ -200,14 +234,20 @@ struct OptionsData {
   // Rows (contract, day): quotes and the bucket features, one cache line each (a step
   // reads one row per bucket; the same contract's next day is the next line).
   static constexpr int kBucketFeatures = 9;
+  // Row flags: quoted (the file quotes the contract that day, ask > 0; else mid is the
+  // missing_quote mark), and which trades the quote allows.
+  static constexpr int32_t kQuoted = 1, kCanBuy = 2, kCanSell = 4;
   struct alignas(64) Row {
     double bid = 0, ask = 0, mid = 0;
     float features[kBucketFeatures] = {};  // the observation's per-bucket block
-    float unused = 0;
+    int32_t flags = kQuoted | kCanBuy | kCanSell;
   };
   std::vector<Row> rows;
-  // Selection: roll[d * num_buckets + b] = the tracked contract bucket b selects on day d.
+  // Selection: roll[d * num_buckets + b] = the tracked contract bucket b selects on day d
+  // (-1: none; a chain file may list no contract a bucket can select, e.g. on its last
+  // expiry's day).
   std::vector<int32_t> roll;
+  bool from_file = false;  // chain_file: quotes from the file
 
   int num_days() const { return static_cast<int>(dates.size()); }
   int64_t RowOf(int32_t contract, int day) const {
@@ -222,6 +262,12 @@ struct OptionsData {
 // lives while some env holds it).
 Result<std::shared_ptr<const OptionsData>> PrepareOptionsData(
     const OptionsPortfolioOptions& options);
+
+// PrepareOptionsData with a listed chain in memory in place of chain_file's (every check
+// of a chain file but its style column's; not cached). Its messages name chain_file if
+// set, else the chain's underlying.
+Result<std::shared_ptr<const OptionsData>> PrepareOptionsDataFromChain(
+    const OptionsPortfolioOptions& options, const market::OptionChain& chain);
 
 // One step's books (the self-financing identity's terms).
 struct StepBooks {
@@ -253,6 +299,8 @@ class OptionsPortfolioEnv : public Env {
   int32_t contract(int bucket) const { return contract_[bucket]; }
   int day() const { return day_; }
   double cash() const { return cash_; }
+  // (held contract, day) pairs of the episode marked without a quote (chain_file).
+  int64_t missing_quote_marks() const { return missing_marks_; }
   double NetWorth() const;
 
  private:
@@ -283,6 +331,7 @@ class OptionsPortfolioEnv : public Env {
   int day_ = 0, start_day_ = 0, end_day_ = 0;
   double cash_ = 0, peak_ = 0, costs_total_ = 0;
   int64_t liquidations_ = 0;
+  int64_t missing_marks_ = 0;      // (held contract, day) pairs marked without a quote
   std::vector<double> units_;      // (assets)
   std::vector<int32_t> contract_;  // (buckets)
   std::vector<double> recent_;     // shaped: the last 20 step returns, ring
@@ -292,7 +341,8 @@ class OptionsPortfolioEnv : public Env {
   // Per unit of each asset on the prepared day: value at mid, trading cost (half spread
   // and fee, or stock cost), margin held long and short.
   std::vector<double> unit_value_, unit_cost_, long_margin_, short_margin_;
-  int prepared_day_ = -1;  // the day (and contracts) the arrays above hold
+  std::vector<uint8_t> can_buy_, can_sell_;  // the quote allows a purchase / a sale
+  int prepared_day_ = -1;                    // the day (and contracts) the arrays above hold
   StepBooks books_;
 };
 
