@@ -342,7 +342,7 @@ int HedgeOneContract(const HedgeFlags& f, const market::OptionChain& c,
   }
   if (f.json) {
     nlohmann::json j = ResultJson(contract, *r);
-    j["rate"] = f.rate;
+    j["rate"] = options.rate;
     j["cost"] = f.cost;
     j["rows_dropped"] = dropped;
     fmt::print("{}\n", JsonText(j, 2));
@@ -357,7 +357,7 @@ int HedgeOneContract(const HedgeFlags& f, const market::OptionChain& c,
       "hedged with the Black-Scholes delta on {} quote dates ({} quoted; vol from the "
       "file {}, solved from the mid {}, carried {}, none yet {}), rate {}, cost {}\n",
       r->hedge_days, r->quoted_days, r->file_iv_days, r->solved_iv_days, r->carried_iv_days,
-      r->no_iv_days, f.rate, f.cost);
+      r->no_iv_days, options.rate, f.cost);
   fmt::print("settled at S={} : payoff {:.6f}\n", r->spot_expiry, r->payoff);
   fmt::print("costs            {:.6f}\n", r->costs);
   fmt::print("interest         {:.6f}\n", r->interest);
@@ -437,7 +437,7 @@ int HedgeAllContracts(const HedgeFlags& f, const market::OptionChain& c,
                               {"hedged", hedged.size()},
                               {"skipped", skips},
                               {"min_days", f.min_days},
-                              {"rate", f.rate},
+                              {"rate", options.rate},
                               {"cost", f.cost},
                               {"rows_dropped", dropped},
                               {"pnl", DistributionJson(dp)},
@@ -448,7 +448,8 @@ int HedgeAllContracts(const HedgeFlags& f, const market::OptionChain& c,
   fmt::print(
       "{} contracts in {}: {} hedged along their lives (short 1 at the first mid, "
       "Black-Scholes delta every quote date, rate {}, cost {}), {} skipped\n",
-      contracts.size(), f.chain, hedged.size(), f.rate, f.cost, contracts.size() - hedged.size());
+      contracts.size(), f.chain, hedged.size(), options.rate, f.cost,
+      contracts.size() - hedged.size());
   for (const auto& [name, n] : skipped) {
     fmt::print("  skipped {:>6} {:<24} e.g. {}\n", n, name, skip_example[name]);
   }
@@ -478,6 +479,16 @@ int RunChainHedge(const HedgeFlags& f) {
   const std::vector<env::ChainContract> contracts = env::ListChainContracts(c);
   env::ChainHedgeOptions options;
   options.rate = f.rate;
+  // Without --rate, the file's own rate column (its first value) when it has one.
+  if (f.given.count("--rate") == 0) {
+    for (double r : c.rate) {
+      if (std::isfinite(r)) {
+        options.rate = r;
+        fmt::print(stderr, "note: rate {} from the file's rate column (--rate overrides it)\n", r);
+        break;
+      }
+    }
+  }
   options.cost = f.cost;
   const bool all = f.contract == "all", list = f.contract == "list";
   options.min_days = all || list ? static_cast<int>(f.min_days) : 1;
@@ -628,7 +639,8 @@ void RegisterHedgeCommand(CLI::App& app, Action* action) {
       cmd->add_option(
              "--rate", f->rate,
              "risk-free rate r per year, continuous (0.05 = 5%); required without --chain; with it "
-             "optional, default 0: financing and the delta")
+             "optional (financing and the delta): the file's rate column's first value when it "
+             "has one, else 0")
           ->check(DecimalNumber()));
   options.push_back(cmd->add_option("--drift", f->drift,
                                     "real-world drift mu of the underlying per year "

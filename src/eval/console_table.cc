@@ -90,8 +90,8 @@ std::string BenchmarkTable(const BenchmarkTableInput& in) {
 std::string AnnualisationNote(int periods_per_year, bool overridden) {
   const char* why = overridden ? "--periods"
                     : periods_per_year == kCalendarDaysPerYear
-                        ? "a fifth or more of the sessions on weekends: a market that trades "
-                          "every day"
+                        ? "a market that trades every day: [data] session = \"24h\", or a "
+                          "fifth or more of the sessions on weekends"
                         : "weekday sessions: exchange days";
   return fmt::format(
       "ratios annualised with {} periods per year ({})\n"

@@ -44,10 +44,13 @@ BacktestResult Backtest(env::VecEnv& venv, const market::Bars& bars,
   const double lot = options.lot_size;
   auto shares = [lot](int64_t lots) { return static_cast<double>(lots) * lot; };
   venv.Reset(0);  // sequential: the seed draws nothing
+  // A session's first bar: flat, or (flatten_at_close = false) the position carried in.
   auto add_first_bar = [&](const double* info) {
-    r.equity.push_back({static_cast<int32_t>(info[env::kInfoBar]), 0, info[env::kInfoCash],
-                        info[env::kInfoNetWorth]});
-    r.exposures.push_back(0.0);
+    const double held = info[env::kInfoShares];
+    const double worth = info[env::kInfoNetWorth];
+    const int32_t bar = static_cast<int32_t>(info[env::kInfoBar]);
+    r.equity.push_back({bar, held, info[env::kInfoCash], worth});
+    r.exposures.push_back(held != 0 && worth > 0 ? held * bars.close[bar] / worth : 0.0);
   };
   add_first_bar(venv.info());
   double session_start_worth = venv.info()[env::kInfoNetWorth];
@@ -66,7 +69,7 @@ BacktestResult Backtest(env::VecEnv& venv, const market::Bars& bars,
     const int64_t qty = std::llround(after[env::kInfoTradedShares] / lot);
     const int64_t held = lots_before + qty;
     const bool session_end = bars.last_in_session[b] != 0;
-    const bool flatten = session_end && held != 0;
+    const bool flatten = session_end && held != 0 && options.flatten_at_close;
     const double close = bars.close[b];
     const double close_lot = close * lot;
     // The env's own cost and cash arithmetic (env::IntradayBook::Execute), so each fill
@@ -76,8 +79,13 @@ BacktestResult Backtest(env::VecEnv& venv, const market::Bars& bars,
     const double flatten_cost = flatten ? sizing.Cost(-held, close_lot) : 0.0;
     const double cash_end = after[env::kInfoCash];
     if (qty != 0) {
+      // With funding, the step also paid what fell due before the fill: the cash after the
+      // fill is the env's (less the closing flatten's proceeds).
       const double cash_after_decision =
-          cash_before - (static_cast<double>(qty) * fill_lot + decision_cost);
+          options.funding_file.empty()
+              ? cash_before - (static_cast<double>(qty) * fill_lot + decision_cost)
+          : flatten ? cash_end - (static_cast<double>(held) * close_lot - flatten_cost)
+                    : cash_end;
       FillRow f{b,
                 shares(qty),
                 after[env::kInfoFillPrice],
@@ -94,7 +102,11 @@ BacktestResult Backtest(env::VecEnv& venv, const market::Bars& bars,
       trips.Fill(f, cash_before_flatten, r.round_trip_pnls);
       r.fills.push_back(f);
     }
-    const double worth = after[env::kInfoNetWorth];
+    // At a session's last bar the env has moved on to the next session's first bar: a
+    // position carried over (flatten_at_close = false) is marked here at this bar's close.
+    const bool carried = session_end && !done && !flatten && held != 0;
+    const double worth =
+        carried ? cash_end + static_cast<double>(held) * close_lot : after[env::kInfoNetWorth];
     r.equity.push_back({b, shares(held), cash_end, worth});
     r.exposures.push_back(worth > 0 ? static_cast<double>(held) * close_lot / worth : 0.0);
     if (session_end || done) {

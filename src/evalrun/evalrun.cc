@@ -989,7 +989,9 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
   }
   std::vector<int32_t> data_sessions;
   for (const market::Session& s : data.bars.sessions) data_sessions.push_back(s.date);
-  const int periods = PeriodsOf(request, data_sessions);
+  const int periods = request.periods_per_year <= 0 && data.bars.around_the_clock
+                          ? 365  // a market that never closes ([data] session = "24h")
+                          : PeriodsOf(request, data_sessions);
   summary["periods_per_year"] = periods;
   summary["metrics"] = MetricsJson(result, periods);
   if (result.stopped_date != 0) summary["stopped_out"] = FormatDate(result.stopped_date);

@@ -681,29 +681,16 @@ TEST(EvalOptions, ChainFileTrainsAndEvaluatesAndRefusesARangeItDoesNotCover) {
 }
 
 // configs/options_rppo_spxw.toml on the SPXW file of January and February 2018 when the
-// shared data is present: trains on January, evaluates on February's 19 quote dates. The
-// file's rows without an offer (ask 0) are left out of a copy first: the chain reader
-// refuses them by default.
+// shared data is present, the file as it is (its rows without an offer, ask 0, are "no
+// quote"): trains on January, evaluates on February's 19 quote dates.
 TEST(EvalOptions, SpxwConfigTrainsOnJanuaryAndEvaluatesOnFebruary) {
   const std::string real =
       RLT_SHARED_DIR "/data/options/SPXW_chain_EOD_2018-01-02_2018-02-28_optopsy.csv";
   if (!fs::exists(real)) GTEST_SKIP() << real << " is absent";
   const fs::path root = rlt::testing::NewScratchDir("rlt_evalrun_spxw_");
-  const std::vector<std::string> lines = Lines(Read(real));
-  const std::vector<std::string> header = Cells(lines.at(0));
-  const size_t ask =
-      static_cast<size_t>(std::find(header.begin(), header.end(), "ask") - header.begin());
-  ASSERT_LT(ask, header.size());
-  std::string offered = lines[0] + "\n";
-  for (size_t i = 1; i < lines.size(); ++i) {
-    const std::vector<std::string> cells = Cells(lines[i]);
-    if (cells.size() > ask && std::stod(cells[ask]) > 0) offered += lines[i] + "\n";
-  }
-  const std::string copy = (root / "spxw_offered.csv").string();
-  std::ofstream(copy) << offered;
   train::TrainRequest treq;
   treq.config_path = std::string(RLT_SOURCE_DIR) + "/configs/options_rppo_spxw.toml";
-  treq.overrides = {"run.total_steps=256", "run.threads=1", "env.chain_file=" + copy};
+  treq.overrides = {"run.total_steps=256", "run.threads=1", "env.chain_file=" + real};
   treq.run_dir = (root / "run").string();
   treq.quiet = true;
   auto trained = train::RunTraining(treq);

@@ -35,6 +35,8 @@ struct Bars {
   // calendar days; > 0 (a market that trades around the clock, cut at e.g. 17:00) = a
   // session runs to the same time the next day and takes the date on which it ends.
   int32_t day_boundary = 0;
+  // The market never closes (read with [data] session = "24h"): a year has 365 sessions.
+  bool around_the_clock = false;
   std::vector<int64_t> time;        // bar timestamp, seconds since epoch, UTC
   std::vector<int32_t> utc_offset;  // local offset from UTC at that bar, seconds
   std::vector<double> open, high, low, close, volume;

@@ -123,14 +123,68 @@ Result<ExchangeCalendar> ExchangeCalendar::Load(const std::string& spec, const s
   return Parse(*text, spec);
 }
 
+// One `# key = value` setting of a calendar file (see calendar.h); `error` makes the
+// file:line message.
+Status ExchangeCalendar::ApplySetting(ExchangeCalendar& cal, const std::string& key,
+                                      const std::string& value, SettingsSeen& seen,
+                                      const ErrorFn& error) {
+  bool& have_base = seen.base;
+  bool& have_regular = seen.regular;
+  bool& have_weekdays = seen.weekdays;
+  bool& have_covers = seen.covers;
+  if (key == "base") {
+    if (have_base || have_regular || !cal.days_.empty()) {
+      return error("base", "base must come first and only once",
+                   "start the file with `# base = XNYS` (or XNSE)");
+    }
+    Result<ExchangeCalendar> base = Builtin(value);
+    if (!base.ok()) return error("base", base.status().message(), "use XNYS or XNSE");
+    const std::string name = cal.name_;
+    cal = std::move(*base);
+    cal.name_ = name;
+    have_base = have_regular = have_weekdays = true;
+  } else if (key == "timezone") {
+    cal.timezone_ = value;
+  } else if (key == "regular") {
+    Result<SessionHours> h = ParseSessionHours(value, "regular");
+    if (!h.ok()) return error("regular", h.status().message(), "e.g. `# regular = 09:30-16:00`");
+    cal.regular_ = *h;
+    have_regular = true;
+  } else if (key == "weekdays") {
+    const int mask = ParseWeekdays(value);
+    if (mask < 0) {
+      return error("weekdays", fmt::format("'{}' is not a list of days", PrintableText(value)),
+                   "e.g. `# weekdays = Mon-Fri` or `# weekdays = Sun-Thu`");
+    }
+    cal.weekdays_ = static_cast<uint8_t>(mask);
+    have_weekdays = true;
+  } else if (key == "covers") {
+    Result<DateRange> r = DateRange::Parse(value);
+    if (!r.ok() || r->first == 0 || r->last == 0) {
+      return error("covers", fmt::format("'{}' is not FIRST:LAST", PrintableText(value)),
+                   "e.g. `# covers = 2010-01-01:2026-12-31`");
+    }
+    cal.coverage_ = *r;
+    have_covers = true;
+  } else if (key == "name") {
+    if (!have_base) cal.name_ = value;
+  }  // other keys (source, ...) are documentation
+  return Status::Ok();
+}
+
 Result<ExchangeCalendar> ExchangeCalendar::Parse(std::string_view text, const std::string& source) {
   ExchangeCalendar cal;
   cal.name_ = source;
-  bool have_base = false, have_regular = false, have_weekdays = false, have_covers = false;
+  SettingsSeen seen;
+  const bool& have_base = seen.base;
+  const bool& have_regular = seen.regular;
+  const bool& have_weekdays = seen.weekdays;
+  const bool& have_covers = seen.covers;
   int64_t line_no = 0;
   size_t pos = 0;
   if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") pos = 3;
-  auto error = [&](const std::string& field, const std::string& what, const std::string& fix) {
+  const ErrorFn error = [&](const std::string& field, const std::string& what,
+                            const std::string& fix) {
     return Status::DataError(fmt::format("{}:{}: {}{}. Fix: {}", source, line_no,
                                          field.empty() ? "" : "field '" + field + "': ", what,
                                          fix));
@@ -157,44 +211,7 @@ Result<ExchangeCalendar> ExchangeCalendar::Parse(std::string_view text, const st
       if (eq == std::string_view::npos) continue;  // a plain comment
       const std::string key(Trim(body.substr(0, eq)));
       const std::string value(Trim(body.substr(eq + 1)));
-      if (key == "base") {
-        if (have_base || have_regular || !cal.days_.empty()) {
-          return error("base", "base must come first and only once",
-                       "start the file with `# base = XNYS` (or XNSE)");
-        }
-        Result<ExchangeCalendar> base = Builtin(value);
-        if (!base.ok()) return error("base", base.status().message(), "use XNYS or XNSE");
-        const std::string name = cal.name_;
-        cal = std::move(*base);
-        cal.name_ = name;
-        have_base = have_regular = have_weekdays = true;
-      } else if (key == "timezone") {
-        cal.timezone_ = value;
-      } else if (key == "regular") {
-        Result<SessionHours> h = ParseSessionHours(value, "regular");
-        if (!h.ok())
-          return error("regular", h.status().message(), "e.g. `# regular = 09:30-16:00`");
-        cal.regular_ = *h;
-        have_regular = true;
-      } else if (key == "weekdays") {
-        const int mask = ParseWeekdays(value);
-        if (mask < 0) {
-          return error("weekdays", "'" + PrintableText(value) + "' is not a list of days",
-                       "e.g. `# weekdays = Mon-Fri` or `# weekdays = Sun-Thu`");
-        }
-        cal.weekdays_ = static_cast<uint8_t>(mask);
-        have_weekdays = true;
-      } else if (key == "covers") {
-        Result<DateRange> r = DateRange::Parse(value);
-        if (!r.ok() || r->first == 0 || r->last == 0) {
-          return error("covers", "'" + PrintableText(value) + "' is not FIRST:LAST",
-                       "e.g. `# covers = 2010-01-01:2026-12-31`");
-        }
-        cal.coverage_ = *r;
-        have_covers = true;
-      } else if (key == "name") {
-        if (!have_base) cal.name_ = value;
-      }  // other keys (source, ...) are documentation
+      RLT_RETURN_IF_ERROR(ApplySetting(cal, key, value, seen, error));
       continue;
     }
     const std::vector<std::string_view> f = SplitFields(line);
@@ -219,12 +236,12 @@ Result<ExchangeCalendar> ExchangeCalendar::Parse(std::string_view text, const st
       day.open_minute = ParseMinute(f[1]);
       day.close_minute = ParseMinute(f[2]);
       if (day.open_minute < 0) {
-        return error("open", "'" + PrintableText(std::string(f[1])) + "' is not HH:MM",
+        return error("open", fmt::format("'{}' is not HH:MM", PrintableText(std::string(f[1]))),
                      "write local times as HH:MM (00:00..24:00), or leave open and close "
                      "empty for a day without a session");
       }
       if (day.close_minute < 0) {
-        return error("close", "'" + PrintableText(std::string(f[2])) + "' is not HH:MM",
+        return error("close", fmt::format("'{}' is not HH:MM", PrintableText(std::string(f[2]))),
                      "write local times as HH:MM (00:00..24:00), or leave open and close "
                      "empty for a day without a session");
       }

@@ -30,6 +30,7 @@
 #define RLT_MARKET_CALENDAR_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -80,6 +81,13 @@ class ExchangeCalendar {
     std::string note;
   };
   bool RegularDay(int32_t date) const;
+  struct SettingsSeen {
+    bool base = false, regular = false, weekdays = false, covers = false;
+  };
+  using ErrorFn = std::function<Status(const std::string& field, const std::string& what,
+                                       const std::string& fix)>;
+  static Status ApplySetting(ExchangeCalendar& cal, const std::string& key,
+                             const std::string& value, SettingsSeen& seen, const ErrorFn& error);
 
   std::string name_;
   std::string timezone_;

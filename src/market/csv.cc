@@ -585,6 +585,7 @@ MarketData CsvReader::TakeData() {
   for (SymbolState& s : states_) {
     if (s.bars.empty()) continue;
     s.bars.day_boundary = options_.day_boundary_minute * 60;
+    s.bars.around_the_clock = options_.around_the_clock;
     AssignSessions(s.bars);
     data.symbols.push_back(std::move(s.bars));
   }
@@ -721,6 +722,86 @@ Result<MarketData> ReadBarsCsv(const std::string& path, const CsvReadOptions& op
     return Annotate(s, "", ". Fix: check the path and that it is a CSV file of bars.");
   }
   return ParseWithZone(*text, path, options, tz, report);
+}
+
+Result<FundingSeries> ReadFundingCsv(const std::string& path, const std::string& timezone) {
+  RLT_ASSIGN_OR_RETURN(TimeZone tz, TimeZone::Load(timezone));
+  RLT_ASSIGN_OR_RETURN(const std::string text, ReadFile(path, kMaxBarFileBytes));
+  auto lower = [](std::string_view v) {
+    std::string out;
+    for (char c : Trim(v)) {
+      if (c != '_') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return out;
+  };
+  FundingSeries out;
+  std::vector<std::string_view> fields;
+  int time_col = -1, rate_col = -1;
+  int64_t line_no = 0;
+  size_t pos = 0;
+  auto error = [&](const std::string& column, const std::string& what, const std::string& fix) {
+    return Status::DataError(fmt::format("{}:{}: {}{}. Fix: {}", path, line_no,
+                                         column.empty() ? "" : "column '" + column + "': ", what,
+                                         fix));
+  };
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    std::string_view line =
+        std::string_view(text).substr(pos, (nl == std::string::npos ? text.size() : nl) - pos);
+    pos = nl == std::string::npos ? text.size() : nl + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (Trim(line).empty()) continue;
+    SplitCsvFields(line, &fields);
+    if (time_col < 0) {
+      for (size_t i = 0; i < fields.size(); ++i) {
+        const std::string name = lower(fields[i]);
+        if (time_col < 0 && (name == "time" || name == "timestamp" || name == "date" ||
+                             name == "datetime" || name == "fundingtime")) {
+          time_col = static_cast<int>(i);
+        }
+        if (rate_col < 0 && (name == "rate" || name == "fundingrate")) {
+          rate_col = static_cast<int>(i);
+        }
+      }
+      if (time_col < 0 || rate_col < 0) {
+        return error("", "expected a header with a time column (time, timestamp) and a rate column",
+                     "write the header time,rate (funding_rate also matches)");
+      }
+      continue;
+    }
+    if (static_cast<int>(fields.size()) <= std::max(time_col, rate_col)) {
+      return error("", fmt::format("{} fields, fewer than the header's", fields.size()),
+                   "repair the row");
+    }
+    ParsedTime t;
+    if (!ParseTimestamp(fields[time_col], &t)) {
+      return error("time",
+                   fmt::format("cannot read '{}' as a time", Quoted(Trim(fields[time_col]))),
+                   "write YYYY-MM-DD HH:MM[:SS] with an optional offset or Z");
+    }
+    int64_t utc = t.local - t.offset;
+    if (!t.has_offset) {
+      Result<int64_t> r = tz.LocalToUtc(t.local);
+      if (!r.ok()) return error("time", r.status().message(), "write the time with its offset");
+      utc = *r;
+    }
+    double rate = 0;
+    if (ParseNumber(fields[rate_col], &rate) != NumberStatus::kOk || !(std::fabs(rate) < 1)) {
+      return error("rate",
+                   fmt::format("'{}' is not a rate in (-1, 1)", Quoted(Trim(fields[rate_col]))),
+                   "write the funding rate as a fraction of the position's value (0.0001 = "
+                   "0.01 %)");
+    }
+    if (!out.time.empty() && utc <= out.time.back()) {
+      return error("time", "the time is not after the previous row's",
+                   "sort the file by time, one row per payment");
+    }
+    out.time.push_back(utc);
+    out.rate.push_back(rate);
+  }
+  if (time_col < 0) return Status::DataError(path + ": empty file (no header line)");
+  return out;
 }
 
 Result<MarketData> ParseBarsCsv(std::string_view text, const std::string& source,

@@ -107,6 +107,8 @@ struct CsvReadOptions {
   std::shared_ptr<const ExchangeCalendar> calendar;
   // Local time (minutes after midnight) at which one session ends and the next begins.
   int day_boundary_minute = 0;
+  // A market that never closes (Bars::around_the_clock).
+  bool around_the_clock = false;
 };
 
 // One broken rule on one row.
@@ -159,6 +161,18 @@ Result<MarketData> ReadBarsCsv(const std::string& path, const CsvReadOptions& op
 // messages, and it names the symbol of a file without a symbol column).
 Result<MarketData> ParseBarsCsv(std::string_view text, const std::string& source,
                                 const CsvReadOptions& options, DataReport* report = nullptr);
+
+// Funding payments of a perpetual future: when each was paid and its rate (a fraction of
+// the position's value; a long position pays a positive rate, a short one receives it).
+struct FundingSeries {
+  std::vector<int64_t> time;  // UTC seconds, strictly increasing
+  std::vector<double> rate;
+};
+// Reads a CSV with a time column (the names and formats of bar files; naive times in
+// `timezone`) and a rate column (rate, funding_rate, fundingRate). Errors name
+// file:line and the column: an unreadable time or rate, times not increasing, a rate
+// outside (-1, 1) (a percentage written as 0.01 is 1 %).
+Result<FundingSeries> ReadFundingCsv(const std::string& path, const std::string& timezone);
 
 // Writes `data` as `timestamp,symbol,open,high,low,close,volume` with ISO 8601 local
 // timestamps carrying their UTC offset. Written to a temporary file, then renamed.

@@ -260,6 +260,7 @@ Status LoadRun(const PaperRequest& r, const PolicyRuns& policy, const FeedSpec& 
   }
   SessionSetup& s = run.session;
   s.request = r;
+  s.calendar = run.read_rules.calendar;
   s.feed = feed;
   RLT_RETURN_IF_ERROR(SetOptions(s.options, run.setup.context.settings, "[env]"));
   s.data_bars = &run.setup.context.market->bars;

@@ -75,6 +75,7 @@ PaperSession::PaperSession(SessionSetup setup, features::IncrementalFeatures str
   live_bars_.symbol = data_bars.symbol;
   live_bars_.timezone = data_bars.timezone;
   live_bars_.day_boundary = data_bars.day_boundary;
+  live_bars_.around_the_clock = data_bars.around_the_clock;
   bars_ = live_ ? &live_bars_ : &data_bars;
   shape_ = ShapeOf(data_bars);
   if (setup_.limits) gate_.emplace(*setup_.limits);
@@ -107,11 +108,23 @@ int PaperSession::MinuteOfDay(int32_t t) const {
 // Live sessions end at the run's usual last bar (its local minute); a replay's at the
 // file's own last bar of each session.
 bool PaperSession::IsLast(int32_t t) const {
-  return live_ ? MinuteOfDay(t) >= shape_.last_minute : bars_->last_in_session[t] != 0;
+  if (!live_) return bars_->last_in_session[t] != 0;
+  return MinuteOfDay(t) >= LastMinuteOf(t);
 }
 
 bool PaperSession::NextIsLast(int32_t t) const {
-  return MinuteOfDay(t) + static_cast<int>(shape_.bar_seconds / 60) >= shape_.last_minute;
+  return MinuteOfDay(t) + static_cast<int>(shape_.bar_seconds / 60) >= LastMinuteOf(t);
+}
+
+// The start minute of the last bar of bar t's session: the calendar's close of that day
+// less one bar (an early close ends the session early), else the run's usual last minute.
+int PaperSession::LastMinuteOf(int32_t t) const {
+  if (setup_.calendar == nullptr) return shape_.last_minute;
+  const int32_t date = bars_->sessions[bars_->session[t]].date;
+  if (!setup_.calendar->Covers(date)) return shape_.last_minute;
+  const std::optional<market::SessionHours> h = setup_.calendar->HoursOn(date);
+  if (!h.has_value()) return shape_.last_minute;
+  return h->close_minute - static_cast<int>(shape_.bar_seconds / 60);
 }
 
 // The observation's time left in the session: bars to its last, over its length - 1.

@@ -34,6 +34,7 @@
 #include "evalrun/backtest.h"
 #include "features/incremental.h"
 #include "market/bars.h"
+#include "market/calendar.h"
 #include "market/timezone.h"
 #include "paper/feed.h"
 #include "paper/journal.h"
@@ -89,6 +90,9 @@ struct SessionSetup {
   // A run of several symbols trained with [features] symbol_id: the traded symbol's one-hot
   // columns, appended to every feature row as training appended them. Empty otherwise.
   std::vector<float> symbol_id;
+  // [data] calendar: a live session ends at its own day's close (an early close), and a
+  // bar of a day without a session is outside it. Null: every day has the run's usual hours.
+  std::shared_ptr<const market::ExchangeCalendar> calendar;
 };
 
 // The client order id of the order that fills at `bar`: "b<bar>" (suffixes follow it).
@@ -182,6 +186,7 @@ class PaperSession {
   int MinuteOfDay(int32_t t) const;
   bool IsLast(int32_t t) const;
   bool NextIsLast(int32_t t) const;
+  int LastMinuteOf(int32_t t) const;
   double TimeLeft(int32_t t, const market::Session& s) const;
   double shares(int64_t lots) const { return static_cast<double>(lots) * lot_; }
   Status PushFeatures(int32_t t);

@@ -98,6 +98,12 @@ std::string PaperSession::LiveBarProblem(const FeedBar& b, bool* outside_session
   const int64_t local = b.time + setup_.tz.OffsetAt(b.time) - setup_.data_bars->day_boundary;
   const int minute = static_cast<int>(((local % 86400) + 86400) % 86400 / 60);
   *outside_session = minute > shape_.last_minute || minute < shape_.first_minute;
+  if (setup_.calendar != nullptr) {  // the day's own hours (none on a holiday)
+    const int32_t date = DateKey(CivilFromDays(DaysFromSeconds(local)));
+    const std::optional<market::SessionHours> h =
+        setup_.calendar->Covers(date) ? setup_.calendar->HoursOn(date) : std::nullopt;
+    *outside_session = !h.has_value() || minute < h->open_minute || minute >= h->close_minute;
+  }
   return "";
 }
 

@@ -120,7 +120,7 @@ PaperSession::Json PaperSession::SummaryJson(const PaperOutcome& out) const {
   // Annualised as eval annualises the same bars (eval::PeriodsPerYearOf).
   std::vector<int32_t> dates;
   for (const market::Session& s : bars_->sessions) dates.push_back(s.date);
-  const int periods = eval::PeriodsPerYearOf(dates);
+  const int periods = bars_->around_the_clock ? 365 : eval::PeriodsPerYearOf(dates);
   summary["periods_per_year"] = periods;
   summary["metrics"] = evalrun::MetricsJson(result, periods);
   summary["fills"] = {{"strategy", out.fills},

@@ -161,6 +161,7 @@ market::CsvReadOptions ReadRules::CsvOptions(const DataOptions& d) const {
   ro.session = hours;
   ro.calendar = calendar;
   ro.day_boundary_minute = day_boundary_minute;
+  ro.around_the_clock = around_the_clock;
   return ro;
 }
 

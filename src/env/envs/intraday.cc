@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/options.h"
+#include "market/csv.h"
 
 namespace rlt::env {
 
@@ -15,6 +16,26 @@ const std::vector<std::string>& IntradayStockEnv::InfoNames() {
       "fill_price", "traded_shares", "bar",    "session_date", "trades"};
   return kNames;
 }
+
+namespace {
+
+// Per bar t: the funding rates paid in (time[t-1], time[t]] (bar 0: none). Read once per
+// file and process (each environment of a vector shares it).
+Result<std::shared_ptr<const std::vector<double>>> FundingPerBar(const std::string& path,
+                                                                 const market::Bars& bars) {
+  RLT_ASSIGN_OR_RETURN(const market::FundingSeries f, market::ReadFundingCsv(path, bars.timezone));
+  auto out = std::make_shared<std::vector<double>>(bars.size(), 0.0);
+  size_t k = 0;
+  for (size_t t = 0; t < bars.size(); ++t) {
+    while (k < f.time.size() && f.time[k] <= bars.time[t]) {
+      if (t > 0 && f.time[k] > bars.time[t - 1]) (*out)[t] += f.rate[k];
+      ++k;
+    }
+  }
+  return std::shared_ptr<const std::vector<double>>(std::move(out));
+}
+
+}  // namespace
 
 Result<std::unique_ptr<IntradayStockEnv>> IntradayStockEnv::Create(
     std::shared_ptr<const MarketDataset> data, const IntradayOptions& o) {
@@ -72,11 +93,17 @@ Result<std::unique_ptr<IntradayStockEnv>> IntradayStockEnv::Create(
                "' starts after the " + std::to_string(first_observable) +
                " bars of feature warm-up (and has >= 2 bars); choose a later range or more data");
   }
-  return std::unique_ptr<IntradayStockEnv>(new IntradayStockEnv(std::move(data), o, eligible));
+  std::shared_ptr<const std::vector<double>> funding;
+  if (!o.funding_file.empty()) {
+    RLT_ASSIGN_OR_RETURN(funding, FundingPerBar(o.funding_file.str(), data->bars));
+  }
+  return std::unique_ptr<IntradayStockEnv>(
+      new IntradayStockEnv(std::move(data), o, eligible, std::move(funding)));
 }
 
 IntradayStockEnv::IntradayStockEnv(std::shared_ptr<const MarketDataset> data,
-                                   const IntradayOptions& options, std::vector<int32_t> eligible)
+                                   const IntradayOptions& options, std::vector<int32_t> eligible,
+                                   std::shared_ptr<const std::vector<double>> funding)
     : data_(std::move(data)),
       bars_(data_->bars),
       features_(data_->features),
@@ -84,7 +111,8 @@ IntradayStockEnv::IntradayStockEnv(std::shared_ptr<const MarketDataset> data,
       eligible_(std::move(eligible)),
       sizing_(SizingOf(options)),
       typical_fill_(options.fill == "next_typical"),
-      shaped_(options.reward == "shaped") {
+      shaped_(options.reward == "shaped"),
+      funding_(std::move(funding)) {
   spec_ = MakeSpec(features_.cols, options);
 }
 
@@ -119,6 +147,10 @@ void IntradayStockEnv::Reset(float* obs, double* info) {
 
 StepResult IntradayStockEnv::Step(const float* action, float* obs, double* info) {
   const int32_t next = t_ + 1;  // invariant: t_ is never a session's last bar
+  // Funding due since the bar the position was last held at: the previous session's last
+  // bar when this is a session's first bar with a position carried into it.
+  const bool carried = book_.shares != 0 && bars_.bar_in_session[t_] == 0 && pos_ > 0;
+  PayFunding(carried ? bars_.sessions[eligible_[pos_ - 1]].end - 1 : t_, next);
   const double fill = typical_fill_ ? (bars_.high[next] + bars_.low[next] + bars_.close[next]) / 3.0
                                     : bars_.open[next];
   ActionKind kind;
@@ -135,7 +167,12 @@ StepResult IntradayStockEnv::Step(const float* action, float* obs, double* info)
   StepResult result;
   const bool session_end = bars_.last_in_session[t_] != 0;
   double flatten_pnl = 0.0;
-  if (session_end && book_.shares != 0 && options_.flatten_at_close) {  // flatten at the close
+  // Flatten at the session's close; a carried position never passes to another symbol's
+  // bars (an evaluation walk of several symbols).
+  const bool symbol_ends =
+      !data_->parts.empty() && pos_ + 1 < static_cast<int32_t>(eligible_.size()) &&
+      data_->PartOfSession(eligible_[pos_ + 1]) != data_->PartOfSession(eligible_[pos_]);
+  if (session_end && book_.shares != 0 && (options_.flatten_at_close || symbol_ends)) {
     const double realized_before = book_.realized;
     traded_value += std::fabs(static_cast<double>(book_.shares)) * close;
     const double cost = book_.Execute(sizing_, -book_.shares, close);
@@ -188,6 +225,16 @@ StepResult IntradayStockEnv::Step(const float* action, float* obs, double* info)
   WriteObservation(obs);
   WriteInfo(info);
   return result;
+}
+
+void IntradayStockEnv::PayFunding(int32_t from, int32_t to) {
+  if (funding_ == nullptr || book_.shares == 0 || to <= from) return;
+  double rate = 0.0;
+  for (int32_t t = from + 1; t <= to; ++t) rate += (*funding_)[t];
+  if (rate == 0.0) return;
+  const double paid = rate * static_cast<double>(book_.shares) * LotPrice(bars_.open[to]);
+  book_.cash -= paid;
+  book_.realized -= paid;
 }
 
 void IntradayStockEnv::SaveState(StateWriter& out) const {

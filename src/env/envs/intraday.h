@@ -24,6 +24,11 @@
 // Ends: end of the range's data (terminated), net worth <= stop_fraction * capital
 // (terminated), episode_sessions done (truncated).
 //
+// Funding (funding_file, perpetual futures): a payment falling after bar t-1 and at or
+// before bar t is paid at bar t's open on the position held into it, rate x lots x open
+// (a long pays a positive rate), booked in cash and realised P&L. The boundary bar of two
+// sessions has no step of its own: what fell due there (e.g. at 00:00) is paid at the
+// next bar's open.
 // Not modelled: partial fills, slippage beyond the fill-price rule, borrow fees,
 // margin calls other than the stop fraction, dividends.
 #ifndef RLT_ENV_ENVS_INTRADAY_H_
@@ -34,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "core/options.h"
 #include "core/status.h"
 #include "env/env.h"
 #include "env/envs/intraday_book.h"
@@ -61,6 +67,7 @@ struct IntradayOptions {
   double stop_fraction = 0.5;            // terminate when net worth <= this x C0
   bool sequential = false;               // walk every session of `range` in order
   bool flatten_at_close = true;          // flatten at each session's last bar (false: carry)
+  FilePath funding_file;                 // perpetual futures' funding payments ("" = none)
   std::string range;                     // "YYYY-MM-DD:YYYY-MM-DD" (local dates); "" = all
 
   template <typename V>
@@ -86,6 +93,10 @@ struct IntradayOptions {
     v("flatten_at_close", &flatten_at_close,
       "flatten every position at each session's last bar (false: a market that never closes, "
       "[data] session = \"24h\": positions are carried from one trading day to the next)");
+    v("funding_file", &funding_file,
+      "perpetual futures: CSV time,rate of funding payments (a long position pays rate x its "
+      "value at each time, a short one receives it; naive times in [data] timezone); empty = "
+      "funding not modelled");
     v("range", &range, "date range of sessions, YYYY-MM-DD:YYYY-MM-DD ('' = all)");
   }
 };
@@ -153,13 +164,16 @@ class IntradayStockEnv : public Env {
 
  private:
   IntradayStockEnv(std::shared_ptr<const MarketDataset> data, const IntradayOptions& options,
-                   std::vector<int32_t> eligible);
+                   std::vector<int32_t> eligible,
+                   std::shared_ptr<const std::vector<double>> funding);
   void WriteObservation(float* obs) const;
   // The one observation layout (WriteObservation, WriteObservationAt).
   static void FillObservation(const features::FeatureMatrix& features, int nlags, int32_t bar,
                               double position_fraction, double unrealized_over_capital,
                               double session_left, float* obs);
   void WriteInfo(double* info) const;
+  // funding_file: pays the funding of bars (from, to] at bar to's open on the position.
+  void PayFunding(int32_t from, int32_t to);
   // lot_price: price x lot_size.
   double NetWorth(double lot_price) const { return book_.NetWorth(lot_price); }
   double LotPrice(double price) const { return price * options_.lot_size; }
@@ -172,6 +186,9 @@ class IntradayStockEnv : public Env {
   std::vector<int32_t> eligible_;
   IntradaySizing sizing_;
   bool typical_fill_, shaped_;
+  // funding_file: the sum of the funding rates paid between bar t-1 and bar t, per bar
+  // (null without a file); paid at bar t's open.
+  std::shared_ptr<const std::vector<double>> funding_;
 
   // Episode state.
   int32_t t_ = 0;    // current bar (observation shows bars <= t_)
