@@ -338,5 +338,35 @@ TEST_F(MarketsCli, BadCalendarsAndSettingsAreClearErrorsAndLeaveNoRun) {
   EXPECT_FALSE(fs::exists(Path("bad_run")));
 }
 
+// The shipped configs on the shared files (skipped without them): SPY on the NYSE calendar
+// (2025-07-03, in the training range, is a session of 210 bars) and BTCUSDT around the
+// clock (the partial 2025-05-30 dropped; 365 periods a year).
+TEST_F(MarketsCli, ShippedConfigsOnTheSharedFiles) {
+  const fs::path data = fs::path(RLT_SHARED_DIR) / "data" / "intraday";
+  if (!fs::exists(data / "SPY_1min_2025-07-01_2025-07-30_ext_hours.csv") ||
+      !fs::exists(data / "BTCUSDT_bybit_linear_1min_2025-05-30_2025-06-29.csv")) {
+    GTEST_SKIP() << "the shared intraday files are absent";
+  }
+  const fs::path configs = fs::path(RLT_SOURCE_DIR) / "configs";
+  for (const char* name : {"intraday_spy_xnys", "intraday_btc_24h"}) {
+    auto r = In(fmt::format("train {} --set run.total_steps=2048 --run-dir shipped_{} --quiet",
+                            (configs / (std::string(name) + ".toml")).string(), name));
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.out;
+    r = In(fmt::format("eval shipped_{} --range test", name));
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.out;
+  }
+  const auto spy = nlohmann::json::parse(ReadFile(Path("shipped_intraday_spy_xnys/data.json")));
+  int early = 0;
+  for (const auto& s : spy.at("files")[0].at("sessions")) {
+    if (s.at("date") == "2025-07-03") early = s.at("bars");
+  }
+  EXPECT_EQ(early, 210);
+  const auto btc = nlohmann::json::parse(ReadFile(Path("shipped_intraday_btc_24h/data.json")));
+  EXPECT_EQ(btc.at("files")[0].at("sessions")[0].at("date"), "2025-05-31");
+  const auto summary =
+      nlohmann::json::parse(ReadFile(Path("shipped_intraday_btc_24h/eval/test/summary.json")));
+  EXPECT_EQ(summary.at("periods_per_year"), 365);
+}
+
 }  // namespace
 }  // namespace rlt::cli

@@ -481,5 +481,46 @@ TEST(OptionsChainFile, BadSettingsAndFilesAreErrors) {
   EXPECT_TRUE(OptionsPortfolioEnv::Create(options, nullptr).ok());
 }
 
+// [env] underlying = a bar file beside chain_file: its closes are the days' closes; a bar
+// file of another underlying (every close 1.5 times the chain's) or one that misses a
+// quote date is an error naming the chain file, the line and the field.
+TEST(OptionsChainFile, AnUnderlyingBarFileMustMatchTheChain) {
+  const testing::ScratchDir dir;
+  const Chain chain = WriteChain(dir.path(), nullptr);
+  auto bars = [&](double scale, int days) {
+    std::string csv = "date,open,high,low,close,volume\n";
+    for (int day = 0; day < days; ++day) {
+      const double c = kClose[day] * scale + 0.5;  // within 2 % of the chain's column
+      csv += std::string(kDates[day]) + "," + std::to_string(c) + "," + std::to_string(c) + "," +
+             std::to_string(c) + "," + std::to_string(c) + ",1000\n";
+    }
+    const std::string path =
+        dir.path() + "/bars" + std::to_string(scale) + "_" + std::to_string(days) + ".csv";
+    testing::WriteFile(path, csv);
+    return path;
+  };
+  auto settings = Settings(chain.path, 30);
+  settings["underlying"] = bars(1.0, kDays);
+  {
+    Runner r(settings);
+    for (int day = 0; day < kDays; ++day) {
+      EXPECT_NEAR(r.env->data().close[day], kClose[day] + 0.5, 1e-9 * kClose[day]) << day;
+    }
+  }
+  OptionsPortfolioOptions options;
+  settings["underlying"] = bars(1.5, kDays);
+  ASSERT_TRUE(SetOptions(options, settings, "[env]").ok());
+  Status s = OptionsPortfolioEnv::Create(options, nullptr).status();
+  EXPECT_TRUE(IsError(s, Status::Code::kInvalidArgument,
+                      chain.path + ":2: field 'underlying "
+                                   "price'"))
+      << s.ToString();
+  settings["underlying"] = bars(1.0, kDays - 1);  // no close on 2020-01-10
+  ASSERT_TRUE(SetOptions(options, settings, "[env]").ok());
+  s = OptionsPortfolioEnv::Create(options, nullptr).status();
+  EXPECT_TRUE(IsError(s, Status::Code::kInvalidArgument, "2020-01-10 has no close"))
+      << s.ToString();
+}
+
 }  // namespace
 }  // namespace rlt::env

@@ -1,6 +1,8 @@
 // rltrade env: OptionsPortfolioEnv implementation (see options_portfolio.h).
 #include "env/envs/options_portfolio.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -112,12 +114,6 @@ Status Validate(const OptionsPortfolioOptions& o) {
   if (o.missing_quote != "surface" && o.missing_quote != "last") {
     return Invalid("missing_quote",
                    "expected \"surface\" or \"last\", got '" + o.missing_quote + "'");
-  }
-  if (!o.chain_file.empty() && o.underlying != "synthetic") {
-    return Invalid("underlying",
-                   "with chain_file the closes are the chain's underlying column; leave "
-                   "underlying unset (got '" +
-                       o.underlying + "')");
   }
   if (o.episode_days < 1 || o.episode_days > kMaxDays) {
     return Invalid("episode_days", "expected 1 to " + std::to_string(kMaxDays));
@@ -369,13 +365,66 @@ Status RefuseAmerican(const std::string& path) {
   return Status::Ok();
 }
 
-// The closes of a listed chain (its underlying column) into *u, checked to cover `range`;
-// `path` names the chain in messages.
-Status ChainUnderlying(const OptionsPortfolioOptions& o, const market::OptionChain& chain,
+// With [env] underlying = a bar file beside chain_file: the file's close on each quote
+// date replaces the chain's column, which must agree with it where it has one (within
+// kUnderlyingMatch, relative: end-of-day chains quote the underlying's close, or a last
+// print minutes before it); a quote date without a close in the bar file is an error.
+constexpr double kUnderlyingMatch = 0.02;
+
+Status ChainUnderlyingChecked(const OptionsPortfolioOptions& o, const market::OptionChain& chain,
+                              const std::string& path, Underlying* u);
+
+Status BarFileCloses(const OptionsPortfolioOptions& o, const market::OptionChain& chain,
+                     const std::string& path, std::vector<double>* closes) {
+  RLT_ASSIGN_OR_RETURN(const Underlying bars, FileUnderlying(o.underlying));
+  std::map<int32_t, double> close_on;
+  for (size_t i = 0; i < bars.dates.size(); ++i) close_on[bars.dates[i]] = bars.close[i];
+  closes->assign(chain.num_days(), 0.0);
+  for (size_t day = 0; day < chain.num_days(); ++day) {
+    const int32_t date = DateKey(CivilFromDays(chain.dates[day]));
+    const int64_t line =
+        chain.day_begin[day] < chain.day_begin[day + 1] ? chain.line[chain.day_begin[day]] : 0;
+    const auto it = close_on.find(date);
+    if (it == close_on.end()) {
+      return Status::InvalidArgument(fmt::format(
+          "[env] chain_file {}:{}: quote date {} has no close in [env] underlying {}; give a "
+          "bar file that covers the chain's quote dates",
+          path, line, DateText(chain.dates[day]), o.underlying.str()));
+    }
+    const double listed = chain.underlying_price[day];
+    if (std::isfinite(listed) && std::fabs(listed / it->second - 1.0) > kUnderlyingMatch) {
+      return Status::InvalidArgument(fmt::format(
+          "[env] chain_file {}:{}: field 'underlying price' = {} on {} does not match [env] "
+          "underlying {}'s close {} ({:+.1f}%, more than {:g}%): the chain and the bar file "
+          "are not of the same underlying (or the same dates); give the chain's own "
+          "underlying's bars, or leave [env] underlying unset to use the chain's column",
+          path, line, listed, DateText(chain.dates[day]), o.underlying.str(), it->second,
+          100.0 * (listed / it->second - 1.0), 100.0 * kUnderlyingMatch));
+    }
+    (*closes)[day] = it->second;
+  }
+  return Status::Ok();
+}
+
+// The closes of a listed chain (its underlying column, or [env] underlying's bar file,
+// which then replaces the column in *chain too) into *u, checked to cover `range`; `path`
+// names the chain in messages.
+Status ChainUnderlying(const OptionsPortfolioOptions& o, market::OptionChain* chain,
                        const std::string& path, Underlying* u) {
-  if (chain.num_days() == 0) {
+  if (chain->num_days() == 0) {
     return Status::DataError("[env] chain_file " + path + " holds no quotes");
   }
+  if (o.underlying != "synthetic") {
+    std::vector<double> closes;
+    RLT_RETURN_IF_ERROR(BarFileCloses(o, *chain, path, &closes));
+    chain->underlying_price = std::move(closes);
+  }
+  return ChainUnderlyingChecked(o, *chain, path, u);
+}
+
+// ChainUnderlying's checks of the closes in chain.underlying_price and of the coverage.
+Status ChainUnderlyingChecked(const OptionsPortfolioOptions& o, const market::OptionChain& chain,
+                              const std::string& path, Underlying* u) {
   const char* columns =
       "underlying_last, underlying_price, stock_price_close, S or spot (the underlying's close "
       "on each quote date)";
@@ -433,7 +482,7 @@ Result<market::OptionChain> ReadChainFile(const OptionsPortfolioOptions& o, Unde
   RLT_ASSIGN_OR_RETURN(market::OptionChain chain,
                        market::ReadOptionChainCsv(o.chain_file, market::ChainReadOptions{}));
   RLT_RETURN_IF_ERROR(RefuseAmerican(o.chain_file));
-  RLT_RETURN_IF_ERROR(ChainUnderlying(o, chain, o.chain_file, u));
+  RLT_RETURN_IF_ERROR(ChainUnderlying(o, &chain, o.chain_file, u));
   return chain;
 }
 
@@ -604,7 +653,7 @@ Result<std::shared_ptr<const OptionsData>> Build(const OptionsPortfolioOptions& 
     chain = *given;
     const std::string source =
         o.chain_file.empty() ? "'" + chain.underlying + "' (in memory)" : o.chain_file.str();
-    RLT_RETURN_IF_ERROR(ChainUnderlying(o, chain, source, &u));
+    RLT_RETURN_IF_ERROR(ChainUnderlying(o, &chain, source, &u));
   } else if (from_file) {
     RLT_ASSIGN_OR_RETURN(chain, ReadChainFile(o, &u));
   } else if (o.underlying == "synthetic") {

@@ -175,7 +175,10 @@ struct OptionsPortfolioOptions {
 
   template <typename V>
   void VisitFields(V& v) {
-    v("underlying", &underlying, "\"synthetic\" or a daily bar CSV (Date, Close columns)",
+    v("underlying", &underlying,
+      "\"synthetic\" or a daily bar CSV (Date, Close columns); with chain_file, a bar file "
+      "whose close on each quote date replaces the chain's underlying column (which must "
+      "agree with it within 2 %)",
       {"synthetic"});
     v("chain_file", &chain_file,
       "a listed option chain CSV (market/option_chain_csv.h): its quote dates are the days, "
