@@ -223,7 +223,9 @@ TEST_F(MarketsCli, AroundTheClockCarriesPositionsAcrossDays) {
     EXPECT_EQ(day_ends.count(row[0]), 0u) << "a fill at a day's close: " << row[0];
   }
   for (const auto& row : Rows((ev / "equity.csv").string())) {
-    if (day_ends.count(row[0])) EXPECT_GT(std::stod(row[4]), 0) << row[0];  // still held
+    if (day_ends.count(row[0]) != 0) {
+      EXPECT_GT(std::stod(row[4]), 0) << row[0];  // still held
+    }
   }
   const auto summary = nlohmann::json::parse(ReadFile((ev / "summary.json").string()));
   EXPECT_EQ(summary.at("periods_per_year"), 365);
