@@ -95,7 +95,15 @@ Result<std::unique_ptr<IntradayStockEnv>> IntradayStockEnv::Create(
   }
   std::shared_ptr<const std::vector<double>> funding;
   if (!o.funding_file.empty()) {
-    RLT_ASSIGN_OR_RETURN(funding, FundingPerBar(o.funding_file.str(), data->bars));
+    Result<std::shared_ptr<const std::vector<double>>> read =
+        FundingPerBar(o.funding_file.str(), data->bars);
+    if (!read.ok()) {
+      return Status::InvalidArgument("[env] funding_file: " + read.status().message() +
+                                     (read.status().code() == Status::Code::kNotFound
+                                          ? ". Fix: check the path (a CSV time,rate)"
+                                          : ""));
+    }
+    funding = std::move(read).value();
   }
   return std::unique_ptr<IntradayStockEnv>(
       new IntradayStockEnv(std::move(data), o, eligible, std::move(funding)));
