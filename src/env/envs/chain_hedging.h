@@ -113,6 +113,31 @@ Result<ChainHedgeResult> HedgeChainContract(const market::OptionChain& chain,
                                             const ChainContract& contract,
                                             const ChainHedgeOptions& options);
 
+// Where the vol of a hedge day came from (the conventions above).
+enum class ChainVolSource : int8_t {
+  kFile,     // the row's implied vol (finite and > 0; the day has a quote)
+  kSolved,   // the vol implied from the day's mid (pricing::ImpliedVol, BSM)
+  kCarried,  // the last vol known for the contract
+  kNone,     // no vol known yet: NaN, the delta's zero-vol limit
+};
+
+// The vol of `contract` on a quote date: `row` is the contract's row that day (-1 when it
+// has none), `s` the underlying, `t` the years to expiry, `last_vol` the last vol known
+// (NaN when none). HedgeChainContract's rule, shared with the chain-fed hedging
+// environment (chain_hedging_env.h) so both hedge alike.
+double ChainDayVol(const market::OptionChain& chain, const ChainContract& contract, int64_t row,
+                   double s, double t, double rate, double last_vol, ChainVolSource* source);
+
+// The Black-Scholes delta of the option held long (call N(d1), put N(d1) - 1; no
+// dividends); the zero-vol limit when vol is NaN or t <= 0: phi when phi (S - K e^{-rT}) > 0,
+// else 0.
+double ChainDelta(pricing::OptionType right, double s, double k, double r, double vol, double t);
+
+// A row with a quote: bid > 0 and ask > 0.
+inline bool ChainRowQuoted(const market::OptionChain& chain, int64_t row) {
+  return chain.bid[row] > 0 && chain.ask[row] > 0;
+}
+
 // Quantile q in [0, 1] of `sorted` (ascending, not empty) by linear interpolation between
 // order statistics (position q (n - 1), as numpy's default).
 double SortedQuantile(const std::vector<double>& sorted, double q);
