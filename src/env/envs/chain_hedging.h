@@ -4,9 +4,9 @@
 // Where DeltaHedgingEnv (delta_hedging.h) simulates paths of a model, this replays an
 // end-of-day option chain (market/option_chain.h): one contract, its quotes and the
 // underlying's price on every quote date of the file, from the contract's first quote to
-// its expiry. It is a plain function over the chain, not an Env: the contract's own
-// implied vol changes every day and time runs in calendar days, which the environment's
-// constant-vol weekly grid does not model.
+// its expiry. It is a plain function over the chain; the hedging environment's chain mode
+// (chain_hedging_env.h) replays the same lives step by step with the same rules
+// (ChainDayVol, ChainDelta below), so its Black-Scholes delta walk reproduces this P&L.
 //
 // Conventions (docs/pricing.md, "Hedging listed contracts"):
 //  - A row has a quote when bid > 0 and ask > 0 (a zero bid or ask is "no quote").

@@ -50,8 +50,12 @@
 // Derivatives, ch. 19): the premium not included, the option's payoff and the hedge's
 // trades, costs and interest included.
 //
-// Not: a listed-chain environment (options_portfolio is), an American option, or a
-// market with bid/ask spreads on the underlying beyond the proportional cost.
+// Listed contracts: with chain_file set, MakeHedgingEnv builds a ChainHedgingEnv
+// (chain_hedging_env.h) instead, each episode one listed contract's quoted life; the keys
+// contracts, min_days, range and sequential apply to it only and the path keys are refused.
+//
+// Not: an American option, or a market with bid/ask spreads on the underlying beyond the
+// proportional cost.
 #ifndef RLT_ENV_ENVS_DELTA_HEDGING_H_
 #define RLT_ENV_ENVS_DELTA_HEDGING_H_
 
