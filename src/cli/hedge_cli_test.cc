@@ -423,11 +423,13 @@ TEST_F(HedgeChain, BadInputIsAClearErrorAndWritesNothing) {
 }
 
 // The hedging environment fed by the chain (`[env] chain_file`): trained on the contracts
-// first quoted in [split] train, evaluated on those first quoted in test, where its
-// Black-Scholes delta baseline is the command's hedge of the same contract.
+// that live within [split] train (one expiring at its end; the two quoted from the start
+// expire in the test range and belong to neither), evaluated on the one that lives within
+// test, where its Black-Scholes delta baseline is the command's hedge of the same contract.
 TEST_F(HedgeChain, TheEnvironmentTrainsAndEvaluatesOnTheChainsContracts) {
   std::string csv = TwoContracts();
-  Rows(&csv, path_, expiry_, 1, 105, 25);  // the test range's one contract
+  Rows(&csv, path_, path_.dates[20], 1, 100, 0);  // the training range's contract
+  Rows(&csv, path_, expiry_, 1, 105, 25);         // the test range's one contract
   const std::string file = Write("chain.csv", csv);
   auto config = [&](const std::string& contracts) {
     const std::string path =
@@ -454,7 +456,7 @@ TEST_F(HedgeChain, TheEnvironmentTrainsAndEvaluatesOnTheChainsContracts) {
   EXPECT_EQ(header, "contract,return,pnl,costs,bs_delta_return,bs_delta_pnl");
   ASSERT_EQ(row.rfind(Id(1, 105) + ",", 0), 0u) << row;
   std::string extra;
-  EXPECT_FALSE(std::getline(in, extra)) << "one contract is first quoted in the test range";
+  EXPECT_FALSE(std::getline(in, extra)) << "one contract lives within the test range";
   const double bs_pnl = std::stod(row.substr(row.rfind(',') + 1));
   const nlohmann::json j = Json(RunCli("hedge --chain " + file + " --contract " + Id(1, 105) +
                                        " --rate 0.03 --cost 0.001 --json"));

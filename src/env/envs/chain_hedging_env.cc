@@ -153,15 +153,20 @@ Result<std::shared_ptr<const HedgingChainData>> PrepareHedgingChain(const Hedgin
       }
       continue;
     }
-    if (!range.Contains(DateKey(CivilFromDays(check.first_date)))) continue;
+    // The whole life, first quote to expiry, inside the range: a contract sold late in the
+    // training range would otherwise be marked on the test range's prices.
+    if (!range.Contains(DateKey(CivilFromDays(check.first_date))) ||
+        !range.Contains(DateKey(CivilFromDays(all[i].expiry)))) {
+      continue;
+    }
     data->contracts.push_back(all[i]);
     data->checks.push_back(std::move(check));
   }
   if (data->contracts.empty()) {
     return Status::InvalidArgument(
         "[env] chain_file " + data->path + ": no contract" + (named ? " of contracts" : "") +
-        " has its first quote date in range " + (o.range.empty() ? "(all)" : o.range) +
-        " and at least min_days = " + std::to_string(o.min_days) +
+        " lives within range " + (o.range.empty() ? "(all)" : o.range) +
+        " (first quote date to expiry)" + " and at least min_days = " + std::to_string(o.min_days) +
         " hedge days before its expiry (with a quote and its expiry a quote date of the file); " +
         listing + " and `--contract all` why each is skipped");
   }

@@ -9,9 +9,10 @@
 //  - The episodes: the contracts named by `contracts` ("all" or comma-separated ids or OCC
 //    symbols; an unknown one is an error pointing at `rltrade hedge --chain FILE --contract
 //    list`) that HedgeChainContract can hedge with at least `min_days` hedge days and whose
-//    first quote date (the sale) lies in `range` (the [split] range the trainer or
-//    `rltrade eval` sets). Training draws one at random per episode (the env's rng);
-//    `sequential = true` walks them in order (expiry, calls first, strike), cycling.
+//    whole life, first quote date (the sale) to expiry, lies in `range` (the [split] range
+//    the trainer or `rltrade eval` sets): training never marks on another range's prices. Training
+//    draws one at random per episode (the env's rng); `sequential = true` walks them in order
+//    (expiry, calls first, strike), cycling.
 //  - Start: `quantity` contracts are sold at the first quote date's mid (the premium) into
 //    cash that earns `rate` continuously over calendar days / 365 (the file's rate column
 //    is not used: `rate` is the one rate, as the command's --rate).

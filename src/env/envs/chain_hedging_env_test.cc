@@ -288,7 +288,10 @@ TEST_F(ChainHedgingEnvTest, RandomActionsKeepTheAccountingSelfFinancing) {
   }
 }
 
-TEST_F(ChainHedgingEnvTest, TheRangeSelectsContractsByTheirFirstQuoteDate) {
+// A contract belongs to a range when its whole life, first quote to expiry, lies in it:
+// a range from date 6 to the expiry holds only the call first quoted on date 7; a range
+// that ends before the expiry holds none (their lives would run into the next range).
+TEST_F(ChainHedgingEnvTest, TheRangeSelectsContractsThatLiveWithinIt) {
   const std::string file = Write();
   std::map<std::string, std::string> s = Settings(file);
   s["range"] = DateText(path_.dates[6]) + ":" + DateText(path_.dates[kDays - 1]);
@@ -297,6 +300,9 @@ TEST_F(ChainHedgingEnvTest, TheRangeSelectsContractsByTheirFirstQuoteDate) {
   auto* chain_env = dynamic_cast<ChainHedgingEnv*>(env.get());
   ASSERT_EQ(chain_env->num_contracts(), 1);
   EXPECT_EQ(chain_env->data().contracts[0].id, Id(1, 105));
+  s["range"] = DateText(path_.dates[0]) + ":" + DateText(path_.dates[kDays - 3]);
+  const std::string e = ErrorOf(s);
+  EXPECT_NE(e.find("lives within range"), std::string::npos) << e;
 }
 
 TEST_F(ChainHedgingEnvTest, BadInputIsAClearError) {
