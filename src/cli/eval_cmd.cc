@@ -104,7 +104,8 @@ void RegisterEvalCommand(CLI::App& app, Action* action) {
                 "use bars of another symbol than the run trained on");
   cmd->add_option(
       "--policy", f->request.policy,
-      "trained, flat, buy-and-hold, random (uniform actions) or rule:NAME (rule:momentum5)");
+      "trained, flat, buy-and-hold, random (uniform actions) or rule:NAME (rule:momentum5); "
+      "the hedging env on a chain: trained or bs-delta");
   cmd->add_flag("--allow-in-sample", f->request.allow_in_sample,
                 "allow a range that overlaps training (outputs are labelled IN-SAMPLE)");
   cmd->add_option("--episodes", f->request.episodes,

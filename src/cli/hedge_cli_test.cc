@@ -422,6 +422,83 @@ TEST_F(HedgeChain, BadInputIsAClearErrorAndWritesNothing) {
   EXPECT_EQ(files, 2);
 }
 
+// The hedging environment fed by the chain (`[env] chain_file`): trained on the contracts
+// that live within [split] train (one expiring at its end; the two quoted from the start
+// expire in the test range and belong to neither), evaluated on the one that lives within
+// test, where its Black-Scholes delta baseline is the command's hedge of the same contract.
+TEST_F(HedgeChain, TheEnvironmentTrainsAndEvaluatesOnTheChainsContracts) {
+  std::string csv = TwoContracts();
+  Rows(&csv, path_, path_.dates[20], 1, 100, 0);  // the training range's contract
+  Rows(&csv, path_, expiry_, 1, 105, 25);         // the test range's one contract
+  const std::string file = Write("chain.csv", csv);
+  auto config = [&](const std::string& contracts) {
+    const std::string path =
+        (dir_ / ("hedge_" + std::to_string(contracts.size()) + ".toml")).string();
+    std::ofstream(path) << "[run]\ntotal_steps = 256\nseed = 1\nthreads = 1\n[split]\ntrain = \""
+                        << DateText(path_.dates[0]) << ":" << DateText(path_.dates[20])
+                        << "\"\ntest = \"" << DateText(path_.dates[21]) << ":" << DateText(expiry_)
+                        << "\"\n[env]\nid = \"hedging\"\nnum_envs = 2\nchain_file = \"" << file
+                        << "\"\ncontracts = \"" << contracts
+                        << "\"\nrate = 0.03\ncost = 0.001\n[algo]\nn_steps = 64\n"
+                        << "batch_size = 64\nn_epochs = 1\n";
+    return path;
+  };
+  const std::string run = (dir_ / "run").string();
+  CmdResult r = RunCli("train " + config("all") + " --run-dir " + run + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = RunCli("eval " + run + " --range test");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const fs::path out = fs::path(run) / "eval" / "test";
+  std::ifstream in(out / "contracts.csv");
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  EXPECT_EQ(header, "contract,return,pnl,costs,bs_delta_return,bs_delta_pnl");
+  ASSERT_EQ(row.rfind(Id(1, 105) + ",", 0), 0u) << row;
+  std::string extra;
+  EXPECT_FALSE(std::getline(in, extra)) << "one contract lives within the test range";
+  const double bs_pnl = std::stod(row.substr(row.rfind(',') + 1));
+  const nlohmann::json j = Json(RunCli("hedge --chain " + file + " --contract " + Id(1, 105) +
+                                       " --rate 0.03 --cost 0.001 --json"));
+  ASSERT_TRUE(j.contains("pnl")) << j.dump();
+  // The env's hedge ratios are floats (its observation): ~1e-7 of a share per trade.
+  EXPECT_NEAR(bs_pnl, j.at("pnl").get<double>(), 1e-4 * j.at("premium").get<double>()) << row;
+  std::ifstream summary_file(out / "summary.json");
+  const nlohmann::json summary = nlohmann::json::parse(summary_file);
+  EXPECT_EQ(summary.at("contracts").get<int>(), 1);
+  EXPECT_TRUE(summary.at("benchmarks").contains("bs_delta")) << summary.dump();
+  // An unknown contract: where to list the file's, and no run directory.
+  const std::string bad_run = (dir_ / "bad_run").string();
+  r = RunCli("train " + config(Id(1, 101)) + " --run-dir " + bad_run + " --quiet");
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("--contract list"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(bad_run));
+}
+
+// configs/hedging_ppo_spxw.toml trains a few hundred steps and evaluates on February's
+// contracts, when the shared data is there.
+TEST(HedgeChainRealData, SpxwHedgingConfigTrainsAndEvaluates) {
+  const fs::path chain =
+      fs::path(RLT_SHARED_DIR) / "data/options/SPXW_chain_EOD_2018-01-02_2018-02-28_optopsy.csv";
+  if (!fs::exists(chain)) GTEST_SKIP() << chain << " not present";
+  const fs::path dir = rlt::testing::NewScratchDir("rlt_hedgespxw_");
+  const std::string run = (dir / "run").string();
+  CmdResult r = RunCli("train " + std::string(RLT_SOURCE_DIR) +
+                       "/configs/hedging_ppo_spxw.toml --set run.total_steps=512 --set "
+                       "env.chain_file=" +
+                       chain.string() + " --run-dir " + run + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = RunCli("eval " + run + " --range test");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ifstream summary_file(fs::path(run) / "eval" / "test" / "summary.json");
+  const nlohmann::json summary = nlohmann::json::parse(summary_file);
+  // The file lists the 28 February expiry from 1 February on: hundreds of contracts.
+  EXPECT_GT(summary.at("contracts").get<int>(), 100) << summary.dump();
+  EXPECT_TRUE(
+      std::isfinite(summary.at("benchmarks").at("bs_delta").at("pnl").at("mean").get<double>()));
+  fs::remove_all(dir);
+}
+
 // The real chain, when the shared data is there: every contract that lives 5 quote dates.
 TEST(HedgeChainRealData, SpxwChainAll) {
   const fs::path chain =

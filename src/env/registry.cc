@@ -28,7 +28,7 @@ Result<std::unique_ptr<Env>> MakeMemoryCue(const EnvContext& ctx) {
   return MakeMemoryCueEnv(ctx.settings);
 }
 Result<std::unique_ptr<Env>> MakeHedging(const EnvContext& ctx) {
-  return MakeHedgingEnv(ctx.settings);
+  return MakeHedgingEnv(ctx.settings, ctx.prepared);
 }
 Result<std::unique_ptr<Env>> MakeOptions(const EnvContext& ctx) {
   return MakeOptionsPortfolioEnv(ctx.settings, ctx.prepared);
@@ -86,7 +86,7 @@ const std::vector<EnvEntry>& EnvRegistry() {
        OptionRows<MemoryCueOptions>, DocsOf<MemoryCueOptions>},
       {"hedging", "delta-hedge a short European option (mean-variance reward)", false, MakeHedging,
        KeysOf<HedgingOptions>, CheckSetting<HedgingOptions>, OptionRows<HedgingOptions>,
-       DocsOf<HedgingOptions>},
+       DocsOf<HedgingOptions>, PrepareHedging},
       {"options", "a portfolio of an index and 20 listed option buckets (self-financing)", false,
        MakeOptions, KeysOf<OptionsPortfolioOptions>, CheckSetting<OptionsPortfolioOptions>,
        OptionRows<OptionsPortfolioOptions>, DocsOf<OptionsPortfolioOptions>,

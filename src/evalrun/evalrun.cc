@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -24,6 +25,7 @@
 #include "core/json_text.h"
 #include "core/options.h"
 #include "core/rng.h"
+#include "env/envs/chain_hedging_env.h"
 #include "env/envs/intraday.h"
 #include "env/envs/intraday_rules.h"
 #include "env/envs/options_portfolio.h"
@@ -772,6 +774,131 @@ Result<EvalOutcome> RunOptionsPortfolio(const EvalRequest& request, const Loaded
   return out;
 }
 
+// One sequential walk of the chain-fed hedging environment: every contract of the range
+// once, in order, with `act` (obs -> hedge ratio; `first` at each contract's first step).
+struct HedgeWalk {
+  std::vector<std::string> ids;
+  std::vector<double> returns, pnl, costs;
+};
+
+HedgeWalk WalkHedging(env::VecEnv& venv, int contracts,
+                      const std::function<void(const float*, float*, bool)>& act) {
+  HedgeWalk w;
+  const auto* chain_env = dynamic_cast<const env::ChainHedgingEnv*>(&venv.env(0));
+  venv.Reset(0);  // sequential: the seed draws nothing
+  float action = 0;
+  bool first = true;
+  while (static_cast<int>(w.returns.size()) < contracts) {
+    const int contract = chain_env->contract();
+    act(venv.observations(), &action, first);
+    venv.Step(&action);
+    first = venv.done(0);
+    if (!first) continue;
+    const double* info = venv.terminal_info();
+    w.ids.push_back(chain_env->data().contracts[contract].id);
+    w.returns.push_back(venv.episode_returns()[0]);
+    w.pnl.push_back(info[env::ChainHedgingEnv::kInfoWealth]);
+    w.costs.push_back(info[env::ChainHedgingEnv::kInfoCosts]);
+  }
+  return w;
+}
+
+Json MeanStd(const std::vector<double>& x) {
+  double mean = 0, var = 0;
+  for (double v : x) mean += v;
+  mean /= static_cast<double>(x.size());
+  for (double v : x) var += (v - mean) * (v - mean);
+  return {{"mean", mean}, {"std", std::sqrt(var / static_cast<double>(x.size()))}};
+}
+
+// The hedging environment on a listed chain ([env] chain_file): every contract whose first
+// quote date lies in the range, once, in order (sequential = true), with the policy
+// (trained or bs-delta) and the Black-Scholes delta baseline always beside it. Writes
+// summary.json and contracts.csv (per contract: the episode's return and final P&L).
+Result<EvalOutcome> RunChainHedging(const EvalRequest& request, const LoadedRun& run,
+                                    const std::string& policy_name) {
+  if (policy_name != "trained" && policy_name != "bs-delta") {
+    return Status::InvalidArgument(
+        "--policy " + policy_name +
+        ": the hedging environment on a chain is evaluated with --policy trained or bs-delta "
+        "(the Black-Scholes delta is always reported beside it)");
+  }
+  RLT_ASSIGN_OR_RETURN(ResolvedRange range, ResolveRange(request, run.setup.split, run.trained));
+  env::EnvContext context = run.setup.context;
+  context.settings["range"] =
+      range.dates.first == 0 && range.dates.last == 0 ? "" : range.dates.ToString();
+  context.settings["sequential"] = "true";
+  auto make = [&]() -> Result<std::unique_ptr<env::VecEnv>> {
+    RLT_ASSIGN_OR_RETURN(auto envs, env::MakeEnvs(run.setup.id, context, 1));
+    return std::make_unique<env::VecEnv>(std::move(envs), 1);
+  };
+  RLT_ASSIGN_OR_RETURN(std::unique_ptr<env::VecEnv> policy_env, make());
+  RLT_ASSIGN_OR_RETURN(std::unique_ptr<env::VecEnv> bs_env, make());
+  const auto* chain_env = dynamic_cast<const env::ChainHedgingEnv*>(&policy_env->env(0));
+  RLT_CHECK_MSG(chain_env != nullptr, "chain_file builds a ChainHedgingEnv");
+  const int contracts = chain_env->num_contracts();
+  auto bs_delta = [](const float* obs, float* action, bool first) {
+    env::BsDeltaPolicy(obs, 1, action, first);
+  };
+  std::function<void(const float*, float*, bool)> policy = bs_delta;
+  if (policy_name == "trained") {
+    RLT_ASSIGN_OR_RETURN(std::unique_ptr<learn::PolicyRunner> runner,
+                         learn::PolicyRunner::Load(CheckpointDir(request), policy_env->obs_dim(),
+                                                   policy_env->spec().action));
+    std::shared_ptr<learn::PolicyRunner> shared(std::move(runner));
+    policy = [shared](const float* obs, float* action, bool first) {
+      if (first) shared->ResetState();  // each contract's episode starts afresh
+      shared->Act(obs, 1, action, nullptr);
+    };
+  }
+  const HedgeWalk walk = WalkHedging(*policy_env, contracts, policy);
+  const HedgeWalk bs = WalkHedging(*bs_env, contracts, bs_delta);
+  Json summary;
+  summary["run_dir"] = request.run_dir;
+  summary["env"] = run.setup.id;
+  summary["range"] = {{"name", range.name}, {"dates", range.dates.ToString()}};
+  summary["in_sample"] = range.in_sample;
+  summary["policy"] = policy_name;
+  if (policy_name == "trained") summary["checkpoint"] = CheckpointDir(request);
+  summary["chain_file"] = chain_env->data().path;
+  summary["contracts"] = contracts;
+  summary["mean_return"] = MeanStd(walk.returns)["mean"];
+  summary["std_return"] = MeanStd(walk.returns)["std"];
+  summary["pnl"] = MeanStd(walk.pnl);
+  summary["benchmarks"]["bs_delta"] = {{"mean_return", MeanStd(bs.returns)["mean"]},
+                                       {"std_return", MeanStd(bs.returns)["std"]},
+                                       {"pnl", MeanStd(bs.pnl)}};
+  Json settings;
+  for (const auto& [key, value] : context.settings) settings["env." + key] = value;
+  summary["settings"] = settings;
+  eval::NullNonFinite(summary);
+  EvalOutcome out;
+  out.episodic = true;
+  out.range_name = range.name;
+  out.in_sample = range.in_sample;
+  out.name = EvalOutputName(request, range.name, policy_name);
+  out.out_dir = (fs::path(request.run_dir) / "eval" / out.name).string();
+  out.summary_json = JsonText(summary, 2) + "\n";
+  out.table = fmt::format(
+      "{}{}: policy {} on the hedging environment, chain {}, range {} ({}): {} contracts\n"
+      "  mean return {:.6g} (bs-delta {:.6g}); mean final P&L {:.6g} (bs-delta {:.6g}), "
+      "std {:.6g} (bs-delta {:.6g})\n",
+      range.in_sample ? "IN-SAMPLE " : "", request.run_dir, policy_name, chain_env->data().path,
+      range.name, range.dates.ToString(), contracts, MeanStd(walk.returns)["mean"].get<double>(),
+      MeanStd(bs.returns)["mean"].get<double>(), MeanStd(walk.pnl)["mean"].get<double>(),
+      MeanStd(bs.pnl)["mean"].get<double>(), MeanStd(walk.pnl)["std"].get<double>(),
+      MeanStd(bs.pnl)["std"].get<double>());
+  std::string csv = "contract,return,pnl,costs,bs_delta_return,bs_delta_pnl\n";
+  for (size_t i = 0; i < walk.ids.size(); ++i) {
+    csv += fmt::format("{},{},{},{},{},{}\n", walk.ids[i], Num(walk.returns[i]), Num(walk.pnl[i]),
+                       Num(walk.costs[i]), Num(bs.returns[i]), Num(bs.pnl[i]));
+  }
+  RLT_RETURN_IF_ERROR(WriteEvalDir(out.out_dir,
+                                   {{eval::kSummaryFile, out.summary_json}, {"contracts.csv", csv}},
+                                   /*report=*/false, out));
+  return out;
+}
+
 Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& policy_name,
                                 const ActionFn* custom);
 
@@ -941,6 +1068,14 @@ Result<EvalOutcome> RunResolved(const EvalRequest& request, const std::string& p
   if (run.setup.id == "options") {
     if (custom != nullptr) return Status::InvalidArgument("custom policies need the intraday env");
     return RunOptionsPortfolio(request, run, policy_name);
+  }
+  if (run.setup.id == "hedging" && !ensemble) {
+    const auto chain_file = run.setup.context.settings.find("chain_file");
+    if (chain_file != run.setup.context.settings.end() && !chain_file->second.empty()) {
+      if (custom != nullptr)
+        return Status::InvalidArgument("custom policies need the intraday env");
+      return RunChainHedging(request, run, policy_name);
+    }
   }
   if (!run.setup.context.market) {
     if (custom != nullptr) return Status::InvalidArgument("custom policies need a market env");

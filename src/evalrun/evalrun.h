@@ -9,6 +9,10 @@
 //    equity.csv, daily_returns.csv, trades.csv; report.html by eval/report.h when built).
 //    Returns are aggregated per session (daily) before any ratio; the benchmarks flat and
 //    buy-and-hold are the same env walked with those policies.
+//  - the hedging env on a listed chain ([env] chain_file): every contract first quoted in
+//    the range once, in order (sequential = true), with the trained policy or bs-delta
+//    and the Black-Scholes delta baseline beside it; summary.json (mean and std of the
+//    returns and final P&L of both) and contracts.csv (one row per contract).
 //  - episodic envs (cartpole, pendulum, example): `episodes` deterministic episodes with
 //    the trained policy (learn::EvaluatePolicy, envs seeded run.seed + kEvalSeedOffset);
 //    RUN_DIR/eval/episodes/summary.json holds mean_return, std_return, episodes.

@@ -68,9 +68,9 @@ bool ParseId(std::string_view text, int32_t* expiry, pricing::OptionType* right,
   return true;
 }
 
-// Black-Scholes delta of the option held long (no dividends); the zero-vol limit when vol
-// is NaN.
-double Delta(pricing::OptionType right, double s, double k, double r, double vol, double t) {
+}  // namespace
+
+double ChainDelta(pricing::OptionType right, double s, double k, double r, double vol, double t) {
   const double phi = static_cast<double>(static_cast<int>(right));
   if (!std::isfinite(vol) || t <= 0) {
     return phi * (s - k * std::exp(-r * std::max(t, 0.0))) > 0 ? phi : 0.0;
@@ -81,7 +81,30 @@ double Delta(pricing::OptionType right, double s, double k, double r, double vol
   return right == pricing::OptionType::kCall ? nd1 : nd1 - 1;
 }
 
-}  // namespace
+double ChainDayVol(const market::OptionChain& chain, const ChainContract& contract, int64_t row,
+                   double s, double t, double rate, double last_vol, ChainVolSource* source) {
+  if (row >= 0 && ChainRowQuoted(chain, row)) {
+    const double file_iv = chain.implied_vol[row];
+    if (std::isfinite(file_iv) && file_iv > 0) {
+      *source = ChainVolSource::kFile;
+      return file_iv;
+    }
+    pricing::OptionInputs in;
+    in.spot = s;
+    in.strike = contract.strike;
+    in.rate = rate;
+    in.time = t;
+    in.type = contract.right;
+    Result<double> iv =
+        pricing::ImpliedVol(pricing::Model::kBsm, in, (chain.bid[row] + chain.ask[row]) / 2);
+    if (iv.ok() && std::isfinite(*iv) && *iv > 0) {
+      *source = ChainVolSource::kSolved;
+      return *iv;
+    }
+  }
+  *source = std::isfinite(last_vol) ? ChainVolSource::kCarried : ChainVolSource::kNone;
+  return last_vol;
+}
 
 const char* HedgeSkipName(HedgeSkip skip) {
   switch (skip) {
@@ -167,7 +190,7 @@ Result<ChainHedgeResult> HedgeChainContract(const market::OptionChain& chain,
   }
   ChainHedgeResult res;
   res.iv0 = kNaN;
-  auto quoted = [&](int64_t row) { return chain.bid[row] > 0 && chain.ask[row] > 0; };
+  auto quoted = [&](int64_t row) { return ChainRowQuoted(chain, row); };
   // The start: the first row with a quote before the expiry date.
   size_t first_row = contract.rows.size();
   for (size_t j = 0; j < contract.rows.size(); ++j) {
@@ -237,44 +260,31 @@ Result<ChainHedgeResult> HedgeChainContract(const market::OptionChain& chain,
       res.interest += interest;
     }
     while (j < contract.rows.size() && chain.DayOf(contract.rows[j]) < d) ++j;
-    double vol = kNaN;
-    if (j < contract.rows.size() && chain.DayOf(contract.rows[j]) == d &&
-        quoted(contract.rows[j])) {
-      const int64_t row = contract.rows[j];
-      ++res.quoted_days;
-      const double file_iv = chain.implied_vol[row];
-      if (std::isfinite(file_iv) && file_iv > 0) {
-        vol = file_iv;
+    const int64_t row =
+        j < contract.rows.size() && chain.DayOf(contract.rows[j]) == d ? contract.rows[j] : -1;
+    if (row >= 0 && quoted(row)) ++res.quoted_days;
+    ChainVolSource source = ChainVolSource::kNone;
+    const double vol = ChainDayVol(chain, contract, row, s, t, r, last_vol, &source);
+    switch (source) {
+      case ChainVolSource::kFile:
         ++res.file_iv_days;
-      } else {
-        pricing::OptionInputs in;
-        in.spot = s;
-        in.strike = k;
-        in.rate = r;
-        in.time = t;
-        in.type = contract.right;
-        Result<double> iv =
-            pricing::ImpliedVol(pricing::Model::kBsm, in, (chain.bid[row] + chain.ask[row]) / 2);
-        if (iv.ok() && std::isfinite(*iv) && *iv > 0) {
-          vol = *iv;
-          ++res.solved_iv_days;
-        }
-      }
-    }
-    if (!std::isfinite(vol)) {
-      vol = last_vol;
-      if (std::isfinite(vol)) {
+        break;
+      case ChainVolSource::kSolved:
+        ++res.solved_iv_days;
+        break;
+      case ChainVolSource::kCarried:
         ++res.carried_iv_days;
-      } else {
+        break;
+      case ChainVolSource::kNone:
         ++res.no_iv_days;
-      }
+        break;
     }
     last_vol = vol;
     if (d == start_day) {
       res.spot0 = s;
       res.iv0 = vol;
     }
-    const double target = Delta(contract.right, s, k, r, vol, t);
+    const double target = ChainDelta(contract.right, s, k, r, vol, t);
     const double traded = target - shares;
     const double fee = c * std::abs(traded) * s;
     cash -= traded * s + fee;

@@ -4,9 +4,9 @@
 // Where DeltaHedgingEnv (delta_hedging.h) simulates paths of a model, this replays an
 // end-of-day option chain (market/option_chain.h): one contract, its quotes and the
 // underlying's price on every quote date of the file, from the contract's first quote to
-// its expiry. It is a plain function over the chain, not an Env: the contract's own
-// implied vol changes every day and time runs in calendar days, which the environment's
-// constant-vol weekly grid does not model.
+// its expiry. It is a plain function over the chain; the hedging environment's chain mode
+// (chain_hedging_env.h) replays the same lives step by step with the same rules
+// (ChainDayVol, ChainDelta below), so its Black-Scholes delta walk reproduces this P&L.
 //
 // Conventions (docs/pricing.md, "Hedging listed contracts"):
 //  - A row has a quote when bid > 0 and ask > 0 (a zero bid or ask is "no quote").
@@ -112,6 +112,31 @@ struct ChainHedgeResult {
 Result<ChainHedgeResult> HedgeChainContract(const market::OptionChain& chain,
                                             const ChainContract& contract,
                                             const ChainHedgeOptions& options);
+
+// Where the vol of a hedge day came from (the conventions above).
+enum class ChainVolSource : int8_t {
+  kFile,     // the row's implied vol (finite and > 0; the day has a quote)
+  kSolved,   // the vol implied from the day's mid (pricing::ImpliedVol, BSM)
+  kCarried,  // the last vol known for the contract
+  kNone,     // no vol known yet: NaN, the delta's zero-vol limit
+};
+
+// The vol of `contract` on a quote date: `row` is the contract's row that day (-1 when it
+// has none), `s` the underlying, `t` the years to expiry, `last_vol` the last vol known
+// (NaN when none). HedgeChainContract's rule, shared with the chain-fed hedging
+// environment (chain_hedging_env.h) so both hedge alike.
+double ChainDayVol(const market::OptionChain& chain, const ChainContract& contract, int64_t row,
+                   double s, double t, double rate, double last_vol, ChainVolSource* source);
+
+// The Black-Scholes delta of the option held long (call N(d1), put N(d1) - 1; no
+// dividends); the zero-vol limit when vol is NaN or t <= 0: phi when phi (S - K e^{-rT}) > 0,
+// else 0.
+double ChainDelta(pricing::OptionType right, double s, double k, double r, double vol, double t);
+
+// A row with a quote: bid > 0 and ask > 0.
+inline bool ChainRowQuoted(const market::OptionChain& chain, int64_t row) {
+  return chain.bid[row] > 0 && chain.ask[row] > 0;
+}
 
 // Quantile q in [0, 1] of `sorted` (ascending, not empty) by linear interpolation between
 // order statistics (position q (n - 1), as numpy's default).

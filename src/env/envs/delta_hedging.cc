@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/options.h"
+#include "env/envs/chain_hedging_env.h"
 #include "pricing/pricing.h"
 
 namespace rlt::env {
@@ -253,9 +254,34 @@ void DeltaHedgingEnv::Write(float* obs, double* info) const {
   info[6] = o.quantity * premium_ - std::exp(-o.rate * time_) * wealth;
 }
 
-Result<std::unique_ptr<Env>> MakeHedgingEnv(const std::map<std::string, std::string>& settings) {
+Result<std::shared_ptr<const void>> PrepareHedging(
+    const std::map<std::string, std::string>& settings) {
   HedgingOptions options;
   RLT_RETURN_IF_ERROR(SetOptions(options, settings, "[env]"));
+  if (options.chain_file.empty()) return std::shared_ptr<const void>();
+  RLT_ASSIGN_OR_RETURN(std::shared_ptr<const HedgingChainData> data, PrepareHedgingChain(options));
+  return std::shared_ptr<const void>(std::move(data));
+}
+
+Result<std::unique_ptr<Env>> MakeHedgingEnv(const std::map<std::string, std::string>& settings,
+                                            const std::shared_ptr<const void>& prepared) {
+  HedgingOptions options;
+  RLT_RETURN_IF_ERROR(SetOptions(options, settings, "[env]"));
+  if (!options.chain_file.empty()) {
+    std::shared_ptr<const HedgingChainData> data =
+        std::static_pointer_cast<const HedgingChainData>(prepared);
+    if (data == nullptr) {
+      RLT_ASSIGN_OR_RETURN(data, PrepareHedgingChain(options));
+    }
+    RLT_ASSIGN_OR_RETURN(auto env, ChainHedgingEnv::Create(options, std::move(data)));
+    return std::unique_ptr<Env>(std::move(env));
+  }
+  const HedgingOptions defaults;
+  if (options.contracts != defaults.contracts || options.min_days != defaults.min_days) {
+    return Status::InvalidArgument(
+        "[env] contracts and min_days apply with chain_file only (a listed chain); drop them "
+        "to simulate paths, or set chain_file");
+  }
   RLT_ASSIGN_OR_RETURN(auto env, DeltaHedgingEnv::Create(options));
   return std::unique_ptr<Env>(std::move(env));
 }

@@ -50,8 +50,12 @@
 // Derivatives, ch. 19): the premium not included, the option's payoff and the hedge's
 // trades, costs and interest included.
 //
-// Not: a listed-chain environment (options_portfolio is), an American option, or a
-// market with bid/ask spreads on the underlying beyond the proportional cost.
+// Listed contracts: with chain_file set, MakeHedgingEnv builds a ChainHedgingEnv
+// (chain_hedging_env.h) instead, each episode one listed contract's quoted life; the keys
+// contracts, min_days, range and sequential apply to it only and the path keys are refused.
+//
+// Not: an American option, or a market with bid/ask spreads on the underlying beyond the
+// proportional cost.
 #ifndef RLT_ENV_ENVS_DELTA_HEDGING_H_
 #define RLT_ENV_ENVS_DELTA_HEDGING_H_
 
@@ -62,6 +66,7 @@
 #include <string>
 #include <vector>
 
+#include "core/options.h"
 #include "core/status.h"
 #include "env/env.h"
 
@@ -83,6 +88,12 @@ struct HedgingOptions {
   std::string paths = "gbm";         // gbm or garch
   double garch_alpha = 0.1;          // GARCH(1,1) shock weight per step
   double garch_beta = 0.85;          // GARCH(1,1) persistence per step
+  // Listed contracts along their quoted lives (chain_hedging_env.h) instead of paths.
+  FilePath chain_file;            // "" = simulated paths
+  std::string contracts = "all";  // chain_file: "all" or comma-separated contract ids
+  int min_days = 5;               // chain_file: fewest hedge days of a contract
+  std::string range;              // chain_file: first quote dates of the episodes ("" = all)
+  bool sequential = false;        // chain_file: walk the contracts in order (evaluation)
 
   template <typename V>
   void VisitFields(V& v) {
@@ -101,6 +112,20 @@ struct HedgingOptions {
     v("paths", &paths, "price paths", {"gbm", "garch"});
     v("garch_alpha", &garch_alpha, "GARCH(1,1) alpha per step (garch paths)");
     v("garch_beta", &garch_beta, "GARCH(1,1) beta per step (alpha + beta < 1)");
+    v("chain_file", &chain_file,
+      "a listed option chain CSV (market/option_chain_csv.h): each episode hedges one listed "
+      "contract along its quoted life, rebalanced every quote date (empty: simulated paths; "
+      "with a file the path keys spot, strike, option_type, maturity_weeks, step_weeks, "
+      "rebalance_every, paths, drift, vol and garch_* are refused)");
+    v("contracts", &contracts,
+      "chain_file: \"all\" or comma-separated contract ids EXPIRY:C|P:STRIKE or OCC symbols "
+      "(`rltrade hedge --chain FILE --contract list` prints them)");
+    v("min_days", &min_days, "chain_file: contracts with fewer hedge days are left out (>= 1)");
+    v("range", &range,
+      "chain_file: YYYY-MM-DD:YYYY-MM-DD, the episodes are the contracts whose first quote "
+      "date lies in it (empty = all; training sets [split] train)");
+    v("sequential", &sequential,
+      "chain_file, evaluation: episodes walk the contracts in order instead of drawing them");
   }
 };
 
@@ -155,7 +180,14 @@ class DeltaHedgingEnv : public Env {
   double costs_ = 0;  // transaction costs paid
 };
 
-Result<std::unique_ptr<Env>> MakeHedgingEnv(const std::map<std::string, std::string>& settings);
+// With chain_file set the env is a ChainHedgingEnv (chain_hedging_env.h) on `prepared`
+// (PrepareHedging's; read here when null), else a DeltaHedgingEnv.
+Result<std::unique_ptr<Env>> MakeHedgingEnv(const std::map<std::string, std::string>& settings,
+                                            const std::shared_ptr<const void>& prepared = nullptr);
+// The registry's prepare hook: the chain and its selected contracts when chain_file is set
+// (PrepareHedgingChain), else null.
+Result<std::shared_ptr<const void>> PrepareHedging(
+    const std::map<std::string, std::string>& settings);
 
 // ---------------------------------------------------------------------------------------
 // Monte Carlo hedging: `rltrade hedge` and the baseline.
