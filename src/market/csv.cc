@@ -640,9 +640,16 @@ Result<SessionHours> ParseSessionHours(const std::string& text, const std::strin
   if (text.empty()) return h;
   auto bad = [&](const std::string& why) {
     const std::string given = key + (key.rfind("--", 0) == 0 ? " '" : " = '") + text + "'";
+    // A market that never closes is spelled "24h" exactly (a near miss such as "24H" or
+    // "24/7" gets that spelling in the message).
+    const bool near_24h =
+        text.find("24") != std::string::npos && text.find(':') == std::string::npos;
     return Status::InvalidArgument(given + ": " + why +
                                    "; expected local trading hours HH:MM-HH:MM by bar start "
-                                   "time, open before close, e.g. 09:30-16:00");
+                                   "time, open before close, e.g. 09:30-16:00" +
+                                   (near_24h ? std::string(", or \"24h\" (lowercase) for a market "
+                                                           "that never closes")
+                                             : std::string()));
   };
   int h1 = 0, m1 = 0, h2 = 0, m2 = 0;
   if (text.size() != 11 || text[2] != ':' || text[5] != '-' || text[8] != ':' ||

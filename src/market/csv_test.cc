@@ -557,6 +557,13 @@ TEST_F(CsvTest, SessionHoursParseAndNameTheKeyInErrors) {
     ASSERT_TRUE(
         IsError(r, Status::Code::kInvalidArgument, "[data] session = '" + std::string(bad) + "'"))
         << bad;
+    EXPECT_EQ(r.status().message().find("24h"), std::string::npos) << bad;
+  }
+  // A near miss of the around-the-clock spelling is told the one spelling.
+  for (const char* bad : {"24H", "24/7", "24"}) {
+    EXPECT_TRUE(IsError(ParseSessionHours(bad, "[data] session"), Status::Code::kInvalidArgument,
+                        "or \"24h\" (lowercase)"))
+        << bad;
   }
 }
 
