@@ -226,42 +226,19 @@ int RunCheck(const CheckFlags& f) {
   }
   if (f.max_problems < 0)
     return ReportError(Status::InvalidArgument("--max-problems must be >= 0"));
+  market::ReadHoursSettings rs;
+  rs.session = {f.session, !f.session.empty(), "--session", "--session"};
+  rs.day_boundary = {f.day_boundary, f.day_boundary != "00:00", "--day-boundary",
+                     "--day-boundary"};
+  rs.calendar = {f.calendar, !f.calendar.empty(), "--calendar", "--calendar"};
+  rs.timezone = {f.timezone, f.timezone_given, "--timezone", "--timezone"};
+  Result<market::ReadHours> hours = market::ResolveReadHours(rs);
+  if (!hours.ok()) return ReportError(hours.status());
   market::CsvReadOptions options;
-  options.timezone = f.timezone;
-  if (f.session != "24h") {
-    Result<market::SessionHours> session = market::ParseSessionHours(f.session, "--session");
-    if (!session.ok()) return ReportError(session.status());
-    options.session = *session;
-  }
-  if (f.day_boundary != "00:00") {
-    Result<market::SessionHours> b =
-        market::ParseSessionHours(f.day_boundary + "-24:00", "--day-boundary");
-    if (!b.ok() || f.day_boundary.size() != 5 || f.session != "24h") {
-      return ReportError(Status::InvalidArgument(
-          "--day-boundary " + PrintableText(f.day_boundary) +
-          ": expected HH:MM (00:00..23:59) with --session 24h (a market that never closes)"));
-    }
-    options.day_boundary_minute = b->open_minute;
-  }
-  if (!f.calendar.empty()) {
-    if (!f.session.empty()) {
-      return ReportError(Status::InvalidArgument(
-          "--calendar and --session are both given: the calendar gives each day's hours; "
-          "drop --session"));
-    }
-    Result<market::ExchangeCalendar> cal = market::ExchangeCalendar::Load(f.calendar, "--calendar");
-    if (!cal.ok()) return ReportError(cal.status());
-    if (!cal->timezone().empty()) {
-      if (f.timezone_given && f.timezone != cal->timezone()) {
-        return ReportError(
-            Status::InvalidArgument("--timezone " + PrintableText(f.timezone) + ": calendar " +
-                                    f.calendar + " keeps the hours of " + cal->timezone() +
-                                    "; drop --timezone (or pass " + cal->timezone() + ")"));
-      }
-      options.timezone = cal->timezone();
-    }
-    options.calendar = std::make_shared<const market::ExchangeCalendar>(std::move(*cal));
-  }
+  options.timezone = hours->timezone;
+  options.session = hours->hours;
+  options.day_boundary_minute = hours->day_boundary_minute;
+  options.calendar = hours->calendar;
   // Drop semantics so that the summary prints even for a broken file, but the Fix texts
   // are those of the policy in force.
   options.on_bad_rows =

@@ -336,4 +336,71 @@ std::vector<int32_t> ExchangeCalendar::SessionsIn(int32_t first, int32_t last) c
   return out;
 }
 
+namespace {
+
+// "[data] session = \"x\"" for a key, "--session x" for a flag.
+std::string Given(const ReadHoursSetting& s) {
+  const std::string v = PrintableText(s.value);
+  return s.place + (s.name.rfind("--", 0) == 0 ? " " + v : " = \"" + v + "\"");
+}
+
+// "set [data] session = \"24h\"" or "pass --session 24h".
+std::string SetTo(const ReadHoursSetting& s, const std::string& value) {
+  return s.name.rfind("--", 0) == 0 ? "pass " + s.name + " " + value
+                                    : "set " + s.name + " = \"" + value + "\"";
+}
+
+}  // namespace
+
+Result<ReadHours> ResolveReadHours(const ReadHoursSettings& s) {
+  ReadHours r;
+  r.timezone = s.timezone.value;
+  if (s.session.value == "24h") {
+    r.around_the_clock = true;
+  } else {
+    RLT_ASSIGN_OR_RETURN(r.hours, ParseSessionHours(s.session.value, s.session.place));
+  }
+  const std::string& boundary = s.day_boundary.value;
+  if (!boundary.empty() && boundary != "00:00") {
+    Result<SessionHours> b = ParseSessionHours(boundary + "-24:00", s.day_boundary.place);
+    if (!b.ok() || boundary.size() != 5) {
+      return Status::InvalidArgument(Given(s.day_boundary) +
+                                     ": expected a local time HH:MM from 00:00 to 23:59, e.g. "
+                                     "17:00");
+    }
+    if (!r.around_the_clock) {
+      return Status::InvalidArgument(Given(s.day_boundary) +
+                                     " cuts the trading days of a market that never closes: " +
+                                     SetTo(s.session, "24h") + " (or drop the day boundary)");
+    }
+    r.day_boundary_minute = b->open_minute;
+  }
+  const std::string& spec = s.calendar.value;
+  if (spec.empty() || spec == "none") {
+    r.calendar_spec = "none";
+    return r;
+  }
+  if (!s.session.value.empty()) {
+    return Status::InvalidArgument(Given(s.calendar) + " and " + Given(s.session) +
+                                   " are both set: a calendar gives each day's own hours "
+                                   "(early closes, special sessions); remove session");
+  }
+  r.calendar_spec =
+      ExchangeCalendar::IsBuiltinName(spec) || s.calendar_file.empty() ? spec : s.calendar_file;
+  RLT_ASSIGN_OR_RETURN(ExchangeCalendar cal,
+                       ExchangeCalendar::Load(r.calendar_spec, s.calendar.place));
+  if (!cal.timezone().empty()) {
+    if (s.timezone.given && s.timezone.value != cal.timezone()) {
+      return Status::InvalidArgument(
+          Given(s.timezone) + " but " + Given(s.calendar) + " keeps the hours of " +
+          cal.timezone() + ": " + SetTo(s.timezone, cal.timezone()) +
+          " (or remove it: the calendar's zone is then used), and write timestamps in another "
+          "zone with their UTC offset");
+    }
+    r.timezone = cal.timezone();
+  }
+  r.calendar = std::make_shared<const ExchangeCalendar>(std::move(cal));
+  return r;
+}
+
 }  // namespace rlt::market

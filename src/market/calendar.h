@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -97,6 +98,36 @@ class ExchangeCalendar {
   DateRange coverage_;
   std::map<int32_t, Day> days_;  // the listed exceptions, by date
 };
+
+// How a bar file's days are cut, from the settings that say so: session hours, "24h" with
+// its day boundary, or a calendar, and the zone bars are read in. One reading of these
+// settings for every command (a run config's [data] keys, `data check`'s flags), so their
+// rules and messages cannot drift apart.
+struct ReadHoursSetting {
+  std::string value;
+  bool given = false;  // set by the user (a config key present, a flag passed)
+  // How messages name it: the place ("x.toml:4: [data] session" or "--session") and the bare
+  // name a fix tells the user to set ("[data] session" or "--session"; a name starting with
+  // "--" is a flag: "pass --session 24h", else "set [data] session = \"24h\"").
+  std::string place, name;
+};
+struct ReadHoursSettings {
+  ReadHoursSetting session, day_boundary, calendar, timezone;
+  // What to load for a calendar that is not built in (its resolved path); "" = calendar.value.
+  std::string calendar_file;
+};
+struct ReadHours {
+  SessionHours hours;  // session = "HH:MM-HH:MM" (all hours when empty)
+  bool around_the_clock = false;
+  int day_boundary_minute = 0;
+  std::string timezone;  // the zone bars are read in (a built-in calendar's own)
+  std::shared_ptr<const ExchangeCalendar> calendar;  // null: no calendar
+  std::string calendar_spec;  // "none", a built-in name or the calendar file that was loaded
+};
+// Errors (InvalidArgument naming the setting and the fix): bad hours; a day boundary that
+// is not HH:MM, or without session "24h"; a calendar together with session hours; a
+// calendar that cannot be loaded; a given time zone other than a built-in calendar's.
+Result<ReadHours> ResolveReadHours(const ReadHoursSettings& settings);
 
 }  // namespace rlt::market
 

@@ -95,60 +95,27 @@ std::string CalendarPath(const config::Config& config, const std::string& spec) 
 }  // namespace
 
 Result<ReadRules> ReadRulesOf(const config::Config& config, const DataOptions& d) {
+  auto setting = [&](const std::string& key, const std::string& value) {
+    return market::ReadHoursSetting{value, config.Get("data", key) != nullptr,
+                                    DataPlace(config, key), "[data] " + key};
+  };
+  market::ReadHoursSettings rs;
+  rs.session = setting("session", d.session);
+  rs.day_boundary = setting("day_boundary", d.day_boundary);
+  rs.calendar = setting("calendar", d.calendar);
+  rs.timezone = setting("timezone", d.timezone);
+  if (!d.calendar.empty() && d.calendar != "none" &&
+      !market::ExchangeCalendar::IsBuiltinName(d.calendar)) {
+    rs.calendar_file = CalendarPath(config, d.calendar);
+  }
+  RLT_ASSIGN_OR_RETURN(market::ReadHours h, market::ResolveReadHours(rs));
   ReadRules r;
-  r.timezone = d.timezone;
-  r.calendar_spec = d.calendar;
-  if (d.session == "24h") {
-    r.around_the_clock = true;
-  } else {
-    RLT_ASSIGN_OR_RETURN(r.hours,
-                         market::ParseSessionHours(d.session, DataPlace(config, "session")));
-  }
-  if (d.day_boundary != "00:00") {
-    Result<market::SessionHours> b =
-        market::ParseSessionHours(d.day_boundary + "-24:00", DataPlace(config, "day_boundary"));
-    if (!b.ok() || d.day_boundary.size() != 5) {
-      return Status::InvalidArgument(DataPlace(config, "day_boundary") + " = \"" +
-                                     PrintableText(d.day_boundary) +
-                                     "\": expected a local time HH:MM from 00:00 to 23:59, e.g. "
-                                     "\"17:00\"");
-    }
-    if (!r.around_the_clock) {
-      return Status::InvalidArgument(
-          DataPlace(config, "day_boundary") + " = \"" + d.day_boundary +
-          "\" cuts the trading days of a market that never closes: set [data] session = \"24h\" "
-          "(or remove day_boundary)");
-    }
-    r.day_boundary_minute = b->open_minute;
-  }
-  if (d.calendar == "none" || d.calendar.empty()) {
-    r.calendar_spec = "none";
-    return r;
-  }
-  const std::string place = DataPlace(config, "calendar");
-  if (!d.session.empty()) {
-    return Status::InvalidArgument(
-        place + " = \"" + PrintableText(d.calendar) + "\" and " + DataPlace(config, "session") +
-        " = \"" + PrintableText(d.session) +
-        "\" are both set: a calendar gives each day's own hours (early closes, special "
-        "sessions); remove session");
-  }
-  const bool builtin = market::ExchangeCalendar::IsBuiltinName(d.calendar);
-  r.calendar_spec = builtin ? d.calendar : CalendarPath(config, d.calendar);
-  RLT_ASSIGN_OR_RETURN(market::ExchangeCalendar cal,
-                       market::ExchangeCalendar::Load(r.calendar_spec, place));
-  if (!cal.timezone().empty()) {
-    if (config.Get("data", "timezone") != nullptr && d.timezone != cal.timezone()) {
-      return Status::InvalidArgument(
-          DataPlace(config, "timezone") + " = \"" + PrintableText(d.timezone) + "\" but " + place +
-          " = \"" + PrintableText(d.calendar) + "\" keeps the hours of " + cal.timezone() +
-          ": set timezone = \"" + cal.timezone() +
-          "\" (or remove it: the calendar's zone is then used), and write timestamps in "
-          "another zone with their UTC offset");
-    }
-    r.timezone = cal.timezone();
-  }
-  r.calendar = std::make_shared<const market::ExchangeCalendar>(std::move(cal));
+  r.hours = h.hours;
+  r.calendar = std::move(h.calendar);
+  r.around_the_clock = h.around_the_clock;
+  r.day_boundary_minute = h.day_boundary_minute;
+  r.timezone = std::move(h.timezone);
+  r.calendar_spec = std::move(h.calendar_spec);
   return r;
 }
 
