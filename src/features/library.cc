@@ -326,30 +326,44 @@ class History {
 // window is full of finite values.
 double RankInWindow(const double* window, int n, double x) {
   int less = 0, equal = 0;
-  for (int i = 0; i < n; ++i) {
+  bool any_nan = false;
+  for (int i = 0; i < n; ++i) {  // branch-free: the result is decided after the loop
     const double w = window[i];
-    if (std::isnan(w)) return kNaN;
+    any_nan |= std::isnan(w);
     less += w < x;
     equal += w == x;
   }
+  if (any_nan) return kNaN;
   return (less + 0.5 * (equal - 1)) / (n - 1);
 }
 
-// A ring of n values for a long ts_rank (O(n) per bar).
+// A ring of n values for a long ts_rank: O(n) per bar, a branch-free count (the number of
+// NaN in the window is kept aside, so the loop over the window only compares).
 class LongRank {
  public:
-  explicit LongRank(int n) : values_(static_cast<size_t>(n), kNaN) {}
+  explicit LongRank(int n) : values_(static_cast<size_t>(n), 0.0) {}
   double Update(double x) {
+    if (count_ == values_.size()) nan_count_ -= std::isnan(values_[head_]);
     values_[head_] = x;
+    nan_count_ += std::isnan(x);
     head_ = head_ + 1 == values_.size() ? 0 : head_ + 1;
     if (count_ < values_.size()) ++count_;
-    if (count_ < values_.size() || std::isnan(x)) return kNaN;
-    return RankInWindow(values_.data(), static_cast<int>(values_.size()), x);
+    if (count_ < values_.size() || nan_count_ > 0) return kNaN;
+    int64_t less = 0, equal = 0;
+    const double* w = values_.data();
+    const size_t n = values_.size();
+    for (size_t i = 0; i < n; ++i) {
+      less += w[i] < x;
+      equal += w[i] == x;
+    }
+    return (static_cast<double>(less) + 0.5 * static_cast<double>(equal - 1)) /
+           static_cast<double>(n - 1);
   }
 
  private:
   std::vector<double> values_;
   size_t head_ = 0, count_ = 0;
+  int64_t nan_count_ = 0;
 };
 
 double Flag(bool defined, bool condition) {
@@ -380,10 +394,23 @@ struct StreamingLibrary::State {
     for (auto& ring : q) ring.fill(kNaN);
     bb_width_window.fill(kNaN);
   }
-  void Push(const StreamBar& bar);
+  void Push(const StreamBar& bar);  // bar ratios (A), then the steps below
+  void Technical();                 // B
+  void Swings();                    // C and the pivot flags
+  void PerDay();                    // D
+  void Lags();                      // E
+  void QVariants();                 // F
+  void Regime();                    // G
+  void LongRanks();                 // H
 
   bool long_ranks;
   int64_t t = -1;  // index of the newest bar
+  // The newest bar and the intermediates the steps share.
+  double o = 0.0, h = 0.0, l = 0.0, c = 0.0, v = 0.0, vw = 0.0, vr20 = 0.0, lr1 = 0.0;
+  double atr14_raw = 0.0, vsma5 = 0.0, pivot_high_flag = 0.0, pivot_low_flag = 0.0;
+  bool new_session = true;
+  BbandsValue b20{};
+  std::array<double, 4> sma{};  // SMA of the close over 5, 10, 20, 50
   std::array<double, kLibrarySize> values;
   History open, high, low, close, volume, lret1, gain, loss, vol20, volume_sma5;
   std::array<History, 8> ratios;  // co, dv, scco, vscco, dvscco, hl, vhl, codv (h5 order)
@@ -410,15 +437,19 @@ struct StreamingLibrary::State {
 
 void StreamingLibrary::State::Push(const StreamBar& bar) {
   ++t;
-  const double o = bar.open, h = bar.high, l = bar.low, c = bar.close, v = bar.volume;
-  const bool new_session = t == 0 || bar.bar_in_session == 0;
+  o = bar.open;
+  h = bar.high;
+  l = bar.low;
+  c = bar.close;
+  v = bar.volume;
+  new_session = t == 0 || bar.bar_in_session == 0;
   const double previous_close = close.Ago(0);
   open.Push(o);
   high.Push(h);
   low.Push(l);
   close.Push(c);
   volume.Push(v);
-  const double lr1 = std::log(c / previous_close);  // NaN on the first bar
+  lr1 = std::log(c / previous_close);  // NaN on the first bar
   lret1.Push(lr1);
   const double dc = c - previous_close;
   gain.Push(t == 0 ? kNaN : (dc > 0 ? dc : 0.0));
@@ -426,8 +457,8 @@ void StreamingLibrary::State::Push(const StreamBar& bar) {
   double* x = values.data();
 
   // A. bar ratios
-  const double vw = (2 * l + 2 * h + 3 * c + 3 * o) / 10;
-  const double vr20 = VolumeRatioOf(v, volume.Mean(20));
+  vw = (2 * l + 2 * h + 3 * c + 3 * o) / 10;
+  vr20 = VolumeRatioOf(v, volume.Mean(20));
   x[kCo] = c / o - 1;
   x[kDv] = c / vw - 1;
   x[kHl] = h / l - 1;
@@ -436,13 +467,23 @@ void StreamingLibrary::State::Push(const StreamBar& bar) {
   x[kDvscco] = x[kDv] * x[kScco];
   x[kVhl] = x[kHl] * vr20;
   x[kCodv] = x[kCo] - x[kDv];
+  Technical();
+  Swings();
+  PerDay();
+  Lags();
+  QVariants();
+  Regime();
+  LongRanks();
+}
 
+void StreamingLibrary::State::Technical() {
+  double* x = values.data();
   // B. technical
   const MacdValue m = macd.Update(c);
   x[kMacd] = m.macd / c;
   x[kMacdSignal] = m.signal / c;
   x[kMacdHist] = m.hist / c;
-  const BbandsValue b20 = bb20.Update(c);
+  b20 = bb20.Update(c);
   x[kBbMiddle] = RatioLess1(c, b20.middle);
   x[kBbUpper] = RatioLess1(c, b20.upper);
   x[kBbLower] = RatioLess1(c, b20.lower);
@@ -461,14 +502,13 @@ void StreamingLibrary::State::Push(const StreamBar& bar) {
   const StochValue st = stoch.Update(h, l, c);
   x[kStochK] = st.slowk;
   x[kStochD] = st.slowd;
-  const double atr14_raw = atr14.Update(h, l, c);
+  atr14_raw = atr14.Update(h, l, c);
   x[kAtr7] = atr7.Update(h, l, c) / c;
   x[kAtr14] = atr14_raw / c;
   x[kAtr21] = atr21.Update(h, l, c) / c;
   x[kWillr7] = willr7.Update(h, l, c);
   x[kWillr14] = willr14.Update(h, l, c);
   x[kWillr21] = willr21.Update(h, l, c);
-  std::array<double, 4> sma{};
   {
     const int periods[] = {5, 10, 20, 50};
     for (int i = 0; i < 4; ++i) {
@@ -478,7 +518,8 @@ void StreamingLibrary::State::Push(const StreamBar& bar) {
       previous_sma[i] = sma[i];
     }
   }
-  const double vsma5 = volume.Mean(5), vsma20 = volume.Mean(20);
+  vsma5 = volume.Mean(5);
+  const double vsma20 = volume.Mean(20);
   x[kVolumeSma5] = std::log1p(vsma5);
   x[kVolumeSma20] = std::log1p(vsma20);
   x[kVolumeRatio5] = VolumeRatioOf(v, vsma5);
@@ -497,9 +538,13 @@ void StreamingLibrary::State::Push(const StreamBar& bar) {
     const int periods[] = {5, 10, 20, 50};
     for (int i = 0; i < 4; ++i) x[kVolatility5 + i] = lret1.PopStddev(periods[i]);
   }
+}
 
+void StreamingLibrary::State::Swings() {
+  double* x = values.data();
   // C. swings (and the pivot flags of G)
-  double pivot_high_flag = kNaN, pivot_low_flag = kNaN;
+  pivot_high_flag = kNaN;
+  pivot_low_flag = kNaN;
   if (t >= 4) {
     const double hp = high.Ago(2), lp = low.Ago(2);
     bool is_high = true, is_low = true;
@@ -522,7 +567,10 @@ void StreamingLibrary::State::Push(const StreamBar& bar) {
   x[kSwingLowDist] = c / pivot_low - 1;
   x[kBarsSinceSwingHigh] = std::isnan(pivot_high) ? kNaN : static_cast<double>(t - pivot_high_at);
   x[kBarsSinceSwingLow] = std::isnan(pivot_low) ? kNaN : static_cast<double>(t - pivot_low_at);
+}
 
+void StreamingLibrary::State::PerDay() {
+  double* x = values.data();
   // D. per-day
   if (new_session) {
     in_session = 0;
@@ -558,21 +606,30 @@ void StreamingLibrary::State::Push(const StreamBar& bar) {
       x[kH5co + i] = ratios[i].Mean(m5);
     }
   }
+}
 
+void StreamingLibrary::State::Lags() {
+  double* x = values.data();
   // E. lags
   for (int i = 0; i < 9; ++i) {
     const int k = kLags[i];
     const double base = in_session >= k ? close.Ago(k) : session_open;
     x[kLret1 + i] = std::log(c / base);
   }
+}
 
+void StreamingLibrary::State::QVariants() {
+  double* x = values.data();
   // F. q-variants
   for (int i = 0; i < kBaseCount; ++i) {
     q[i][q_head] = x[i];
     x[kQFirst + i] = std::isnan(x[i]) ? kNaN : RankInWindow(q[i].data(), kQWindow, x[i]);
   }
   q_head = q_head + 1 == kQWindow ? 0 : q_head + 1;
+}
 
+void StreamingLibrary::State::Regime() {
+  double* x = values.data();
   // G. regime flags
   const double rsi14 = x[kRsi14];
   x[kRsiOverbought] = Flag(!std::isnan(rsi14), rsi14 > 70);
@@ -590,14 +647,15 @@ void StreamingLibrary::State::Push(const StreamBar& bar) {
     const double w = x[kBbWidth];
     bb_width_window[bb_width_head] = w;
     bb_width_head = bb_width_head + 1 == kPercentileWindow ? 0 : bb_width_head + 1;
-    bool defined = !std::isnan(w);
+    bool any_nan = std::isnan(w);
     int less = 0, less_equal = 0;
-    for (int i = 0; i < kPercentileWindow && defined; ++i) {
+    for (int i = 0; i < kPercentileWindow; ++i) {
       const double u = bb_width_window[i];
-      defined = !std::isnan(u);
+      any_nan |= std::isnan(u);
       less += u < w;
       less_equal += u <= w;
     }
+    const bool defined = !any_nan;
     // w <= sorted[k] exactly when fewer than k + 1 values are below w; w >= sorted[k]
     // exactly when at least k + 1 values are <= w.
     x[kSqueeze] = Flag(defined, less <= kSqueezeRank);
@@ -654,7 +712,10 @@ void StreamingLibrary::State::Push(const StreamBar& bar) {
   x[kFear] = x[kBear] + x[kRsiOversold] + x[kExtremeLow] + x[kLowerLows] + x[kSupportBreak];
   x[kPivotHigh] = pivot_high_flag;
   x[kPivotLow] = pivot_low_flag;
+}
 
+void StreamingLibrary::State::LongRanks() {
+  double* x = values.data();
   // H. long ranks
   if (long_ranks) {
     x[kNdv] = ndv.Update(x[kDv]);

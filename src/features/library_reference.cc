@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -76,28 +77,50 @@ bool PivotLowAt(const market::Bars& b, size_t u) {
   return true;
 }
 
-}  // namespace
-
-std::vector<std::vector<double>> ComputeLibrary(const market::Bars& b) {
-  const size_t n = b.size();
-  RLT_CHECK(b.bar_in_session.size() == n);
-  const std::vector<std::string> names = LibrarySignalNames();
-  std::vector<Vec> out(names.size(), Vec(n, kNaN));
-  std::map<std::string, size_t> index;
-  for (size_t i = 0; i < names.size(); ++i) index[names[i]] = i;
-  auto col = [&](const std::string& name) -> Vec& { return out[index.at(name)]; };
-  const Vec& o = b.open;
-  const Vec& h = b.high;
-  const Vec& l = b.low;
-  const Vec& c = b.close;
-  const Vec& v = b.volume;
-  std::vector<size_t> first(n);  // each bar's session's first bar
-  for (size_t t = 0; t < n; ++t) {
-    first[t] = (t == 0 || b.bar_in_session[t] == 0) ? t : first[t - 1];
+// The bars, the output columns and the intermediate series the steps share.
+struct Ref {
+  explicit Ref(const market::Bars& bars)
+      : b(bars),
+        n(bars.size()),
+        o(bars.open),
+        h(bars.high),
+        l(bars.low),
+        c(bars.close),
+        v(bars.volume),
+        names(LibrarySignalNames()),
+        out(names.size(), Vec(n, kNaN)),
+        first(n) {
+    RLT_CHECK(b.bar_in_session.size() == n);
+    for (size_t i = 0; i < names.size(); ++i) index[names[i]] = i;
+    for (size_t t = 0; t < n; ++t) {
+      first[t] = (t == 0 || b.bar_in_session[t] == 0) ? t : first[t - 1];
+    }
   }
+  Vec& col(const std::string& name) { return out[index.at(name)]; }
+  void BarRatios();
+  void Technical();
+  void Swings();
+  void PerDay();
+  void Lags();
+  void QVariants();
+  void Regime();
+  void LongRanks();
 
+  const market::Bars& b;
+  const size_t n;
+  const Vec &o, &h, &l, &c, &v;
+  std::vector<std::string> names;
+  std::vector<Vec> out;
+  std::map<std::string, size_t> index;
+  std::vector<size_t> first;  // each bar's session's first bar
+  Vec vw, vr20, lr, gains, losses;
+  BbandsOutput bb;
+};
+
+void Ref::BarRatios() {
   // A. bar ratios
-  Vec vw(n), vr20(n);
+  vw.assign(n, 0.0);
+  vr20.assign(n, 0.0);
   for (size_t t = 0; t < n; ++t) {
     vw[t] = (2 * l[t] + 2 * h[t] + 3 * c[t] + 3 * o[t]) / 10;
     vr20[t] = VolRatio(v[t], WindowMean(v, t, 20));
@@ -112,13 +135,17 @@ std::vector<std::vector<double>> ComputeLibrary(const market::Bars& b) {
     col("vhl")[t] = hl * vr20[t];
     col("codv")[t] = co - dv;
   }
+}
 
+void Ref::Technical() {
   // B. technical
   const MacdOutput macd = Macd(c, {12, 26, 9});
-  const BbandsOutput bb = Bbands(c, {20, 2.0, 2.0});
+  bb = Bbands(c, {20, 2.0, 2.0});
   const BbandsOutput bb10 = Bbands(c, {10, 2.0, 2.0});
   const StochOutput stoch = Stoch(h, l, c, {14, 3, 3});
-  Vec lr(n, kNaN), gains(n, kNaN), losses(n, kNaN);
+  lr.assign(n, kNaN);
+  gains.assign(n, kNaN);
+  losses.assign(n, kNaN);
   for (size_t t = 1; t < n; ++t) {
     lr[t] = std::log(c[t] / c[t - 1]);
     gains[t] = std::max(c[t] - c[t - 1], 0.0);
@@ -174,7 +201,9 @@ std::vector<std::vector<double>> ComputeLibrary(const market::Bars& b) {
       col("willr" + std::to_string(p))[t] = willr[t];
     }
   }
+}
 
+void Ref::Swings() {
   // C. swings: search backwards for the latest confirmation bar u <= t.
   for (size_t t = 0; t < n; ++t) {
     for (size_t u = t + 1; u-- > 0;) {
@@ -192,7 +221,9 @@ std::vector<std::vector<double>> ComputeLibrary(const market::Bars& b) {
       }
     }
   }
+}
 
+void Ref::PerDay() {
   // D. per-day: re-scan the session up to t.
   const Vec& dv = col("dv");
   auto dvwap_at = [&](size_t t) {
@@ -234,7 +265,9 @@ std::vector<std::vector<double>> ComputeLibrary(const market::Bars& b) {
       col(std::string("h5") + r)[t] = sum / static_cast<double>(m);
     }
   }
+}
 
+void Ref::Lags() {
   // E. lags
   for (int k : {1, 2, 3, 5, 7, 13, 17, 19, 23}) {
     for (size_t t = 0; t < n; ++t) {
@@ -242,14 +275,18 @@ std::vector<std::vector<double>> ComputeLibrary(const market::Bars& b) {
       col("lret" + std::to_string(k))[t] = std::log(c[t] / base);
     }
   }
+}
 
+void Ref::QVariants() {
   // F. q-variants of the 80 signals of A..E (library order: the first 80 names).
   for (size_t i = 0; i < 80; ++i) {
     const Vec& x = out[i];
     Vec& q = col("q" + names[i]);
     for (size_t t = 0; t < n; ++t) q[t] = TsRank(x, t, 5);
   }
+}
 
+void Ref::Regime() {
   // G. regime flags
   const Vec& rsi14 = col("rsi14");
   const Vec& vol20 = col("volatility20");
@@ -328,14 +365,31 @@ std::vector<std::vector<double>> ComputeLibrary(const market::Bars& b) {
     col("fear")[t] = col("bear")[t] + col("rsi_oversold")[t] + col("extreme_low")[t] +
                      col("lower_lows")[t] + col("support_break")[t];
   }
+}
 
+void Ref::LongRanks() {
   // H. long ranks
+  const Vec& dv = col("dv");
   const Vec& momentum10 = col("momentum10");
   for (size_t t = 0; t < n; ++t) {
     col("ndv")[t] = TsRank(dv, t, 1875);
     col("nmomentum")[t] = TsRank(momentum10, t, 1875);
   }
-  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> ComputeLibrary(const market::Bars& b) {
+  Ref r(b);
+  r.BarRatios();
+  r.Technical();
+  r.Swings();
+  r.PerDay();
+  r.Lags();
+  r.QVariants();
+  r.Regime();
+  r.LongRanks();
+  return std::move(r.out);
 }
 
 }  // namespace rlt::features::reference
