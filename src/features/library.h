@@ -39,6 +39,7 @@
 #ifndef RLT_FEATURES_LIBRARY_H_
 #define RLT_FEATURES_LIBRARY_H_
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
