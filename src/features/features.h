@@ -11,7 +11,8 @@
 //
 // The invariant. Causality: row t depends on bars <= t only. leakage_test.cc perturbs
 // every bar after t (open, high, low, close, volume) and asserts every output at rows <= t
-// is bit-identical, for every indicator, the session features and every preset.
+// is bit-identical, for every indicator, the session features, every preset and the
+// signal library.
 //
 // The parts, bottom up:
 //   indicators.h       TA-Lib-convention indicators over double arrays (SMA, EMA, MACD,
@@ -30,6 +31,10 @@
 //                      rolling z-score, JSON save/load checked against feature names.
 //   incremental.h      the same indicators, session features, presets and normalisers one
 //                      bar at a time (live trading), bit-identical to the batch results.
+//   library.h          the signal library: 184 named causal candidate signals (bar ratios,
+//                      technicals, confirmed swings, per-day, session lags, their 5-bar
+//                      ranks, regime flags, 1,875-bar ranks), batch and streaming from one
+//                      state machine, with a plain-loop reference (library_reference.cc).
 //
 // Typical use:
 //   RLT_ASSIGN_OR_RETURN(features::FeatureMatrix m, features::ComputeFeatures(bars, "scaled"));
@@ -46,6 +51,7 @@
 #include "features/feature_matrix.h"    // IWYU pragma: export
 #include "features/incremental.h"       // IWYU pragma: export
 #include "features/indicators.h"        // IWYU pragma: export
+#include "features/library.h"           // IWYU pragma: export
 #include "features/normalizer.h"        // IWYU pragma: export
 #include "features/presets.h"           // IWYU pragma: export
 #include "features/reference.h"         // IWYU pragma: export

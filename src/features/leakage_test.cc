@@ -1,12 +1,13 @@
 // No look-ahead (docs/ARCHITECTURE.md, "The invariants"): for several t, replacing every bar after
 // t by a different valid bar (open, high, low, close and volume all change) leaves every output at
 // rows <= t bit-identical, for every registered indicator, the extra series kernels, the
-// per-session features and both presets.
+// per-session features, both presets and the 184 library signals.
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "features/indicators.h"
+#include "features/library.h"
 #include "features/presets.h"
 #include "features/registry.h"
 #include "features/session_features.h"
@@ -81,6 +82,32 @@ TEST(Leakage, NoPresetFeatureReadsTheFuture) {
       EXPECT_FALSE(testing::BitIdenticalPrefix(base->values, after->values, base->values.size()))
           << preset << ": perturbation after " << cut << " had no effect";
     }
+  }
+}
+
+// The 184 library signals (library.h). 2,100 bars in sessions of 75, so that the 1,875-bar
+// ranks are defined before the later cuts. Every signal must react to some perturbation
+// (the union over the cuts: rare candle patterns need not fire after every cut).
+TEST(Leakage, NoLibrarySignalReadsTheFuture) {
+  constexpr size_t kLibraryBars = 2100;
+  const market::Bars bars = testing::RandomBars(kLibraryBars, 75, 13);
+  Result<LibraryColumns> base = ComputeLibrary(bars);
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  std::vector<bool> reacted(base->values.size(), false);
+  for (size_t cut : {size_t{0}, size_t{5}, size_t{30}, size_t{133}, size_t{400}, size_t{1000},
+                     size_t{1880}, size_t{2000}}) {
+    Result<LibraryColumns> after = ComputeLibrary(testing::PerturbAfter(bars, cut, 300 + cut));
+    ASSERT_TRUE(after.ok());
+    for (size_t i = 0; i < base->values.size(); ++i) {
+      EXPECT_TRUE(testing::BitIdenticalPrefix(base->values[i], after->values[i], cut + 1))
+          << base->names[i] << " changed at a row <= " << cut;
+      if (!testing::BitIdenticalPrefix(base->values[i], after->values[i], kLibraryBars)) {
+        reacted[i] = true;
+      }
+    }
+  }
+  for (size_t i = 0; i < reacted.size(); ++i) {
+    EXPECT_TRUE(reacted[i]) << base->names[i] << " did not react to any perturbation";
   }
 }
 
