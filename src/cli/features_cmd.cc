@@ -5,11 +5,12 @@
 //       One TA-Lib-style indicator (features/registry.h) over one symbol's bars. CSV: a `bar`
 //       column (0-based index) then one column per output, one row per input bar, empty
 //       cells where undefined. JSON: {"indicator", "params", "outputs": {name: [null|num]}}.
-//   rltrade features --input FILE --preset fast22|scaled [--out FILE] [--timezone TZ]
-//                    [--session HH:MM-HH:MM]
+//   rltrade features --input FILE --preset fast22|scaled|full184 [--signals A,B,...]
+//                    [--out FILE] [--timezone TZ] [--session HH:MM-HH:MM]
 //       Raw (unnormalised) preset features (features/presets.h): `timestamp` (ISO 8601 with
 //       its UTC offset), `symbol` for multi-symbol input, then one column per feature; one
-//       row per input bar, empty cells during warm-up. With --out the file is written to a
+//       row per input bar, empty cells during warm-up. --signals selects signals of the
+//       library (preset full184) by name. With --out the file is written to a
 //       temporary name and renamed; otherwise to stdout.
 // Numbers are printed with the shortest representation that round-trips (fmt "{}").
 #include <fmt/format.h>
@@ -47,8 +48,9 @@ struct IndicatorArgs {
 
 struct FeaturesArgs {
   std::string input, preset, out, timezone = "UTC", on_bad_rows = "fail";
-  std::string session;          // --session HH:MM-HH:MM ("" = all hours)
-  bool timezone_given = false;  // --timezone was passed
+  std::string session;               // --session HH:MM-HH:MM ("" = all hours)
+  std::vector<std::string> signals;  // --signals (preset full184)
+  bool timezone_given = false;       // --timezone was passed
 };
 
 // Reads the input bars. With on_bad_rows == "drop", bad rows are dropped and listed on
@@ -188,7 +190,18 @@ Status WriteFileAtomically(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
-int RunFeatures(const FeaturesArgs& args) {
+int RunFeatures(FeaturesArgs args) {
+  if (!args.signals.empty()) {
+    if (args.preset != "full184") {
+      return ReportError(Status::InvalidArgument(
+          "--signals selects signals of the library: pass --preset full184 (not " + args.preset +
+          ")"));
+    }
+    args.preset += ":";
+    for (size_t i = 0; i < args.signals.size(); ++i) {
+      args.preset += (i ? "," : "") + args.signals[i];
+    }
+  }
   Result<std::vector<std::string>> columns = features::PresetColumns(args.preset);
   if (!columns.ok()) return ReportError(columns.status());
   Result<market::MarketData> data =
@@ -242,6 +255,10 @@ void RegisterFeatureCommands(CLI::App& app, Action* action) {
   feat->add_option("--preset", feat_args->preset, "Feature preset")
       ->required()
       ->check(CLI::IsMember(features::PresetNames()));
+  feat->add_option("--signals", feat_args->signals,
+                   "with --preset full184: these library signals only, comma-separated (e.g. "
+                   "dv,qco,rsi14)")
+      ->delimiter(',');
   feat->add_option("--out", feat_args->out, "Output CSV (default: stdout)");
   CLI::Option* feat_tz =
       feat->add_option("--timezone", feat_args->timezone, "IANA time zone of naive timestamps");

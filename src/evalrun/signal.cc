@@ -47,12 +47,18 @@ Result<features::Normalizer> LoadNormalizer(const fs::path& run_dir, const std::
 // features::ComputeFeatures on a few synthetic sessions. Used only to say how many bars
 // are needed when the given file is too short to show it.
 Result<int64_t> PresetWarmup(const std::string& preset) {
-  market::SynthOptions so;
-  so.num_days = 5;
-  RLT_ASSIGN_OR_RETURN(market::MarketData md, market::GenerateSynthetic(so));
-  RLT_ASSIGN_OR_RETURN(features::FeatureMatrix fm,
-                       features::ComputeFeatures(md.symbols.front(), preset));
-  return fm.first_valid;
+  // Five days cover the presets' warm-up; the library's long ranks (1,875 bars) need more.
+  int64_t first_valid = 0;
+  for (int days : {5, 60}) {
+    market::SynthOptions so;
+    so.num_days = days;
+    RLT_ASSIGN_OR_RETURN(market::MarketData md, market::GenerateSynthetic(so));
+    RLT_ASSIGN_OR_RETURN(features::FeatureMatrix fm,
+                         features::ComputeFeatures(md.symbols.front(), preset));
+    first_valid = fm.first_valid;
+    if (fm.first_valid < fm.rows) break;
+  }
+  return first_valid;
 }
 
 // Bars in the latest session: the most common length of the earlier sessions (the
@@ -358,14 +364,15 @@ Result<Signal> ComputeRawSignal(const SignalRequest& request, env::IntradayOptio
   const int64_t given = bars.size();
   int64_t warmup = data.features.first_valid;
   if (warmup >= given) {  // no valid row: the file cannot show the warm-up
-    RLT_ASSIGN_OR_RETURN(warmup, PresetWarmup(ss.setup.features.preset));
+    RLT_ASSIGN_OR_RETURN(warmup, PresetWarmup(train::FeatureKey(ss.setup.features)));
   }
   const int64_t needed = warmup + options.nlags + 1;
   if (given < needed) {
     return Status::InvalidArgument(fmt::format(
         "{}: rltrade signal needs {} bars (feature warm-up {} of preset '{}' + nlags {} + the "
         "latest bar) but {} were given; supply more history",
-        request.bars_file, needed, warmup, ss.setup.features.preset, options.nlags, given));
+        request.bars_file, needed, warmup, train::FeatureKey(ss.setup.features), options.nlags,
+        given));
   }
   Signal s;
   s.bar = static_cast<int32_t>(given - 1);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "features/internal.h"
+#include "features/library.h"
 #include "features/presets.h"
 
 namespace rlt::features {
@@ -566,10 +567,23 @@ class ScaledStream {
   SessionFeaturesStream session_;
 };
 
+// Preset "full184" (or a selection of it): the signal library's own stream.
+class LibraryStream {
+ public:
+  explicit LibraryStream(StreamingLibrary s) : stream_(std::move(s)) {}
+  void Update(const StreamBar& bar, double* out) {
+    const std::span<const double> v = stream_.Push(bar);
+    std::copy(v.begin(), v.end(), out);
+  }
+
+ private:
+  StreamingLibrary stream_;
+};
+
 }  // namespace
 
 struct IncrementalFeatures::Impl {
-  std::variant<Fast22Stream, ScaledStream> stream;
+  std::variant<Fast22Stream, ScaledStream, LibraryStream> stream;
   std::vector<std::string> names;
   std::optional<StreamingNormalizer> normalizer;
   std::vector<double> values;   // (cols) this bar's features before the float cast
@@ -582,12 +596,22 @@ Result<IncrementalFeatures> IncrementalFeatures::Create(const std::string& prese
                                                         const Normalizer* normalizer) {
   RLT_ASSIGN_OR_RETURN(std::vector<std::string> names, PresetColumns(preset));
   auto impl = std::make_unique<Impl>();
-  if (preset == "scaled") impl->stream.emplace<ScaledStream>();
-  RLT_CHECK_MSG(
-      names.size() == (preset == "scaled" ? ScaledStream::kColumns : Fast22Stream::kColumns),
-      "the streaming preset '" + preset +
-          "' writes another column count than "
-          "ComputeFeatures");
+  Result<std::vector<int>> library = LibrarySelection(preset);
+  if (library.ok()) {
+    RLT_ASSIGN_OR_RETURN(StreamingLibrary lib, StreamingLibrary::Create(*library));
+    RLT_CHECK_MSG(lib.names() == names,
+                  "the library's stream and ComputeFeatures disagree on the "
+                  "columns of '" +
+                      preset + "'");
+    impl->stream.emplace<LibraryStream>(std::move(lib));
+  } else {
+    if (preset == "scaled") impl->stream.emplace<ScaledStream>();
+    RLT_CHECK_MSG(
+        names.size() == (preset == "scaled" ? ScaledStream::kColumns : Fast22Stream::kColumns),
+        "the streaming preset '" + preset +
+            "' writes another column count than "
+            "ComputeFeatures");
+  }
   if (normalizer != nullptr) {
     RLT_ASSIGN_OR_RETURN(StreamingNormalizer n, StreamingNormalizer::Create(*normalizer, names));
     impl->normalizer.emplace(std::move(n));

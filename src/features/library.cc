@@ -734,6 +734,13 @@ std::vector<std::string> LibrarySignalNames() {
   return names;
 }
 
+bool IsRegimeSignal(const std::string& name) {
+  for (const LibrarySignal& s : LibrarySignals()) {
+    if (s.name == name) return s.kind == SignalKind::kRegime;
+  }
+  return false;
+}
+
 Result<std::vector<int>> ResolveLibrarySignals(const std::vector<std::string>& names) {
   static const std::unordered_map<std::string, int> index = [] {
     std::unordered_map<std::string, int> m;

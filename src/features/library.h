@@ -73,6 +73,10 @@ struct LibrarySignal {
 const std::vector<LibrarySignal>& LibrarySignals();
 std::vector<std::string> LibrarySignalNames();
 
+// Whether `name` is one of the library's regime flags (kind kRegime): the columns the
+// quantile normaliser gives `quantiles_binary` edges (normalizer.h).
+bool IsRegimeSignal(const std::string& name);
+
 // Indices of `names` in the library, in the given order. Errors: an unknown name
 // (NotFound, naming it, with the nearest valid name); a name given twice (InvalidArgument).
 Result<std::vector<int>> ResolveLibrarySignals(const std::vector<std::string>& names);

@@ -8,6 +8,7 @@
 #include "core/file_io.h"
 #include "core/json_parse.h"
 #include "core/json_text.h"
+#include "features/library.h"
 
 namespace rlt::features {
 namespace {
@@ -41,6 +42,11 @@ Status CheckOptions(const NormalizerOptions& o) {
   if (o.kind == NormalizerKind::kQuantile && o.quantiles < 2) {
     return Status::InvalidArgument("normalizer: quantiles must be >= 2, got " +
                                    std::to_string(o.quantiles));
+  }
+  if (o.kind == NormalizerKind::kQuantile && o.quantiles_binary != 0 && o.quantiles_binary < 2) {
+    return Status::InvalidArgument(
+        "normalizer: quantiles_binary must be 0 (as quantiles) or >= 2, got " +
+        std::to_string(o.quantiles_binary));
   }
   if (o.kind == NormalizerKind::kRollingZScore && o.window < 2) {
     return Status::InvalidArgument("normalizer: window must be >= 2, got " +
@@ -140,7 +146,9 @@ Result<Normalizer> Normalizer::Fit(const FeatureMatrix& features, int64_t begin_
     values.reserve(rows.size());
     for (int64_t t : rows) values.push_back(features.at(t, j));
     if (options.kind == NormalizerKind::kQuantile) {
-      n.edges_.push_back(QuantileEdges(std::move(values), options.quantiles));
+      const bool flag = options.quantiles_binary != 0 && IsRegimeSignal(features.names[j]);
+      n.edges_.push_back(
+          QuantileEdges(std::move(values), flag ? options.quantiles_binary : options.quantiles));
       continue;
     }
     double mean = 0.0;
@@ -253,6 +261,7 @@ nlohmann::json Normalizer::ToJson() const {
   j["kind"] = NormalizerKindName(options_.kind);
   j["clip"] = options_.clip;
   j["quantiles"] = options_.quantiles;
+  if (options_.quantiles_binary != 0) j["quantiles_binary"] = options_.quantiles_binary;
   j["window"] = options_.window;
   j["names"] = names_;
   j["mean"] = mean_;
@@ -342,6 +351,9 @@ Result<Normalizer> Normalizer::FromJson(const nlohmann::json& json,
     n.options_.clip = json.at("clip");
     RLT_RETURN_IF_ERROR(ReadInteger(json, "quantiles", &n.options_.quantiles));
     RLT_RETURN_IF_ERROR(ReadInteger(json, "window", &n.options_.window));
+    if (json.contains("quantiles_binary")) {
+      RLT_RETURN_IF_ERROR(ReadInteger(json, "quantiles_binary", &n.options_.quantiles_binary));
+    }
     n.names_ = json.at("names").get<std::vector<std::string>>();
     n.mean_ = json.at("mean").get<std::vector<double>>();
     n.std_ = json.at("std").get<std::vector<double>>();

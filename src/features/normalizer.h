@@ -5,6 +5,7 @@
 //                  [begin_row, end_row) of a FeatureMatrix (the training range); then clipped
 //                  to +/- clip (default 5). A feature with zero spread gets std 1.
 //   kQuantile      per feature, `quantiles` empirical quantile edges of the training values
+//                  (`quantiles_binary` for the signal library's regime flags)
 //                  (edge j at probability j / (quantiles - 1), linear interpolation between
 //                  order statistics); x maps to 2u - 1 in [-1, 1] with u = its position among
 //                  the edges by linear interpolation, clipped outside the first/last edge;
@@ -41,7 +42,11 @@ struct NormalizerOptions {
   // Clip outputs to [-clip, clip]; <= 0 disables clipping. Quantile outputs are always
   // within [-1, 1].
   double clip = 5.0;
-  int quantiles = 101;   // kQuantile: number of edges (>= 2)
+  int quantiles = 101;  // kQuantile: number of edges (>= 2)
+  // kQuantile: edges for the signal library's regime flags (features/library.h, kind
+  // kRegime: 0/1 flags and small counts); 0 = `quantiles`. A flag has few distinct values,
+  // so few edges describe it (the replaced intraday system used 5 and 3).
+  int quantiles_binary = 0;
   int64_t window = 390;  // kRollingZScore: rows in the rolling window (>= 2)
 };
 

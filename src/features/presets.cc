@@ -11,6 +11,7 @@
 
 #include "features/indicators.h"
 #include "features/internal.h"
+#include "features/library.h"
 #include "features/registry.h"
 #include "features/session_features.h"
 
@@ -149,7 +150,22 @@ Result<FeatureMatrix> Pack(const std::vector<Column>& columns, int64_t rows) {
 
 }  // namespace
 
-std::vector<std::string> PresetNames() { return {"fast22", "scaled"}; }
+std::vector<std::string> PresetNames() { return {"fast22", "scaled", "full184"}; }
+
+Result<std::vector<int>> LibrarySelection(const std::string& key) {
+  if (key == "full184") return std::vector<int>{};
+  if (key.rfind("full184:", 0) != 0) {
+    return Status::NotFound("'" + key + "' is not a selection of the signal library");
+  }
+  std::vector<std::string> names;
+  size_t start = 8;
+  while (start <= key.size()) {
+    const size_t comma = std::min(key.find(',', start), key.size());
+    names.push_back(key.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return ResolveLibrarySignals(names);
+}
 
 Result<std::vector<std::string>> PresetColumns(const std::string& preset) {
   market::Bars empty;
@@ -158,10 +174,21 @@ Result<std::vector<std::string>> PresetColumns(const std::string& preset) {
 }
 
 Result<FeatureMatrix> ComputeFeatures(const market::Bars& bars, const std::string& preset) {
+  if (preset == "full184" || preset.rfind("full184:", 0) == 0) {
+    RLT_ASSIGN_OR_RETURN(const std::vector<int> which, LibrarySelection(preset));
+    RLT_RETURN_IF_ERROR(CheckBars(bars));
+    RLT_ASSIGN_OR_RETURN(LibraryColumns lib, ComputeLibrary(bars, which));
+    std::vector<Column> columns;
+    columns.reserve(lib.names.size());
+    for (size_t j = 0; j < lib.names.size(); ++j) {
+      columns.emplace_back(std::move(lib.names[j]), std::move(lib.values[j]));
+    }
+    return Pack(columns, static_cast<int64_t>(bars.size()));
+  }
   if (preset != "fast22" && preset != "scaled") {
     return Status::NotFound("unknown feature preset '" + preset + "'" +
                             NearestNameHint(preset, PresetNames()) +
-                            "; valid presets: fast22, scaled");
+                            "; valid presets: fast22, scaled, full184");
   }
   RLT_RETURN_IF_ERROR(CheckBars(bars));
   const std::vector<Column> columns = preset == "fast22" ? Fast22(bars) : Scaled(bars);

@@ -42,6 +42,11 @@
 //   log_bars_since_open        ln(1 + bars since the session's first bar)
 //   vwap_distance              close / session VWAP - 1
 // first_valid = 49 (SMA50) on data starting at bar 0.
+//
+// Preset "full184": the signal library (library.h), all 184 candidate signals in the
+// library's order; "full184:a,b,c" selects some by name (the [features] signals key and
+// preset files of `rltrade mine` resolve to this form). Warm-up: 1,875 bars (the long
+// ranks ndv and nmomentum) plus their inputs' own, when they are selected.
 #ifndef RLT_FEATURES_PRESETS_H_
 #define RLT_FEATURES_PRESETS_H_
 
@@ -54,8 +59,13 @@
 
 namespace rlt::features {
 
-// "fast22", "scaled".
+// "fast22", "scaled", "full184".
 std::vector<std::string> PresetNames();
+
+// The library signals (features/library.h) a feature key selects: "full184" (all: an empty
+// list) or "full184:a,b,c" (those, in that order). NotFound for other keys; the library's
+// errors for unknown or repeated names.
+Result<std::vector<int>> LibrarySelection(const std::string& key);
 
 // Column names of a preset, in order; NotFound (listing the presets) for unknown names.
 Result<std::vector<std::string>> PresetColumns(const std::string& preset);

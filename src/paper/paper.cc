@@ -275,7 +275,7 @@ Status LoadRun(const PaperRequest& r, const PolicyRuns& policy, const FeedSpec& 
   if (!r.risk_path.empty()) {
     RLT_ASSIGN_OR_RETURN(s.limits, LoadRiskLimits(r.risk_path));
   }
-  run.preset = run.setup.features.preset;
+  run.preset = train::FeatureKey(run.setup.features);
   if (!run.setup.symbols.empty() && run.setup.features.symbol_id) {
     for (const std::string& symbol : run.setup.symbols) {
       s.symbol_id.push_back(symbol == run.setup.symbol ? 1.0f : 0.0f);

@@ -17,6 +17,7 @@
 #include "features/normalizer.h"
 #include "market/date_range.h"
 #include "market/market.h"
+#include "train/feature_selection.h"
 #include "train/training_ranges.h"
 
 namespace rlt::train {
@@ -406,9 +407,11 @@ Status ProbeEnv(const config::Section& env_section, const EnvSetup& setup) {
 // The feature preset and normaliser settings of [features].
 Result<env::DatasetOptions> DatasetOptionsOf(const FeatureOptions& options) {
   env::DatasetOptions dopt;
-  dopt.preset = options.preset;
+  dopt.preset = FeatureKey(options);
   RLT_ASSIGN_OR_RETURN(dopt.normalizer.kind, features::ParseNormalizerKind(options.normalizer));
   dopt.normalizer.clip = options.clip;
+  dopt.normalizer.quantiles = options.quantiles;
+  dopt.normalizer.quantiles_binary = options.quantiles_binary;
   return dopt;
 }
 
@@ -531,6 +534,7 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverr
   }
   RLT_RETURN_IF_ERROR(config.Bind("data", setup.data));
   RLT_RETURN_IF_ERROR(config.Bind("features", setup.features));
+  RLT_RETURN_IF_ERROR(ResolveFeatureSelection(config, &setup.features));
   if (setup.data.source == "synthetic" && overrides.data_file.empty()) {
     // Keys set to other than their defaults (a saved config.toml lists every key).
     const DataOptions defaults;
@@ -604,7 +608,7 @@ Result<EnvSetup> BuildEnvSetup(const config::Config& config, const EnvSetupOverr
   RLT_RETURN_IF_ERROR(CheckIntradayBars(setup.id, data, bars));
   if (overrides.normalizer != nullptr) {
     RLT_ASSIGN_OR_RETURN(setup.context.market,
-                         env::PrepareMarketDataset(std::move(bars), setup.features.preset,
+                         env::PrepareMarketDataset(std::move(bars), FeatureKey(setup.features),
                                                    *overrides.normalizer, setup.split["train"]));
     if (!setup.symbols.empty() && setup.features.symbol_id) {
       const auto index =

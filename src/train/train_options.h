@@ -129,7 +129,13 @@ struct DataOptions {
 
 // [features]
 struct FeatureOptions {
-  std::string preset = "scaled";      // "scaled" or "fast22"
+  // "scaled", "fast22", "full184" (the signal library, features/library.h) or a preset file
+  // (TOML, e.g. written by `rltrade mine`) naming library signals; a run's config.toml
+  // records a file's list as preset = "full184" with `signals`.
+  FilePath preset = "scaled";
+  std::vector<std::string> signals;   // preset = "full184": the library signals to use
+  int quantiles = 101;                // normalizer = "quantile": edges per feature
+  int quantiles_binary = 0;           // ... for the library's regime flags (0 = quantiles)
   std::string normalizer = "zscore";  // "zscore", "quantile", "rolling_zscore", "none"
   double clip = 5.0;                  // clip normalised values to +-clip (<= 0: off)
   // Several symbols ([data] symbols): one normaliser per symbol, each fitted on its own
@@ -138,9 +144,22 @@ struct FeatureOptions {
   bool symbol_id = false;  // several symbols: add a one-hot of the symbol to each row
   template <typename V>
   void VisitFields(V& v) {
-    v("preset", &preset, "feature preset", {"scaled", "fast22"});
+    v("preset", &preset,
+      "feature preset: \"scaled\", \"fast22\", \"full184\" (the 184-signal library, see "
+      "docs/data.md) or a preset file (TOML with signals = [...], e.g. the preset.toml of "
+      "rltrade mine)",
+      {"scaled", "fast22", "full184"});
+    v("signals", &signals,
+      "preset = \"full184\": the library signals to use, by name (e.g. [\"dv\", \"qco\"]); "
+      "empty = all 184");
     v("normalizer", &normalizer, "normalisation fitted on [split] train",
       {"zscore", "quantile", "rolling_zscore", "none"});
+    v("quantiles", &quantiles,
+      "normalizer = \"quantile\": number of quantile edges per feature fitted on [split] train "
+      "(>= 2; the replaced intraday system used 5)");
+    v("quantiles_binary", &quantiles_binary,
+      "normalizer = \"quantile\": edges for the library's regime flags (>= 2; 0 = quantiles; "
+      "the replaced system used 3)");
     v("clip", &clip, "clip normalised features to +-clip");
     v("normalize_by", &normalize_by,
       "several symbols: one normaliser per symbol fitted on its own training sessions, or one "
@@ -151,6 +170,11 @@ struct FeatureOptions {
       "symbols, not normalised) to each feature row");
   }
 };
+
+// The feature set a FeatureOptions names, as features::ComputeFeatures and
+// features::IncrementalFeatures take it: the preset, or "full184:a,b,c" for a selection of
+// library signals.
+std::string FeatureKey(const FeatureOptions& f);
 
 // The environments a config asks for.
 struct EnvSetup {
