@@ -228,8 +228,7 @@ int RunCheck(const CheckFlags& f) {
     return ReportError(Status::InvalidArgument("--max-problems must be >= 0"));
   market::ReadHoursSettings rs;
   rs.session = {f.session, !f.session.empty(), "--session", "--session"};
-  rs.day_boundary = {f.day_boundary, f.day_boundary != "00:00", "--day-boundary",
-                     "--day-boundary"};
+  rs.day_boundary = {f.day_boundary, f.day_boundary != "00:00", "--day-boundary", "--day-boundary"};
   rs.calendar = {f.calendar, !f.calendar.empty(), "--calendar", "--calendar"};
   rs.timezone = {f.timezone, f.timezone_given, "--timezone", "--timezone"};
   Result<market::ReadHours> hours = market::ResolveReadHours(rs);
