@@ -169,6 +169,7 @@ TEST_F(MineCli, BadInputIsRefusedWithoutAnOutputDirectory) {
       {fmt::format("mine {} --signals lret1,rsi14_centred", config_),
        "did you mean 'rsi14_centered'"},
       {fmt::format("mine --input {} --train 2023-01-02:2023-02-24", bars_), "--cost"},
+      {fmt::format("mine {} --signals lret1,lret5,lret1", config_), "'lret1' is named twice"},
   };
   for (const Case& c : cases) {
     const auto r = RunCli(c.args + " --out " + out.string());

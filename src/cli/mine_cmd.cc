@@ -236,7 +236,12 @@ int RunMine(MineArgs& a) {
                                                    "'? (`rltrade mine --help` says where "
                                                    "candidates come from)"));
       }
-      pick.push_back(static_cast<size_t>(it - all.begin()));
+      const size_t index = static_cast<size_t>(it - all.begin());
+      if (std::find(pick.begin(), pick.end(), index) != pick.end()) {
+        return ReportError(
+            Status::InvalidArgument("--signals: '" + name + "' is named twice; name it once"));
+      }
+      pick.push_back(index);
     }
   }
   for (size_t i : pick) {

@@ -91,6 +91,29 @@ double Quantile(double* values, int64_t n, double q) {
   return lo + frac * (hi - lo);
 }
 
+void Quantiles(double* values, int64_t n, double q_lo, double q_hi, double* lo, double* hi) {
+  if (n <= 0) {
+    *lo = *hi = kNaN;
+    return;
+  }
+  // The upper one first; the lower one then only searches the values below it.
+  const double pos_hi = q_hi * static_cast<double>(n - 1);
+  const int64_t k_hi = static_cast<int64_t>(std::floor(pos_hi));
+  *hi = Quantile(values, n, q_hi);
+  const double pos_lo = q_lo * static_cast<double>(n - 1);
+  const int64_t k_lo = static_cast<int64_t>(std::floor(pos_lo));
+  if (k_lo + 1 <= k_hi) {
+    // Order statistics k_lo and k_lo + 1 are both in values[0, k_hi]: values[k_hi] is the
+    // k_hi-th and everything before it is not larger.
+    const double frac = pos_lo - static_cast<double>(k_lo);
+    std::nth_element(values, values + k_lo, values + k_hi + 1);
+    const double a = values[k_lo];
+    *lo = frac == 0 ? a : a + frac * (*std::min_element(values + k_lo + 1, values + k_hi + 1) - a);
+  } else {
+    *lo = Quantile(values, n, q_lo);
+  }
+}
+
 namespace {
 
 inline int Raw(double x, double q_lo, double q_hi) {
@@ -157,34 +180,130 @@ double PairwiseCorrelation(const double* x, const double* y, int64_t n) {
 
 namespace {
 
-// Correlation over centred, finite-or-NaN columns: two passes for accuracy (the mean of
-// the pairwise-finite bars first), with a fast path when both columns are finite
-// everywhere (then the centred columns and their norms are precomputed).
-struct CorrColumn {
-  std::vector<double> values;  // training bars pooled over symbols
-  bool all_finite = true;
-  std::vector<double> centred;  // when all_finite: values − mean
-  double norm = 0;              // when all_finite: ||centred||
-};
-
-double ColumnCorrelation(const CorrColumn& a, const CorrColumn& b) {
-  const int64_t n = static_cast<int64_t>(a.values.size());
-  if (a.all_finite && b.all_finite) {
-    if (!(a.norm > 0) || !(b.norm > 0)) return kNaN;
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    const double* x = a.centred.data();
-    const double* y = b.centred.data();
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-      s0 += x[i] * y[i];
-      s1 += x[i + 1] * y[i + 1];
-      s2 += x[i + 2] * y[i + 2];
-      s3 += x[i + 3] * y[i + 3];
+// The Pearson correlations of R columns over the bars where both of a pair are finite,
+// all pairs at once. Each column is centred by the mean of its finite values and zeroed
+// where it is NaN; then, over every bar t,
+//   G_ij = Σ z_i z_j        (a product is 0 unless both are finite),
+// accumulated as rank-one updates of a row-major (bar, column) block, which stays in
+// cache and vectorises. The other sums a pair needs over its both-finite bars follow from
+// each column's totals minus its values at the other's NaN bars (sparse: warm-ups):
+//   n_ij = N − |NaN_i ∪ NaN_j|,  S_i|j = S_i − Σ_{t ∈ NaN_j} z_i(t),  Q_i|j likewise with z²,
+//   corr = (G_ij − S_i|j S_j|i / n_ij) / √((Q_i|j − S_i|j² / n_ij)(Q_j|i − S_j|i² / n_ij)).
+// O(N·R²/2) multiply-adds plus O(R·Σ|NaN|); NaN for fewer than 2 common bars or no spread.
+std::vector<std::vector<double>> CorrelationMatrix(
+    const std::vector<std::vector<const double*>>& pieces,  // [column][unit] begin pointers
+    const std::vector<int32_t>& lengths) {                  // [unit] bars
+  const size_t r = pieces.size();
+  int64_t n = 0;
+  for (int32_t len : lengths) n += len;
+  std::vector<std::vector<int64_t>> nan(r);
+  std::vector<double> mean(r, 0.0), total(r, 0.0), total_sq(r, 0.0);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t t = 0, finite = 0;
+    for (size_t u = 0; u < lengths.size(); ++u) {
+      for (int32_t j = 0; j < lengths[u]; ++j, ++t) {
+        const double v = pieces[i][u][j];
+        if (std::isfinite(v)) {
+          mean[i] += v;
+          ++finite;
+        } else {
+          nan[i].push_back(t);
+        }
+      }
     }
-    for (; i < n; ++i) s0 += x[i] * y[i];
-    return ((s0 + s1) + (s2 + s3)) / (a.norm * b.norm);
+    mean[i] = finite > 0 ? mean[i] / static_cast<double>(finite) : 0.0;
   }
-  return PairwiseCorrelation(a.values.data(), b.values.data(), n);
+  // Z in blocks of bars, row-major; G upper triangle (row i, columns j >= i).
+  constexpr int64_t kBlock = 256;
+  std::vector<double> z(static_cast<size_t>(kBlock) * r);
+  std::vector<double> g(r * r, 0.0);
+  std::vector<std::vector<double>> column_z(r);  // z_i at the other columns' NaN bars
+  size_t unit = 0;
+  int32_t offset = 0;
+  for (int64_t t0 = 0; t0 < n; t0 += kBlock) {
+    const int64_t rows = std::min(kBlock, n - t0);
+    for (int64_t k = 0; k < rows; ++k) {
+      while (offset >= lengths[unit]) {
+        ++unit;
+        offset = 0;
+      }
+      for (size_t i = 0; i < r; ++i) {
+        const double v = pieces[i][unit][offset];
+        const double c = std::isfinite(v) ? v - mean[i] : 0.0;
+        z[k * r + i] = c;
+        total[i] += c;
+        total_sq[i] += c * c;
+      }
+      ++offset;
+    }
+    for (int64_t k = 0; k < rows; ++k) {
+      const double* row = z.data() + k * r;
+      for (size_t i = 0; i < r; ++i) {
+        const double zi = row[i];
+        if (zi == 0) continue;
+        double* gi = g.data() + i * r;
+        for (size_t j = i; j < r; ++j) gi[j] += zi * row[j];
+      }
+    }
+  }
+  // Values of every column at every NaN bar of any column (sparse).
+  std::vector<int64_t> all_nan;
+  for (const auto& v : nan) all_nan.insert(all_nan.end(), v.begin(), v.end());
+  std::sort(all_nan.begin(), all_nan.end());
+  all_nan.erase(std::unique(all_nan.begin(), all_nan.end()), all_nan.end());
+  std::vector<std::vector<double>> at_nan(r, std::vector<double>(all_nan.size(), 0.0));
+  {
+    size_t u = 0;
+    int64_t unit_start = 0;
+    for (size_t k = 0; k < all_nan.size(); ++k) {
+      while (all_nan[k] >= unit_start + lengths[u]) unit_start += lengths[u++];
+      for (size_t i = 0; i < r; ++i) {
+        const double v = pieces[i][u][all_nan[k] - unit_start];
+        at_nan[i][k] = std::isfinite(v) ? v - mean[i] : 0.0;
+      }
+    }
+  }
+  std::vector<std::vector<size_t>> nan_pos(r);  // positions of nan[i] in all_nan
+  for (size_t i = 0; i < r; ++i) {
+    for (int64_t t : nan[i]) {
+      nan_pos[i].push_back(static_cast<size_t>(std::lower_bound(all_nan.begin(), all_nan.end(), t) -
+                                               all_nan.begin()));
+    }
+  }
+  std::vector<std::vector<double>> corr(r, std::vector<double>(r, kNaN));
+  for (size_t i = 0; i < r; ++i) {
+    for (size_t j = i; j < r; ++j) {
+      // |NaN_i ∪ NaN_j| and the sums over the bars where both are finite.
+      size_t a = 0, b = 0, uni = 0;
+      while (a < nan_pos[i].size() || b < nan_pos[j].size()) {
+        if (b == nan_pos[j].size() || (a < nan_pos[i].size() && nan_pos[i][a] < nan_pos[j][b])) {
+          ++a;
+        } else if (a == nan_pos[i].size() || nan_pos[j][b] < nan_pos[i][a]) {
+          ++b;
+        } else {
+          ++a;
+          ++b;
+        }
+        ++uni;
+      }
+      const double count = static_cast<double>(n - static_cast<int64_t>(uni));
+      if (count < 2) continue;
+      double si = total[i], qi = total_sq[i], sj = total[j], qj = total_sq[j];
+      for (size_t p : nan_pos[j]) {
+        si -= at_nan[i][p];
+        qi -= at_nan[i][p] * at_nan[i][p];
+      }
+      for (size_t p : nan_pos[i]) {
+        sj -= at_nan[j][p];
+        qj -= at_nan[j][p] * at_nan[j][p];
+      }
+      const double vi = qi - si * si / count, vj = qj - sj * sj / count;
+      if (!(vi > 0) || !(vj > 0)) continue;
+      const double c = (g[i * r + j] - si * sj / count) / std::sqrt(vi * vj);
+      corr[i][j] = corr[j][i] = std::clamp(c, -1.0, 1.0);
+    }
+  }
+  return corr;
 }
 
 }  // namespace
@@ -300,8 +419,7 @@ void ScoreSignal(const MineInput& input, const MineOptions& options, Setup& s, s
         if (std::isfinite(x[t])) s.buffer[n++] = x[t];
       }
     }
-    *q_lo = Quantile(s.buffer.data(), n, options.lower_q);
-    *q_hi = Quantile(s.buffer.data(), n, options.upper_q);
+    Quantiles(s.buffer.data(), n, options.lower_q, options.upper_q, q_lo, q_hi);
   };
   auto unit_pnl = [&](const Unit& u, double q_lo, double q_hi) {
     return PnlWithReturns(s.returns[u.symbol].data(), input.symbols[u.symbol].values[sig].data(),
@@ -363,62 +481,41 @@ void ScoreSignal(const MineInput& input, const MineOptions& options, Setup& s, s
   }
 }
 
-// The signal's values on the training bars, pooled over the units (and, when all are
-// finite, centred with their norm).
-CorrColumn TrainingColumn(const MineInput& input, const Setup& s, int sig) {
-  CorrColumn c;
-  c.values.reserve(static_cast<size_t>(s.train_bars));
-  for (const Unit& u : s.train_units) {
-    const double* x = input.symbols[u.symbol].values[sig].data();
-    c.values.insert(c.values.end(), x + u.begin, x + u.end);
-  }
-  double mean = 0;
-  for (double v : c.values) {
-    if (!std::isfinite(v)) {
-      c.all_finite = false;
-      return c;
-    }
-    mean += v;
-  }
-  if (c.values.empty()) return c;
-  mean /= static_cast<double>(c.values.size());
-  c.centred.resize(c.values.size());
-  double ss = 0;
-  for (size_t i = 0; i < c.values.size(); ++i) {
-    c.centred[i] = c.values[i] - mean;
-    ss += c.centred[i] * c.centred[i];
-  }
-  c.norm = std::sqrt(ss);
-  return c;
-}
-
-// The greedy filter over the ranked list.
+// The greedy filter over the ranked list, on the correlations of every ranked pair.
 void FilterCorrelated(const MineInput& input, const MineOptions& options, const Setup& s,
                       MineResult& result) {
-  std::vector<CorrColumn> kept_columns;
+  std::vector<std::vector<const double*>> pieces;
+  std::vector<int32_t> lengths;
+  for (const Unit& u : s.train_units) lengths.push_back(u.end - u.begin);
   for (int sig : result.ranked) {
-    CorrColumn c = TrainingColumn(input, s, sig);
-    SignalResult& r = result.signals[sig];
-    std::vector<double> corr_with_kept;
-    bool dropped = false;
-    for (size_t k = 0; k < kept_columns.size() && !dropped; ++k) {
-      const double rho = ColumnCorrelation(c, kept_columns[k]);
-      corr_with_kept.push_back(rho);
+    std::vector<const double*> p;
+    for (const Unit& u : s.train_units) {
+      p.push_back(input.symbols[u.symbol].values[sig].data() + u.begin);
+    }
+    pieces.push_back(std::move(p));
+  }
+  const std::vector<std::vector<double>> corr = CorrelationMatrix(pieces, lengths);
+  std::vector<size_t> kept_rank;  // positions in result.ranked
+  for (size_t a = 0; a < result.ranked.size(); ++a) {
+    SignalResult& r = result.signals[result.ranked[a]];
+    for (size_t k = 0; k < kept_rank.size() && !r.kept; ++k) {
+      const double rho = corr[a][kept_rank[k]];
       if (std::isfinite(rho) && std::fabs(rho) > options.max_corr) {
         r.cluster = result.signals[result.kept[k]].name;
         r.cluster_corr = std::fabs(rho);
-        dropped = true;
+        break;
       }
     }
-    if (dropped) continue;
+    if (!r.cluster.empty()) continue;
     r.kept = true;
-    for (size_t k = 0; k < corr_with_kept.size(); ++k) {
-      result.kept_corr[k].push_back(corr_with_kept[k]);
+    kept_rank.push_back(a);
+    result.kept.push_back(result.ranked[a]);
+  }
+  result.kept_corr.assign(kept_rank.size(), std::vector<double>(kept_rank.size()));
+  for (size_t a = 0; a < kept_rank.size(); ++a) {
+    for (size_t b = 0; b < kept_rank.size(); ++b) {
+      result.kept_corr[a][b] = a == b ? 1.0 : corr[kept_rank[a]][kept_rank[b]];
     }
-    corr_with_kept.push_back(1.0);
-    result.kept_corr.push_back(corr_with_kept);
-    result.kept.push_back(sig);
-    kept_columns.push_back(std::move(c));
   }
 }
 

@@ -128,6 +128,10 @@ bool FitsOn(int64_t d, int64_t n_dates, int folds, int f, int embargo);
 // The q-quantile of values[0..n) by linear interpolation; reorders `values`. NaN for n = 0.
 double Quantile(double* values, int64_t n, double q);
 
+// Both thresholds at once (q_lo < q_hi): the same values as two Quantile calls, with the
+// lower one searched only among the values below the upper one. Reorders `values`.
+void Quantiles(double* values, int64_t n, double q_lo, double q_hi, double* lo, double* hi);
+
 // The rule's P&L of one session [begin, end) of `bars` for sign +1 as gross and cost
 // parts: the session's P&L for sign s is s·gross − cost.
 struct UnitPnl {
