@@ -157,6 +157,29 @@ TEST_F(MineCli, InputRunTakesTrainCostAndSignals) {
   EXPECT_EQ(Cells(rows[1])[val], "20");
 }
 
+// [data] symbols: both symbols' sessions are pooled as (symbol, session) units.
+TEST_F(MineCli, SeveralSymbolsArePooledBySession) {
+  const std::string two = (dir_ / "two.csv").string();
+  auto r = RunCli(
+      fmt::format("data synth --out {} --symbols 2 --days 60 --start 2023-01-02 --seed 9", two));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string config = (dir_ / "two.toml").string();
+  WriteFile(config, fmt::format("[data]\nsource = \"file\"\nfile = \"{}\"\n"
+                                "symbols = [\"SYN0\", \"SYN1\"]\n"
+                                "[split]\ntrain = \"2023-01-02:2023-02-24\"\n"
+                                "test = \"2023-02-27:2023-03-31\"\n"
+                                "[env]\nid = \"intraday\"\n",
+                                two));
+  r = RunCli(fmt::format("mine {} --out {} --json", config, (dir_ / "two").string()), "",
+             (dir_ / "err.txt").string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << ReadFile(dir_ / "err.txt");
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("symbols"), nlohmann::json({"SYN0", "SYN1"}));
+  EXPECT_EQ(j.at("train_dates").get<int>(), 40);
+  EXPECT_EQ(j.at("train_units").get<int>(), 80);
+  EXPECT_EQ(j.at("options").at("cost_rate").get<double>(), 0.0005);  // [env]'s default
+}
+
 TEST_F(MineCli, BadInputIsRefusedWithoutAnOutputDirectory) {
   const fs::path out = dir_ / "bad";
   struct Case {

@@ -28,6 +28,7 @@
 #include "cli/input_bars.h"
 #include "cli/numeric_flags.h"
 #include "core/options.h"
+#include "env/envs/intraday.h"
 #include "features/presets.h"
 #include "mine/mine.h"
 #include "mine/outputs.h"
@@ -139,6 +140,8 @@ Result<Loaded> LoadAndTrim(MineArgs& a) {
       const config::ConfigValue* v = config.Get("env", "cost_rate");
       if (v != nullptr) {
         RLT_ASSIGN_OR_RETURN(a.options.cost_rate, ParseCost(*v));
+      } else {
+        a.options.cost_rate = env::IntradayOptions().cost_rate;  // the environment's default
       }
     }
     RLT_ASSIGN_OR_RETURN(out.bars, train::LoadConfigBars(config));
