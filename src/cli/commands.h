@@ -30,6 +30,7 @@ void RegisterStatusCommand(CLI::App& app, Action* action);       // status
 void RegisterEvalCommand(CLI::App& app, Action* action);         // eval
 void RegisterWalkforwardCommand(CLI::App& app, Action* action);  // walkforward
 void RegisterSignalCommand(CLI::App& app, Action* action);       // signal
+void RegisterMineCommand(CLI::App& app, Action* action);         // mine (mine/mine.h)
 // price, iv, bench pricing. REQUIRES: RegisterBenchCommands ran first (adds to `bench`).
 void RegisterPricingCommands(CLI::App& app, Action* action);
 void RegisterChainCommands(CLI::App& app, Action* action);  // chain check, chain synth

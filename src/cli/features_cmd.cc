@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/input_bars.h"
 #include "core/civil_time.h"
 #include "core/json_text.h"
 #include "core/printable.h"
@@ -52,36 +53,6 @@ struct FeaturesArgs {
   std::vector<std::string> signals;  // --signals (preset full184)
   bool timezone_given = false;       // --timezone was passed
 };
-
-// Reads the input bars. With on_bad_rows == "drop", bad rows are dropped and listed on
-// stderr (how many, and each one); the default "fail" stops before anything is written.
-// Naive timestamps read in a zone that was not given explicitly are noted on stderr.
-Result<market::MarketData> ReadInput(const std::string& path, const std::string& timezone,
-                                     bool timezone_given, const std::string& symbol,
-                                     const std::string& on_bad_rows,
-                                     const std::string& session = "") {
-  market::CsvReadOptions options;
-  options.timezone = timezone;
-  RLT_ASSIGN_OR_RETURN(options.session, market::ParseSessionHours(session, "--session"));
-  options.symbol = symbol;
-  options.on_bad_rows =
-      on_bad_rows == "drop" ? market::BadRowPolicy::kDrop : market::BadRowPolicy::kFail;
-  market::DataReport report;
-  RLT_ASSIGN_OR_RETURN(market::MarketData data, market::ReadBarsCsv(path, options, &report));
-  if (report.naive_times && !timezone_given) {
-    fmt::print(stderr, "{}\n", PrintableText(market::NaiveTimesNote(path, timezone)));
-  }
-  if (report.rows_dropped > 0) {
-    fmt::print(stderr, "dropped {} of {} rows of {} with problems:\n", report.rows_dropped,
-               report.rows_read, path);
-    for (const auto& p : report.problems) fmt::print(stderr, "  {}\n", p.ToString());
-  }
-  if (data.symbols.empty()) {
-    return Status::DataError(path + ": no bars" +
-                             (symbol.empty() ? std::string() : " for symbol '" + symbol + "'"));
-  }
-  return data;
-}
 
 void AppendNumber(fmt::memory_buffer& out, double v) {
   if (std::isfinite(v)) fmt::format_to(std::back_inserter(out), "{}", v);
@@ -134,7 +105,7 @@ int RunIndicator(const IndicatorArgs& args) {
   Result<const features::IndicatorSpec*> spec = features::FindIndicator(args.name);
   if (!spec.ok()) return ReportError(spec.status());
   Result<market::MarketData> data =
-      ReadInput(args.input, args.timezone, args.timezone_given, args.symbol, args.on_bad_rows);
+      ReadInputBars(args.input, args.timezone, args.timezone_given, args.symbol, args.on_bad_rows);
   if (!data.ok()) return ReportError(data.status());
   if (data->symbols.size() > 1) {
     std::string names;
@@ -204,8 +175,8 @@ int RunFeatures(FeaturesArgs args) {
   }
   Result<std::vector<std::string>> columns = features::PresetColumns(args.preset);
   if (!columns.ok()) return ReportError(columns.status());
-  Result<market::MarketData> data =
-      ReadInput(args.input, args.timezone, args.timezone_given, "", args.on_bad_rows, args.session);
+  Result<market::MarketData> data = ReadInputBars(args.input, args.timezone, args.timezone_given,
+                                                  "", args.on_bad_rows, args.session);
   if (!data.ok()) return ReportError(data.status());
   const bool with_symbol = data->symbols.size() > 1;
   fmt::memory_buffer out;

@@ -97,6 +97,7 @@ int Main(int argc, char** argv) {
   rlt::cli::RegisterEvalCommand(app, &action);
   rlt::cli::RegisterWalkforwardCommand(app, &action);
   rlt::cli::RegisterSignalCommand(app, &action);
+  rlt::cli::RegisterMineCommand(app, &action);
   rlt::cli::RegisterPricingCommands(app, &action);  // after bench: adds `bench pricing`
   rlt::cli::RegisterChainCommands(app, &action);
   rlt::cli::RegisterHedgeCommand(app, &action);

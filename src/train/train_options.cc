@@ -656,6 +656,26 @@ Result<market::Bars> LoadDataBars(const config::Config& config, const std::strin
   return LoadBars(data, session, config.Get("data", "timezone") != nullptr, report);
 }
 
+Result<std::map<std::string, market::DateRange>> ReadSplitOf(const config::Config& config) {
+  return ReadSplit(config);
+}
+
+Result<std::vector<market::Bars>> LoadConfigBars(const config::Config& config) {
+  DataOptions data;
+  RLT_RETURN_IF_ERROR(config.Bind("data", data));
+  if (data.symbols.empty() && data.files.empty()) {
+    RLT_ASSIGN_OR_RETURN(market::Bars bars, LoadDataBars(config));
+    std::vector<market::Bars> out;
+    out.push_back(std::move(bars));
+    return out;
+  }
+  RLT_ASSIGN_OR_RETURN(const ReadRules session, ReadRulesOf(config, data));
+  RLT_ASSIGN_OR_RETURN(SymbolBars symbols,
+                       LoadSymbolBars(data, session, config.Get("data", "timezone") != nullptr,
+                                      nullptr, config::KeyPlace(config, "data", "symbols")));
+  return std::move(symbols.bars);
+}
+
 Result<std::vector<int32_t>> SessionDates(const config::Config& config) {
   const config::ConfigValue* id = config.Get("env", "id");
   if (id == nullptr) {

@@ -266,6 +266,15 @@ Result<market::Bars> LoadDataBars(const config::Config& config, const std::strin
                                   market::DataReport* report = nullptr,
                                   const std::string& symbol = "");
 
+// [split]'s named ranges, checked as BuildEnvSetup checks them (train and test disjoint,
+// train before test, validation outside both); errors name the config's file:line.
+Result<std::map<std::string, market::DateRange>> ReadSplitOf(const config::Config& config);
+
+// Every symbol's bars of a config's [data] (one Bars for one symbol; [data] symbols/files:
+// one per symbol, in their order), read exactly as BuildEnvSetup reads them, without
+// features.
+Result<std::vector<market::Bars>> LoadConfigBars(const config::Config& config);
+
 // The session dates (yyyymmdd, in order) of a config's market data, from the bars built
 // exactly as BuildEnvSetup builds them ([data] read or generated; no features). Errors: the
 // [env] id has no market data, bad [data] settings, unreadable bars, no sessions.

@@ -1,0 +1,228 @@
+// End-to-end tests of `rltrade mine`: a config run and an --input run write the four
+// files; the test range is never read (perturbing its bars leaves every output byte for
+// byte unchanged, while the same perturbation inside a training range changes them); bad
+// input is refused with a message naming the flag and no output directory; the report
+// renders in headless Chromium.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/cli_test_util.h"
+#include "testing/chromium.h"
+#include "testing/testing.h"
+
+namespace rlt::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using rlt::testing::Cells;
+using rlt::testing::Lines;
+using rlt::testing::NewScratchDir;
+using rlt::testing::ReadFile;
+using rlt::testing::WriteFile;
+using testing_util::RunCli;
+
+const char* const kFiles[] = {"signals.csv", "preset.toml", "report.html", "summary.json"};
+
+class MineCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = NewScratchDir("rlt_mine_cli_");
+    bars_ = (dir_ / "bars.csv").string();
+    const auto r = RunCli(fmt::format(
+        "data synth --out {} --days 60 --start 2023-01-02 --seed 5 --signal-to-noise 0.05", bars_));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    config_ = (dir_ / "mine.toml").string();
+    WriteFile(config_, fmt::format("[data]\nsource = \"file\"\nfile = \"{}\"\n"
+                                   "[split]\ntrain = \"2023-01-02:2023-02-24\"\n"
+                                   "test = \"2023-02-27:2023-03-31\"\n"
+                                   "[env]\nid = \"intraday\"\ncost_rate = 0.0002\n",
+                                   bars_));
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Multiplies the prices of every bar dated on or after `from` (YYYY-MM-DD) by `factor`.
+  void PerturbFrom(const std::string& path, const std::string& from, double factor) {
+    const std::vector<std::string> lines = Lines(ReadFile(path));
+    const std::vector<std::string> header = Cells(lines[0]);
+    std::vector<size_t> prices;
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (header[i] == "open" || header[i] == "high" || header[i] == "low" ||
+          header[i] == "close") {
+        prices.push_back(i);
+      }
+    }
+    ASSERT_EQ(prices.size(), 4u) << lines[0];
+    std::string out = lines[0] + "\n";
+    int changed = 0;
+    for (size_t l = 1; l < lines.size(); ++l) {
+      std::vector<std::string> cells = Cells(lines[l]);
+      if (cells.empty()) continue;
+      if (cells[0].substr(0, 10) >= from) {
+        for (size_t i : prices) cells[i] = fmt::format("{}", std::stod(cells[i]) * factor);
+        ++changed;
+      }
+      for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
+      out += "\n";
+    }
+    ASSERT_GT(changed, 0);
+    WriteFile(path, out);
+  }
+
+  std::vector<std::string> Outputs(const fs::path& out) {
+    std::vector<std::string> files;
+    for (const char* f : kFiles) files.push_back(ReadFile(out / f));
+    return files;
+  }
+
+  fs::path dir_;
+  std::string bars_, config_;
+};
+
+TEST_F(MineCli, ConfigRunWritesTheFourFilesAndAJsonSummary) {
+  const fs::path out = dir_ / "out";
+  const auto r = RunCli(fmt::format("mine {} --out {} --json", config_, out.string()), "",
+                        (dir_ / "err.txt").string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << ReadFile(dir_ / "err.txt");
+  for (const char* f : kFiles) EXPECT_TRUE(fs::exists(out / f)) << f;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("train").get<std::string>(), "2023-01-02:2023-02-24");
+  EXPECT_EQ(j.at("options").at("cost_rate").get<double>(), 0.0002);
+  EXPECT_EQ(j.at("train_dates").get<int>(), 40);  // 8 weeks of weekdays
+  EXPECT_GE(j.at("kept").size(), 1u);
+  const std::string preset = ReadFile(out / "preset.toml");
+  EXPECT_NE(preset.find("signals = [\"" + j.at("kept")[0].at("name").get<std::string>()),
+            std::string::npos)
+      << preset;
+  // Every candidate has a row.
+  EXPECT_EQ(Lines(ReadFile(out / "signals.csv")).size(),
+            1 + j.at("candidates_total").get<size_t>());
+}
+
+TEST_F(MineCli, TheTestRangeIsNeverRead) {
+  const fs::path out = dir_ / "out";
+  const std::string args =
+      fmt::format("mine {} --out {} --validation 2023-02-27:2023-03-03", config_, out.string());
+  // The validation range overlaps [split] test: refused.
+  auto r = RunCli(args);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("overlaps [split] test"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out));
+
+  const std::string run = fmt::format("mine {} --out {}", config_, out.string());
+  r = RunCli(run);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<std::string> before = Outputs(out);
+  PerturbFrom(bars_, "2023-02-27", 1.07);
+  r = RunCli(run);  // replaces the earlier mining output
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<std::string> after = Outputs(out);
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(before[i], after[i]) << kFiles[i];
+
+  // The same kind of change inside the training range does change the outputs (the test
+  // can fail).
+  PerturbFrom(bars_, "2023-02-06", 0.97);
+  r = RunCli(run);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(before[0], Outputs(out)[0]);
+}
+
+TEST_F(MineCli, InputRunTakesTrainCostAndSignals) {
+  const fs::path out = dir_ / "in";
+  const auto r = RunCli(
+      fmt::format(
+          "mine --input {} --train 2023-01-02:2023-02-24 --validation 2023-02-27:2023-03-24 --cost "
+          "0.0001 --signals lret1,rsi14_centered,close_vs_sma20 --metric sharpe --folds 4 "
+          "--embargo 2 --out "
+          "{} --json",
+          bars_, out.string()),
+      "", (dir_ / "err.txt").string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << ReadFile(dir_ / "err.txt");
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("ranked").get<int>(), 3);
+  EXPECT_EQ(j.at("trials").get<int>(), 6);
+  EXPECT_EQ(j.at("folds").size(), 4u);
+  EXPECT_EQ(j.at("validation_units").get<int>(), 20);
+  const std::vector<std::string> rows = Lines(ReadFile(out / "signals.csv"));
+  ASSERT_EQ(rows.size(), 4u);
+  const std::vector<std::string> header = Cells(rows[0]);
+  const size_t val =
+      static_cast<size_t>(std::find(header.begin(), header.end(), "val_units") - header.begin());
+  ASSERT_LT(val, header.size());
+  EXPECT_EQ(Cells(rows[1])[val], "20");
+}
+
+// [data] symbols: both symbols' sessions are pooled as (symbol, session) units.
+TEST_F(MineCli, SeveralSymbolsArePooledBySession) {
+  const std::string two = (dir_ / "two.csv").string();
+  auto r = RunCli(
+      fmt::format("data synth --out {} --symbols 2 --days 60 --start 2023-01-02 --seed 9", two));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string config = (dir_ / "two.toml").string();
+  WriteFile(config, fmt::format("[data]\nsource = \"file\"\nfile = \"{}\"\n"
+                                "symbols = [\"SYN0\", \"SYN1\"]\n"
+                                "[split]\ntrain = \"2023-01-02:2023-02-24\"\n"
+                                "test = \"2023-02-27:2023-03-31\"\n"
+                                "[env]\nid = \"intraday\"\n",
+                                two));
+  r = RunCli(fmt::format("mine {} --out {} --json", config, (dir_ / "two").string()), "",
+             (dir_ / "err.txt").string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << ReadFile(dir_ / "err.txt");
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("symbols"), nlohmann::json({"SYN0", "SYN1"}));
+  EXPECT_EQ(j.at("train_dates").get<int>(), 40);
+  EXPECT_EQ(j.at("train_units").get<int>(), 80);
+  EXPECT_EQ(j.at("options").at("cost_rate").get<double>(), 0.0005);  // [env]'s default
+}
+
+TEST_F(MineCli, BadInputIsRefusedWithoutAnOutputDirectory) {
+  const fs::path out = dir_ / "bad";
+  struct Case {
+    std::string args, expect;
+  };
+  const std::vector<Case> cases = {
+      {fmt::format("mine {} --lower-q 0.8 --upper-q 0.2", config_), "--lower-q"},
+      {fmt::format("mine {} --train 2023-01-02:2023-01-06", config_), "--folds = 5"},
+      {fmt::format("mine {} --train 2023-01-02:2023-03-03", config_), "overlaps [split] test"},
+      {fmt::format("mine {} --signals lret1,rsi14_centred", config_),
+       "did you mean 'rsi14_centered'"},
+      {fmt::format("mine --input {} --train 2023-01-02:2023-02-24", bars_), "--cost"},
+      {fmt::format("mine {} --signals lret1,lret5,lret1", config_), "'lret1' is named twice"},
+  };
+  for (const Case& c : cases) {
+    const auto r = RunCli(c.args + " --out " + out.string());
+    EXPECT_NE(r.exit_code, 0) << c.args;
+    EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.args << "\n" << r.out;
+    EXPECT_FALSE(fs::exists(out)) << c.args;
+  }
+  // Nothing staged is left behind either.
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(e.path().filename().string().find(".bad"), std::string::npos) << e.path();
+  }
+}
+
+TEST_F(MineCli, ReportRendersInHeadlessChromium) {
+  if (access(rlt::testing::kChromium, X_OK) != 0) {
+    GTEST_SKIP() << rlt::testing::kChromium << " is absent";
+  }
+  const fs::path out = dir_ / "out";
+  const auto r = RunCli(fmt::format("mine {} --out {}", config_, out.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string html = ReadFile(out / "report.html");
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // no fetches
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(rlt::testing::PageErrors(dir_, html, "mine_report"), "");
+  const fs::path png = dir_ / "shot.png";
+  ASSERT_EQ(rlt::testing::RunChromium(out / "report.html", "--screenshot=" + png.string(),
+                                      dir_ / "shot.out", dir_ / "shot.err"),
+            0);
+  EXPECT_GT(rlt::testing::DistinctPixelValues(png, dir_), 3);
+}
+
+}  // namespace
+}  // namespace rlt::cli
