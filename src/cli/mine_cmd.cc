@@ -28,8 +28,9 @@
 #include "cli/input_bars.h"
 #include "cli/numeric_flags.h"
 #include "core/options.h"
+#include "core/thread_pool.h"
 #include "env/envs/intraday.h"
-#include "features/presets.h"
+#include "features/library.h"
 #include "mine/mine.h"
 #include "mine/outputs.h"
 #include "train/train_options.h"
@@ -41,6 +42,7 @@ struct MineArgs {
   std::string config, input, train, validation, out = "mine", signals;
   std::string timezone = "UTC", session, on_bad_rows = "fail";
   bool timezone_given = false, json = false;
+  int threads = 0;  // --threads (0 = the cores available)
   std::optional<double> cost;
   mine::MineOptions options;
 };
@@ -52,20 +54,18 @@ struct Candidates {
   std::vector<std::vector<double>> values;
 };
 
-// The one place candidates come from: the columns of the "scaled" feature preset, as
-// doubles, NaN before first_valid, none a regime flag.
-Result<Candidates> CandidateColumns(const market::Bars& bars) {
-  RLT_ASSIGN_OR_RETURN(const features::FeatureMatrix m, features::ComputeFeatures(bars, "scaled"));
+// The one place candidates come from: the signal library (features/library.h), the
+// signals `which` (empty: all 184), its regime flags marked.
+Result<Candidates> CandidateColumns(const market::Bars& bars, const std::vector<int>& which) {
+  RLT_ASSIGN_OR_RETURN(features::LibraryColumns lib, features::ComputeLibrary(bars, which));
   Candidates c;
-  c.names = m.names;
-  c.regime.assign(m.names.size(), 0);
-  c.values.assign(m.cols, std::vector<double>(m.rows, std::numeric_limits<double>::quiet_NaN()));
-  for (int64_t t = m.first_valid; t < m.rows; ++t) {
-    for (int64_t j = 0; j < m.cols; ++j) c.values[j][t] = m.at(t, j);
-  }
+  c.regime.reserve(lib.names.size());
+  for (const std::string& n : lib.names) c.regime.push_back(features::IsRegimeSignal(n) ? 1 : 0);
+  c.names = std::move(lib.names);
+  c.values = std::move(lib.values);
   return c;
 }
-constexpr const char* kCandidatesSource = "features preset scaled";
+constexpr const char* kCandidatesSource = "the signal library (features/library.h, 184 signals)";
 
 // `bars` with only the sessions whose date passes `keep` (bars and session indices renumbered).
 market::Bars KeepSessions(const market::Bars& b, const market::DateRange& test, bool has_test,
@@ -206,10 +206,37 @@ int RunMine(MineArgs& a) {
   if (Status s = mine::ValidateMineOptions(a.options); !s.ok()) return ReportError(s);
 
   // Candidates per symbol; a symbol whose candidates cannot be computed is skipped (noted).
+  std::vector<int> which;  // empty: the whole library
+  if (!a.signals.empty()) {
+    std::vector<std::string> names;
+    std::stringstream list(a.signals);
+    for (std::string name; std::getline(list, name, ',');) names.push_back(name);
+    Result<std::vector<int>> resolved = features::ResolveLibrarySignals(names);
+    if (!resolved.ok()) {
+      return ReportError(Status::InvalidArgument("--signals: " + resolved.status().message()));
+    }
+    which = std::move(*resolved);
+  }
+  // The symbols' candidates are independent: computed on the threads, symbol k on thread
+  // k mod T (the values do not depend on the thread count).
+  mine::MineOptions options = a.options;
+  options.threads = ResolveThreads(a.threads);
+  std::vector<std::optional<Result<Candidates>>> computed(loaded->bars.size());
+  {
+    WorkerPool pool(std::max(1, std::min<int>(options.threads, static_cast<int>(computed.size()))));
+    pool.set_inline_below_seconds(0);
+    pool.Run([&](int w) {
+      for (size_t k = static_cast<size_t>(w); k < computed.size();
+           k += static_cast<size_t>(pool.num_workers())) {
+        computed[k].emplace(CandidateColumns(loaded->bars[k], which));
+      }
+    });
+  }
   std::vector<market::Bars> bars;
   std::vector<Candidates> cands;
-  for (market::Bars& b : loaded->bars) {
-    Result<Candidates> c = CandidateColumns(b);
+  for (size_t k = 0; k < computed.size(); ++k) {
+    market::Bars& b = loaded->bars[k];
+    Result<Candidates>& c = *computed[k];
     if (!c.ok()) {
       if (loaded->bars.size() == 1) return ReportError(c.status());
       fmt::print(stderr, "note: symbol {} skipped: {}\n", b.symbol, c.status().message());
@@ -223,41 +250,16 @@ int RunMine(MineArgs& a) {
                                          " gave candidate signals (see the notes above)"));
   }
   mine::MineInput in;
-  std::vector<size_t> pick;
-  const std::vector<std::string>& all = cands[0].names;
-  if (a.signals.empty()) {
-    for (size_t i = 0; i < all.size(); ++i) pick.push_back(i);
-  } else {
-    in.named = true;
-    std::stringstream list(a.signals);
-    std::string name;
-    while (std::getline(list, name, ',')) {
-      const auto it = std::find(all.begin(), all.end(), name);
-      if (it == all.end()) {
-        return ReportError(Status::InvalidArgument("--signals: unknown signal '" + name +
-                                                   "'; did you mean '" + NearestName(name, all) +
-                                                   "'? (`rltrade mine --help` says where "
-                                                   "candidates come from)"));
-      }
-      const size_t index = static_cast<size_t>(it - all.begin());
-      if (std::find(pick.begin(), pick.end(), index) != pick.end()) {
-        return ReportError(
-            Status::InvalidArgument("--signals: '" + name + "' is named twice; name it once"));
-      }
-      pick.push_back(index);
-    }
-  }
-  for (size_t i : pick) {
-    in.names.push_back(all[i]);
-    in.regime.push_back(cands[0].regime[i]);
-  }
+  in.named = !a.signals.empty();
+  in.names = cands[0].names;
+  in.regime = cands[0].regime;
   for (size_t k = 0; k < bars.size(); ++k) {
     mine::SymbolColumns sc;
     sc.bars = &bars[k];
-    for (size_t i : pick) sc.values.push_back(std::move(cands[k].values[i]));
+    sc.values = std::move(cands[k].values);
     in.symbols.push_back(std::move(sc));
   }
-  Result<mine::MineResult> result = mine::Mine(in, a.options);
+  Result<mine::MineResult> result = mine::Mine(in, options);
   if (!result.ok()) return ReportError(result.status());
   mine::Provenance p;
   p.command = fmt::format(
@@ -338,6 +340,10 @@ void RegisterMineCommand(CLI::App& app, Action* action) {
   cmd->add_option("--dsr-threshold", a->options.dsr_threshold,
                   "a kept signal survives when its Deflated Sharpe Ratio is at least this")
       ->check(DecimalNumber());
+  cmd->add_option("--threads", a->threads,
+                  "threads for the candidates and their scoring (0 = the cores available); the "
+                  "results do not depend on it")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", a->json, "print summary.json on stdout instead of the table");
   CLI::Option* tz =
       cmd->add_option("--timezone", a->timezone, "--input: IANA time zone of naive timestamps");

@@ -19,8 +19,16 @@ Dsr DeflatedSharpe(std::span<const double> pnl, double trials, double sharpe_var
   return Dsr{r.dsr, r.sr0, r.sharpe_per_period};
 }
 
-double ExpectedFalseDiscoveries(int64_t kept, double threshold) {
-  return static_cast<double>(kept) * (1 - threshold);
+double NullSharpeVariance(int64_t units) {
+  return units < 2 ? 0.0 : 1.0 / static_cast<double>(units - 1);
+}
+
+double ExpectedFalseDiscoveries(int64_t kept, double threshold, double sr0, int64_t units) {
+  if (units < 2) return static_cast<double>(kept);
+  const double z =
+      sr0 * std::sqrt(static_cast<double>(units - 1)) + eval::NormalQuantile(threshold);
+  const double tail = 0.5 * std::erfc(z / std::sqrt(2.0));  // 1 − Φ(z)
+  return static_cast<double>(kept) * std::min(1.0, 2 * tail);
 }
 
 double UnitSharpe(std::span<const double> pnl) {

@@ -1,12 +1,15 @@
 #include "mine/mine.h"
 
+#include <cblas.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <span>
 
+#include "core/thread_pool.h"
 #include "mine/dsr.h"
 
 namespace rlt::mine {
@@ -184,8 +187,8 @@ namespace {
 // all pairs at once. Each column is centred by the mean of its finite values and zeroed
 // where it is NaN; then, over every bar t,
 //   G_ij = Σ z_i z_j        (a product is 0 unless both are finite),
-// accumulated as rank-one updates of a row-major (bar, column) block, which stays in
-// cache and vectorises. The other sums a pair needs over its both-finite bars follow from
+// accumulated block by block of bars (a row-major (bar, column) block Z, G += Zᵀ Z by
+// BLAS dsyrk). The other sums a pair needs over its both-finite bars follow from
 // each column's totals minus its values at the other's NaN bars (sparse: warm-ups):
 //   n_ij = N − |NaN_i ∪ NaN_j|,  S_i|j = S_i − Σ_{t ∈ NaN_j} z_i(t),  Q_i|j likewise with z²,
 //   corr = (G_ij − S_i|j S_j|i / n_ij) / √((Q_i|j − S_i|j² / n_ij)(Q_j|i − S_j|i² / n_ij)).
@@ -214,7 +217,7 @@ std::vector<std::vector<double>> CorrelationMatrix(
     mean[i] = finite > 0 ? mean[i] / static_cast<double>(finite) : 0.0;
   }
   // Z in blocks of bars, row-major; G upper triangle (row i, columns j >= i).
-  constexpr int64_t kBlock = 256;
+  constexpr int64_t kBlock = 1024;
   std::vector<double> z(static_cast<size_t>(kBlock) * r);
   std::vector<double> g(r * r, 0.0);
   std::vector<std::vector<double>> column_z(r);  // z_i at the other columns' NaN bars
@@ -236,15 +239,9 @@ std::vector<std::vector<double>> CorrelationMatrix(
       }
       ++offset;
     }
-    for (int64_t k = 0; k < rows; ++k) {
-      const double* row = z.data() + k * r;
-      for (size_t i = 0; i < r; ++i) {
-        const double zi = row[i];
-        if (zi == 0) continue;
-        double* gi = g.data() + i * r;
-        for (size_t j = i; j < r; ++j) gi[j] += zi * row[j];
-      }
-    }
+    // G += Zᵀ Z for this block (upper triangle), by BLAS.
+    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, static_cast<int>(r), static_cast<int>(rows),
+                1.0, z.data(), static_cast<int>(r), 1.0, g.data(), static_cast<int>(r));
   }
   // Values of every column at every NaN bar of any column (sparse).
   std::vector<int64_t> all_nan;
@@ -310,14 +307,13 @@ std::vector<std::vector<double>> CorrelationMatrix(
 
 namespace {
 
-// What every signal's scoring shares: the units, the folds, the bar returns, one buffer.
+// What every signal's scoring shares: the units, the folds, the bar returns.
 struct Setup {
   std::vector<Unit> train_units, val_units;  // sorted by (date, symbol)
   int64_t n_dates = 0;                       // distinct training dates
   std::vector<size_t> fold_unit_begin;       // fold f's units: [begin[f], begin[f + 1])
   std::vector<std::vector<double>> returns;  // per symbol: BarReturns
   int64_t train_bars = 0;
-  std::vector<double> buffer;  // (train_bars) quantile fitting
 };
 
 Result<Setup> BuildSetup(const MineInput& input, const MineOptions& options, MineResult& result) {
@@ -381,7 +377,6 @@ Result<Setup> BuildSetup(const MineInput& input, const MineOptions& options, Min
   result.train_units = static_cast<int64_t>(s.train_units.size());
   result.validation_units = static_cast<int64_t>(s.val_units.size());
   for (const SymbolColumns& c : input.symbols) s.returns.push_back(BarReturns(*c.bars));
-  s.buffer.resize(static_cast<size_t>(s.train_bars));
   return s;
 }
 
@@ -402,24 +397,101 @@ bool Varies(const MineInput& input, const Setup& s, size_t sig, double* first) {
   return false;
 }
 
+// The values a signal takes on the training range when they are few (at most kMaxDistinct),
+// with their counts per training date.
+constexpr size_t kMaxDistinct = 16;
+struct DistinctCounts {
+  bool ok = false;
+  std::vector<double> values;   // sorted
+  std::vector<int64_t> counts;  // (dates, values)
+  // Quantiles' order statistics over the dates passing `use`.
+  template <typename Use>
+  void Quantiles(Use&& use, double q_lo, double q_hi, double* lo, double* hi) const {
+    const size_t m = values.size();
+    std::array<int64_t, kMaxDistinct> total{};
+    int64_t n = 0;
+    const size_t dates = counts.size() / m;
+    for (size_t d = 0; d < dates; ++d) {
+      if (!use(static_cast<int32_t>(d))) continue;
+      for (size_t k = 0; k < m; ++k) total[k] += counts[d * m + k];
+    }
+    for (size_t k = 0; k < m; ++k) n += total[k];
+    auto statistic = [&](int64_t j) {  // the j-th smallest (0-based)
+      int64_t below = 0;
+      for (size_t k = 0; k < m; ++k) {
+        below += total[k];
+        if (j < below) return values[k];
+      }
+      return values[m - 1];
+    };
+    auto quantile = [&](double q) {
+      if (n <= 0) return kNaN;
+      const double pos = q * static_cast<double>(n - 1);
+      const int64_t k = static_cast<int64_t>(std::floor(pos));
+      const double frac = pos - static_cast<double>(k);
+      const double a = statistic(k);
+      if (frac == 0 || k + 1 >= n) return a;
+      return a + frac * (statistic(k + 1) - a);
+    };
+    *lo = quantile(q_lo);
+    *hi = quantile(q_hi);
+  }
+};
+
+DistinctCounts CountDistinct(const MineInput& input, const Setup& s, size_t sig) {
+  DistinctCounts c;
+  for (const Unit& u : s.train_units) {
+    const double* x = input.symbols[u.symbol].values[sig].data();
+    for (int32_t t = u.begin; t < u.end; ++t) {
+      if (!std::isfinite(x[t])) continue;
+      const auto it = std::lower_bound(c.values.begin(), c.values.end(), x[t]);
+      if (it != c.values.end() && *it == x[t]) continue;
+      if (c.values.size() == kMaxDistinct) return c;  // too many: not ok
+      c.values.insert(it, x[t]);
+    }
+  }
+  if (c.values.empty()) return c;
+  const size_t m = c.values.size();
+  c.counts.assign(static_cast<size_t>(s.n_dates) * m, 0);
+  for (const Unit& u : s.train_units) {
+    const double* x = input.symbols[u.symbol].values[sig].data();
+    int64_t* row = c.counts.data() + static_cast<size_t>(u.date_index) * m;
+    for (int32_t t = u.begin; t < u.end; ++t) {
+      if (!std::isfinite(x[t])) continue;
+      ++row[std::lower_bound(c.values.begin(), c.values.end(), x[t]) - c.values.begin()];
+    }
+  }
+  c.ok = true;
+  return c;
+}
+
 // Scores one non-constant signal: CV over the folds for both signs, the better sign, the
 // final thresholds, the training P&L (*chosen_pnl) and both signs' Sharpe (*sharpes), the
 // validation P&L.
-void ScoreSignal(const MineInput& input, const MineOptions& options, Setup& s, size_t sig,
-                 SignalResult& r, std::vector<double>* chosen_pnl, std::vector<double>* sharpes) {
+void ScoreSignal(const MineInput& input, const MineOptions& options, const Setup& s, size_t sig,
+                 std::vector<double>& buffer, SignalResult& r, std::vector<double>* chosen_pnl,
+                 std::vector<double>* sharpes) {
   const bool sharpe = options.metric == "sharpe";
   const int folds = options.folds;
+  // A signal with few distinct values on the training range (a q-variant, a flag) has its
+  // quantiles counted instead of selected: per training date, how often each value occurs;
+  // a fit sums the dates it uses. The same order statistics as Quantiles(), in O(dates).
+  const DistinctCounts few = CountDistinct(input, s, sig);
   // Fits the quantiles on the training units whose date index passes `use`.
   auto fit = [&](auto&& use, double* q_lo, double* q_hi) {
+    if (few.ok) {
+      few.Quantiles(use, options.lower_q, options.upper_q, q_lo, q_hi);
+      return;
+    }
     int64_t n = 0;
     for (const Unit& u : s.train_units) {
       if (!use(u.date_index)) continue;
       const double* x = input.symbols[u.symbol].values[sig].data();
       for (int32_t t = u.begin; t < u.end; ++t) {
-        if (std::isfinite(x[t])) s.buffer[n++] = x[t];
+        if (std::isfinite(x[t])) buffer[n++] = x[t];
       }
     }
-    Quantiles(s.buffer.data(), n, options.lower_q, options.upper_q, q_lo, q_hi);
+    Quantiles(buffer.data(), n, options.lower_q, options.upper_q, q_lo, q_hi);
   };
   auto unit_pnl = [&](const Unit& u, double q_lo, double q_hi) {
     return PnlWithReturns(s.returns[u.symbol].data(), input.symbols[u.symbol].values[sig].data(),
@@ -529,17 +601,22 @@ void Deflate(const MineOptions& options, const std::vector<double>& sharpes,
   double ss = 0;
   for (double v : sharpes) ss += (v - mean) * (v - mean);
   result.sharpe_variance = sharpes.size() > 1 ? ss / static_cast<double>(sharpes.size() - 1) : 0;
+  // The benchmark is the best of N skill-less trials: their Sharpe estimates vary by
+  // sampling alone (dsr.h, NullSharpeVariance). The cross-section's variance above, which
+  // skill and the candidates' correlation widen, is reported but not used.
+  result.null_sharpe_variance = NullSharpeVariance(result.train_units);
   const double n = static_cast<double>(result.trials);
-  result.sr0 = ExpectedMaxSharpe(n, result.sharpe_variance);
+  result.sr0 = ExpectedMaxSharpe(n, result.null_sharpe_variance);
   for (int sig : result.ranked) {
     SignalResult& r = result.signals[sig];
-    const Dsr d = DeflatedSharpe(chosen_pnl[sig], n, result.sharpe_variance);
+    const Dsr d = DeflatedSharpe(chosen_pnl[sig], n, result.null_sharpe_variance);
     r.dsr = d.dsr;
     r.sr0 = d.sr0;
     if (r.kept && d.dsr >= options.dsr_threshold) ++result.survivors;
   }
   result.expected_false =
-      ExpectedFalseDiscoveries(static_cast<int64_t>(result.kept.size()), options.dsr_threshold);
+      ExpectedFalseDiscoveries(static_cast<int64_t>(result.kept.size()), options.dsr_threshold,
+                               result.sr0, result.train_units);
 }
 
 }  // namespace
@@ -557,8 +634,8 @@ Result<MineResult> Mine(const MineInput& input, const MineOptions& options) {
   MineResult result;
   RLT_ASSIGN_OR_RETURN(Setup s, BuildSetup(input, options, result));
   result.signals.resize(n_signals);
-  std::vector<double> sharpes;  // of every (signal, sign) pair tried
   std::vector<std::vector<double>> chosen_pnl(n_signals);
+  std::vector<uint8_t> varies(n_signals, 0);
   for (size_t sig = 0; sig < n_signals; ++sig) {
     SignalResult& r = result.signals[sig];
     r.name = input.names[sig];
@@ -575,8 +652,30 @@ Result<MineResult> Mine(const MineInput& input, const MineOptions& options) {
       }
       continue;
     }
-    ScoreSignal(input, options, s, sig, r, &chosen_pnl[sig], &sharpes);
+    varies[sig] = 1;
     result.ranked.push_back(static_cast<int>(sig));
+  }
+  // Signals are scored independently: spread over the threads (signal i on thread i mod T),
+  // each with its own buffer; the results land in per-signal slots, so they do not depend
+  // on the thread count.
+  std::vector<std::array<double, 2>> pair_sharpes(n_signals);
+  WorkerPool pool(std::max(1, std::min<int>(options.threads, static_cast<int>(n_signals))));
+  pool.set_inline_below_seconds(0);
+  pool.Run([&](int w) {
+    std::vector<double> buffer(static_cast<size_t>(s.train_bars));
+    std::vector<double> two;
+    for (size_t sig = static_cast<size_t>(w); sig < n_signals;
+         sig += static_cast<size_t>(pool.num_workers())) {
+      if (!varies[sig]) continue;
+      two.clear();
+      ScoreSignal(input, options, s, sig, buffer, result.signals[sig], &chosen_pnl[sig], &two);
+      pair_sharpes[sig] = {two[0], two[1]};
+    }
+  });
+  std::vector<double> sharpes;  // of every (signal, sign) pair tried, in signal order
+  for (size_t sig = 0; sig < n_signals; ++sig) {
+    if (varies[sig])
+      sharpes.insert(sharpes.end(), pair_sharpes[sig].begin(), pair_sharpes[sig].end());
   }
   if (result.ranked.empty()) {
     return Status::InvalidArgument("every candidate signal is constant on the training range " +

@@ -52,6 +52,7 @@ struct MineOptions {
   std::string metric = "mean";  // "mean" daily P&L or per-day "sharpe"
   double max_corr = 0.95;       // correlation filter, in (0, 1]
   double dsr_threshold = 0.95;  // a kept signal survives at DSR >= this, in (0, 1)
+  int threads = 1;              // signals scored on this many threads (results do not depend on it)
   market::DateRange train;      // required (bounded or not)
   bool has_validation = false;
   market::DateRange validation;  // when has_validation
@@ -107,11 +108,12 @@ struct MineResult {
   std::vector<std::vector<double>> kept_corr;  // (kept, kept) Pearson correlations
   std::vector<int32_t> fold_first, fold_last;  // each fold's first and last date
   int64_t train_dates = 0, train_units = 0, validation_units = 0;
-  int64_t trials = 0;          // N: (signal, sign) pairs tried
-  double sharpe_variance = 0;  // V: variance of their per-unit Sharpe ratios
-  double sr0 = 0;              // expected maximum Sharpe of N skill-less trials
-  int survivors = 0;           // kept signals with DSR >= dsr_threshold
-  double expected_false = 0;   // expected false discoveries under the null (see .cc)
+  int64_t trials = 0;               // N: (signal, sign) pairs tried
+  double sharpe_variance = 0;       // variance of their per-unit Sharpe ratios (reported)
+  double null_sharpe_variance = 0;  // V: a skill-less trial's, 1 / (T − 1) (dsr.h)
+  double sr0 = 0;                   // expected maximum Sharpe of N skill-less trials
+  int survivors = 0;                // kept signals with DSR >= dsr_threshold
+  double expected_false = 0;        // expected false discoveries under the null (see .cc)
 };
 
 Result<MineResult> Mine(const MineInput& input, const MineOptions& options);

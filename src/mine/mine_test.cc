@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -528,49 +527,6 @@ TEST(Outputs, WriteFourFilesAtomicallyAndThePresetListsTheKeptSignals) {
   EXPECT_TRUE(std::filesystem::is_empty(other));
   std::filesystem::remove_all(dir);
   std::filesystem::remove_all(other);
-}
-
-}  // namespace
-}  // namespace rlt::mine
-
-namespace rlt::mine {
-namespace {
-
-// Speed of the engine at the library's size: 184 random (hence all kept: the correlation
-// filter's worst case) candidates on three symbols of 250 sessions x 75 bars. A
-// measurement, not a check: run with --gtest_also_run_disabled_tests.
-TEST(MineSpeed, DISABLED_184CandidatesOnThreeSymbolsOfAYear) {
-  Rng rng(8);
-  std::vector<market::Bars> bars;
-  for (int k = 0; k < 3; ++k) bars.push_back(RandomWalkBars(rng, 250, 75));
-  MineInput in;
-  for (int i = 0; i < 184; ++i) {
-    in.names.push_back(fmt::format("c{}", i));
-    in.regime.push_back(0);
-  }
-  for (const market::Bars& b : bars) {
-    SymbolColumns c;
-    c.bars = &b;
-    for (int i = 0; i < 184; ++i) {
-      std::vector<double> x(b.size());
-      for (double& v : x) v = rng.Normal();
-      for (int t = 0; t < 50; ++t) x[t] = kNaN;  // a warm-up
-      c.values.push_back(std::move(x));
-    }
-    in.symbols.push_back(std::move(c));
-  }
-  for (int symbols : {1, 3}) {
-    std::vector<SymbolColumns> rest(std::make_move_iterator(in.symbols.begin() + symbols),
-                                    std::make_move_iterator(in.symbols.end()));
-    in.symbols.resize(symbols);
-    const auto start = std::chrono::steady_clock::now();
-    Result<MineResult> r = Mine(in, Options(0, 0));
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    ASSERT_TRUE(r.ok());
-    std::printf("%d symbol(s): %.3f s, %zu kept\n", symbols, s, r->kept.size());
-    for (auto& c : rest) in.symbols.push_back(std::move(c));
-  }
 }
 
 }  // namespace

@@ -169,6 +169,7 @@ std::string SummaryJson(const MineResult& result, const MineOptions& options, co
   j["ranked"] = result.ranked.size();
   j["trials"] = result.trials;
   j["sharpe_variance"] = JsonNum(result.sharpe_variance);
+  j["null_sharpe_variance"] = JsonNum(result.null_sharpe_variance);
   j["sr0"] = JsonNum(result.sr0);
   j["survivors"] = result.survivors;
   j["expected_false_discoveries"] = JsonNum(result.expected_false);
@@ -211,7 +212,8 @@ std::string ReportHtml(const MineResult& result, const MineOptions& options, con
       "<tr><td class=l>folds, embargo (dates)</td><td>{}, {}</td></tr>"
       "<tr><td class=l>metric, cost rate</td><td>{}, {}</td></tr>"
       "<tr><td class=l>kept after |corr| &le; {}</td><td>{}</td></tr>"
-      "<tr><td class=l>trials N, variance of their Sharpe V</td><td>{}, {:.4g}</td></tr>"
+      "<tr><td class=l>trials N; Sharpe variance of a skill-less trial V (of the trials)</td>"
+      "<td>{}; {:.4g} ({:.4g})</td></tr>"
       "<tr><td class=l>SR0 (expected max Sharpe of N skill-less trials)</td><td>{:.4g}</td></tr>"
       "<tr><td class=l>kept with DSR &ge; {}</td><td>{}</td></tr>"
       "<tr><td class=l>expected false discoveries under the null (&le;)</td><td>{:.3g}</td></tr>"
@@ -219,8 +221,8 @@ std::string ReportHtml(const MineResult& result, const MineOptions& options, con
       result.ranked.size(), result.signals.size() - result.ranked.size(), result.train_dates,
       result.train_units, options.folds, options.embargo, HtmlEscape(options.metric),
       options.cost_rate, options.max_corr, result.kept.size(), result.trials,
-      result.sharpe_variance, result.sr0, options.dsr_threshold, result.survivors,
-      result.expected_false);
+      result.null_sharpe_variance, result.sharpe_variance, result.sr0, options.dsr_threshold,
+      result.survivors, result.expected_false);
 
   // Ranking: one bar per ranked signal with its 95 % interval from the fold scores.
   h += "<h2>Ranking by cross-validated score</h2>\n<p class=\"note\">Bar: CV score (mean of the "

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "config/toml_parse.h"
@@ -45,13 +46,16 @@ Result<std::vector<std::string>> ReadPresetFile(const std::string& path) {
   RLT_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
   RLT_ASSIGN_OR_RETURN(const toml::table table, config::ParseToml(text, path));
   const toml::node* list = nullptr;
+  const toml::node* signs = nullptr;
   for (const auto& [key, node] : table) {
     if (key.str() == "signals") {
       list = &node;
+    } else if (key.str() == "signs") {
+      signs = &node;
     } else if (key.str() != "mine") {
       return Status::InvalidArgument(fmt::format(
-          "{}: unknown key '{}' in a preset file; it holds signals = [\"name\", ...] and an "
-          "optional [mine] table",
+          "{}: unknown key '{}' in a preset file; it holds signals = [\"name\", ...], "
+          "optionally signs = [1, -1, ...] and a [mine] table",
           config::TomlLine(path, node.source()), PrintableText(std::string(key.str()))));
     }
   }
@@ -80,9 +84,25 @@ Result<std::vector<std::string>> ReadPresetFile(const std::string& path) {
     }
     names.push_back(name);
   }
+  // signs: the rule's sign of each signal (information from the miner; training uses the
+  // signals' values, whatever their sign). Checked so that a hand-edited file stays coherent.
+  if (signs != nullptr) {
+    const toml::array* a = signs->as_array();
+    bool ok = a != nullptr && a->size() == names.size();
+    for (size_t i = 0; ok && i < a->size(); ++i) {
+      const std::optional<int64_t> v = (*a)[i].value<int64_t>();
+      ok = v.has_value() && (*v == 1 || *v == -1);
+    }
+    if (!ok) {
+      return Status::InvalidArgument(
+          config::TomlLine(path, signs->source()) + ": signs: expected one 1 or -1 per signal (" +
+          std::to_string(names.size()) + "); fix the list or remove signs");
+    }
+  }
   if (names.empty()) {
     return Status::InvalidArgument(config::TomlLine(path, list->source()) +
-                                   ": signals is empty; list at least one signal");
+                                   ": signals is empty (a mine run that kept no signal writes "
+                                   "such a file); list at least one signal");
   }
   return names;
 }

@@ -5,6 +5,8 @@
 // preset.toml `rltrade mine` writes:
 //
 //   signals = ["dv", "qco", "rsi14"]   # required: library names, each once
+//   signs = [1, -1, 1]                 # optional: the miner's rule sign of each (checked,
+//                                      # not used: training sees the signals' values)
 //   [mine]                             # optional: how the list was made (not read)
 //
 // A file's list is copied into the run: the resolved [features] reads preset = "full184"

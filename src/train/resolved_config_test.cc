@@ -128,7 +128,7 @@ TEST_F(ResolvedConfig, AMarketRunRecordsEveryFieldOfEveryOptionsStruct) {
   ExpectEveryField(config, "algo", FieldsOf<learn::PpoOptions>(), {"total_timesteps"});
   ExpectEveryField(config, "policy", FieldsOf<learn::PolicyOptions>());
   ExpectEveryField(config, "env", EnvFields().at("intraday")());
-  // The keys the issue found missing, with their defaults.
+  // Keys a saved config once lacked, with their defaults.
   ASSERT_NE(config.Get("env", "fill"), nullptr);
   EXPECT_EQ(config.Get("env", "fill")->text, "next_open");
   ASSERT_NE(config.Get("env", "nlags"), nullptr);
