@@ -196,10 +196,16 @@ int RunMine(MineArgs& a) {
   }
   a.options.has_validation = !a.validation.empty();
   if (a.cost) a.options.cost_rate = *a.cost;
-  a.options.key_names = {{"lower_q", "--lower-q"},      {"upper_q", "--upper-q"},
-                         {"cost_rate", "--cost"},       {"folds", "--folds"},
-                         {"embargo", "--embargo"},      {"metric", "--metric"},
-                         {"max_corr", "--max-corr"},    {"dsr_threshold", "--dsr-threshold"},
+  a.options.key_names = {{"lower_q", "--lower-q"},
+                         {"upper_q", "--upper-q"},
+                         {"cost_rate", "--cost"},
+                         {"folds", "--folds"},
+                         {"embargo", "--embargo"},
+                         {"metric", "--metric"},
+                         {"max_corr", "--max-corr"},
+                         {"tune_top", "--tune-top"},
+                         {"tune_iterations", "--tune-iterations"},
+                         {"dsr_threshold", "--dsr-threshold"},
                          {"validation", "--validation"}};
   Result<Loaded> loaded = LoadAndTrim(a);
   if (!loaded.ok()) return ReportError(loaded.status());
@@ -264,12 +270,16 @@ int RunMine(MineArgs& a) {
   mine::Provenance p;
   p.command = fmt::format(
       "rltrade mine {}{} --train {}{} --cost {} --folds {} --embargo {} --metric {} --lower-q {} "
-      "--upper-q {} --max-corr {} --dsr-threshold {}{}",
+      "--upper-q {} --max-corr {} --dsr-threshold {}{}{}",
       a.config.empty() ? "--input " : "", loaded->source, a.options.train.ToString(),
       a.options.has_validation ? " --validation " + a.options.validation.ToString() : "",
       a.options.cost_rate, a.options.folds, a.options.embargo, a.options.metric, a.options.lower_q,
       a.options.upper_q, a.options.max_corr, a.options.dsr_threshold,
-      a.signals.empty() ? "" : " --signals " + a.signals);
+      a.signals.empty() ? "" : " --signals " + a.signals,
+      a.options.tune_top == 0
+          ? std::string()
+          : fmt::format(" --tune-top {} --tune-iterations {} --tune-seed {}", a.options.tune_top,
+                        a.options.tune_iterations, a.options.tune_seed));
   p.source = loaded->source;
   p.candidates = kCandidatesSource;
   for (const market::Bars& b : bars) p.symbols.push_back(b.symbol);
@@ -340,6 +350,14 @@ void RegisterMineCommand(CLI::App& app, Action* action) {
   cmd->add_option("--dsr-threshold", a->options.dsr_threshold,
                   "a kept signal survives when its Deflated Sharpe Ratio is at least this")
       ->check(DecimalNumber());
+  cmd->add_option("--tune-top", a->options.tune_top,
+                  "tune the rule (quantiles, smoothing, strength) of the N best kept signals by "
+                  "simulated annealing on the training folds (0 = off); each evaluation counts "
+                  "as a trial in the deflated Sharpe ratio")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--tune-iterations", a->options.tune_iterations,
+                  "annealing steps per tuned signal (>= 1)");
+  cmd->add_option("--tune-seed", a->options.tune_seed, "the annealing's random seed");
   cmd->add_option("--threads", a->threads,
                   "threads for the candidates and their scoring (0 = the cores available); the "
                   "results do not depend on it")

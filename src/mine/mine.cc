@@ -7,8 +7,10 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <span>
 
+#include "core/rng.h"
 #include "core/thread_pool.h"
 #include "mine/dsr.h"
 
@@ -42,6 +44,11 @@ Status ValidateMineOptions(const MineOptions& o) {
   auto bad = [&](const std::string& key, const std::string& what) {
     return Status::InvalidArgument(o.Key(key) + ": " + what);
   };
+  if (o.tune_top < 0)
+    return bad("tune_top", "must be >= 0 (0 = no tuning), got " + std::to_string(o.tune_top));
+  if (o.tune_iterations < 1) {
+    return bad("tune_iterations", "must be >= 1, got " + std::to_string(o.tune_iterations));
+  }
   if (!(o.lower_q > 0 && o.lower_q < 1)) {
     return bad("lower_q", "must be in (0, 1), got " + Fmt(o.lower_q) + " (e.g. 0.3)");
   }
@@ -152,7 +159,50 @@ UnitPnl PnlWithReturns(const double* ret, const double* x, int32_t begin, int32_
   return u;
 }
 
+// PnlWithReturns with tuning's strength: a side needs `strength` bars in a row beyond its
+// threshold within the session (strength 1 is PnlWithReturns).
+UnitPnl RulePnlWithReturns(const double* ret, const double* x, int32_t begin, int32_t end,
+                           double q_lo, double q_hi, int strength, double cost_rate) {
+  UnitPnl u;
+  int prev = 0;
+  int64_t turnover = 0;
+  int run_lo = 0, run_hi = 0;  // bars in a row at or beyond each threshold, up to bar j-1
+  for (int32_t j = begin + 1; j < end; ++j) {
+    const int raw = Raw(x[j - 1], q_lo, q_hi);
+    run_lo = raw > 0 ? run_lo + 1 : 0;
+    run_hi = raw < 0 ? run_hi + 1 : 0;
+    const int p = run_lo >= strength ? 1 : (run_hi >= strength ? -1 : 0);
+    u.gross += p * ret[j];
+    turnover += std::abs(p - prev);
+    prev = p;
+  }
+  turnover += std::abs(prev);
+  u.cost = cost_rate * static_cast<double>(turnover);
+  return u;
+}
+
 }  // namespace
+
+std::vector<double> SmoothSignal(const std::vector<double>& x, int span) {
+  if (span <= 1) return x;
+  const double alpha = 2.0 / (span + 1.0);
+  std::vector<double> out(x.size(), kNaN);
+  double ema = kNaN;
+  for (size_t t = 0; t < x.size(); ++t) {
+    if (std::isfinite(x[t])) ema = std::isnan(ema) ? x[t] : ema + alpha * (x[t] - ema);
+    out[t] = std::isfinite(x[t]) ? ema : kNaN;
+  }
+  return out;
+}
+
+UnitPnl RuleSessionPnl(const market::Bars& bars, const double* x, int32_t begin, int32_t end,
+                       double q_lo, double q_hi, int strength, double cost_rate) {
+  std::vector<double> ret(bars.size(), 0.0);
+  for (int32_t j = begin + 1; j < end; ++j) {
+    ret[j] = (j + 1 < end ? bars.open[j + 1] : bars.close[j]) / bars.open[j] - 1;
+  }
+  return RulePnlWithReturns(ret.data(), x, begin, end, q_lo, q_hi, strength, cost_rate);
+}
 
 UnitPnl SessionPnl(const market::Bars& bars, const double* x, int32_t begin, int32_t end,
                    double q_lo, double q_hi, double cost_rate) {
@@ -591,10 +641,123 @@ void FilterCorrelated(const MineInput& input, const MineOptions& options, const 
   }
 }
 
+// One signal's rule with parameters `p` and sign `sign` on smoothed values xs[symbol]: the
+// CV score over the training folds (thresholds fitted on each fold's fitting dates), and
+// with `train_pnl` the training P&L per unit with thresholds fitted on the whole range.
+double RuleCv(const MineOptions& options, const Setup& s,
+              const std::vector<std::vector<double>>& xs, int sign, const RuleParams& p,
+              std::vector<double>& buffer, std::vector<double>* train_pnl = nullptr) {
+  const bool sharpe = options.metric == "sharpe";
+  auto fit = [&](auto&& use, double* q_lo, double* q_hi) {
+    int64_t n = 0;
+    for (const Unit& u : s.train_units) {
+      if (!use(u.date_index)) continue;
+      const double* x = xs[u.symbol].data();
+      for (int32_t t = u.begin; t < u.end; ++t) {
+        if (std::isfinite(x[t])) buffer[n++] = x[t];
+      }
+    }
+    Quantiles(buffer.data(), n, p.lower_q, p.upper_q, q_lo, q_hi);
+  };
+  auto unit = [&](const Unit& u, double q_lo, double q_hi) {
+    const UnitPnl r = RulePnlWithReturns(s.returns[u.symbol].data(), xs[u.symbol].data(), u.begin,
+                                         u.end, q_lo, q_hi, p.strength, options.cost_rate);
+    return sign * r.gross - r.cost;
+  };
+  if (train_pnl != nullptr) {
+    double q_lo, q_hi;
+    fit([](int32_t) { return true; }, &q_lo, &q_hi);
+    train_pnl->clear();
+    for (const Unit& u : s.train_units) train_pnl->push_back(unit(u, q_lo, q_hi));
+    return 0;
+  }
+  double cv = 0;
+  std::vector<double> pnl;
+  for (int f = 0; f < options.folds; ++f) {
+    double q_lo, q_hi;
+    fit([&](int32_t d) { return FitsOn(d, s.n_dates, options.folds, f, options.embargo); }, &q_lo,
+        &q_hi);
+    pnl.clear();
+    for (size_t i = s.fold_unit_begin[f]; i < s.fold_unit_begin[f + 1]; ++i) {
+      pnl.push_back(unit(s.train_units[i], q_lo, q_hi));
+    }
+    cv += Score(pnl, sharpe) / options.folds;
+  }
+  return cv;
+}
+
+// Simulated annealing over one signal's rule parameters (docs/mining.md "Tuning"), from the
+// untuned rule, maximising the CV score on the training folds; its own random stream
+// (tune_seed, signal index), so results do not depend on the threads. Fills r.tuned_* and
+// *train_pnl (the training P&L with the best parameters).
+void TuneSignal(const MineInput& input, const MineOptions& options, const Setup& s, size_t sig,
+                std::vector<double>& buffer, SignalResult& r, std::vector<double>* train_pnl) {
+  Rng rng(options.tune_seed * 1000003ULL + sig);
+  std::map<int, std::vector<std::vector<double>>> smoothed;  // by span
+  auto xs = [&](int span) -> const std::vector<std::vector<double>>& {
+    auto it = smoothed.find(span);
+    if (it != smoothed.end()) return it->second;
+    std::vector<std::vector<double>> v;
+    for (const SymbolColumns& c : input.symbols) v.push_back(SmoothSignal(c.values[sig], span));
+    return smoothed.emplace(span, std::move(v)).first->second;
+  };
+  RuleParams cur{options.lower_q, options.upper_q, 1, 1};
+  double cur_score = RuleCv(options, s, xs(1), r.sign, cur, buffer);
+  RuleParams best = cur;
+  double best_score = cur_score;
+  // The temperature starts at the spread of the untuned fold scores over √k (the score's
+  // noise) and falls linearly to 0.
+  double spread = 0;
+  for (double f : r.fold_scores) spread += (f - r.cv_score) * (f - r.cv_score);
+  const double t0 = std::max(
+      1e-12, std::sqrt(spread / std::max(1, options.folds - 1)) / std::sqrt(options.folds));
+  int64_t evaluations = 1;
+  for (int k = 0; k < options.tune_iterations; ++k) {
+    RuleParams next = cur;
+    switch (rng.UniformInt(4)) {
+      case 0:
+        next.lower_q = std::clamp(cur.lower_q + rng.Normal(0, 0.05), 0.02, cur.upper_q - 0.05);
+        break;
+      case 1:
+        next.upper_q = std::clamp(cur.upper_q + rng.Normal(0, 0.05), cur.lower_q + 0.05, 0.98);
+        break;
+      case 2:
+        next.smoothing = std::clamp(
+            cur.smoothing + (rng.UniformInt(2) ? 1 : -1) * static_cast<int>(1 + rng.UniformInt(3)),
+            1, 30);
+        break;
+      default:
+        next.strength = std::clamp(cur.strength + (rng.UniformInt(2) ? 1 : -1), 1, 6);
+    }
+    const double score = RuleCv(options, s, xs(next.smoothing), r.sign, next, buffer);
+    ++evaluations;
+    const double temperature = t0 * (1.0 - static_cast<double>(k) / options.tune_iterations);
+    if (score >= cur_score || rng.Uniform() < std::exp((score - cur_score) / temperature)) {
+      cur = next;
+      cur_score = score;
+    }
+    if (score > best_score) {
+      best = next;
+      best_score = score;
+    }
+  }
+  r.tuned = true;
+  r.tuned_lower_q = best.lower_q;
+  r.tuned_upper_q = best.upper_q;
+  r.tuned_smoothing = best.smoothing;
+  r.tuned_strength = best.strength;
+  r.tuned_cv_score = best_score;
+  r.tune_evaluations = evaluations;
+  RuleCv(options, s, xs(best.smoothing), r.sign, best, buffer, train_pnl);
+  r.tuned_train_sharpe = UnitSharpe(*train_pnl);
+}
+
 // N, V, SR0, every ranked signal's DSR, the survivors among the kept ones.
 void Deflate(const MineOptions& options, const std::vector<double>& sharpes,
-             const std::vector<std::vector<double>>& chosen_pnl, MineResult& result) {
-  result.trials = static_cast<int64_t>(sharpes.size());
+             const std::vector<std::vector<double>>& chosen_pnl,
+             const std::vector<std::vector<double>>& tuned_pnl, int64_t tune_evaluations,
+             MineResult& result) {
+  result.trials = static_cast<int64_t>(sharpes.size()) + tune_evaluations;
   double mean = 0;
   for (double v : sharpes) mean += v;
   mean /= static_cast<double>(sharpes.size());
@@ -613,6 +776,9 @@ void Deflate(const MineOptions& options, const std::vector<double>& sharpes,
     r.dsr = d.dsr;
     r.sr0 = d.sr0;
     if (r.kept && d.dsr >= options.dsr_threshold) ++result.survivors;
+    if (r.tuned) {
+      r.tuned_dsr = DeflatedSharpe(tuned_pnl[sig], n, result.null_sharpe_variance).dsr;
+    }
   }
   result.expected_false =
       ExpectedFalseDiscoveries(static_cast<int64_t>(result.kept.size()), options.dsr_threshold,
@@ -688,7 +854,21 @@ Result<MineResult> Mine(const MineInput& input, const MineOptions& options) {
     result.signals[result.ranked[i]].rank = static_cast<int>(i + 1);
   }
   FilterCorrelated(input, options, s, result);
-  Deflate(options, sharpes, chosen_pnl, result);
+  // Tuning the best kept signals, one per thread at a time.
+  std::vector<std::vector<double>> tuned_pnl(n_signals);
+  const size_t tune =
+      std::min(result.kept.size(), static_cast<size_t>(std::max(0, options.tune_top)));
+  pool.Run([&](int w) {
+    std::vector<double> buffer(static_cast<size_t>(s.train_bars));
+    for (size_t i = static_cast<size_t>(w); i < tune;
+         i += static_cast<size_t>(pool.num_workers())) {
+      const size_t sig = static_cast<size_t>(result.kept[i]);
+      TuneSignal(input, options, s, sig, buffer, result.signals[sig], &tuned_pnl[sig]);
+    }
+  });
+  int64_t tune_evaluations = 0;
+  for (const SignalResult& r : result.signals) tune_evaluations += r.tune_evaluations;
+  Deflate(options, sharpes, chosen_pnl, tuned_pnl, tune_evaluations, result);
   return result;
 }
 

@@ -53,7 +53,13 @@ struct MineOptions {
   double max_corr = 0.95;       // correlation filter, in (0, 1]
   double dsr_threshold = 0.95;  // a kept signal survives at DSR >= this, in (0, 1)
   int threads = 1;              // signals scored on this many threads (results do not depend on it)
-  market::DateRange train;      // required (bounded or not)
+  // Simulated-annealing tuning of the rule (docs/mining.md "Tuning"): the `tune_top` best
+  // kept signals get their quantiles, smoothing and strength tuned on the training folds'
+  // CV score; every configuration evaluated counts as a trial in the deflation. 0 = off.
+  int tune_top = 0;
+  int tune_iterations = 200;  // evaluations per tuned signal, >= 1
+  uint64_t tune_seed = 1;
+  market::DateRange train;  // required (bounded or not)
   bool has_validation = false;
   market::DateRange validation;  // when has_validation
   // How messages name a key ("lower_q" -> "--lower-q"); a key not listed is named as is.
@@ -96,6 +102,13 @@ struct SignalResult {
   std::string cluster;      // the kept signal it correlates with ("" if kept)
   double cluster_corr = 0;  // |corr| with that signal
   double dsr = 0, sr0 = 0;  // Deflated Sharpe Ratio of the training P&L
+  // Tuning (MineOptions::tune_top): the rule's parameters found on the training folds,
+  // their CV score, the evaluations made, the training Sharpe and DSR with them.
+  bool tuned = false;
+  double tuned_lower_q = 0, tuned_upper_q = 0;
+  int tuned_smoothing = 1, tuned_strength = 1;
+  double tuned_cv_score = 0, tuned_train_sharpe = 0, tuned_dsr = 0;
+  int64_t tune_evaluations = 0;
   // Validation out of sample (NaN without a validation range).
   double val_mean = 0, val_sharpe = 0, val_total = 0;
   int64_t val_units = 0;
@@ -108,7 +121,7 @@ struct MineResult {
   std::vector<std::vector<double>> kept_corr;  // (kept, kept) Pearson correlations
   std::vector<int32_t> fold_first, fold_last;  // each fold's first and last date
   int64_t train_dates = 0, train_units = 0, validation_units = 0;
-  int64_t trials = 0;               // N: (signal, sign) pairs tried
+  int64_t trials = 0;               // N: (signal, sign) pairs tried, plus tuning's evaluations
   double sharpe_variance = 0;       // variance of their per-unit Sharpe ratios (reported)
   double null_sharpe_variance = 0;  // V: a skill-less trial's, 1 / (T − 1) (dsr.h)
   double sr0 = 0;                   // expected maximum Sharpe of N skill-less trials
@@ -141,6 +154,18 @@ struct UnitPnl {
 };
 UnitPnl SessionPnl(const market::Bars& bars, const double* x, int32_t begin, int32_t end,
                    double q_lo, double q_hi, double cost_rate);
+
+// The rule with tuning's parameters: x is first smoothed by an EMA of span `smoothing`
+// (α = 2/(span + 1), from the first finite value on; 1 = x itself), and a side is taken
+// only when the smoothed signal has been beyond its threshold for `strength` bars in a row
+// within the session (1 = the plain rule).
+struct RuleParams {
+  double lower_q = 0.3, upper_q = 0.7;
+  int smoothing = 1, strength = 1;
+};
+std::vector<double> SmoothSignal(const std::vector<double>& x, int span);
+UnitPnl RuleSessionPnl(const market::Bars& bars, const double* x, int32_t begin, int32_t end,
+                       double q_lo, double q_hi, int strength, double cost_rate);
 
 // Pearson correlation of x and y over the indices where both are finite; NaN with fewer
 // than 2 such indices or zero variance.

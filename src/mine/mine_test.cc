@@ -453,6 +453,82 @@ TEST(Mine, PlantedSignalRanksFirst) {
   EXPECT_GE(r->signals[6].dsr, 0.95);
 }
 
+// ------------------------------------------------------------------ tuning
+
+// Strength 2 on session A of the hand computation above, x = 0.1, 0.05, 0.2, 0.9, 0.5 (five
+// bars, opens 100, 101, 99, 102, 104, last close 103), q_lo 0.3, q_hi 0.7: raw = +1, +1, +1,
+// −1, (0); runs below q_lo reach 2 at bar 1 and 3 at bar 2, so positions over bars 1..4 are
+// 0 (one bar below), +1, +1, 0 (the −1 run has one bar). Gross = (102/99 − 1) + (104/102 −
+// 1); changes 1 + 0 + 1 = 2. With strength 1 the rule is the plain one.
+TEST(Tuning, StrengthNeedsThatManyBarsInARowAndSmoothingIsAnEma) {
+  const market::Bars b = MakeBars({{100, 101, 99, 102, 104}}, {103});
+  const std::vector<double> x = {0.1, 0.05, 0.2, 0.9, 0.5};
+  const double cost = 0.001;
+  const UnitPnl two = RuleSessionPnl(b, x.data(), 0, 5, 0.3, 0.7, 2, cost);
+  EXPECT_NEAR(two.gross, (102.0 / 99 - 1) + (104.0 / 102 - 1), 1e-15);
+  EXPECT_NEAR(two.cost, 2 * cost, 1e-15);
+  const UnitPnl one = RuleSessionPnl(b, x.data(), 0, 5, 0.3, 0.7, 1, cost);
+  const UnitPnl plain = SessionPnl(b, x.data(), 0, 5, 0.3, 0.7, cost);
+  EXPECT_EQ(one.gross, plain.gross);
+  EXPECT_EQ(one.cost, plain.cost);
+  // EMA of span 3 (alpha 0.5) from the first finite value: 2, 3, NaN stays NaN, 3.5.
+  const std::vector<double> sm = SmoothSignal({kNaN, 2.0, 4.0, kNaN, 4.0}, 3);
+  EXPECT_TRUE(std::isnan(sm[0]));
+  EXPECT_EQ(sm[1], 2.0);
+  EXPECT_EQ(sm[2], 3.0);
+  EXPECT_TRUE(std::isnan(sm[3]));
+  EXPECT_EQ(sm[4], 3.5);
+  EXPECT_EQ(SmoothSignal({1.0, 5.0}, 1), (std::vector<double>{1.0, 5.0}));
+}
+
+// Annealing the best kept signals: never worse than the untuned rule on the training
+// folds (it starts there and keeps its best), every evaluation counted as a trial, only
+// the top ones tuned, and the same result on one thread or two.
+TEST(Tuning, AnnealingImprovesTheFoldScoreCountsItsTrialsAndIgnoresThreads) {
+  Rng rng(33);
+  const market::Bars b = RandomWalkBars(rng, 60, 20);
+  MineInput in;
+  SymbolColumns cols;
+  cols.bars = &b;
+  for (int k = 0; k < 6; ++k) {
+    std::vector<double> x(b.size());
+    double ar = 0;
+    for (double& v : x) v = ar = 0.8 * ar + rng.Normal();
+    in.names.push_back(fmt::format("s{}", k));
+    in.regime.push_back(0);
+    cols.values.push_back(std::move(x));
+  }
+  in.symbols.push_back(std::move(cols));
+  MineOptions o = Options(0, 0);
+  o.tune_top = 2;
+  o.tune_iterations = 40;
+  Result<MineResult> plain = Mine(in, Options(0, 0));
+  Result<MineResult> one = Mine(in, o);
+  o.threads = 2;
+  Result<MineResult> two = Mine(in, o);
+  ASSERT_TRUE(plain.ok() && one.ok() && two.ok());
+  int64_t evaluations = 0;
+  int tuned = 0;
+  for (size_t i = 0; i < one->signals.size(); ++i) {
+    const SignalResult& r = one->signals[i];
+    EXPECT_EQ(r.cv_score, plain->signals[i].cv_score) << r.name;
+    EXPECT_EQ(r.tuned, two->signals[i].tuned);
+    if (!r.tuned) continue;
+    ++tuned;
+    EXPECT_GE(r.tuned_cv_score, r.cv_score) << r.name;
+    EXPECT_EQ(r.tune_evaluations, o.tune_iterations + 1);
+    EXPECT_TRUE(r.tuned_lower_q < r.tuned_upper_q);
+    EXPECT_EQ(r.tuned_cv_score, two->signals[i].tuned_cv_score);
+    EXPECT_EQ(r.tuned_smoothing, two->signals[i].tuned_smoothing);
+    evaluations += r.tune_evaluations;
+  }
+  EXPECT_EQ(tuned, 2);
+  EXPECT_TRUE(one->signals[one->kept[0]].tuned && one->signals[one->kept[1]].tuned);
+  EXPECT_EQ(one->trials, plain->trials + evaluations);
+  // More trials, a higher bar: SR0 grows with N.
+  EXPECT_GT(one->sr0, plain->sr0);
+}
+
 // ------------------------------------------------------------------ bad input
 
 TEST(Mine, BadOptionsAndTooFewSessionsAreErrorsNamingTheKey) {

@@ -66,7 +66,8 @@ std::string SignalsCsv(const MineResult& result, const MineOptions& options) {
   put("rank,name,kind,sign,cv_score,cv_score_other_sign");
   for (int f = 0; f < options.folds; ++f) put(fmt::format(",fold_{}", f + 1));
   put(",q_lo,q_hi,train_mean,train_sharpe,kept,cluster,cluster_corr,dsr,val_mean,val_sharpe,"
-      "val_total,val_units,status\n");
+      "val_total,val_units,tuned_lower_q,tuned_upper_q,tuned_smoothing,tuned_strength,"
+      "tuned_cv_score,tuned_train_sharpe,tuned_dsr,tune_evaluations,status\n");
   std::vector<int> order = result.ranked;
   for (size_t i = 0; i < result.signals.size(); ++i) {
     if (result.signals[i].constant) order.push_back(static_cast<int>(i));
@@ -78,7 +79,7 @@ std::string SignalsCsv(const MineResult& result, const MineOptions& options) {
     if (r.constant) {
       put(",,,");
       for (int f = 0; f < options.folds; ++f) put(",");
-      put(",,,,,,,,,,,,");
+      put(",,,,,,,,,,,,,,,,,,,,");
     } else {
       put(fmt::format(",{},{},{}", r.sign, Num(r.cv_score), Num(r.cv_score_other)));
       for (double v : r.fold_scores) put(fmt::format(",{}", Num(v)));
@@ -90,6 +91,13 @@ std::string SignalsCsv(const MineResult& result, const MineOptions& options) {
                         r.val_units));
       } else {
         put(",,,,");
+      }
+      if (r.tuned) {
+        put(fmt::format(",{},{},{},{},{},{},{},{}", Num(r.tuned_lower_q), Num(r.tuned_upper_q),
+                        r.tuned_smoothing, r.tuned_strength, Num(r.tuned_cv_score),
+                        Num(r.tuned_train_sharpe), Num(r.tuned_dsr), r.tune_evaluations));
+      } else {
+        put(",,,,,,,,");
       }
     }
     put(fmt::format(",{}\n", StatusOf(r)));
@@ -147,7 +155,9 @@ std::string SummaryJson(const MineResult& result, const MineOptions& options, co
   j["options"] = {{"lower_q", options.lower_q},     {"upper_q", options.upper_q},
                   {"cost_rate", options.cost_rate}, {"folds", options.folds},
                   {"embargo", options.embargo},     {"metric", options.metric},
-                  {"max_corr", options.max_corr},   {"dsr_threshold", options.dsr_threshold}};
+                  {"max_corr", options.max_corr},   {"dsr_threshold", options.dsr_threshold},
+                  {"tune_top", options.tune_top},   {"tune_iterations", options.tune_iterations},
+                  {"tune_seed", options.tune_seed}};
   nlohmann::json folds = nlohmann::json::array();
   for (size_t f = 0; f < result.fold_first.size(); ++f) {
     folds.push_back({{"first", result.fold_first[f]}, {"last", result.fold_last[f]}});
