@@ -107,6 +107,19 @@ TEST_F(MineCli, ConfigRunWritesTheFourFilesAndAJsonSummary) {
   // Every candidate has a row.
   EXPECT_EQ(Lines(ReadFile(out / "signals.csv")).size(),
             1 + j.at("candidates_total").get<size_t>());
+  // The preset file trains a run, which records the kept list as its features.
+  const auto trained = RunCli(fmt::format(
+      "train {}/configs/intraday_ppo.toml --set data.source=file --set data.file={} "
+      "--set features.preset={} --set split.train=2023-01-02:2023-02-24 "
+      "--set split.test=2023-02-27:2023-03-31 --set run.total_steps=512 --set run.threads=1 "
+      "--set env.num_envs=2 --set algo.n_steps=64 --set algo.batch_size=64 --quiet --run-dir {}",
+      RLT_SOURCE_DIR, bars_, (out / "preset.toml").string(), (dir_ / "run").string()));
+  ASSERT_EQ(trained.exit_code, 0) << trained.out;
+  const std::string config = ReadFile(dir_ / "run" / "config.toml");
+  EXPECT_NE(config.find("preset = \"full184\""), std::string::npos) << config;
+  EXPECT_NE(config.find("signals = [\"" + j.at("kept")[0].at("name").get<std::string>()),
+            std::string::npos)
+      << config;
 }
 
 TEST_F(MineCli, TheTestRangeIsNeverRead) {
