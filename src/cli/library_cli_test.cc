@@ -98,7 +98,7 @@ TEST_F(LibraryCli, SignalAndFeaturesComputeTheLibrary) {
   const auto s =
       RunRltrade("signal " + D() + "/run --bars " + D() + "/bars.csv --json", "", "/dev/null");
   ASSERT_EQ(s.exit_code, 0) << s.out;
-  EXPECT_NO_THROW((void)nlohmann::json::parse(s.out)) << s.out;
+  EXPECT_TRUE(nlohmann::json::accept(s.out)) << s.out;
   const auto f =
       RunRltrade("features --input " + D() +
                  "/bars.csv --preset full184 --signals dv,bull,qco --out " + D() + "/f.csv");
