@@ -361,7 +361,7 @@ void RegisterMineCommand(CLI::App& app, Action* action) {
   cmd->add_option("--threads", a->threads,
                   "threads for the candidates and their scoring (0 = the cores available); the "
                   "results do not depend on it")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1024));
   cmd->add_flag("--json", a->json, "print summary.json on stdout instead of the table");
   CLI::Option* tz =
       cmd->add_option("--timezone", a->timezone, "--input: IANA time zone of naive timestamps");

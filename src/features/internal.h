@@ -8,11 +8,31 @@
 #include <cstddef>
 #include <limits>
 #include <span>
+#include <string>
 #include <vector>
+
+#include "core/status.h"
+#include "market/bars.h"
 
 namespace rlt::features::internal {
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The precondition of every batch feature computation (presets, the signal library): OHLCV
+// columns of one length, sessions assigned. InvalidArgument naming the symbol otherwise.
+inline Status CheckBars(const market::Bars& b) {
+  const size_t n = b.size();
+  if (b.open.size() != n || b.high.size() != n || b.low.size() != n || b.close.size() != n ||
+      b.volume.size() != n) {
+    return Status::InvalidArgument("bars of symbol '" + b.symbol +
+                                   "' have OHLCV columns of unequal length");
+  }
+  if (b.bar_in_session.size() != n) {
+    return Status::InvalidArgument("bars of symbol '" + b.symbol +
+                                   "' have no sessions assigned: call market::AssignSessions()");
+  }
+  return Status::Ok();
+}
 // TA-Lib's TA_IS_ZERO band (ta_utility.h, TA-Lib 0.4/0.6).
 inline constexpr double kTaZero = 1e-8;
 inline bool IsTaZero(double v) { return -kTaZero < v && v < kTaZero; }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "features/incremental.h"
+#include "features/internal.h"
 #include "features/registry.h"
 
 namespace rlt::features {
@@ -791,25 +792,11 @@ bool NeedsLongRanks(const std::vector<int>& which) {
   return std::any_of(which.begin(), which.end(), [](int i) { return i >= kNdv; });
 }
 
-Status CheckLibraryBars(const market::Bars& b) {
-  const size_t n = b.size();
-  if (b.open.size() != n || b.high.size() != n || b.low.size() != n || b.close.size() != n ||
-      b.volume.size() != n) {
-    return Status::InvalidArgument("bars of symbol '" + b.symbol +
-                                   "' have OHLCV columns of unequal length");
-  }
-  if (b.bar_in_session.size() != n) {
-    return Status::InvalidArgument("bars of symbol '" + b.symbol +
-                                   "' have no sessions assigned: call market::AssignSessions()");
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Result<LibraryColumns> ComputeLibrary(const market::Bars& bars, std::span<const int> which,
                                       Implementation impl) {
-  RLT_RETURN_IF_ERROR(CheckLibraryBars(bars));
+  RLT_RETURN_IF_ERROR(internal::CheckBars(bars));
   RLT_ASSIGN_OR_RETURN(std::vector<int> selected, Selection(which));
   LibraryColumns out;
   const std::vector<LibrarySignal>& signals = LibrarySignals();

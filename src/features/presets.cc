@@ -102,20 +102,6 @@ std::vector<Column> Scaled(const market::Bars& b) {
   return c;
 }
 
-Status CheckBars(const market::Bars& b) {
-  const size_t n = b.size();
-  if (b.open.size() != n || b.high.size() != n || b.low.size() != n || b.close.size() != n ||
-      b.volume.size() != n) {
-    return Status::InvalidArgument("bars of symbol '" + b.symbol +
-                                   "' have OHLCV columns of unequal length");
-  }
-  if (b.bar_in_session.size() != n) {
-    return Status::InvalidArgument("bars of symbol '" + b.symbol +
-                                   "' have no sessions assigned: call market::AssignSessions()");
-  }
-  return Status::Ok();
-}
-
 // Packs columns into a FeatureMatrix, blanks the warm-up rows and checks finiteness.
 Result<FeatureMatrix> Pack(const std::vector<Column>& columns, int64_t rows) {
   FeatureMatrix m;
@@ -176,7 +162,6 @@ Result<std::vector<std::string>> PresetColumns(const std::string& preset) {
 Result<FeatureMatrix> ComputeFeatures(const market::Bars& bars, const std::string& preset) {
   if (preset == "full184" || preset.rfind("full184:", 0) == 0) {
     RLT_ASSIGN_OR_RETURN(const std::vector<int> which, LibrarySelection(preset));
-    RLT_RETURN_IF_ERROR(CheckBars(bars));
     RLT_ASSIGN_OR_RETURN(LibraryColumns lib, ComputeLibrary(bars, which));
     std::vector<Column> columns;
     columns.reserve(lib.names.size());
@@ -190,7 +175,7 @@ Result<FeatureMatrix> ComputeFeatures(const market::Bars& bars, const std::strin
                             NearestNameHint(preset, PresetNames()) +
                             "; valid presets: fast22, scaled, full184");
   }
-  RLT_RETURN_IF_ERROR(CheckBars(bars));
+  RLT_RETURN_IF_ERROR(internal::CheckBars(bars));
   const std::vector<Column> columns = preset == "fast22" ? Fast22(bars) : Scaled(bars);
   return Pack(columns, static_cast<int64_t>(bars.size()));
 }

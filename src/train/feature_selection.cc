@@ -114,6 +114,13 @@ Status ResolveFeatureSelection(const config::Config& config, FeatureOptions* f) 
     const fs::path p(f->preset.str());
     std::error_code ec;
     if (!fs::is_regular_file(p, ec)) {
+      if (f->preset.empty() || p.filename().empty()) {  // "" (resolved to a directory)
+        return Status::InvalidArgument(preset_place +
+                                       " names no preset (empty, or a directory); "
+                                       "valid presets: " +
+                                       PresetList() +
+                                       ", or a preset file (.toml, e.g. written by rltrade mine)");
+      }
       if (p.extension() != ".toml") {
         const std::string name = p.filename().string();
         return Status::InvalidArgument(preset_place + " = \"" + PrintableText(name) +
