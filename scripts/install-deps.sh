@@ -28,6 +28,9 @@ TEST_PACKAGES=(
   libtorch-dev
   # Python bindings and distributed runs
   pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas libopenmpi-dev openmpi-bin
+  # the package installed as users install it: pip into a virtual environment
+  # (scripts/python-venv-test.sh), and `python3 -m build --no-isolation --wheel`
+  python3-venv python3-pip python3-setuptools python3-wheel python3-build
   # the report test renders report.html headless (eval/report_test.cc)
   chromium
 )

@@ -8,11 +8,12 @@
 The compiled core (``rltrade._core``) needs no LibTorch. ``rltrade.bench_env`` times
 environment steps through Python (also ``python3 -m rltrade.bench``);
 ``rltrade.sb3.VecEnvAdapter`` adapts a vector environment to Stable-Baselines3.
-``rltrade.train`` and ``rltrade.evaluate`` run the command line's training and evaluation
-(they load the learner, LibTorch, on first use).
+``rltrade.train`` and ``rltrade.evaluate`` run the command line's training and evaluation;
+``rltrade.paper.Session`` paper-trades a run with your feed and your broker.
 """
 
-from . import indicators, metrics, pricing, spaces
+from . import indicators, metrics, paper, pricing, spaces
+from ._core import __version__
 from .runs import evaluate, train
 from .vector import VectorEnv, env_ids, make_vec
 
@@ -24,6 +25,7 @@ def bench_env(env_id="intraday", num_envs=256, seconds=5.0, num_threads=0, seed=
     return run(env_id, num_envs, seconds, num_threads, seed, **options)
 
 __all__ = [
+    "__version__",
     "VectorEnv",
     "bench_env",
     "env_ids",
@@ -31,6 +33,7 @@ __all__ = [
     "indicators",
     "make_vec",
     "metrics",
+    "paper",
     "pricing",
     "spaces",
     "train",

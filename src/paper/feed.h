@@ -36,7 +36,8 @@
 namespace rlt::paper {
 
 struct FeedSpec {
-  enum class Kind { kReplay, kStdin, kTcp };
+  // kExternal: the caller pushes bars (DrivenSession, driven.h); never parsed from a spec.
+  enum class Kind { kReplay, kStdin, kTcp, kExternal };
   Kind kind = Kind::kReplay;
   std::string file;  // replay
   double speed = 0;  // replay: x real time; 0 = as fast as possible

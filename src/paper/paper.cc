@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -26,9 +27,11 @@
 #include "market/sessions.h"
 #include "market/synth.h"
 #include "market/timezone.h"
+#include "paper/driven.h"
 #include "paper/feed.h"
 #include "paper/session.h"
 #include "paper/tcp_broker.h"
+#include "paper/tick_aggregator.h"
 #include "runlog/run_dir.h"
 #include "train/seeds.h"
 #include "train/train.h"
@@ -292,7 +295,8 @@ Result<std::unique_ptr<SessionPolicy>> LoadSessionPolicy(const PaperRequest& r,
                                                          SessionSetup& s) {
   if (policy.ensemble_runs.empty()) {
     // Which policy trades: best/ (selected on validation) unless --checkpoint says otherwise.
-    std::fprintf(stderr, "paper: the policy of checkpoint %s\n", s.checkpoint.c_str());
+    if (!r.quiet)
+      std::fprintf(stderr, "paper: the policy of checkpoint %s\n", s.checkpoint.c_str());
     RLT_ASSIGN_OR_RETURN(
         std::unique_ptr<learn::PolicyRunner> runner,
         learn::PolicyRunner::Load(s.checkpoint, static_cast<int>(spec.obs_dim), spec.action));
@@ -303,8 +307,10 @@ Result<std::unique_ptr<SessionPolicy>> LoadSessionPolicy(const PaperRequest& r,
   RLT_ASSIGN_OR_RETURN(const evalrun::EnsembleMethod method,
                        evalrun::ResolveEnsembleMethod(r.ensemble, actions));
   s.ensemble_method = evalrun::EnsembleMethodName(method);
-  std::fprintf(stderr, "paper: the ensemble (%s) of %zu seeds, checkpoints %s\n",
-               s.ensemble_method.c_str(), policy.seeds.size(), s.checkpoint.c_str());
+  if (!r.quiet) {
+    std::fprintf(stderr, "paper: the ensemble (%s) of %zu seeds, checkpoints %s\n",
+                 s.ensemble_method.c_str(), policy.seeds.size(), s.checkpoint.c_str());
+  }
   RLT_ASSIGN_OR_RETURN(
       std::unique_ptr<evalrun::EnsembleRunner> runner,
       evalrun::EnsembleRunner::Load(s.policy_checkpoints, static_cast<int>(spec.obs_dim),
@@ -312,15 +318,20 @@ Result<std::unique_ptr<SessionPolicy>> LoadSessionPolicy(const PaperRequest& r,
   return std::unique_ptr<SessionPolicy>(new EnsemblePolicy(std::move(runner)));
 }
 
-}  // namespace
-
-Result<PaperOutcome> RunPaper(const PaperRequest& r) {
-  RLT_ASSIGN_OR_RETURN(const FeedSpec feed, ParseFeedSpec(r.feed));
-  RLT_RETURN_IF_ERROR(CheckBroker(r, feed));
-  RLT_ASSIGN_OR_RETURN(const PolicyRuns policy, ChoosePolicyRuns(r));
+// A session and what it points into: the run loaded (its bars, its normaliser).
+struct BuiltSession {
   LoadedRun run;
+  std::unique_ptr<PaperSession> session;
+};
+
+Result<std::unique_ptr<BuiltSession>> BuildSession(const PaperRequest& r, const FeedSpec& feed,
+                                                   std::shared_ptr<ExternalBroker> external) {
+  RLT_ASSIGN_OR_RETURN(const PolicyRuns policy, ChoosePolicyRuns(r));
+  auto built = std::make_unique<BuiltSession>();
+  LoadedRun& run = built->run;
   RLT_RETURN_IF_ERROR(LoadRun(r, policy, feed, run));
   SessionSetup& s = run.session;
+  s.external = std::move(external);
   RLT_ASSIGN_OR_RETURN(features::IncrementalFeatures stream,
                        features::IncrementalFeatures::Create(run.preset, &run.norm));
   const env::EnvSpec spec = env::IntradayStockEnv::MakeSpec(
@@ -340,13 +351,188 @@ Result<PaperOutcome> RunPaper(const PaperRequest& r) {
   if (feed.kind == FeedSpec::Kind::kTcp) {
     RLT_ASSIGN_OR_RETURN(broker, ConnectBroker(r, feed, s.data_bars->symbol));
   }
-  PaperSession session(std::move(s), std::move(stream), std::move(session_policy),
-                       std::move(line_feed), std::move(broker));
+  built->session =
+      std::make_unique<PaperSession>(std::move(s), std::move(stream), std::move(session_policy),
+                                     std::move(line_feed), std::move(broker));
+  return built;
+}
+
+}  // namespace
+
+Result<PaperOutcome> RunPaper(const PaperRequest& r) {
+  RLT_ASSIGN_OR_RETURN(const FeedSpec feed, ParseFeedSpec(r.feed));
+  RLT_RETURN_IF_ERROR(CheckBroker(r, feed));
+  RLT_ASSIGN_OR_RETURN(std::unique_ptr<BuiltSession> built, BuildSession(r, feed, nullptr));
+  PaperSession& session = *built->session;
   Status opened = session.OpenJournal();
   Result<PaperOutcome> out = opened.ok() ? session.Run() : Result<PaperOutcome>(opened);
   if (!out.ok()) session.MarkFailed(out.status());
   return out;
 }
+
+struct DrivenSession::Impl {
+  std::unique_ptr<BuiltSession> built;
+  std::unique_ptr<TickAggregator> ticks;
+  Status failed;
+  bool started = false, finished = false;
+};
+
+namespace {
+Status Usable(const Status& failed, bool finished) {
+  if (finished) {
+    return Status::InvalidArgument(
+        "the paper session has finished (its outputs are written); "
+        "open a new one");
+  }
+  if (!failed.ok()) {
+    return Status::FromCode(static_cast<int>(failed.code()),
+                            "the paper session stopped earlier: " + failed.message());
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+DrivenSession::DrivenSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+DrivenSession::~DrivenSession() = default;
+
+Result<std::unique_ptr<DrivenSession>> DrivenSession::Open(PaperRequest r,
+                                                           std::shared_ptr<ExternalBroker> broker) {
+  if (broker == nullptr) return Status::InvalidArgument("paper session: no broker given");
+  r.feed = "python";
+  r.broker = "python";
+  if (r.fsync != "bar" && r.fsync != "session") {
+    return Status::InvalidArgument("fsync " + r.fsync + ": expected bar or session");
+  }
+  FeedSpec feed;
+  feed.kind = FeedSpec::Kind::kExternal;
+  auto impl = std::make_unique<Impl>();
+  RLT_ASSIGN_OR_RETURN(impl->built, BuildSession(r, feed, std::move(broker)));
+  PaperSession& s = *impl->built->session;
+  Status opened = s.OpenJournal();
+  if (!opened.ok()) {
+    s.MarkFailed(opened);
+    return opened;
+  }
+  return std::unique_ptr<DrivenSession>(new DrivenSession(std::move(impl)));
+}
+
+Status DrivenSession::Start() {
+  RLT_RETURN_IF_ERROR(Usable(impl_->failed, impl_->finished));
+  if (impl_->started) return Status::InvalidArgument("the paper session has started already");
+  impl_->started = true;
+  return Guard(impl_->built->session->StartExternal());
+}
+
+// An error that stops the session: kept (every later call returns it) and status.json
+// marked failed.
+Status DrivenSession::Guard(Status s) {
+  if (s.ok()) return s;
+  impl_->failed = s;
+  impl_->built->session->MarkFailed(s);
+  impl_->built->session->ReleaseJournal();
+  return s;
+}
+
+Status DrivenSession::OnBar(const FeedBar& bar) {
+  RLT_RETURN_IF_ERROR(Usable(impl_->failed, impl_->finished));
+  if (!impl_->started) {
+    return Status::InvalidArgument("on_bar before the paper session started (Start())");
+  }
+  PaperSession& s = *impl_->built->session;
+  if (s.in_broker_call()) {
+    return Status::InvalidArgument(
+        "on_bar was called from inside the broker's submit(): bars come from the feed; the "
+        "broker answers with on_fill / on_reject");
+  }
+  RLT_RETURN_IF_ERROR(Guard(s.CheckAnswered()));
+  RLT_RETURN_IF_ERROR(Guard(s.TakeLiveBar(bar)));
+  if (!s.last_bad_bar().empty()) {
+    return Status::DataError("the bar of " + FormatIso8601(bar.time, 0) + " was dropped: " +
+                             s.last_bad_bar() + " (journaled as a bad bar; the session goes on)");
+  }
+  return Status::Ok();
+}
+
+Status DrivenSession::OnTick(int64_t time_ms, double price, double size) {
+  RLT_RETURN_IF_ERROR(Usable(impl_->failed, impl_->finished));
+  if (!(price > 0) || !std::isfinite(price) || !(size >= 0) || !std::isfinite(size)) {
+    return Status::DataError("the tick of " + FormatIso8601(time_ms / 1000, 0) +
+                             " was dropped: expected a positive finite price and a finite "
+                             "size >= 0 (the session goes on)");
+  }
+  PaperSession& s = *impl_->built->session;
+  if (!impl_->ticks) {  // bars aligned in the run's local time, as the CLI's tick feed
+    impl_->ticks = std::make_unique<TickAggregator>(s.shape().bar_seconds,
+                                                    s.timezone().OffsetAt(time_ms / 1000));
+  }
+  const int64_t late = impl_->ticks->late_ticks();
+  const std::optional<AggregatedBar> done = impl_->ticks->Add(Tick{time_ms, price, size});
+  if (impl_->ticks->late_ticks() != late) {
+    return Status::DataError("the tick of " + FormatIso8601(time_ms / 1000, 0) +
+                             " was dropped: its bar was completed already (a late tick)");
+  }
+  if (!done) return Status::Ok();
+  return OnBar(
+      FeedBar{done->start, done->open, done->high, done->low, done->close, done->volume, -1});
+}
+
+namespace {
+// A report the session refused (an id it never sent, a quantity other than the order's)
+// leaves it running; any other error stops it.
+bool RefusedReport(const Status& s) {
+  return s.code() == Status::Code::kInvalidArgument || s.code() == Status::Code::kRefused;
+}
+}  // namespace
+
+Status DrivenSession::OnFill(const std::string& id, double quantity, double price, double fee) {
+  RLT_RETURN_IF_ERROR(Usable(impl_->failed, impl_->finished));
+  Status s = impl_->built->session->OnExternalFill(id, quantity, price, fee);
+  return RefusedReport(s) ? s : Guard(s);
+}
+
+Status DrivenSession::OnReject(const std::string& id, const std::string& reason, bool retryable) {
+  RLT_RETURN_IF_ERROR(Usable(impl_->failed, impl_->finished));
+  Status s = impl_->built->session->OnExternalReject(id, reason, retryable);
+  return RefusedReport(s) ? s : Guard(s);
+}
+
+Status DrivenSession::Idle() {
+  RLT_RETURN_IF_ERROR(Usable(impl_->failed, impl_->finished));
+  PaperSession& s = *impl_->built->session;
+  if (impl_->ticks) {
+    const int64_t now_ms = static_cast<int64_t>(std::time(nullptr)) * 1000;
+    if (const std::optional<AggregatedBar> done = impl_->ticks->Flush(now_ms, 1000)) {
+      RLT_RETURN_IF_ERROR(OnBar(
+          FeedBar{done->start, done->open, done->high, done->low, done->close, done->volume, -1}));
+    }
+  }
+  return Guard(s.CheckStaleNow());
+}
+
+Result<PaperOutcome> DrivenSession::Finish(bool interrupted) {
+  RLT_RETURN_IF_ERROR(Usable(impl_->failed, impl_->finished));
+  PaperSession& s = *impl_->built->session;
+  if (interrupted) s.set_end_reason("signal");
+  Result<PaperOutcome> out = s.Finish();
+  if (!out.ok()) {
+    RLT_RETURN_IF_ERROR(Guard(out.status()));
+  }
+  impl_->finished = true;
+  impl_->built->session->ReleaseJournal();
+  return out;
+}
+
+void DrivenSession::Fail(const Status& error) {
+  if (impl_->finished || !impl_->failed.ok()) return;
+  (void)Guard(error);  // kept: later calls return it
+}
+
+const std::string& DrivenSession::journal_dir() const {
+  return impl_->built->session->journal_dir();
+}
+bool DrivenSession::finished() const { return impl_->finished; }
+bool DrivenSession::failed() const { return !impl_->failed.ok(); }
+const PaperSession& DrivenSession::session() const { return *impl_->built->session; }
 
 Result<std::string> BenchPaper(const PaperBenchOptions& b) {
   if (b.days < 10) return Status::InvalidArgument("bench paper needs --days >= 10");

@@ -70,7 +70,8 @@ PaperSession::PaperSession(SessionSetup setup, features::IncrementalFeatures str
       line_feed_(std::move(line_feed)),
       broker_(std::move(broker)) {
   live_ = setup_.feed.kind != FeedSpec::Kind::kReplay;
-  tcp_broker_ = r_.broker != "sim";
+  external_ = setup_.external != nullptr;
+  tcp_broker_ = !external_ && r_.broker != "sim";
   const market::Bars& data_bars = *setup_.data_bars;
   live_bars_.symbol = data_bars.symbol;
   live_bars_.timezone = data_bars.timezone;
@@ -269,7 +270,10 @@ Status PaperSession::FillPending(int32_t t, bool last_bar) {
       if (k == 0) {
         RLT_ASSIGN_OR_RETURN(qty, Checked(t, qty, id, fill, bars.close[t - 1], t));
       }
-      if (qty != 0) {
+      if (k == 0 && external_) {  // the outside broker gets the order the sim would fill
+        RLT_RETURN_IF_ERROR(
+            SubmitExternal(t, qty, fill, id, suffix.empty() ? "decision" : suffix.substr(1)));
+      } else if (qty != 0) {
         const double cash_before = w.book.cash;
         const double cost = w.book.Execute(sizing_, qty, fill * lot_);
         RLT_RETURN_IF_ERROR(
@@ -379,6 +383,9 @@ Status PaperSession::FinishBar(int k, int32_t t, bool last_bar) {
                    "the session ended with a position of " + evalrun::Num(shares(w.book.shares)) +
                        " shares (its closing order did not fill): flatten at the next bar"));
       RLT_RETURN_IF_ERROR(SendOrder(t, -w.book.shares, "-close"));
+    } else if (k == 0 && external_) {  // a market order at the close, booked in this bar
+      RLT_RETURN_IF_ERROR(
+          SubmitExternal(t, -held, bars_->close[t], OrderId(t) + "-close", "close"));
     } else {
       const double cash_before = w.book.cash;
       const double cost = w.book.Execute(sizing_, -held, close_lot);
@@ -407,6 +414,9 @@ Status PaperSession::EndOfBar(int k, int32_t t, bool last_bar, double worth) {
     w.stopped = true;
     if (k == 0 && tcp_broker_ && w.book.shares != 0) {
       RLT_RETURN_IF_ERROR(SendOrder(t, -w.book.shares, "-stop"));
+    } else if (k == 0 && external_ && w.book.shares != 0) {
+      RLT_RETURN_IF_ERROR(
+          SubmitExternal(t, -w.book.shares, bars_->close[t], OrderId(t + 1) + "-stop", "stop"));
     }
   }
   if (k == 0 && (last_bar || stop)) {

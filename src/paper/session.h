@@ -8,7 +8,10 @@
 //  - session_restart.cc  the journal: a restart's checks, its orders without an outcome, its
 //                        bars and fills re-run, the positions reconciled with the broker;
 //  - session_feeds.cc    the feeds' loops (replay, stdin, tcp) and live-bar admission;
-//  - session_outputs.cc  status.json, summary.json and the evaluation's files.
+//  - session_outputs.cc  status.json, summary.json and the evaluation's files;
+//  - session_external.cc an outside broker (external_broker.h: the Python package's
+//                        bridge): orders submitted as the in-process broker fills them,
+//                        its fills and rejects, its positions on a (re)start.
 // The policy comes through SessionPolicy, so the session is tested in process with a
 // policy of the test's own (session_test.cc). Thread safety: none; one owner.
 #ifndef RLT_PAPER_SESSION_H_
@@ -36,6 +39,7 @@
 #include "market/bars.h"
 #include "market/calendar.h"
 #include "market/timezone.h"
+#include "paper/external_broker.h"
 #include "paper/feed.h"
 #include "paper/journal.h"
 #include "paper/paper.h"
@@ -93,6 +97,10 @@ struct SessionSetup {
   // [data] calendar: a live session ends at its own day's close (an early close), and a
   // bar of a day without a session is outside it. Null: every day has the run's usual hours.
   std::shared_ptr<const market::ExchangeCalendar> calendar;
+  // An outside broker (the request's broker is then "python"): the session's orders go to
+  // it when the in-process broker would fill them, sized the same way, and are booked when
+  // it reports their fills. Null: the request's broker (sim or tcp).
+  std::shared_ptr<ExternalBroker> external;
 };
 
 // The client order id of the order that fills at `bar`: "b<bar>" (suffixes follow it).
@@ -147,7 +155,15 @@ class PaperSession {
   const env::IntradayBook& book() const { return walkers_[0].book; }
   const evalrun::BacktestResult& result() const { return walkers_[0].result; }
   const Journal& journal() const { return *journal_; }
+  const std::string& journal_dir() const { return setup_.journal_dir; }
+  // Closes the journal and lets go of its directory's lock (a driven session that finished
+  // or stopped: another session, e.g. its restart, may take the directory).
+  void ReleaseJournal() {
+    journal_.reset();
+    journal_lock_.reset();
+  }
   const SessionShape& shape() const { return shape_; }
+  const market::TimeZone& timezone() const { return setup_.tz; }
   int64_t dropped_bad() const { return dropped_bad_; }
   int64_t dropped_outside_session() const { return dropped_hours_; }
   int64_t unknown_fills() const { return unknown_fills_; }
@@ -158,6 +174,29 @@ class PaperSession {
   // only binds at a price no market makes. An order that reduces the position passes.
   int64_t BoundedLots(int64_t lots, double lot_price, double trusted_lot_price,
                       const env::IntradayBook& book) const;
+
+  // An outside broker's session (session_external.cc). StartExternal(), after OpenJournal():
+  // a restart's journaled bars re-run, its orders without an outcome submitted again, the
+  // broker's positions reconciled with the journal's fills. OnExternalFill/OnExternalReject:
+  // the broker's reports (during a call to the broker they wait until it returns, then
+  // belong to the bar being handled; otherwise they are booked before the next bar). A fill
+  // is the whole order's (quantity in shares; fee NaN: the run's cost model); an id this
+  // session never sent is journaled and refused (Refused), as a quantity other than the
+  // order's is (InvalidArgument). CheckAnswered(): every order of an earlier bar has a fill
+  // or reject (else Unavailable, naming it).
+  Status StartExternal();
+  Status OnExternalFill(const std::string& id, double quantity, double price, double fee);
+  Status OnExternalReject(const std::string& id, const std::string& reason, bool retryable);
+  Status CheckAnswered() const;
+  // "stale": the stale-feed rule, for a caller's feed that has no bar (the CLI's feeds
+  // call it while they wait).
+  Status CheckStaleNow() { return CheckStale(); }
+  // Why the last live bar was dropped as bad ("" when it was taken).
+  const std::string& last_bad_bar() const { return last_bad_bar_; }
+  void set_end_reason(const std::string& reason) { end_reason_ = reason; }
+  int64_t open_orders() const { return static_cast<int64_t>(open_orders_.size()); }
+  // The outside broker is being called: its reports wait; the feed must not push bars.
+  bool in_broker_call() const { return in_broker_call_; }
 
   // The tcp broker's messages (session_restart.cc, session_orders.cc).
   Status OnBrokerFill(const Fill& f, const std::deque<FeedBar>& waiting);
@@ -180,6 +219,16 @@ class PaperSession {
   struct OpenOrder {
     int64_t lots = 0;  // signed
     int32_t bar = 0;   // the bar it is meant to fill at
+    double price = 0;  // external broker: the price it was sized at
+    std::string reason;
+  };
+  // An outside broker's report made during a call to it (booked when the call returned).
+  struct ExternalReport {
+    bool fill = true;
+    std::string id, reason;
+    int64_t lots = 0;
+    double price = 0, fee = 0;
+    bool retryable = false;
   };
 
   // session.cc
@@ -204,6 +253,7 @@ class PaperSession {
                   const std::string& detail);
   Status RecordFill(Walker& w, int32_t b, int64_t qty, double price, double cost,
                     double cash_before, bool is_policy, const std::string& id, const Json& extra);
+  // fee NaN: the run's cost model (IntradaySizing::Cost), as the in-process broker charges.
   Status BookFill(const std::string& id, int64_t lots, double price, double fee, int32_t b,
                   const Json& extra, bool from_journal);
   Status BookJournaledFills(int32_t up_to);
@@ -220,6 +270,15 @@ class PaperSession {
   void LoadJournaledOrders();
   Status ReplayJournaledBars();
   Status Resync();
+
+  // session_external.cc
+  Status SubmitExternal(int32_t t, int64_t lots, double price, const std::string& id,
+                        const std::string& reason);
+  Status CallExternal(const ExternalOrder& order);
+  Status DrainExternal(int32_t b, bool during_bar);
+  Status BookExternalFill(const ExternalReport& r, int32_t b, bool during_bar);
+  Status BookJournaledFillsOf(const std::string& id);
+  Status Transmit(const std::string& id, const OpenOrder& order);
 
   // session_feeds.cc
   Status RunReplay();
@@ -284,6 +343,11 @@ class PaperSession {
   bool awaiting_positions_ = false;
   int64_t ready_due_ = -1;
   int64_t problems_shown_ = 0;
+  // An outside broker
+  bool external_ = false;
+  bool in_broker_call_ = false;  // reports wait in external_reports_ until the call returns
+  std::deque<ExternalReport> external_reports_;
+  std::string last_bad_bar_;
 };
 
 }  // namespace rlt::paper

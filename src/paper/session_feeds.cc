@@ -109,6 +109,7 @@ std::string PaperSession::LiveBarProblem(const FeedBar& b, bool* outside_session
 
 Status PaperSession::TakeLiveBar(const FeedBar& b, bool from_journal) {
   if (!from_journal) ++received_;
+  last_bad_bar_.clear();
   if (!live_bars_.empty() && b.time <= live_bars_.time.back()) {  // had it, or out of order
     if (b.time > journal_last_time_) ++dropped_order_;
     return Status::Ok();
@@ -117,6 +118,7 @@ Status PaperSession::TakeLiveBar(const FeedBar& b, bool from_journal) {
   const std::string problem = LiveBarProblem(b, &outside);
   if (!problem.empty()) {
     ++dropped_bad_;
+    last_bad_bar_ = problem;
     if (line_feed_ && !from_journal) line_feed_->Refuse(b);
     if (!r_.quiet && problems_shown_++ < 20) {
       std::fprintf(stderr, "dropped the bar of %s: %s\n",

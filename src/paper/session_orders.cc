@@ -38,7 +38,7 @@ Status PaperSession::RecordFill(Walker& w, int32_t b, int64_t qty, double price,
   w.result.fills.push_back(f);
   if (!is_policy) return Status::Ok();
   const char* side = qty > 0 ? "BUY" : "SELL";
-  if (!tcp_broker_) {  // the in-process broker: the order is sent as it fills
+  if (!tcp_broker_ && !external_) {  // the in-process broker: the order is sent as it fills
     ++orders_today_;
     RLT_RETURN_IF_ERROR(journal_->Emit({{"type", "order"},
                                         {"client_order_id", id},
@@ -70,14 +70,18 @@ Status PaperSession::BookFill(const std::string& id, int64_t lots, double price,
   open_orders_.erase(id);
   Walker& w = walkers_[0];
   const double cash_before = w.book.cash;
-  w.book.ExecuteAt(lots, price * lot_, fee);
-  return RecordFill(w, b, lots, price, fee, cash_before, true, id, extra);
+  const double cost = std::isnan(fee) ? w.book.Execute(sizing_, lots, price * lot_)
+                                      : w.book.ExecuteAt(lots, price * lot_, fee);
+  return RecordFill(w, b, lots, price, cost, cash_before, true, id, extra);
 }
 
 // The journal's fills up to bar `up_to`, booked again on a restart (tcp broker).
 Status PaperSession::BookJournaledFills(int32_t up_to) {
   while (!journaled_fills_.empty() && journaled_fills_.front().value("bar", 0) <= up_to) {
     const Json f = journaled_fills_.front();
+    // An outside broker's fill that came while its order was being submitted: booked
+    // where the order is submitted again (BookJournaledFillsOf), inside the bar.
+    if (external_ && f.value("during_bar", false) && f.value("bar", 0) == up_to) break;
     journaled_fills_.pop_front();
     const double q = f.value("quantity", 0.0) / lot_;
     const int64_t lots = std::llround(f.value("side", "") == "BUY" ? q : -q);
@@ -98,7 +102,7 @@ Status PaperSession::SendOrder(int32_t t, int64_t lots, const std::string& suffi
                                       {"decided_bar", t},
                                       {"side", side},
                                       {"quantity", std::fabs(shares(lots))}}));
-  open_orders_[id] = {lots, t + 1};
+  open_orders_[id] = {lots, t + 1, 0.0, ""};
   unanswered_.insert(id);
   ++orders_today_;
   // A send that fails (disconnected) is re-sent after the reconnect.
@@ -140,6 +144,16 @@ Status PaperSession::OnStale(int32_t t) {
   if (tcp_broker_) {  // working orders are cancelled; a flatten goes out now
     for (const auto& [id, order] : open_orders_) (void)broker_->CancelOrder(id);
     if (flatten) RLT_RETURN_IF_ERROR(SendOrder(t, -w.book.shares, "-stale"));
+  } else if (external_) {
+    for (const auto& [id, order] : open_orders_) {
+      RLT_RETURN_IF_ERROR(
+          journal_->Emit({{"type", "broker"}, {"event", "cancel"}, {"client_order_id", id}}));
+      RLT_RETURN_IF_ERROR(setup_.external->Cancel(id));
+    }
+    if (flatten) {
+      RLT_RETURN_IF_ERROR(
+          SubmitExternal(t, -w.book.shares, bars_->close[t], OrderId(t + 1) + "-stale", "stale"));
+    }
   } else if (flatten) {
     w.flatten_next = true;
   }
@@ -232,9 +246,7 @@ Status PaperSession::OnReject(const Reject& rj) {
                                       {"quantity", std::fabs(shares(order.lots))}}));
   open_orders_[retry] = order;
   unanswered_.insert(retry);
-  (void)broker_->SendOrder(NewOrder{retry, bars_->symbol, order.lots > 0 ? Side::kBuy : Side::kSell,
-                                    std::fabs(shares(order.lots))});
-  return Status::Ok();
+  return Transmit(retry, order);
 }
 
 }  // namespace rlt::paper

@@ -149,17 +149,17 @@ void PaperSession::LoadJournaledOrders() {
     const std::string type = line.value("type", "");
     const std::string id = line.value("client_order_id", "");
     if (!id.empty() && type != "order" && !journal_->Has("order:" + id)) continue;  // not ours
-    if (type == "order" && tcp_broker_ && !finished_.count(id)) {
+    if (type == "order" && (tcp_broker_ || external_) && !finished_.count(id)) {
       const double q = line.value("quantity", 0.0) / lot_;
       open_orders_[id] = {
           static_cast<int64_t>(std::llround(line.value("side", "") == "BUY" ? q : -q)),
-          line.value("bar", 0)};
+          line.value("bar", 0), line.value("price", 0.0), line.value("reason", "")};
     } else if (type == "fill" || type == "reject" || type == "cancelled") {
       finished_.insert(id);
       open_orders_.erase(id);
     }
   }
-  if (tcp_broker_) {
+  if (tcp_broker_ || external_) {
     for (const Json& line : journal_->previous()) {
       const std::string id = line.value("client_order_id", "");
       if (line.value("type", "") == "fill" && journal_->Has("order:" + id)) {
@@ -216,7 +216,7 @@ Status PaperSession::OnPositions(const Positions& p) {
   for (const PositionLine& pl : p.positions) {
     if (pl.symbol == bars_->symbol) held = pl.quantity;
   }
-  const double booked = tcp_broker_ ? shares(walkers_[0].book.shares) : held;
+  const double booked = tcp_broker_ || external_ ? shares(walkers_[0].book.shares) : held;
   RLT_RETURN_IF_ERROR(journal_->Emit({{"type", "reconcile"},
                                       {"broker_position", held},
                                       {"journal_position", booked},

@@ -18,6 +18,8 @@ void BindVecEnv(pybind11::module_& m);
 void BindPricing(pybind11::module_& m);
 void BindIndicators(pybind11::module_& m);
 void BindMetrics(pybind11::module_& m);
+// rltrade._train's paper session (paper_binding.cc; links the paper trader).
+void BindPaper(pybind11::module_& m);
 
 }  // namespace rlt::python
 

@@ -8,6 +8,7 @@ namespace py = pybind11;
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "rltrade's compiled core: vector environments, pricing, indicators, metrics";
+  m.attr("__version__") = RLT_PROJECT_VERSION;
   rlt::python::BindVecEnv(m);
   rlt::python::BindPricing(m);
   rlt::python::BindIndicators(m);

@@ -1,6 +1,7 @@
-// rltrade python: `rltrade._train`, the runs behind rltrade.train and rltrade.evaluate.
-// It links LibTorch (the learner), so the package imports it only when one of them is
-// called; the environments, pricing, indicators and metrics never load it. The work is
+// rltrade python: `rltrade._train`, the runs behind rltrade.train and rltrade.evaluate,
+// and rltrade.paper's session (paper_binding.cc). It links the learner and the paper
+// trader (no LibTorch: the torch backend is a plug-in loaded on use), so the package
+// imports it only when one of them is used. The work is
 // the CLI's own: train::RunTraining and evalrun::RunEvaluation (on a multi-seed run the
 // ensemble of its seeds, evalrun::RunEnsembleEvaluation), with the same checks and refusals.
 #include <pybind11/pybind11.h>
@@ -96,11 +97,12 @@ std::string Evaluate(const std::string& run_dir, const std::string& range,
 }  // namespace
 
 PYBIND11_MODULE(_train, m) {
-  m.doc() = "rltrade's training and evaluation runs (links LibTorch)";
+  m.doc() = "rltrade's training and evaluation runs and the paper session";
   m.def("train", &Train, py::arg("config"), py::arg("run_dir"), py::arg("overrides"),
         py::arg("resume"), py::arg("quiet"));
   m.def("evaluate", &Evaluate, py::arg("run_dir"), py::arg("range"), py::arg("policy"),
         py::arg("allow_in_sample"), py::arg("episodes"), py::arg("checkpoint"),
         py::arg("data_file"), py::arg("allow_data_change"), py::arg("allow_mismatch"),
         py::arg("seed"), py::arg("ensemble"), py::arg("symbol"));
+  rlt::python::BindPaper(m);
 }
