@@ -22,7 +22,10 @@ import datetime as _dt
 import json
 import math
 import pathlib
-from typing import Any, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
+
+if TYPE_CHECKING:
+    import pandas
 
 PathLike = Union[str, "pathlib.Path"]
 
@@ -210,7 +213,7 @@ class EvalResult(dict):
         """summary.json as a plain dict."""
         return dict(self)
 
-    def table(self, name: str):
+    def table(self, name: str) -> "pandas.DataFrame | dict | None":
         """``eval_dir/<name>.csv`` as a DataFrame (dict of columns without pandas), or
         None when the evaluation did not write it."""
         if name not in self._tables:
@@ -350,7 +353,7 @@ def _jsonl_rows(path):
     return rows
 
 
-def load_metrics(run_dir: PathLike):
+def load_metrics(run_dir: PathLike) -> "pandas.DataFrame | list[dict]":
     """A run's training curves, ``RUN_DIR/metrics.jsonl``: one row per logged step.
 
     A DataFrame with pandas (a ``step`` column, one float64 column per metric, NaN where
