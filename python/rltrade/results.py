@@ -205,8 +205,12 @@ class EvalResult(dict):
     def __init__(self, summary: Mapping[str, Any], eval_dir: Optional[PathLike] = None):
         super().__init__(summary)
         self.eval_dir = pathlib.Path(eval_dir) if eval_dir is not None else None
-        self._pd = _pandas()
+        self._use_pandas = _pandas() is not None  # decided once: every table of one kind
         self._tables = {}
+
+    @property
+    def _pd(self):
+        return _pandas() if self._use_pandas else None
 
     @property
     def summary(self) -> dict:
