@@ -182,6 +182,9 @@ def test_without_pandas_the_tables_are_dicts_of_columns(run_dir, monkeypatch):
     metrics = rltrade.load_metrics(run_dir)
     with open(run_dir / "metrics.jsonl") as f:
         assert metrics == [json.loads(line) for line in f if line.strip()]
+    evaluated = rltrade.evaluate(run_dir, range="test")
+    assert evaluated == result and evaluated.eval_dir == eval_dir
+    _check_columns(evaluated.daily_returns, eval_dir / "daily_returns.csv")
 
 
 @needs_pandas
@@ -229,6 +232,55 @@ def test_a_multi_seed_runs_ensemble_result_has_the_per_seed_metrics(tmp_path):
     with open(run / "seed_6" / "metrics.jsonl") as f:
         six = [json.loads(line) for line in f if line.strip()]
     assert list(metrics[metrics["seed"] == 6]["step"]) == [r["step"] for r in six]
+
+
+@needs_binary
+def test_a_run_of_several_symbols_has_their_metrics_and_returns(tmp_path):
+    bars = tmp_path / "three.csv"
+    subprocess.run([BINARY, "data", "synth", "--symbols", "3", "--days", "40", "--seed", "5",
+                    "--out", str(bars)], check=True, capture_output=True)
+    config = tmp_path / "three.toml"
+    config.write_text(f"""[run]
+total_steps = 1024
+seed = 2
+threads = 1
+[data]
+source = "file"
+file = "{bars.name}"
+symbols = "all"
+timezone = "Asia/Kolkata"
+[split]
+train = "2023-01-02:2023-02-10"
+test = "2023-02-13:2023-02-24"
+[env]
+id = "intraday"
+num_envs = 4
+[algo]
+n_steps = 64
+batch_size = 128
+""")
+    run = tmp_path / "run"
+    subprocess.run([BINARY, "train", str(config), "--run-dir", str(run), "--quiet"], check=True)
+    result = rltrade.evaluate(run)
+    assert result.eval_dir == run / "eval" / "test"
+    if pd is None:
+        assert list(result.symbols) == ["SYN0", "SYN1", "SYN2"]
+        return
+    symbols = result.symbols
+    assert list(symbols.index) == ["SYN0", "SYN1", "SYN2"]
+    for s in result["symbols"]:
+        assert symbols.loc[s["symbol"], "eval_dir"] == s["eval_dir"]
+        for key, value in s["metrics"].items():
+            assert _same_metric(symbols.loc[s["symbol"], key], value), (s["symbol"], key)
+    _check_frame(result.symbols_daily_returns, result.eval_dir / "symbols_daily_returns.csv")
+    _check_frame(result.daily_returns, result.eval_dir / "daily_returns.csv")
+    for s in result["symbols"]:
+        one = rltrade.load_eval(run / s["eval_dir"])
+        # A file's data: the times are in its [data] timezone, as the file prints them.
+        assert str(one.equity.index.tz) == "Asia/Kolkata"
+        _check_frame(one.equity, one.eval_dir / "equity.csv")
+        if len(one.trades):  # a symbol's policy may not trade at all
+            _check_frame(one.trades, one.eval_dir / "trades.csv")
 
 
 def test_missing_directories_are_named(tmp_path):
