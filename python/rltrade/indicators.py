@@ -7,14 +7,19 @@ period=14)``: inputs oldest first, outputs of the same length with NaN over the 
 ``specs()`` lists every indicator with its parameters (name, default, min, max).
 """
 
+from __future__ import annotations
+
+from typing import Dict
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _core
 
 _SPECS = {s["name"]: s for s in _core.indicator_specs()}
 
 
-def specs():
+def specs() -> Dict[str, dict]:
     """Every indicator: {name: {"description", "inputs", "params", "outputs"}}."""
     return dict(_SPECS)
 
@@ -38,8 +43,11 @@ def _params(name, params):
     return out
 
 
-def compute(name, *inputs, **params):
-    """Indicator ``name`` over ``close`` or ``high, low, close``: {output name: array}."""
+def compute(name: str, *inputs: ArrayLike, **params: float) -> Dict[str, np.ndarray]:
+    """Indicator ``name`` over ``close`` or ``high, low, close``: {output name: array}.
+
+    ``params`` are its parameters by name (``specs()[name]["params"]``, TA-Lib's).
+    """
     if name not in _SPECS:
         _core.indicator(name, np.empty(0), np.empty(0), np.empty(0), {})  # raises, naming it
     spec = _SPECS[name]

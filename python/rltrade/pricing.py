@@ -8,9 +8,16 @@ per 1.00 change, theta per year (``theta_per_day`` = theta / 365). ``option_type
 "bjerksund" (Bjerksund-Stensland 2002). Invalid inputs raise ValueError naming the element.
 """
 
+from __future__ import annotations
+
+from typing import Dict, Union
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _checks, _core
+
+Values = Union[np.ndarray, float]  # an array, or a float for scalar inputs
 
 _MODELS = {"bsm": "bsm", "binomial": "binomial", "baw": "baw", "bjerksund": "bjerksund"}
 
@@ -58,14 +65,19 @@ def _shaped(values, shape):
     return values.reshape(shape) if shape else values[0]
 
 
-def price(option_type, spot, strike, rate, dividend, vol, time, *, model="bsm", steps=1000):
-    """Option prices (array, or a float for scalar inputs)."""
+def price(option_type: ArrayLike, spot: ArrayLike, strike: ArrayLike, rate: ArrayLike,
+          dividend: ArrayLike, vol: ArrayLike, time: ArrayLike, *, model: str = "bsm",
+          steps: int = 1000) -> Values:
+    """Option prices (array, or a float for scalar inputs) by ``model``: "bsm", "binomial"
+    (``steps`` tree steps), "baw" or "bjerksund"; the inputs broadcast together."""
     shape, (t, s, k, r, q, v, tt) = _broadcast(option_type, spot, strike, rate, dividend, vol,
                                                time)
     return _shaped(_core.price(_model(model), t, s, k, r, q, v, tt, _steps(steps)), shape)
 
 
-def greeks(option_type, spot, strike, rate, dividend, vol, time, *, model="bsm", steps=1000):
+def greeks(option_type: ArrayLike, spot: ArrayLike, strike: ArrayLike, rate: ArrayLike,
+           dividend: ArrayLike, vol: ArrayLike, time: ArrayLike, *, model: str = "bsm",
+           steps: int = 1000) -> Dict[str, Values]:
     """{"price", "delta", "gamma", "vega", "theta", "theta_per_day", "rho",
     "dividend_rho", "elasticity"} -> arrays (closed forms for bsm, finite differences of
     the price for the American models)."""
@@ -75,30 +87,35 @@ def greeks(option_type, spot, strike, rate, dividend, vol, time, *, model="bsm",
     return {name: _shaped(values, shape) for name, values in out.items()}
 
 
-def implied_vol(option_price, option_type, spot, strike, rate, dividend, time, *, model="bsm",
-                steps=1000):
+def implied_vol(option_price: ArrayLike, option_type: ArrayLike, spot: ArrayLike,
+                strike: ArrayLike, rate: ArrayLike, dividend: ArrayLike, time: ArrayLike, *,
+                model: str = "bsm", steps: int = 1000) -> Values:
     """The volatility at which ``model`` gives ``option_price`` (bracketed solver)."""
     shape, (t, p, s, k, r, q, tt) = _broadcast(option_type, option_price, spot, strike, rate,
                                                dividend, time)
     return _shaped(_core.implied_vol(_model(model), p, t, s, k, r, q, tt, _steps(steps)), shape)
 
 
-def bsm_price(option_type, spot, strike, rate, dividend, vol, time):
+def bsm_price(option_type: ArrayLike, spot: ArrayLike, strike: ArrayLike, rate: ArrayLike,
+              dividend: ArrayLike, vol: ArrayLike, time: ArrayLike) -> Values:
     """Black-Scholes-Merton prices."""
     return price(option_type, spot, strike, rate, dividend, vol, time, model="bsm")
 
 
-def bsm_greeks(option_type, spot, strike, rate, dividend, vol, time):
+def bsm_greeks(option_type: ArrayLike, spot: ArrayLike, strike: ArrayLike, rate: ArrayLike,
+               dividend: ArrayLike, vol: ArrayLike, time: ArrayLike) -> Dict[str, Values]:
     """Black-Scholes-Merton price and Greeks (closed forms)."""
     return greeks(option_type, spot, strike, rate, dividend, vol, time, model="bsm")
 
 
-def binomial_price(option_type, spot, strike, rate, dividend, vol, time, *, steps=1000):
+def binomial_price(option_type: ArrayLike, spot: ArrayLike, strike: ArrayLike, rate: ArrayLike,
+                   dividend: ArrayLike, vol: ArrayLike, time: ArrayLike, *, steps: int = 1000) -> Values:
     """American prices on a Cox-Ross-Rubinstein tree of ``steps`` steps."""
     return price(option_type, spot, strike, rate, dividend, vol, time, model="binomial",
                  steps=steps)
 
 
-def baw_price(option_type, spot, strike, rate, dividend, vol, time):
+def baw_price(option_type: ArrayLike, spot: ArrayLike, strike: ArrayLike, rate: ArrayLike,
+              dividend: ArrayLike, vol: ArrayLike, time: ArrayLike) -> Values:
     """American prices by Barone-Adesi and Whaley's quadratic approximation (1987)."""
     return price(option_type, spot, strike, rate, dividend, vol, time, model="baw")

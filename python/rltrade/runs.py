@@ -7,10 +7,16 @@ the result in-sample). These load rltrade's learner (LibTorch) on first use; the
 the package does not need it.
 """
 
+from __future__ import annotations
+
 import json
 import pathlib
+from typing import Any, Mapping, Optional, Union
 
 from . import _checks
+from .results import EvalResult
+
+PathLike = Union[str, "pathlib.Path"]
 
 
 def _runs():
@@ -31,13 +37,17 @@ def _last_metrics(run_dir):
     return json.loads(last) if last else {}
 
 
-def train(config_path, run_dir=None, overrides=None, *, resume=None, quiet=True):
+def train(config_path: Optional[PathLike], run_dir: Optional[PathLike] = None,
+          overrides: Optional[Mapping[str, Any]] = None, *, resume: Optional[PathLike] = None,
+          quiet: bool = True) -> dict:
     """Trains as ``rltrade train CONFIG [--set k=v ...] [--run-dir DIR]``.
 
-    ``overrides``: {"section.key": value} (``--set``). ``resume``: a run directory to
-    continue (``--resume``). Returns {"run_dir", "total_steps", "metrics"}, the metrics
-    being the run's last row of metrics.jsonl. Ctrl-C saves a checkpoint and raises
-    KeyboardInterrupt (resume with ``resume=run_dir``). Multi-seed configs
+    ``overrides``: {"section.key": value} (``--set``; bools, numbers, strings and lists).
+    ``run_dir``: where the run goes (default ``runs/<config stem>-<UTC time>``).
+    ``resume``: a run directory to continue (``--resume``). ``quiet``: no progress lines.
+    Returns {"run_dir", "total_steps", "metrics"}, the metrics being the run's last row of
+    metrics.jsonl (all rows: :func:`rltrade.load_metrics`). Ctrl-C saves a checkpoint and
+    raises KeyboardInterrupt (resume with ``resume=run_dir``). Multi-seed configs
     (``[run] seeds > 1``) run from the command line (``rltrade train --seeds N``).
     """
     sets = []
@@ -52,13 +62,24 @@ def train(config_path, run_dir=None, overrides=None, *, resume=None, quiet=True)
     return {"run_dir": out_dir, "total_steps": total_steps, "metrics": _last_metrics(out_dir)}
 
 
-def evaluate(run_dir, range="test", *, policy="trained", allow_in_sample=False, episodes=10,
-             checkpoint=None, data_file=None, allow_data_change=False, allow_mismatch=False,
-             seed=None, ensemble=None, symbol=None):
-    """Evaluates as ``rltrade eval RUN_DIR --range RANGE``; returns summary.json as a dict.
+def evaluate(run_dir: PathLike, range: str = "test", *, policy: str = "trained",
+             allow_in_sample: bool = False, episodes: int = 10,
+             checkpoint: Optional[PathLike] = None, data_file: Optional[PathLike] = None,
+             allow_data_change: bool = False, allow_mismatch: bool = False,
+             seed: Optional[int] = None, ensemble: Optional[str] = None,
+             symbol: Optional[str] = None) -> EvalResult:
+    """Evaluates as ``rltrade eval RUN_DIR --range RANGE``; returns an :class:`EvalResult`.
+
+    The result is summary.json as a dict (a ``dict`` subclass, so code that used the
+    dict this returned before keeps working) with the evaluation's tables as attributes:
+    ``daily_returns``, ``equity``, ``trades``, ``benchmarks``, ``seeds``, ``symbols``
+    (pandas DataFrames when pandas is importable; see :class:`rltrade.EvalResult`), and
+    ``eval_dir``, the directory written.
 
     ``range``: a [split] name (test, validation, train) or "YYYY-MM-DD:YYYY-MM-DD".
-    ``policy``: trained, flat, buy-and-hold or rule:NAME. The outputs are written under
+    ``policy``: trained, flat, buy-and-hold, random or rule:NAME. ``episodes``: episodes
+    of an episodic environment (cartpole, pendulum, example). ``checkpoint``: best, final
+    or a checkpoint directory (default best when the run has one). The outputs are written under
     RUN_DIR/eval/ as the command writes them. ``data_file``: bars replacing the run's data,
     or the run's data where it is now if it moved; they are checked against the run's record
     of its data (RUN_DIR/data.json) and refused when the training range's sessions changed
@@ -81,4 +102,22 @@ def evaluate(run_dir, range="test", *, policy="trained", allow_in_sample=False, 
                             episodes, str(checkpoint or ""), str(data_file or ""),
                             bool(allow_data_change), bool(allow_mismatch), seed,
                             str(ensemble or ""), str(symbol or ""))
-    return json.loads(text)
+    summary = json.loads(text)
+    return EvalResult(summary, _written_dir(summary, run_dir))
+
+
+def _written_dir(summary, run_dir):
+    """The directory whose summary.json is ``summary``: the evaluation just written, under
+    the evaluated run's eval/ (a seed's with ``seed=``), the newest if several match."""
+    roots = [pathlib.Path(run_dir) / "eval"]
+    if isinstance(summary.get("run_dir"), str):
+        roots.insert(0, pathlib.Path(summary["run_dir"]) / "eval")
+    candidates = [p.parent for root in roots if root.is_dir() for p in root.glob("*/summary.json")]
+    candidates.sort(key=lambda d: (d / "summary.json").stat().st_mtime_ns, reverse=True)
+    for d in candidates:
+        try:
+            if json.loads((d / "summary.json").read_text()) == summary:
+                return d
+        except (OSError, ValueError):
+            continue
+    return None

@@ -62,7 +62,7 @@ def _gymnasium_spaces():
     return gym_spaces
 
 
-def box(low, high, shape, dtype=np.float32):
+def box(low, high, shape: tuple, dtype=np.float32):
     """A Box space: Gymnasium's when importable, else :class:`Box`."""
     gym_spaces = _gymnasium_spaces()
     if gym_spaces is not None:
@@ -72,7 +72,7 @@ def box(low, high, shape, dtype=np.float32):
     return Box(low, high, shape, dtype)
 
 
-def discrete(n):
+def discrete(n: int):
     """A Discrete space: Gymnasium's when importable, else :class:`Discrete`."""
     gym_spaces = _gymnasium_spaces()
     if gym_spaces is not None:

@@ -1,10 +1,14 @@
-"""Vector environments with Gymnasium 0.29's vector API (:func:`make_vec`)."""
+"""Vector environments with Gymnasium 0.29's vector API (:func:`make_vec`), and their
+registration with Gymnasium's registry (:func:`register_gymnasium`)."""
+
+from __future__ import annotations
 
 import datetime as _dt
 import math
 import os
 import re
 import tempfile
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -125,8 +129,8 @@ def _bars_message(message, path):
     return message.replace(path, "bars")
 
 
-def env_ids():
-    """The registered environments: {id: one-line summary}."""
+def env_ids() -> Dict[str, str]:
+    """The environments :func:`make_vec` builds: {id: one-line summary}."""
     return dict(_core.env_ids())
 
 
@@ -148,6 +152,7 @@ class VectorEnv:
     """
 
     metadata = {"autoreset_mode": "same-step"}
+    spec = None  # Gymnasium's make_vec sets its EnvSpec here
 
     def __init__(self, core, copy=False):
         self._core = core
@@ -174,7 +179,12 @@ class VectorEnv:
                                              np.float32)
         self.closed = False
 
-    def reset(self, seed=None, options=None):
+    @property
+    def unwrapped(self) -> "VectorEnv":
+        """The environment itself (Gymnasium's wrappers and make_vec look for it)."""
+        return self
+
+    def reset(self, seed: Optional[int] = None, options: Optional[dict] = None):
         """Resets every environment; env i is seeded ``seed + i``.
 
         Without a seed, the first reset uses make_vec's seed and later ones fresh streams.
@@ -195,15 +205,16 @@ class VectorEnv:
                 infos)
         return out
 
-    def save_state(self):
+    def save_state(self) -> bytes:
         """The engine's complete state as bytes (continues bit for bit after load_state)."""
         return self._core.save_state()
 
-    def load_state(self, state):
+    def load_state(self, state: bytes) -> None:
         """Restores save_state()'s bytes into an env made with the same arguments."""
         self._core.load_state(state)
 
-    def close(self):
+    def close(self) -> None:
+        """Closes the environments (later reset() and step() raise)."""
         self._core.close()
         self.closed = True
 
@@ -221,19 +232,61 @@ def _copy_infos(infos):
     return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in infos.items()}
 
 
-def make_vec(env_id, num_envs, *, seed=0, num_threads=0, copy=False, **options):
+def make_vec(env_id: str, num_envs: int = 1, *, seed: int = 0, num_threads: int = 0,
+             copy: bool = False, **options: Any) -> VectorEnv:
     """A :class:`VectorEnv` of ``num_envs`` environments ``env_id``.
 
-    ``options`` are the environment's keys as in a config's ``[env]`` section
-    (``initial_capital=...``, ``lot_size=...``); ``data=``, ``features=`` and ``split=``
-    take dicts of the ``[data]``, ``[features]`` and ``[split]`` keys (``data="bars.csv"``
-    is short for ``data={"source": "file", "file": "bars.csv"}``). ``bars=`` passes the
-    bars themselves: a pandas DataFrame (open, high, low, close, volume columns and a time
-    column or index) or a dict of NumPy arrays (time as datetime64 in UTC, epoch seconds
-    or timestamp strings); they are validated as a bar file is, and an error names the row. Without data, the
-    market environments use the built-in synthetic market; without ``split``, a market
-    environment's sessions are split 60/20/20 into train/validation/test and it trains on
-    the first 60%. ``num_threads=0`` uses the cores this process may use.
+    Arguments:
+
+    - ``env_id``: one of :func:`env_ids`: ``intraday``, ``options``, ``hedging``,
+      ``cartpole``, ``pendulum``, ``memory_cue``, ``example``.
+    - ``num_envs``: environments stepped together, 1 .. 2**31 - 1.
+    - ``seed``: env i is seeded ``seed + i`` at the first ``reset()`` (0 .. 2**63 - 1).
+    - ``num_threads``: threads stepping them; 0 = the cores this process may use.
+    - ``copy``: return copies of the observation, reward and info arrays instead of
+      read-only views of the engine's buffers that the next step overwrites.
+    - ``data``, ``features``, ``split``: dicts of the config's ``[data]``, ``[features]``
+      and ``[split]`` keys (market environments), e.g. ``data={"source": "file", "file":
+      "bars.csv", "timezone": "Asia/Kolkata"}``, ``features={"preset": "fast22"}``,
+      ``split={"train": "2023-01-02:2023-06-30"}``; ``data="bars.csv"`` is short for
+      ``data={"source": "file", "file": "bars.csv"}``. Without data, the market
+      environments use the built-in synthetic market; without ``split``, a market
+      environment's sessions are split 60/20/20 into train/validation/test and it steps
+      the first 60%.
+    - ``bars``: the bars themselves instead of a file: a pandas DataFrame (open, high, low,
+      close, volume columns and a time column or index) or a dict of NumPy arrays (time as
+      datetime64 in UTC, epoch seconds or timestamp strings); validated as a bar file is,
+      an error names the row. Other ``data`` keys (timezone, session, ...) still apply.
+    - every other keyword is a key of the config's ``[env]`` section for that environment,
+      with the meaning, default and checks it has in a config (docs/config.md; an unknown
+      key's error names the nearest one). Values: bool, number, string, date or list.
+
+      intraday: nlags, initial_capital, lot_size, action_mode (original |
+      target_position), buy_threshold, sell_threshold, min_amount, fill (next_open |
+      next_typical), cost_rate, fixed_cost, max_short_value, episode_sessions, reward (pnl |
+      shaped), turnover_penalty, drawdown_penalty, stop_fraction, sequential,
+      flatten_at_close, funding_file, range.
+      options: underlying, chain_file, missing_quote, range, synthetic_days,
+      synthetic_start, synthetic_spot, synthetic_drift, synthetic_vol, synthetic_alpha,
+      synthetic_beta, synthetic_seed, rate, dividend, chain_moneyness_min,
+      chain_moneyness_max, chain_moneyness_step, chain_strike_increment,
+      chain_monthly_expiries, chain_weekly_horizon_days, chain_rv_window,
+      chain_initial_vol, chain_vol_multiplier, chain_term_slope, chain_skew, chain_smile,
+      chain_min_vol, chain_max_vol, chain_iv_noise, chain_spread_fraction,
+      chain_min_spread, chain_tick, chain_oi_scale, tenors, moneyness, max_position,
+      multiplier, fee_per_contract, stock_cost, min_option_price, initial_cash,
+      short_margin, min_margin, stock_margin, episode_days, random_start, reward
+      (log_return | shaped), drawdown_penalty, turnover_penalty.
+      hedging: option_type (call | put), spot, strike, rate, drift, vol, maturity_weeks,
+      step_weeks, rebalance_every, quantity, cost, risk_aversion, paths (gbm | garch),
+      garch_alpha, garch_beta, chain_file, contracts, min_days, range, sequential.
+      cartpole: max_episode_steps. pendulum: g, max_episode_steps. memory_cue: length.
+      example: window, persistence, max_steps, bound.
+
+    Bad values raise before anything is built: TypeError or ValueError naming the
+    argument, OSError for a missing data file. With Gymnasium >= 1.0 installed the same
+    environments are ``gymnasium.make_vec("rltrade/Intraday-v0", num_envs=...)`` (see
+    :func:`register_gymnasium`).
     """
     if not isinstance(env_id, str):
         raise TypeError(f"make_vec: env_id must be a string, got {type(env_id).__name__}")
@@ -260,3 +313,35 @@ def make_vec(env_id, num_envs, *, seed=0, num_threads=0, copy=False, **options):
     finally:
         os.unlink(path)  # the bars are in the engine's memory now
     return VectorEnv(core, copy=copy)
+
+
+def gymnasium_id(env_id: str) -> str:
+    """The Gymnasium id of an environment: ``intraday`` -> ``rltrade/Intraday-v0``,
+    ``memory_cue`` -> ``rltrade/MemoryCue-v0``."""
+    return "rltrade/" + "".join(part.capitalize() for part in env_id.split("_")) + "-v0"
+
+
+def register_gymnasium(gymnasium: Any = None) -> List[str]:
+    """Registers every environment with Gymnasium's registry; returns their ids.
+
+    ``import rltrade`` calls it when Gymnasium is installed, so
+    ``gymnasium.make_vec("rltrade/Intraday-v0", num_envs=256, seed=0, cost_rate=0.001)``
+    builds ``make_vec("intraday", 256, seed=0, cost_rate=0.001)``: each id's
+    ``vector_entry_point`` is :func:`make_vec` with the env id in the spec's kwargs, and
+    make_vec's keywords pass through. The ids have no single-environment ``entry_point``
+    (rltrade's environments are vectorised in the engine), so ``gymnasium.make`` and
+    make_vec's ``sync``/``async`` modes do not apply. Ids already registered are left as
+    they are. ``gymnasium``: the module to register with (default: ``import gymnasium``).
+    """
+    if gymnasium is None:
+        import gymnasium  # noqa: PLC0415 (optional dependency)
+    registry = getattr(gymnasium, "registry", None)
+    ids = []
+    for env_id in env_ids():
+        gym_id = gymnasium_id(env_id)
+        ids.append(gym_id)
+        if registry is not None and gym_id in registry:
+            continue
+        gymnasium.register(id=gym_id, vector_entry_point="rltrade.vector:make_vec",
+                           kwargs={"env_id": env_id})
+    return ids
