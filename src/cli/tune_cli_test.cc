@@ -200,6 +200,12 @@ TEST_F(TuneCli, LearningMethodsAndPruningRunAndRefuseWhatTheyCannotDo) {
     EXPECT_EQ(study["prune"], "asha");
     EXPECT_EQ(study["lag"], 1);
   }
+  // A resume keeps the study's pruning: another --prune is refused, the same one is fine.
+  CmdResult resumed = RunCli("tune --resume " + P("tpe") + " --prune none --quiet --json");
+  EXPECT_EQ(resumed.exit_code, 2);
+  EXPECT_NE(resumed.out.find("--prune none (the study's: asha)"), std::string::npos) << resumed.out;
+  resumed = RunCli("tune --resume " + P("tpe") + " --prune asha --method tpe --quiet --json");
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.out;
   // --method random --prune asha is --method asha.
   CmdResult r = RunCli("tune --objective-fn hartmann6 --space " + h6 +
                        " --prune asha --trials 6 --quiet --json --out " + P("random_asha"));
