@@ -19,6 +19,7 @@
 
 #include "core/status_test_util.h"
 #include "tune/cmaes.h"
+#include "tune/json_file.h"
 #include "tune/objectives.h"
 #include "tune/search.h"
 #include "tune/space.h"
@@ -194,6 +195,27 @@ TEST(Search, CmaesRefusesASpaceOfChoiceKeysOnlyNamingThem) {
   EXPECT_TRUE(
       MakeSearch("cmaes", SpaceOf("a = { choice = [1, 2] }\nb = { uniform = [0, 1] }\n"), 10, 0)
           .ok());
+}
+
+TEST(Study, AHeaderWithABadLagOrPruneIsAnErrorNamingTheField) {
+  const std::string base =
+      R"({"method": "tpe", "seed": 1, "trials": 8, "objective": "f", "minimize": true, )"
+      R"("space": "x1 = { uniform = [0, 1] }\n")";
+  auto options = [&](const std::string& tail) {
+    auto doc = JsonDoc::Parse(base + tail, "study.json");
+    RLT_CHECK(doc.ok());
+    return StudyOptionsFromHeader(*doc);
+  };
+  const auto good = options(R"(, "lag": 3})");
+  ASSERT_TRUE(good.ok()) << good.status().message();
+  EXPECT_EQ(good->lag, 3);
+  EXPECT_TRUE(IsError(options("}"), Status::Code::kDataError, "'lag' is missing"));
+  EXPECT_TRUE(IsError(options(R"(, "lag": -1})"), Status::Code::kDataError, "study.json:1"));
+  EXPECT_TRUE(IsError(options(R"(, "lag": 0, "prune": "median"})"), Status::Code::kDataError,
+                      "'prune' = \"median\": expected asha"));
+  // With prune asha the rungs are required, as for method asha.
+  EXPECT_TRUE(IsError(options(R"(, "lag": 0, "prune": "asha"})"), Status::Code::kDataError,
+                      "'eta' is missing"));
 }
 
 std::string ReadAll(const std::string& path) {
