@@ -445,8 +445,8 @@ TEST_F(HostileTune, FlagsTheStudyWouldNotUseAreRefused) {
       Write("branin.toml", "x1 = { uniform = [-5, 10] }\nx2 = { uniform = [0, 15] }\n");
   const std::string base = "tune --objective-fn branin --space " + space + " --out " + Path("s");
   for (const auto& [flags, fragment] : std::vector<std::pair<std::string, std::string>>{
-           {" --eta 2", "--eta (only --method asha)"},
-           {" --min-steps 10", "--min-steps (only --method asha)"},
+           {" --eta 2", "--eta (only --method asha or --prune asha)"},
+           {" --min-steps 10", "--min-steps (only --method asha or --prune asha)"},
            {" --objective sharpe_ratio", "--objective (--objective-fn is the objective)"},
            {" --set algo.n_epochs=3", "--set (--objective-fn trains nothing)"}}) {
     const CmdResult r = RunCli(base + flags);

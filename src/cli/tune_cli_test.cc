@@ -179,6 +179,61 @@ TEST_F(TuneCli, BadSpacesAndArgumentsAreRefusedBeforeAnythingIsWritten) {
   EXPECT_FALSE(fs::exists(P("c")));
 }
 
+TEST_F(TuneCli, LearningMethodsAndPruningRunAndRefuseWhatTheyCannotDo) {
+  std::string text;
+  for (int i = 1; i <= 6; ++i) text += "x" + std::to_string(i) + " = { uniform = [0, 1] }\n";
+  const std::string h6 = Write("h6.toml", text);
+  // tpe and cmaes with asha pruning on Hartmann6: the study records both, and its JSON the
+  // rung of the best.
+  for (const char* method : {"tpe", "cmaes"}) {
+    const CmdResult r =
+        RunCli("tune --objective-fn hartmann6 --space " + h6 + " --method " + method +
+               " --prune asha --trials 12 --parallel 2 --quiet --json --out " + P(method));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["method"], method);
+    EXPECT_EQ(j["prune"], "asha");
+    EXPECT_TRUE(j.contains("best_rung"));
+    EXPECT_LT(j["best_objective"].get<double>(), 0.0);
+    std::ifstream in(P(method) + "/study.json");
+    const auto study = nlohmann::json::parse(in);
+    EXPECT_EQ(study["prune"], "asha");
+    EXPECT_EQ(study["lag"], 1);
+  }
+  // A resume keeps the study's pruning: another --prune is refused, the same one is fine.
+  CmdResult resumed = RunCli("tune --resume " + P("tpe") + " --prune none --quiet --json");
+  EXPECT_EQ(resumed.exit_code, 2);
+  EXPECT_NE(resumed.out.find("--prune none (the study's: asha)"), std::string::npos) << resumed.out;
+  resumed = RunCli("tune --resume " + P("tpe") + " --prune asha --method tpe --quiet --json");
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.out;
+  // --method random --prune asha is --method asha.
+  CmdResult r = RunCli("tune --objective-fn hartmann6 --space " + h6 +
+                       " --prune asha --trials 6 --quiet --json --out " + P("random_asha"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["method"], "asha");
+  // Bad input, refused before anything is written.
+  r = RunCli("tune --objective-fn hartmann6 --space " + h6 + " --prune median --out " + P("p"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--prune"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(P("p")));
+  r = RunCli("tune --objective-fn hartmann6 --space " + h6 + " --method tpe --eta 3 --out " +
+             P("e"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("--eta (only --method asha or --prune asha)"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(P("e")));
+  const std::string branin =
+      Write("b.toml", "x1 = { uniform = [-5, 10] }\nx2 = { uniform = [0, 15] }\n");
+  r = RunCli("tune --objective-fn hartmann6 --space " + branin + " --out " + P("h"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("hartmann6 takes x1 .. x6"), std::string::npos) << r.out;
+  const std::string config = std::string(RLT_SOURCE_DIR) + "/configs/cartpole_ppo.toml";
+  const std::string choices = Write("c.toml", "\"algo.n_epochs\" = { choice = [5, 10] }\n");
+  r = RunCli("tune " + config + " --space " + choices + " --method cmaes --out " + P("c"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("only choice keys (algo.n_epochs)"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(P("c")));
+}
+
 TEST_F(TuneCli, TrainingTrialsCarryTheirValuesAndRejectImpossibleBatches) {
   const std::string space = Write("cp.toml",
                                   "\"algo.learning_rate\" = { log_uniform = [1e-4, 1e-2] }\n"

@@ -1,7 +1,8 @@
-// rltrade cli: `rltrade tune [CONFIG] --space SPACE.toml [--method random|sobol|anneal|asha]
-// [--trials N] [--objective METRIC] [--objective-fn branin|rosenbrock] [--out DIR]
-// [--resume DIR] [--seed S] [--set section.key=value ...] [--json] [--quiet]`. Flag
-// parsing only; the work is in evalrun/tune_run.h.
+// rltrade cli: `rltrade tune [CONFIG] --space SPACE.toml
+// [--method random|sobol|anneal|tpe|cmaes|asha] [--prune none|asha] [--trials N]
+// [--objective METRIC] [--objective-fn branin|rosenbrock|hartmann6] [--out DIR] [--resume DIR]
+// [--seed S] [--set section.key=value ...] [--json] [--quiet]`. Flag parsing only; the work
+// is in evalrun/tune_run.h.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -62,9 +63,14 @@ void RegisterTuneCommand(CLI::App& app, Action* action) {
   cmd->add_option("--space", f->request.space_path,
                   "SPACE.toml: the search space (required unless --resume)");
   cmd->add_option("--method", f->request.method,
-                  "random, sobol, anneal, or asha (asynchronous successive halving on training "
-                  "steps)")
-      ->check(CLI::IsMember({"random", "sobol", "anneal", "asha"}));
+                  "random, sobol, anneal, tpe (tree-structured Parzen estimator), cmaes (CMA-ES), "
+                  "or asha (asynchronous successive halving on training steps)")
+      ->check(CLI::IsMember({"random", "sobol", "anneal", "tpe", "cmaes", "asha"}));
+  cmd->add_option("--prune", f->request.prune,
+                  "asha: successive halving on training steps with the method's points (the "
+                  "method learns from each trial's first-rung score); none: every trial trains "
+                  "the full budget")
+      ->check(CLI::IsMember({"none", "asha"}));
   cmd->add_option("--trials", f->request.trials, "number of trials")
       ->check(CLI::Range(1, tune::kMaxTrials));
   cmd->add_option("--objective", f->request.objective,
@@ -72,14 +78,15 @@ void RegisterTuneCommand(CLI::App& app, Action* action) {
                   "episodic environments)");
   cmd->add_option("--objective-fn", f->request.objective_fn,
                   "an analytic function to minimise instead of training (keys x1, x2, ...)")
-      ->check(CLI::IsMember({"branin", "rosenbrock"}));
+      ->check(CLI::IsMember({"branin", "rosenbrock", "hartmann6"}));
   cmd->add_option("--out", f->request.out_dir, "output directory (default runs/tune-<time>)");
   cmd->add_option("--resume", f->request.resume_dir,
                   "continue a killed or finished-early study from its journal; its arguments "
                   "come from DIR/study.json");
   cmd->add_option("--seed", f->seed, "the search's seed (0 to 18446744073709551615)");
   cmd->add_option("--parallel", f->request.parallel,
-                  "trials at once (0: cores / [run] threads; anneal: always 1)")
+                  "trials at once (0: cores / [run] threads; anneal: always 1; tpe, cmaes: "
+                  "trial i is proposed when trials up to i - P have finished)")
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--eta", f->request.eta,
                   "asha: reduction factor; the top 1/eta of a rung climbs to eta x the steps")
@@ -97,8 +104,8 @@ void RegisterTuneCommand(CLI::App& app, Action* action) {
     // Which arguments were given: a resume compares them with the study's, and a study
     // refuses flags it would not use.
     for (const char* name :
-         {"config", "--space", "--method", "--trials", "--objective", "--objective-fn", "--out",
-          "--seed", "--eta", "--min-steps", "--set"}) {
+         {"config", "--space", "--method", "--prune", "--trials", "--objective", "--objective-fn",
+          "--out", "--seed", "--eta", "--min-steps", "--set"}) {
       if (cmd->get_option(name)->count() > 0) f->request.given.insert(name);
     }
     *action = [f] { return RunTune(*f); };

@@ -225,7 +225,7 @@ Status WriteTuneReport(const std::string& dir) {
   const std::string method = StringOr(study, "method", "?");
   const std::string objective = StringOr(study, "objective", "objective");
   const bool minimize = BoolOr(study, "minimize", false);
-  const bool asha = method == "asha";
+  const bool asha = method == "asha" || StringOr(study, "prune", "none") == "asha";
   // The parameter keys, in the order of the space's text ("key" = { ... } lines).
   std::vector<std::string> keys;
   {

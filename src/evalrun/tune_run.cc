@@ -291,13 +291,15 @@ Result<TuneRequest> ResumedRequest(const TuneRequest& given) {
   RLT_RETURN_IF_ERROR(h.Object("/command"));
   TuneRequest r = given;
   r.method = recorded.method;
+  r.prune = recorded.prune;
   r.trials = recorded.trials;
   r.seed = recorded.seed;
   RLT_ASSIGN_OR_RETURN(r.config_path, h.StringOr("/command/config", ""));
   RLT_ASSIGN_OR_RETURN(r.objective_fn, h.StringOr("/command/objective_fn", ""));
-  if (!r.objective_fn.empty() && r.objective_fn != "branin" && r.objective_fn != "rosenbrock") {
+  if (!r.objective_fn.empty() && r.objective_fn != "branin" && r.objective_fn != "rosenbrock" &&
+      r.objective_fn != "hartmann6") {
     return Status::DataError(h.Place("/command/objective_fn") + ": 'command.objective_fn' = \"" +
-                             r.objective_fn + "\": expected branin or rosenbrock");
+                             r.objective_fn + "\": expected branin, rosenbrock or hartmann6");
   }
   RLT_ASSIGN_OR_RETURN(r.objective, h.StringOr("/command/objective", ""));
   if (h.Has("/command/overrides")) {
@@ -338,6 +340,9 @@ Result<TuneRequest> ResumedRequest(const TuneRequest& given) {
   if (given_flag("--method") && given.method != r.method) {
     differ.push_back("--method " + given.method + " (the study's: " + r.method + ")");
   }
+  if (given_flag("--prune") && given.prune != r.prune) {
+    differ.push_back("--prune " + given.prune + " (the study's: " + r.prune + ")");
+  }
   if (given_flag("--trials") && given.trials != r.trials) {
     differ.push_back("--trials " + std::to_string(given.trials) +
                      " (the study's: " + std::to_string(r.trials) + ")");
@@ -360,9 +365,10 @@ Result<TuneRequest> ResumedRequest(const TuneRequest& given) {
     differ.push_back("--set values (the study's:" +
                      (recorded_sets.empty() ? std::string(" none") : recorded_sets) + ")");
   }
-  if (given_flag("--eta") && (r.method != "asha" || given.eta != r.eta)) {
+  const bool rungs = r.method == "asha" || r.prune == "asha";
+  if (given_flag("--eta") && (!rungs || given.eta != r.eta)) {
     differ.push_back("--eta " + std::to_string(given.eta) + " (the study's: " +
-                     (r.method == "asha" ? std::to_string(r.eta) : "no eta, " + r.method) + ")");
+                     (rungs ? std::to_string(r.eta) : "no eta, " + r.method) + ")");
   }
   // --min-steps as given when the study started (older studies: the first rung's steps).
   RLT_ASSIGN_OR_RETURN(const int64_t min_steps,
@@ -370,10 +376,9 @@ Result<TuneRequest> ResumedRequest(const TuneRequest& given) {
   r.min_steps = std::max<int64_t>(0, min_steps);
   const int64_t study_min =
       min_steps >= 0 ? min_steps : (r.rung_steps.empty() ? -1 : r.rung_steps[0]);
-  if (given_flag("--min-steps") && (r.method != "asha" || given.min_steps != study_min)) {
+  if (given_flag("--min-steps") && (!rungs || given.min_steps != study_min)) {
     differ.push_back("--min-steps " + std::to_string(given.min_steps) + " (the study's: " +
-                     (r.method != "asha" ? "no rungs, " + r.method : std::to_string(study_min)) +
-                     ")");
+                     (!rungs ? "no rungs, " + r.method : std::to_string(study_min)) + ")");
   }
   if (given_flag("--out") && !same_path(given.out_dir, given.resume_dir)) {
     differ.push_back("--out " + given.out_dir + " (a resumed study writes into DIR itself)");
@@ -421,7 +426,8 @@ std::string ReservedKeyReason(const std::string& section, const std::string& nam
     return "a trial trains one seed (tune sets run.seeds = 1)";
   }
   if (section == "run" && name == "total_steps" && method == "asha") {
-    return "with --method asha the rungs set each trial's training steps, up to the config's "
+    return "with --method asha or --prune asha the rungs set each trial's training steps, up to "
+           "the config's "
            "[run] total_steps";
   }
   return "";
@@ -442,8 +448,8 @@ Status CheckSpaceKeys(const tune::Space& space, const TuneRequest& r) {
                        "e.g. \"algo.learning_rate\" (x1, x2, ... are the keys of --objective-fn)");
       continue;
     }
-    const std::string reason =
-        ReservedKeyReason(p.key.substr(0, dot), p.key.substr(dot + 1), r.method);
+    const std::string reason = ReservedKeyReason(p.key.substr(0, dot), p.key.substr(dot + 1),
+                                                 r.prune == "asha" ? "asha" : r.method);
     if (!reason.empty()) {
       errors.push_back(p.place + ": '" + p.key + "' may not be tuned: " + reason + ".");
       continue;
@@ -594,9 +600,10 @@ struct TuneStudy {
 Status CheckUnusedFlags(const TuneRequest& r) {
   std::vector<std::string> unused;
   auto has = [&](const char* flag) { return r.given.count(flag) > 0; };
-  if (r.method != "asha" && has("--eta")) unused.push_back("--eta (only --method asha)");
-  if (r.method != "asha" && has("--min-steps")) {
-    unused.push_back("--min-steps (only --method asha)");
+  const bool rungs = r.method == "asha" || r.prune == "asha";
+  if (!rungs && has("--eta")) unused.push_back("--eta (only --method asha or --prune asha)");
+  if (!rungs && has("--min-steps")) {
+    unused.push_back("--min-steps (only --method asha or --prune asha)");
   }
   if (!r.objective_fn.empty() && has("--objective")) {
     unused.push_back("--objective (--objective-fn is the objective)");
@@ -643,7 +650,8 @@ Status OpenStudy(const TuneRequest& given, TuneStudy& st) {
   o.space_text = space_text;
   o.quiet = r.quiet;
   o.eta = r.eta;
-  if (r.method == "asha" && r.eta < 2) {
+  o.prune = r.prune;
+  if ((r.method == "asha" || r.prune == "asha") && r.eta < 2) {
     return Status::Refused("--eta " + std::to_string(r.eta) +
                            ": the reduction factor must be at least 2 (3 is usual)");
   }
@@ -655,7 +663,7 @@ Status OpenStudy(const TuneRequest& given, TuneStudy& st) {
 // --objective-fn, a nominal budget of 81 that the function ignores).
 void SetRungs(TuneStudy& st, int64_t total) {
   const TuneRequest& r = st.r;
-  if (r.method != "asha") return;
+  if (r.method != "asha" && r.prune != "asha") return;
   st.o.rung_steps =
       !r.rung_steps.empty() ? r.rung_steps : tune::RungSteps(total, r.eta, r.min_steps);
 }
@@ -690,15 +698,14 @@ Result<TuneOutcome> RunObjectiveStudy(TuneStudy& st) {
                          tune::TrialResult t;
                          std::vector<double> x;
                          for (const auto& [k, v] : job.params) x.push_back(std::stod(v));
-                         t.objective = r.objective_fn == "branin" ? tune::Branin(x[0], x[1])
-                                                                  : tune::Rosenbrock(x);
+                         t.objective = tune::EvaluateFunction(r.objective_fn, x);
                          t.steps = job.steps;
                          return t;
                        }));
   if (!s) return out;  // a rank that served trials
   RLT_RETURN_IF_ERROR(NoObjectiveError(*s, out.out_dir));
   RLT_RETURN_IF_ERROR(eval::WriteTuneReport(out.out_dir));
-  out.json = tune::StudyJson(*s, r.method);
+  out.json = tune::StudyJson(*s, r.method, tune::UsesRungs(o));
   return out;
 }
 
@@ -787,7 +794,7 @@ TrialSetup PlanTrials(TuneStudy& st, const config::Config& cfg) {
   if (o.parallel > 1) base_sets.push_back("run.threads=" + std::to_string(trial_threads));
   TuneRequest trial_request = r;
   trial_request.overrides = base_sets;
-  if (r.method == "asha") {
+  if (r.method == "asha" || r.prune == "asha") {
     const config::ConfigValue* total = cfg.Get("run", "total_steps");
     SetRungs(st, total != nullptr ? std::max<int64_t>(1, std::atoll(total->text.c_str())) : 1);
   }
@@ -969,7 +976,7 @@ Result<TuneOutcome> ReportTrainingStudy(TuneStudy& st, const config::Config& cfg
                                         const tune::StudyResult& s) {
   TuneOutcome& out = st.out;
   RLT_RETURN_IF_ERROR(NoObjectiveError(s, out.out_dir));
-  json j = json::parse(tune::StudyJson(s, st.r.method));
+  json j = json::parse(tune::StudyJson(s, st.r.method, tune::UsesRungs(st.o)));
   if (s.best_trial >= 0) {
     const fs::path best_dir =
         fs::path(out.out_dir) / "trials" / ("trial_" + std::to_string(s.best_trial));
@@ -1007,7 +1014,16 @@ Result<TuneOutcome> RunTrainingStudy(TuneStudy& st) {
 
 }  // namespace
 
-Result<TuneOutcome> RunTune(const TuneRequest& given) {
+Result<TuneOutcome> RunTune(const TuneRequest& request) {
+  // --method random --prune asha is --method asha (the same study, recorded as before).
+  TuneRequest given = request;
+  if (given.prune == "asha" && (given.method == "random" || given.method == "asha")) {
+    given.method = "asha";
+    given.prune = "none";
+  }
+  if (given.prune != "none" && given.prune != "asha") {
+    return Status::Refused("--prune " + given.prune + ": expected none or asha");
+  }
   TuneStudy st;
   RLT_RETURN_IF_ERROR(OpenStudy(given, st));
   if (!st.r.objective_fn.empty()) return RunObjectiveStudy(st);

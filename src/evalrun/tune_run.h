@@ -26,7 +26,7 @@
 //    file:line, the key, the value and training's reason (rules on combinations, such as
 //    batch_size dividing the rollout, reject the trial instead);
 //  - --objective must be a metric the trials' evaluation reports;
-//  - flags the study would not use (--eta without asha, --objective or --set with
+//  - flags the study would not use (--eta without asha or --prune asha, --objective or --set with
 //    --objective-fn) are refused.
 // A study in which no trial produced an objective is an error (DataError: exit 1) naming
 // how the trials ended and the first reason; its files stay, for the reasons.
@@ -50,9 +50,12 @@ struct TuneRequest {
   std::string config_path;  // "" with objective_fn
   std::string space_path;
   std::string method = "random";
+  // --prune asha: successive halving with the method's points (method asha = random with
+  // it; a request's random + asha is run as method asha). "none": full budget per trial.
+  std::string prune = "none";
   int trials = 16;
   std::string objective;     // metric name ("" = the default)
-  std::string objective_fn;  // branin | rosenbrock: no training
+  std::string objective_fn;  // branin | rosenbrock | hartmann6: no training
   std::string out_dir;       // "" = runs/tune-<time>
   std::string resume_dir;
   std::vector<std::string> overrides;
@@ -65,7 +68,7 @@ struct TuneRequest {
   int64_t min_steps = 0;
   std::vector<int64_t> rung_steps;  // set from study.json on resume
   // The arguments given on the command line ("config", "--space", "--trials", "--seed",
-  // "--method", "--objective", "--objective-fn", "--set", "--eta", "--min-steps",
+  // "--method", "--prune", "--objective", "--objective-fn", "--set", "--eta", "--min-steps",
   // "--out"): with --resume each must equal what the study recorded; without, flags the
   // study would not use (--eta without asha, ...) are refused.
   std::set<std::string> given;

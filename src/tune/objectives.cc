@@ -22,13 +22,45 @@ double Rosenbrock(const std::vector<double>& x) {
   return sum;
 }
 
+double Hartmann6(const std::vector<double>& x) {
+  static constexpr double kAlpha[4] = {1.0, 1.2, 3.0, 3.2};
+  static constexpr double kA[4][6] = {{10, 3, 17, 3.5, 1.7, 8},
+                                      {0.05, 10, 17, 0.1, 8, 14},
+                                      {3, 3.5, 1.7, 10, 17, 8},
+                                      {17, 8, 0.05, 10, 0.1, 14}};
+  static constexpr double kP[4][6] = {{1312, 1696, 5569, 124, 8283, 5886},
+                                      {2329, 4135, 8307, 3736, 1004, 9991},
+                                      {2348, 1451, 3522, 2883, 3047, 6650},
+                                      {4047, 8828, 8732, 5743, 1091, 381}};
+  double sum = 0;
+  for (int i = 0; i < 4; ++i) {
+    double inner = 0;
+    for (int j = 0; j < 6; ++j) {
+      const double d = x[j] - kP[i][j] * 1e-4;
+      inner += kA[i][j] * d * d;
+    }
+    sum += kAlpha[i] * std::exp(-inner);
+  }
+  return -sum;
+}
+
+double EvaluateFunction(const std::string& fn, const std::vector<double>& x) {
+  if (fn == "branin") return Branin(x[0], x[1]);
+  if (fn == "hartmann6") return Hartmann6(x);
+  return Rosenbrock(x);
+}
+
 Status CheckObjectiveSpace(const std::string& fn, const Space& space) {
-  if (fn != "branin" && fn != "rosenbrock") {
-    return Status::Refused("--objective-fn " + fn + ": expected branin or rosenbrock");
+  if (fn != "branin" && fn != "rosenbrock" && fn != "hartmann6") {
+    return Status::Refused("--objective-fn " + fn + ": expected branin, rosenbrock or hartmann6");
   }
   const int n = space.dims();
   if (fn == "branin" && n != 2) {
     return Status::Refused("--objective-fn branin takes x1 and x2; the space has " +
+                           std::to_string(n) + " parameters");
+  }
+  if (fn == "hartmann6" && n != 6) {
+    return Status::Refused("--objective-fn hartmann6 takes x1 .. x6; the space has " +
                            std::to_string(n) + " parameters");
   }
   if (fn == "rosenbrock" && n < 2) {
@@ -51,7 +83,7 @@ Status CheckObjectiveSpace(const std::string& fn, const Space& space) {
 double EvaluateObjective(const std::string& fn, const Space& space, const std::vector<double>& u) {
   std::vector<double> x(u.size());
   for (size_t i = 0; i < u.size(); ++i) x[i] = ValueNumber(space.params[i], u[i]);
-  return fn == "branin" ? Branin(x[0], x[1]) : Rosenbrock(x);
+  return EvaluateFunction(fn, x);
 }
 
 }  // namespace rlt::tune

@@ -6,6 +6,10 @@
 //    0.397887... at (-pi, 12.275), (pi, 2.275) and (9.42478, 2.475).
 //  - rosenbrock(x1..xn) = sum_i 100 (x_{i+1} - x_i^2)^2 + (1 - x_i)^2 (n >= 2); minimum 0
 //    at (1, ..., 1).
+//  - hartmann6(x1..x6) = -sum_i alpha_i exp(-sum_j A_ij (x_j - P_ij)^2) with the standard
+//    constants (Hartmann 1973; as tabulated by Surjanovic and Bingham's Virtual Library of
+//    Simulation Experiments), domain [0, 1]^6; global minimum -3.32237 at (0.20169,
+//    0.150011, 0.476874, 0.275332, 0.311652, 0.6573).
 #ifndef RLT_TUNE_OBJECTIVES_H_
 #define RLT_TUNE_OBJECTIVES_H_
 
@@ -21,9 +25,15 @@ inline constexpr double kBraninMinimum = 0.397887357729738;
 
 double Branin(double x1, double x2);
 double Rosenbrock(const std::vector<double>& x);
+double Hartmann6(const std::vector<double>& x);  // REQUIRES: x.size() == 6
+inline constexpr double kHartmann6Minimum = -3.32237;
+
+// The function `fn` (branin | rosenbrock | hartmann6) at x (sized as CheckObjectiveSpace
+// requires).
+double EvaluateFunction(const std::string& fn, const std::vector<double>& x);
 
 // Checks that the space suits the function (keys x1..xn, n = 2 for branin, >= 2 for
-// rosenbrock; numeric distributions only).
+// rosenbrock, 6 for hartmann6; numeric distributions only).
 Status CheckObjectiveSpace(const std::string& fn, const Space& space);
 // f at the space's values for unit point u.
 double EvaluateObjective(const std::string& fn, const Space& space, const std::vector<double>& u);

@@ -4,18 +4,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tune/cmaes.h"
+#include "tune/tpe.h"
+
 namespace rlt::tune {
 namespace {
 
 class RandomSearch : public Search {
  public:
   RandomSearch(int dims, uint64_t seed) : dims_(dims), seed_(seed) {}
-  std::vector<double> Propose() override {
-    Rng rng(seed_ * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(trial_++) + 1);
-    std::vector<double> u(dims_);
-    for (double& x : u) x = rng.Uniform();
-    return u;
-  }
+  std::vector<double> Propose() override { return RandomPoint(dims_, seed_, trial_++); }
   void Tell(double) override {}
 
  private:
@@ -118,6 +116,15 @@ class AnnealSearch : public Search {
 
 }  // namespace
 
+std::vector<double> RandomPoint(int dims, uint64_t seed, int64_t trial) {
+  Rng rng(seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(trial) + 1);
+  std::vector<double> u(dims);
+  for (double& x : u) x = rng.Uniform();
+  return u;
+}
+
+bool LearnsInParallel(const std::string& method) { return method == "tpe" || method == "cmaes"; }
+
 Result<std::unique_ptr<Search>> MakeSearch(const std::string& method, const Space& space,
                                            int trials, uint64_t seed) {
   if (method == "random") return std::unique_ptr<Search>(new RandomSearch(space.dims(), seed));
@@ -131,7 +138,10 @@ Result<std::unique_ptr<Search>> MakeSearch(const std::string& method, const Spac
     return std::unique_ptr<Search>(new SobolSearch(space.dims(), seed));
   }
   if (method == "anneal") return std::unique_ptr<Search>(new AnnealSearch(space, trials, seed));
-  return Status::InvalidArgument("--method " + method + ": expected random, sobol, anneal or asha");
+  if (method == "tpe") return MakeTpeSearch(space, seed);
+  if (method == "cmaes") return MakeCmaesSearch(space, seed);
+  return Status::InvalidArgument("--method " + method +
+                                 ": expected random, sobol, anneal, tpe, cmaes or asha");
 }
 
 }  // namespace rlt::tune

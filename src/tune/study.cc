@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -28,10 +29,12 @@ using json = nlohmann::json;
 json StudyHeader(const StudyOptions& o) {
   json h = {{"method", o.method},       {"seed", o.seed},         {"trials", o.trials},
             {"objective", o.objective}, {"minimize", o.minimize}, {"space", o.space_text}};
-  if (o.method == "asha") {
+  if (o.prune == "asha" && o.method != "asha") h["prune"] = o.prune;
+  if (UsesRungs(o)) {
     h["eta"] = o.eta;
     h["rung_steps"] = o.rung_steps;
   }
+  if (LearnsInParallel(o.method)) h["lag"] = o.lag;
   return h;
 }
 
@@ -72,7 +75,7 @@ void PrintLine(const StudyOptions& o, const json& line, bool best) {
   const std::string status = line.value("status", "");
   const std::string what = status == "ok" ? "objective " + JsonText(line["objective"])
                                           : status + ": " + line.value("reason", "");
-  if (o.method == "asha") {
+  if (UsesRungs(o)) {
     std::fprintf(stderr, "trial %d rung %d (%lld steps): %s%s\n", line.value("trial", -1),
                  line.value("rung", 0), static_cast<long long>(line.value("steps", int64_t{0})),
                  what.c_str(), best ? " (best so far)" : "");
@@ -121,9 +124,14 @@ Result<JsonDoc> ReadStudyHeader(const std::string& out_dir) {
 Result<StudyOptions> StudyOptionsFromHeader(const JsonDoc& h) {
   StudyOptions o;
   RLT_ASSIGN_OR_RETURN(o.method, h.String("/method"));
-  if (o.method != "random" && o.method != "sobol" && o.method != "anneal" && o.method != "asha") {
+  if (o.method != "random" && o.method != "sobol" && o.method != "anneal" && o.method != "asha" &&
+      !LearnsInParallel(o.method)) {
     return Status::DataError(h.Place("/method") + ": 'method' = \"" + o.method +
-                             "\": expected random, sobol, anneal or asha");
+                             "\": expected random, sobol, anneal, tpe, cmaes or asha");
+  }
+  if (LearnsInParallel(o.method)) {
+    RLT_ASSIGN_OR_RETURN(const int64_t lag, h.Int("/lag", 0, kMaxLag));
+    o.lag = static_cast<int>(lag);
   }
   RLT_ASSIGN_OR_RETURN(o.seed, h.Uint64("/seed"));
   RLT_ASSIGN_OR_RETURN(const int64_t trials, h.Int("/trials", 1, kMaxTrials));
@@ -131,7 +139,14 @@ Result<StudyOptions> StudyOptionsFromHeader(const JsonDoc& h) {
   RLT_ASSIGN_OR_RETURN(o.objective, h.String("/objective"));
   RLT_ASSIGN_OR_RETURN(o.minimize, h.Bool("/minimize"));
   RLT_ASSIGN_OR_RETURN(o.space_text, h.String("/space"));
-  if (o.method == "asha") {
+  if (h.Has("/prune")) {
+    RLT_ASSIGN_OR_RETURN(o.prune, h.String("/prune"));
+    if (o.prune != "asha" || o.method == "asha") {
+      return Status::DataError(h.Place("/prune") + ": 'prune' = \"" + o.prune +
+                               "\": expected asha, with a method other than asha");
+    }
+  }
+  if (UsesRungs(o)) {
     RLT_ASSIGN_OR_RETURN(const int64_t eta, h.Int("/eta", 2, kMaxEta));
     o.eta = static_cast<int>(eta);
     RLT_ASSIGN_OR_RETURN(o.rung_steps, h.Ints("/rung_steps", 1, kMaxRungSteps));
@@ -151,7 +166,9 @@ Result<StudyOptions> StudyOptionsFromHeader(const JsonDoc& h) {
   return o;
 }
 
-std::string StudyJson(const StudyResult& r, const std::string& method) {
+bool UsesRungs(const StudyOptions& o) { return o.method == "asha" || o.prune == "asha"; }
+
+std::string StudyJson(const StudyResult& r, const std::string& method, bool rungs) {
   json params = json::object();
   for (const auto& [k, v] : r.best_params) params[k] = v;
   json j = {
@@ -160,7 +177,8 @@ std::string StudyJson(const StudyResult& r, const std::string& method) {
       {"best_trial", r.best_trial},
       {"trials", r.trials},
       {"method", method}};
-  if (method == "asha") j["best_rung"] = r.best_rung;
+  if (method == "asha" || rungs) j["best_rung"] = r.best_rung;
+  if (method != "asha" && rungs) j["prune"] = "asha";
   return JsonText(j, 2);
 }
 
@@ -296,8 +314,94 @@ Status RunSequentialSearch(const Space& space, const StudyOptions& o, const Tria
   return Status::Ok();
 }
 
+// The methods that learn while trials run in parallel (tpe, cmaes): `parallel` workers take
+// the next trial as they free up; trial i is proposed once trials 0 .. i - 1 - lag have
+// finished, after telling the search exactly their scores (in trial order), so the
+// proposals do not depend on timing. Journaled in trial order.
+Status RunLaggedSearch(const Space& space, const StudyOptions& o, const TrialFn& fn,
+                       const std::vector<json>& done, const std::string& journal,
+                       std::vector<json>* rows) {
+  RLT_ASSIGN_OR_RETURN(std::unique_ptr<Search> search,
+                       MakeSearch(o.method, space, o.trials, o.seed));
+  const int n = o.trials;
+  std::vector<json> lines(n), points_json(n);
+  std::vector<Params> points(n);
+  std::vector<bool> finished(n, false);
+  int told = 0, proposed = 0, next_line = 0, next_job = 0;
+  double best = std::numeric_limits<double>::quiet_NaN();
+  auto propose = [&](int i) {  // REQUIRES: i == proposed, trials < i - lag finished
+    for (; told < std::max(0, i - o.lag); ++told) search->Tell(ScoreOf(lines[told], o.minimize));
+    points[i] = ParamsOf(space, search->Propose(), &points_json[i]);
+    ++proposed;
+  };
+  auto record = [&](const json& line) {
+    const double score = ScoreOf(line, o.minimize);
+    rows->push_back(line);
+    const bool is_best = !std::isnan(score) && (std::isnan(best) || score > best);
+    if (is_best) best = score;
+    return is_best;
+  };
+  for (; next_line < std::min(n, static_cast<int>(done.size())); ++next_line) {
+    const int i = next_line;
+    propose(i);
+    if (done[i].value("trial", -1) != i || done[i]["params"] != points_json[i]) {
+      return Status::DataError(journal + ": trial " + std::to_string(i) +
+                               " does not match the study's proposal; the journal belongs "
+                               "to another study or was edited");
+    }
+    lines[i] = done[i];
+    finished[i] = true;
+    record(done[i]);
+  }
+  next_job = next_line;
+  std::mutex mu;
+  std::condition_variable changed;
+  Status error = Status::Ok();
+  auto worker = [&]() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (error.ok() && next_job < n) {
+      const int k = next_job++;
+      // Proposals in trial order, each once the trials it is told have finished.
+      changed.wait(lock, [&] { return !error.ok() || (proposed == k && next_line >= k - o.lag); });
+      if (!error.ok()) break;
+      propose(k);
+      changed.notify_all();
+      TrialJob job;
+      job.trial = k;
+      job.params = points[k];
+      lock.unlock();
+      const auto start = std::chrono::steady_clock::now();
+      const TrialResult t = fn(job);
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      lock.lock();
+      lines[k] = JournalLine(job, points_json[k], t, seconds);
+      finished[k] = true;
+      while (error.ok() && next_line < n && finished[next_line]) {
+        error = AppendLine(journal, lines[next_line].dump());
+        PrintLine(o, lines[next_line], record(lines[next_line]));
+        ++next_line;
+      }
+      changed.notify_all();
+    }
+    changed.notify_all();
+  };
+  const int workers = std::min(std::max(1, o.parallel), std::max(1, n - next_job));
+  if (workers == 1) {
+    worker();
+  } else {
+    std::vector<std::thread> threads;
+    for (int k = 0; k < workers; ++k) threads.emplace_back(worker);
+    for (std::thread& w : threads) w.join();
+  }
+  return error;
+}
+
 // Successive halving: `parallel` workers ask the scheduler for jobs; one journal line per
-// finished rung, in the order they finish.
+// finished rung, in the order they finish. New trials take the points of the study's
+// method (random for "asha"), which is told each trial's rung-0 score in trial order: a
+// learning method (tpe, cmaes: lag = parallel - 1; anneal: 0) proposes trial t once the
+// rung-0 scores of trials 0 .. t - 1 - lag are in, so its points do not depend on timing.
 Status RunAshaSearch(const Space& space, const StudyOptions& o, const TrialFn& fn,
                      const std::vector<json>& done, const std::string& journal,
                      std::vector<json>* rows) {
@@ -305,16 +409,33 @@ Status RunAshaSearch(const Space& space, const StudyOptions& o, const TrialFn& f
   if (o.eta < 2 || rungs < 1) {
     return Status::InvalidArgument("asha needs eta >= 2 and at least one rung");
   }
+  const std::string method = o.method == "asha" ? "random" : o.method;
   RLT_ASSIGN_OR_RETURN(std::unique_ptr<Search> sampler,
-                       MakeSearch("random", space, o.trials, o.seed));
+                       MakeSearch(method, space, o.trials, o.seed));
+  const bool learns = LearnsInParallel(method) || method == "anneal";
+  const int lag = LearnsInParallel(method) ? o.lag : 0;
+  std::map<int, double> rung0;  // trial -> its rung-0 score
+  int told = 0;
+  auto ready = [&](int t) {  // may trial t's point be proposed?
+    if (!learns) return true;
+    for (int j = told; j < t - lag; ++j) {
+      if (rung0.count(j) == 0) return false;
+    }
+    return true;
+  };
   std::vector<Params> points;
   std::vector<json> points_json;
-  auto point = [&](int t) {
+  auto point = [&](int t) {  // REQUIRES: ready(t)
     while (static_cast<int>(points.size()) <= t) {
+      const int k = static_cast<int>(points.size());
+      for (; learns && told < k - lag; ++told) sampler->Tell(rung0.at(told));
       points_json.emplace_back();
       points.push_back(ParamsOf(space, sampler->Propose(), &points_json.back()));
     }
   };
+  for (const json& line : done) {
+    if (line.value("rung", -1) == 0) rung0[line.value("trial", -1)] = ScoreOf(line, o.minimize);
+  }
   Asha asha(o.eta, rungs, o.trials);
   double best = std::numeric_limits<double>::quiet_NaN();
   int best_rung = -1;
@@ -335,6 +456,11 @@ Status RunAshaSearch(const Space& space, const StudyOptions& o, const TrialFn& f
     if (t < 0 || t >= o.trials || rung < 0 || rung >= rungs) {
       return Status::DataError(journal + ": line " + std::to_string(n + 1) +
                                " names a trial or rung outside this study");
+    }
+    if (!ready(t)) {
+      return Status::DataError(journal + ": trial " + std::to_string(t) +
+                               " started before the rung-0 results its proposal needs; the "
+                               "journal belongs to another study or was edited");
     }
     point(t);
     if (line["params"] != points_json[t]) {
@@ -358,6 +484,8 @@ Status RunAshaSearch(const Space& space, const StudyOptions& o, const TrialFn& f
         changed.wait(lock);
         continue;
       }
+      changed.wait(lock, [&] { return !error.ok() || ready(next.trial); });
+      if (!error.ok()) break;
       point(next.trial);
       TrialJob job;
       job.trial = next.trial;
@@ -374,6 +502,7 @@ Status RunAshaSearch(const Space& space, const StudyOptions& o, const TrialFn& f
       const json line = JournalLine(job, params, t, seconds);
       if (Status st = AppendLine(journal, line.dump()); !st.ok() && error.ok()) error = st;
       asha.Report(job.trial, job.rung, ScoreOf(line, o.minimize));
+      if (job.rung == 0) rung0[job.trial] = ScoreOf(line, o.minimize);
       rows->push_back(line);
       PrintLine(o, line, is_best(line));
       changed.notify_all();
@@ -400,7 +529,7 @@ Result<std::vector<json>> ReadJournal(const std::string& journal, const Space& s
   std::vector<json> done;
   if (!fs::exists(journal)) return done;
   RLT_ASSIGN_OR_RETURN(const std::string text, ReadFile(journal));
-  const int rungs = o.method == "asha" ? static_cast<int>(o.rung_steps.size()) : 1;
+  const int rungs = UsesRungs(o) ? static_cast<int>(o.rung_steps.size()) : 1;
   const size_t max_lines = static_cast<size_t>(o.trials) * static_cast<size_t>(rungs);
   std::set<std::pair<int64_t, int64_t>> seen;
   size_t start = 0, complete = 0;
@@ -458,11 +587,17 @@ Result<std::vector<json>> ReadJournal(const std::string& journal, const Space& s
 
 }  // namespace
 
-Result<StudyResult> RunStudy(const Space& space, const StudyOptions& o, const TrialFn& fn) {
+Result<StudyResult> RunStudy(const Space& space, const StudyOptions& options, const TrialFn& fn) {
+  StudyOptions o = options;
+  // A new study's lag is its parallelism; a resumed one keeps the recorded lag.
+  if (LearnsInParallel(o.method)) o.lag = std::min(kMaxLag, std::max(1, o.parallel) - 1);
   if (o.trials < 1 || o.trials > kMaxTrials) {
     return Status::Refused("--trials " + std::to_string(o.trials) + ": expected 1 to " +
                            std::to_string(kMaxTrials));
   }
+  // A method the space does not suit is refused before anything is written.
+  RLT_RETURN_IF_ERROR(
+      MakeSearch(o.method == "asha" ? "random" : o.method, space, o.trials, o.seed).status());
   const fs::path out(o.out_dir);
   const std::string journal = (out / "trials.jsonl").string();
   const std::string header_path = (out / "study.json").string();
@@ -471,6 +606,10 @@ Result<StudyResult> RunStudy(const Space& space, const StudyOptions& o, const Tr
     RLT_ASSIGN_OR_RETURN(JsonDoc header_doc, ReadStudyHeader(o.out_dir));
     json header = header_doc.root();
     if (header.is_object()) header.erase("command");
+    if (LearnsInParallel(o.method) && header_doc.Has("/lag")) {
+      RLT_ASSIGN_OR_RETURN(const int64_t lag, header_doc.Int("/lag", 0, kMaxLag));
+      o.lag = static_cast<int>(lag);
+    }
     if (header != StudyHeader(o)) {
       return Status::Refused(header_path +
                              " describes another study (method, seed, trials, objective or "
@@ -490,8 +629,13 @@ Result<StudyResult> RunStudy(const Space& space, const StudyOptions& o, const Tr
     RLT_RETURN_IF_ERROR(WriteFileAtomic(header_path, JsonText(WithCommand(StudyHeader(o), o), 2)));
   }
   std::vector<json> rows;
-  RLT_RETURN_IF_ERROR(o.method == "asha" ? RunAshaSearch(space, o, fn, done, journal, &rows)
-                                         : RunSequentialSearch(space, o, fn, done, journal, &rows));
+  if (UsesRungs(o)) {
+    RLT_RETURN_IF_ERROR(RunAshaSearch(space, o, fn, done, journal, &rows));
+  } else if (LearnsInParallel(o.method)) {
+    RLT_RETURN_IF_ERROR(RunLaggedSearch(space, o, fn, done, journal, &rows));
+  } else {
+    RLT_RETURN_IF_ERROR(RunSequentialSearch(space, o, fn, done, journal, &rows));
+  }
   StudyResult r;
   PickBest(rows, o.minimize, &r);
   // results.csv and best.json, rewritten whole at the end.
@@ -517,7 +661,8 @@ Result<StudyResult> RunStudy(const Space& space, const StudyOptions& o, const Tr
   }
   csv.push_back('\n');
   RLT_RETURN_IF_ERROR(WriteFileAtomic((out / "results.csv").string(), csv));
-  RLT_RETURN_IF_ERROR(WriteFileAtomic((out / "best.json").string(), StudyJson(r, o.method)));
+  RLT_RETURN_IF_ERROR(
+      WriteFileAtomic((out / "best.json").string(), StudyJson(r, o.method, UsesRungs(o))));
   return r;
 }
 

@@ -10,11 +10,13 @@
 // the replayed proposals equal the journaled parameters, and continues with the next
 // trial: no finished trial runs twice. With parallel = P > 1 (random, sobol) P workers
 // take the next trial as they free up; the journal still lists trials in trial order, so
-// a study's files do not depend on P. Successive halving (method "asha", asha.h) journals one line
-// per finished rung (fields rung, steps), in the order they finish; P workers ask the scheduler for
-// jobs as they free up, so with P > 1 the promotions depend on timing. Its trials' points
-// are the random method's. Journal lines also hold steps (trained), train_seconds (in the
-// training loop; the rest of seconds is the trial's overhead) and checkpoint.
+// a study's files do not depend on P. With tpe and cmaes the proposals depend on the scores:
+// trial i waits until trials 0 .. i - P have finished (see StudyOptions::lag), so the
+// proposals, and the study's files, depend on P but not on timing. Successive halving (method
+// "asha", asha.h) journals one line per finished rung (fields rung, steps), in the order they
+// finish; P workers ask the scheduler for jobs as they free up, so with P > 1 the promotions depend
+// on timing. Its trials' points are the random method's. Journal lines also hold steps (trained),
+// train_seconds (in the training loop; the rest of seconds is the trial's overhead) and checkpoint.
 #ifndef RLT_TUNE_STUDY_H_
 #define RLT_TUNE_STUDY_H_
 
@@ -52,6 +54,10 @@ struct TrialJob {
 
 using TrialFn = std::function<TrialResult(const TrialJob&)>;
 
+struct StudyOptions;
+// Whether the study climbs ASHA rungs (method asha, or prune asha).
+bool UsesRungs(const StudyOptions& o);
+
 struct StudyOptions {
   std::string out_dir;
   std::string method = "random";
@@ -71,6 +77,19 @@ struct StudyOptions {
   // (increasing; the last is the full budget). Recorded in study.json.
   int eta = 3;
   std::vector<int64_t> rung_steps;
+  // "asha": successive halving with the points of `method` (random, sobol, anneal, tpe or
+  // cmaes; method "asha" is random with it, as studies recorded it before). The search is
+  // told each trial's rung-0 score, in trial order: the one score every trial has, at the
+  // same budget, so pruned and promoted trials are compared alike (a promoted trial's
+  // higher rungs are not told). "none": every trial runs the full budget.
+  std::string prune = "none";
+  // tpe, cmaes (methods that learn from scores while trials run in parallel): trial i is
+  // proposed once trials 0 .. i - 1 - lag have finished, with the scores of exactly those
+  // (the lag trials in between are pending; tpe.h and cmaes.h say how each counts them).
+  // A new study sets lag = parallel - 1 and records it in study.json; a resume uses the
+  // recorded lag whatever --parallel says, so its proposals are those of the uninterrupted
+  // study (with more workers than lag + 1, the extra ones wait).
+  int lag = 0;
 };
 
 // The largest study `rltrade tune` runs (--trials), and the limits of what study.json may
@@ -79,6 +98,7 @@ inline constexpr int kMaxTrials = 100000;
 inline constexpr int kMaxEta = 1000;
 inline constexpr int64_t kMaxRungSteps = int64_t{1} << 50;
 inline constexpr size_t kMaxRungs = 64;
+inline constexpr int kMaxLag = 1023;
 
 // OUT/study.json of an existing study (what RunStudy wrote), parsed. Errors: no such file
 // (NotFound), not JSON or not an object (DataError naming study.json:line:column).
@@ -107,8 +127,9 @@ struct StudyResult {
 // match the study, I/O.
 Result<StudyResult> RunStudy(const Space& space, const StudyOptions& options, const TrialFn& fn);
 
-// {"best_objective", "best_params", "trials", "method"} (--json, best.json).
-std::string StudyJson(const StudyResult& r, const std::string& method);
+// {"best_objective", "best_params", "trials", "method"} (--json, best.json); with rungs,
+// "best_rung" (and "prune" when the method is not asha itself).
+std::string StudyJson(const StudyResult& r, const std::string& method, bool rungs = false);
 
 }  // namespace rlt::tune
 
