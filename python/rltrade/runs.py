@@ -98,26 +98,9 @@ def evaluate(run_dir: PathLike, range: str = "test", *, policy: str = "trained",
     episodes = _checks.integer(episodes, "evaluate: episodes", 1, 1_000_000)
     if seed is not None:
         seed = _checks.integer(seed, "evaluate: seed", 0, 2**63 - 1)
-    text = _runs().evaluate(str(run_dir), str(range), str(policy), bool(allow_in_sample),
-                            episodes, str(checkpoint or ""), str(data_file or ""),
-                            bool(allow_data_change), bool(allow_mismatch), seed,
-                            str(ensemble or ""), str(symbol or ""))
-    summary = json.loads(text)
-    return EvalResult(summary, _written_dir(summary, run_dir))
-
-
-def _written_dir(summary, run_dir):
-    """The directory whose summary.json is ``summary``: the evaluation just written, under
-    the evaluated run's eval/ (a seed's with ``seed=``), the newest if several match."""
-    roots = [pathlib.Path(run_dir) / "eval"]
-    if isinstance(summary.get("run_dir"), str):
-        roots.insert(0, pathlib.Path(summary["run_dir"]) / "eval")
-    candidates = [p.parent for root in roots if root.is_dir() for p in root.glob("*/summary.json")]
-    candidates.sort(key=lambda d: (d / "summary.json").stat().st_mtime_ns, reverse=True)
-    for d in candidates:
-        try:
-            if json.loads((d / "summary.json").read_text()) == summary:
-                return d
-        except (OSError, ValueError):
-            continue
-    return None
+    text, out_dir = _runs().evaluate(str(run_dir), str(range), str(policy),
+                                     bool(allow_in_sample), episodes, str(checkpoint or ""),
+                                     str(data_file or ""), bool(allow_data_change),
+                                     bool(allow_mismatch), seed, str(ensemble or ""),
+                                     str(symbol or ""))
+    return EvalResult(json.loads(text), pathlib.Path(out_dir))

@@ -68,11 +68,12 @@ rlt::Result<rlt::evalrun::EvalOutcome> EvaluateRun(const rlt::evalrun::EvalReque
   return rlt::evalrun::RunEvaluation(one);
 }
 
-std::string Evaluate(const std::string& run_dir, const std::string& range,
-                     const std::string& policy, bool allow_in_sample, int episodes,
-                     const std::string& checkpoint, const std::string& data_file,
-                     bool allow_data_change, bool allow_mismatch, std::optional<uint64_t> seed,
-                     const std::string& ensemble, const std::string& symbol) {
+// (summary.json's text, the directory the evaluation wrote)
+py::tuple Evaluate(const std::string& run_dir, const std::string& range, const std::string& policy,
+                   bool allow_in_sample, int episodes, const std::string& checkpoint,
+                   const std::string& data_file, bool allow_data_change, bool allow_mismatch,
+                   std::optional<uint64_t> seed, const std::string& ensemble,
+                   const std::string& symbol) {
   rlt::evalrun::EvalRequest r;
   r.run_dir = run_dir;
   r.range = range;
@@ -91,7 +92,7 @@ std::string Evaluate(const std::string& run_dir, const std::string& range,
   }
   const rlt::Result<rlt::evalrun::EvalOutcome>& out = *result;
   if (!out.ok()) rlt::python::Raise(out.status(), "evaluate");
-  return out->summary_json;
+  return py::make_tuple(out->summary_json, out->out_dir);
 }
 
 }  // namespace
