@@ -14,7 +14,8 @@ fi
 py=$1 src=$(cd "$2" && pwd) work=$3
 rm -rf "$work" && mkdir -p "$work"
 work=$(cd "$work" && pwd)
-(cd "$src" && "$py" -m build --no-isolation --wheel --outdir "$work/dist")
+# -P: the source tree's build/ directory would shadow the `build` module
+(cd "$src" && "$py" -P -m build --no-isolation --wheel --outdir "$work/dist")
 wheel=$(ls "$work"/dist/rltrade-*.whl)
 tag=$("$py" -c 'import sys; print(f"cp{sys.version_info.major}{sys.version_info.minor}")')
 commands="$src/build/wheel-$tag/compile_commands.json"
