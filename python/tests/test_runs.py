@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 import rltrade
+from conftest import three_symbol_config
 
 SOURCE = pathlib.Path(os.environ.get("RLT_SOURCE_DIR", pathlib.Path(__file__).parents[2]))
 BINARY = os.environ.get("RLT_BINARY")
@@ -71,29 +72,7 @@ def test_bad_config_raises_naming_the_key(tmp_path):
 
 @pytest.mark.skipif(not BINARY, reason="RLT_BINARY is set by CTest")
 def test_evaluate_a_run_of_several_symbols_returns_their_portfolio(tmp_path):
-    bars = tmp_path / "three.csv"
-    subprocess.run([BINARY, "data", "synth", "--symbols", "3", "--days", "40", "--seed", "5",
-                    "--out", str(bars)], check=True, capture_output=True)
-    config = tmp_path / "three.toml"
-    config.write_text(f"""[run]
-total_steps = 1024
-seed = 2
-threads = 1
-[data]
-source = "file"
-file = "{bars.name}"
-symbols = "all"
-timezone = "Asia/Kolkata"
-[split]
-train = "2023-01-02:2023-02-10"
-test = "2023-02-13:2023-02-24"
-[env]
-id = "intraday"
-num_envs = 4
-[algo]
-n_steps = 64
-batch_size = 128
-""")
+    config = three_symbol_config(tmp_path, BINARY)
     run = tmp_path / "run"
     rltrade.train(config, run, {})
     summary = rltrade.evaluate(run)

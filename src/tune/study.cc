@@ -23,6 +23,18 @@
 namespace rlt::tune {
 namespace {
 
+// `worker` on `workers` threads (on this one when 1), until each returns.
+template <typename Worker>
+void RunWorkers(int workers, const Worker& worker) {
+  if (workers == 1) {
+    worker();
+    return;
+  }
+  std::vector<std::thread> threads;
+  for (int k = 0; k < workers; ++k) threads.emplace_back(worker);
+  for (std::thread& w : threads) w.join();
+}
+
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
@@ -305,9 +317,7 @@ Status RunSequentialSearch(const Space& space, const StudyOptions& o, const Tria
         }
       }
     };
-    std::vector<std::thread> workers;
-    for (int k = 0; k < std::min(parallel, n); ++k) workers.emplace_back(worker);
-    for (std::thread& w : workers) w.join();
+    RunWorkers(std::max(1, std::min(parallel, n)), worker);
     RLT_RETURN_IF_ERROR(error);
     i = o.trials;
   }
@@ -386,14 +396,7 @@ Status RunLaggedSearch(const Space& space, const StudyOptions& o, const TrialFn&
     }
     changed.notify_all();
   };
-  const int workers = std::min(std::max(1, o.parallel), std::max(1, n - next_job));
-  if (workers == 1) {
-    worker();
-  } else {
-    std::vector<std::thread> threads;
-    for (int k = 0; k < workers; ++k) threads.emplace_back(worker);
-    for (std::thread& w : threads) w.join();
-  }
+  RunWorkers(std::min(std::max(1, o.parallel), std::max(1, n - next_job)), worker);
   return error;
 }
 
@@ -509,14 +512,7 @@ Status RunAshaSearch(const Space& space, const StudyOptions& o, const TrialFn& f
     }
     changed.notify_all();
   };
-  const int workers = std::max(1, o.parallel);
-  if (workers == 1) {
-    worker();
-  } else {
-    std::vector<std::thread> threads;
-    for (int k = 0; k < workers; ++k) threads.emplace_back(worker);
-    for (std::thread& w : threads) w.join();
-  }
+  RunWorkers(std::max(1, o.parallel), worker);
   return error;
 }
 
