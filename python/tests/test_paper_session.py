@@ -14,6 +14,7 @@ import json
 import os
 import pathlib
 import subprocess
+import time
 
 import pytest
 
@@ -295,3 +296,47 @@ def test_reports_for_orders_the_session_never_sent_are_refused(market, tmp_path)
         s.on_reject("nope")
     s.finish()
     assert rltrade.__version__
+
+
+def test_ticks_are_aggregated_into_the_runs_bars(market, tmp_path):
+    # Each bar as four trades: open, high, low, close (its volume on the last); the
+    # session's bars are then the file's, and it trades as the evaluation.
+    broker = NextOpenBroker()
+    journal = tmp_path / "journal"
+    with open_session(market, broker, journal) as session:
+        for row in market["bars"]:
+            b = bar_of(row)
+            t = b.time.timestamp()
+            session.on_tick(t, b.open, 0.0)
+            session.on_tick(t + 60, b.high, 0.0)
+            session.on_tick(t + 120, b.low, 0.0)
+            session.on_tick(t + 299, b.close, b.volume)
+        with pytest.raises(paper.BadInput, match="positive finite price"):
+            session.on_tick(t + 299, float("nan"))
+    for name in OUTPUTS:
+        assert read(journal / name) == read(market["eval"] / name), name
+
+
+def test_the_stale_feed_rule_flattens_through_the_broker_when_the_feed_goes_quiet(
+        market, tmp_path):
+    risk = tmp_path / "risk.toml"
+    risk.write_text("stale_feed_seconds = 0.2\nflatten_on_stale = true\n")
+    broker = NextOpenBroker()
+    journal = tmp_path / "journal"
+    rows = market["bars"]
+    session = open_session(market, broker, journal, risk=risk)
+    held = 0.0
+    for i, row in enumerate(rows):
+        session.on_bar(bar_of(row))
+        held = sum(o.quantity if o.side == "BUY" else -o.quantity for o in broker.orders)
+        if i > len(rows) // 2 and held != 0 and row["timestamp"][:10] == rows[i + 2]["timestamp"][:10]:
+            break
+    assert held != 0, "the policy holds a position to flatten"
+    time.sleep(0.3)
+    session.idle()
+    stale = [o for o in broker.orders if o.reason == "stale"]
+    assert len(stale) == 1 and stale[0].client_order_id.endswith("-stale")
+    assert sum(o.quantity if o.side == "BUY" else -o.quantity for o in broker.orders) == 0
+    rules = [l["rule"] for l in journal_lines(journal) if l["type"] == "risk"]
+    assert "stale_feed" in rules
+    session.finish()

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -513,6 +514,16 @@ Result<PaperOutcome> DrivenSession::Finish(bool interrupted) {
   RLT_RETURN_IF_ERROR(Usable(impl_->failed, impl_->finished));
   PaperSession& s = *impl_->built->session;
   if (interrupted) s.set_end_reason("signal");
+  // The ticks are over: the bar they were building is complete (the CLI's tick feed does
+  // the same at the end of its input).
+  if (impl_->ticks && !interrupted) {
+    if (const std::optional<AggregatedBar> done =
+            impl_->ticks->Flush(std::numeric_limits<int64_t>::max() / 2, 0)) {
+      const Status last = OnBar(
+          FeedBar{done->start, done->open, done->high, done->low, done->close, done->volume, -1});
+      if (!impl_->failed.ok()) return last;  // a bad last bar is dropped; an error stops
+    }
+  }
   Result<PaperOutcome> out = s.Finish();
   if (!out.ok()) {
     RLT_RETURN_IF_ERROR(Guard(out.status()));
