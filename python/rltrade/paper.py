@@ -39,6 +39,7 @@ import datetime as _dt
 import json
 import math
 import numbers
+import os
 from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional, Protocol, Union
 
@@ -180,8 +181,6 @@ def _text(value: Optional[Any], name: str) -> str:
     if value is None:
         return ""
     if isinstance(value, (str, bytes)) or hasattr(value, "__fspath__"):
-        import os  # noqa: PLC0415
-
         return os.fsdecode(value)
     if isinstance(value, (_dt.date,)):
         return value.isoformat()[:10]

@@ -290,8 +290,7 @@ Result<LineFeed::Event> LineFeed::Next(int timeout_ms) {
         const std::optional<AggregatedBar> done =
             aggregator_->Flush(std::numeric_limits<int64_t>::max() / 2, 0);
         if (done) {
-          std::optional<Event> e = Deliver(
-              FeedBar{done->start, done->open, done->high, done->low, done->close, done->volume});
+          std::optional<Event> e = Deliver(FeedBarOf(*done));
           if (e) return *e;
         }
       }
@@ -305,8 +304,7 @@ Result<LineFeed::Event> LineFeed::Next(int timeout_ms) {
       if (std::llabs(now - last_tick_ms_) < 60'000 + bar_seconds_ * 1000) {
         const std::optional<AggregatedBar> done = aggregator_->Flush(now, 1000);
         if (done) {
-          std::optional<Event> e = Deliver(
-              FeedBar{done->start, done->open, done->high, done->low, done->close, done->volume});
+          std::optional<Event> e = Deliver(FeedBarOf(*done));
           if (e) return *e;
         }
       }

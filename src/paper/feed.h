@@ -56,6 +56,10 @@ struct FeedBar {
   double open = 0, high = 0, low = 0, close = 0, volume = 0;
   int64_t seq = -1;  // the stream's seq (tcp feed); -1 otherwise
 };
+// The bar ticks were aggregated into, as a feed delivers it.
+inline FeedBar FeedBarOf(const AggregatedBar& b) {
+  return FeedBar{b.start, b.open, b.high, b.low, b.close, b.volume, -1};
+}
 
 struct LineFeedStats {
   int64_t lines = 0;         // data lines read (not the header)

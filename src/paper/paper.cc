@@ -473,8 +473,7 @@ Status DrivenSession::OnTick(int64_t time_ms, double price, double size) {
                              " was dropped: its bar was completed already (a late tick)");
   }
   if (!done) return Status::Ok();
-  return OnBar(
-      FeedBar{done->start, done->open, done->high, done->low, done->close, done->volume, -1});
+  return OnBar(FeedBarOf(*done));
 }
 
 namespace {
@@ -503,8 +502,7 @@ Status DrivenSession::Idle() {
   if (impl_->ticks) {
     const int64_t now_ms = static_cast<int64_t>(std::time(nullptr)) * 1000;
     if (const std::optional<AggregatedBar> done = impl_->ticks->Flush(now_ms, 1000)) {
-      RLT_RETURN_IF_ERROR(OnBar(
-          FeedBar{done->start, done->open, done->high, done->low, done->close, done->volume, -1}));
+      RLT_RETURN_IF_ERROR(OnBar(FeedBarOf(*done)));
     }
   }
   return Guard(s.CheckStaleNow());
@@ -519,8 +517,7 @@ Result<PaperOutcome> DrivenSession::Finish(bool interrupted) {
   if (impl_->ticks && !interrupted) {
     if (const std::optional<AggregatedBar> done =
             impl_->ticks->Flush(std::numeric_limits<int64_t>::max() / 2, 0)) {
-      const Status last = OnBar(
-          FeedBar{done->start, done->open, done->high, done->low, done->close, done->volume, -1});
+      const Status last = OnBar(FeedBarOf(*done));
       if (!impl_->failed.ok()) return last;  // a bad last bar is dropped; an error stops
     }
   }

@@ -279,6 +279,11 @@ class PaperSession {
   Status BookExternalFill(const ExternalReport& r, int32_t b, bool during_bar);
   Status BookJournaledFillsOf(const std::string& id);
   Status Transmit(const std::string& id, const OpenOrder& order);
+  // The orders without an outcome, sent again under their ids (after a (re)connect or a
+  // restart).
+  Status ResendOpenOrders();
+  // A journaled order's or fill's signed quantity in lots (its "side" and "quantity").
+  int64_t JournaledLots(const Json& line) const;
 
   // session_feeds.cc
   Status RunReplay();

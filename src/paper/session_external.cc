@@ -105,9 +105,7 @@ Status PaperSession::BookJournaledFillsOf(const std::string& id) {
     }
     const Json f = *it;
     it = journaled_fills_.erase(it);
-    const double q = f.value("quantity", 0.0) / lot_;
-    const int64_t lots = std::llround(f.value("side", "") == "BUY" ? q : -q);
-    RLT_RETURN_IF_ERROR(BookFill(of, lots, f.value("price", 0.0), f.value("cost", 0.0),
+    RLT_RETURN_IF_ERROR(BookFill(of, JournaledLots(f), f.value("price", 0.0), f.value("cost", 0.0),
                                  f.value("bar", 0), Json{{"during_bar", true}}, true));
   }
   return Status::Ok();
@@ -118,12 +116,7 @@ Status PaperSession::StartExternal() {
   const int32_t next = static_cast<int32_t>(bars_->size());
   // Orders the journal has no outcome for: sent again under the same ids (the broker is
   // expected to answer a client order id it has seen with that order's outcome).
-  const std::vector<std::pair<std::string, OpenOrder>> again(open_orders_.begin(),
-                                                             open_orders_.end());
-  for (const auto& [id, order] : again) {
-    unanswered_.insert(id);
-    RLT_RETURN_IF_ERROR(Transmit(id, order));
-  }
+  RLT_RETURN_IF_ERROR(ResendOpenOrders());
   RLT_RETURN_IF_ERROR(DrainExternal(next, /*during_bar=*/false));
   in_broker_call_ = true;
   Result<std::map<std::string, double>> held = setup_.external->Positions();

@@ -83,11 +83,9 @@ Status PaperSession::BookJournaledFills(int32_t up_to) {
     // where the order is submitted again (BookJournaledFillsOf), inside the bar.
     if (external_ && f.value("during_bar", false) && f.value("bar", 0) == up_to) break;
     journaled_fills_.pop_front();
-    const double q = f.value("quantity", 0.0) / lot_;
-    const int64_t lots = std::llround(f.value("side", "") == "BUY" ? q : -q);
-    RLT_RETURN_IF_ERROR(BookFill(f.value("client_order_id", ""), lots, f.value("price", 0.0),
-                                 f.value("cost", 0.0), f.value("bar", up_to), Json::object(),
-                                 true));
+    RLT_RETURN_IF_ERROR(BookFill(f.value("client_order_id", ""), JournaledLots(f),
+                                 f.value("price", 0.0), f.value("cost", 0.0), f.value("bar", up_to),
+                                 Json::object(), true));
   }
   return Status::Ok();
 }
@@ -105,10 +103,7 @@ Status PaperSession::SendOrder(int32_t t, int64_t lots, const std::string& suffi
   open_orders_[id] = {lots, t + 1, 0.0, ""};
   unanswered_.insert(id);
   ++orders_today_;
-  // A send that fails (disconnected) is re-sent after the reconnect.
-  (void)broker_->SendOrder(
-      NewOrder{id, bars_->symbol, lots > 0 ? Side::kBuy : Side::kSell, std::fabs(shares(lots))});
-  return Status::Ok();
+  return Transmit(id, open_orders_[id]);
 }
 
 // Risk limits on an order the policy (or a flatten) is about to send; 0 when refused.

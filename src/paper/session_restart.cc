@@ -1,11 +1,14 @@
 // rltrade paper: the session's journal, its restart and the reconciliation with the broker
 // (see session.h).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <limits>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "core/civil_time.h"
 #include "core/json_parse.h"
@@ -150,10 +153,8 @@ void PaperSession::LoadJournaledOrders() {
     const std::string id = line.value("client_order_id", "");
     if (!id.empty() && type != "order" && !journal_->Has("order:" + id)) continue;  // not ours
     if (type == "order" && (tcp_broker_ || external_) && !finished_.count(id)) {
-      const double q = line.value("quantity", 0.0) / lot_;
-      open_orders_[id] = {
-          static_cast<int64_t>(std::llround(line.value("side", "") == "BUY" ? q : -q)),
-          line.value("bar", 0), line.value("price", 0.0), line.value("reason", "")};
+      open_orders_[id] = {JournaledLots(line), line.value("bar", 0), line.value("price", 0.0),
+                          line.value("reason", "")};
     } else if (type == "fill" || type == "reject" || type == "cancelled") {
       finished_.insert(id);
       open_orders_.erase(id);
@@ -198,13 +199,25 @@ Status PaperSession::ReplayJournaledBars() {
 // answers them again, never a second fill), the last bar handled is readied, and the
 // positions are asked for (bars wait until they came).
 Status PaperSession::Resync() {
-  for (const auto& [id, order] : open_orders_) {
-    unanswered_.insert(id);
-    (void)broker_->SendOrder(NewOrder{id, bars_->symbol, order.lots > 0 ? Side::kBuy : Side::kSell,
-                                      std::fabs(shares(order.lots))});
-  }
+  RLT_RETURN_IF_ERROR(ResendOpenOrders());
   ready_due_ = last_seq_;
   awaiting_positions_ = broker_->RequestPositions().ok();
+  return Status::Ok();
+}
+
+int64_t PaperSession::JournaledLots(const Json& line) const {
+  const double q = line.value("quantity", 0.0) / lot_;
+  return std::llround(line.value("side", "") == "BUY" ? q : -q);
+}
+
+// A copy of the ids first: an outside broker may answer (and so finish an order) at once.
+Status PaperSession::ResendOpenOrders() {
+  const std::vector<std::pair<std::string, OpenOrder>> again(open_orders_.begin(),
+                                                             open_orders_.end());
+  for (const auto& [id, order] : again) {
+    unanswered_.insert(id);
+    RLT_RETURN_IF_ERROR(Transmit(id, order));
+  }
   return Status::Ok();
 }
 
