@@ -72,9 +72,10 @@ test: build
 # .ci/run runs this after `make test`.
 # It also runs the tests on other float kernels than `make test`, so a tolerance that only
 # holds for one summation order fails in CI rather than on a user's machine: no
-# -march=native (RLT_NATIVE=OFF: our loop kernels get another vector width and no FMA
-# contraction) and OpenBLAS's Haswell (AVX2) kernels instead of the ones it picks for this
-# CPU (forced only where the CPU has AVX2 and FMA, which those kernels need).
+# -march=native (RLT_NATIVE=OFF: our loop kernels are the portable build's, chosen at load
+# time among x86-64-v4, v3 and the baseline as in the Python wheel, so these tests check the
+# kernels the wheel runs) and OpenBLAS's Haswell (AVX2) kernels instead of the ones it picks
+# for this CPU (forced only where the CPU has AVX2 and FMA, which those kernels need).
 SANITIZE_BLAS_CORE := $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && echo Haswell)
 test-sanitize: deps
 	cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=Debug \

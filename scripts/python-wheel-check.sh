@@ -3,7 +3,8 @@
 # (setup.py's own CMake build, build/wheel-<tag>/, without -march=native or LibTorch),
 # then installed into a fresh virtual environment and imported from there, its `rltrade`
 # command run. Checks that no compile command of that build targets the build machine's
-# CPU and that neither the modules nor the binary need LibTorch. A full build of the
+# CPU, that the loop kernels are chosen at load time (the CPU's level, not the baseline, on
+# a CPU with AVX2 and FMA) and that neither the modules nor the binary need LibTorch. A full build of the
 # libraries (minutes): CTest label `slow` (python_wheel).
 #   python-wheel-check.sh PYTHON SOURCE_DIR WORK_DIR
 set -euo pipefail
@@ -40,4 +41,17 @@ env = rltrade.make_vec("intraday", 4, seed=0)
 env.reset()
 print("wheel ok:", rltrade.__version__, where)
 PY
-"$work/venv/bin/rltrade" --version
+version=$("$work/venv/bin/rltrade" --version)
+echo "$version"
+# The loop kernels are chosen at load time (src/native/dispatch.h): a CPU with AVX2 and FMA
+# must not run the baseline ones.
+kernels=$(printf '%s\n' "$version" | sed -n 's/^Loop kernels: //p')
+case "$kernels" in
+  x86-64*"chosen at load time"*) ;;
+  *) echo "python-wheel-check: the wheel's loop kernels are not dispatched: '$kernels'" >&2
+     exit 1 ;;
+esac
+if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && [ "${kernels%% *}" = x86-64 ]; then
+  echo "python-wheel-check: this CPU has AVX2 and FMA but runs the baseline kernels" >&2
+  exit 1
+fi

@@ -337,6 +337,17 @@ TEST(CliStartup, VersionNamesTheCommitAndTheOptionalParts) {
       << r.out;
 #endif
   EXPECT_NE(r.out.find("\nMPI: "), std::string::npos) << r.out;
+  // The loop kernels: compiled for this machine, or chosen at load time (portable builds);
+  // a CPU with AVX2 and FMA never runs the baseline ones.
+  std::smatch kernels;
+  ASSERT_TRUE(std::regex_search(
+      r.out, kernels, std::regex(R"(\nLoop kernels: (native|x86-64(-v[34])?|portable) )")))
+      << r.out;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    EXPECT_NE(kernels[1], "x86-64") << r.out;
+  }
+#endif
 }
 
 // [policy] backend = "torch" trains through the plug-in in builds with LibTorch, and is

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "native/dispatch.h"
+
 namespace rlt::native {
 namespace {
 
@@ -425,6 +427,7 @@ void ActorCritic::BackwardValue(ActorCriticWorkspace& ws, const float* d_values,
   }
 }
 
+RLT_KERNEL_CLONES
 void GaussianLogProb(const float* mean, const float* log_std, const float* actions, int batch,
                      int dim, float* log_probs, float* z_out) {
   const float c = static_cast<float>(kHalfLog2Pi);
@@ -447,6 +450,7 @@ float GaussianEntropy(const float* log_std, int dim) {
   return sum;
 }
 
+RLT_KERNEL_CLONES
 void LogSoftmax(const float* logits, int batch, int n, float* log_p) {
   for (int i = 0; i < batch; ++i) {
     const float* row = logits + static_cast<size_t>(i) * n;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/status.h"
+#include "native/dispatch.h"
 
 namespace rlt::native {
 
@@ -15,6 +16,7 @@ void Adam::Step(float* params, const float* grads) {
   StepRange(params, grads, 0, static_cast<int64_t>(m_.size()));
 }
 
+RLT_KERNEL_CLONES
 void Adam::StepRange(float* params, const float* grads, int64_t begin, int64_t end) {
   const double bc1 = 1.0 - std::pow(options_.beta1, static_cast<double>(step_));
   const double bc2 = 1.0 - std::pow(options_.beta2, static_cast<double>(step_));
@@ -55,6 +57,7 @@ void AdamStepReference(const AdamOptions& o, int64_t step, double* params, const
   }
 }
 
+RLT_KERNEL_CLONES
 double SumOfSquares(const float* v, int64_t n) {
   double ss = 0.0;
 #pragma omp simd reduction(+ : ss)
@@ -62,6 +65,7 @@ double SumOfSquares(const float* v, int64_t n) {
   return ss;
 }
 
+RLT_KERNEL_CLONES
 void Scale(float* v, int64_t n, float c) {
 #pragma omp simd
   for (int64_t k = 0; k < n; ++k) v[k] *= c;

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "core/status.h"
+#include "native/dispatch.h"
 
 namespace rlt::native {
 
@@ -36,6 +37,7 @@ void ScaleC(int m, int n, float beta, float* c, int ldc) {
 
 }  // namespace
 
+RLT_KERNEL_CLONES
 void GemmLoops(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                int lda, const float* b, int ldb, float beta, float* c, int ldc) {
   if (!trans_b) {
@@ -162,8 +164,8 @@ void SmallMPanel(int k, const float* a, int lda, const float* panel, float beta,
 }
 #else
 template <int MB>
-void SmallMPanel(int k, const float* a, int lda, const float* panel, float beta, float* c, int ldc,
-                 int width) {
+RLT_KERNEL_CLONES void SmallMPanel(int k, const float* a, int lda, const float* panel, float beta,
+                                   float* c, int ldc, int width) {
   for (int i = 0; i < MB; ++i) {
     float acc[32] = {};
     for (int p = 0; p < k; ++p) {

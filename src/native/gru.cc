@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/rng.h"
+#include "native/dispatch.h"
 #include "native/gemm.h"
 #include "native/layers.h"
 
@@ -40,6 +41,7 @@ Gru::Gru(int input_size, int hidden_size, uint64_t seed, bool reverse)
   for (float& p : params_) p = static_cast<float>(rng.Uniform(-bound, bound));
 }
 
+RLT_KERNEL_CLONES
 void Gru::Forward(GruWorkspace& ws, const float* x, int steps, int batch, const float* h0,
                   float* out, int out_stride, float* h_n) const {
   RLT_CHECK(steps >= 1 && batch >= 1 && out_stride >= hidden_);
@@ -126,6 +128,7 @@ void Gru::Forward(GruWorkspace& ws, const float* x, int steps, int batch, const 
   }
 }
 
+RLT_KERNEL_CLONES
 void Gru::Backward(GruWorkspace& ws, const float* d_out, int d_out_stride, const float* d_h_n,
                    float* d_x, bool accumulate_dx, float* d_h0, float* grads) const {
   const int H = hidden_, G = 3 * hidden_, steps = ws.steps, batch = ws.batch;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "native/dispatch.h"
 #include "native/gemm.h"
 
 namespace rlt::native {
@@ -30,6 +31,7 @@ void LinearForwardReference(float* y, const float* x, const float* w, const floa
   }
 }
 
+RLT_KERNEL_CLONES
 void LinearBackward(float* dx, float* dw, float* db, const float* dy, const float* x,
                     const float* w, int batch, int in, int out) {
   // dw (out, in) += dy^T (out, B) x (B, in)
@@ -73,6 +75,7 @@ void LinearBackwardReference(float* dx, float* dw, float* db, const float* dy, c
   }
 }
 
+RLT_KERNEL_CLONES
 void ActivationForward(Activation act, float* y, int64_t n) {
   if (act == Activation::kTanh) {
 #pragma omp simd
@@ -89,6 +92,7 @@ void ActivationForwardReference(Activation act, float* y, int64_t n) {
   }
 }
 
+RLT_KERNEL_CLONES
 void ActivationBackward(Activation act, float* d, const float* y, int64_t n) {
   if (act == Activation::kTanh) {
 #pragma omp simd

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/rng.h"
+#include "native/dispatch.h"
 #include "native/gemm.h"
 #include "native/layers.h"
 
@@ -38,6 +39,7 @@ Lstm::Lstm(int input_size, int hidden_size, uint64_t seed)
   for (float& p : params_) p = static_cast<float>(rng.Uniform(-bound, bound));
 }
 
+RLT_KERNEL_CLONES
 void Lstm::Forward(LstmWorkspace& ws, const float* x, int steps, int batch, const float* h0,
                    const float* c0, const float* episode_starts, float* out, float* h_n,
                    float* c_n) const {
@@ -121,6 +123,7 @@ void Lstm::Forward(LstmWorkspace& ws, const float* x, int steps, int batch, cons
   if (c_n) std::copy(ws.cell.data() + last * H, ws.cell.data() + last * H + state, c_n);
 }
 
+RLT_KERNEL_CLONES
 void Lstm::Backward(LstmWorkspace& ws, const float* d_out, const float* d_h_n, const float* d_c_n,
                     float* d_x, float* d_h0, float* d_c0, float* grads) const {
   const int H = hidden_, G = 4 * hidden_, steps = ws.steps, batch = ws.batch;

@@ -21,6 +21,7 @@
 //                   RecurrentActorCriticPolicy): forward, backward and sampling.
 //   gru.h           a one-layer GRU, PyTorch layout (the retrieval model's encoder).
 //   tensor_file.h   a documented file of named tensors (checkpoints' policy.rlt).
+//   dispatch.h      portable builds: the loop kernels' instruction set chosen at load time.
 //
 // What it is not. Not a tensor library (no autograd, no broadcasting, fixed shapes per
 // object), not a trainer (learn/native_learner.h drives it inside learn::PpoTrainer), no

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "native/dispatch.h"
 
 namespace rlt::native {
 namespace {
@@ -33,6 +34,7 @@ struct PartialSums {
   double pg = 0, v = 0, ent = 0, kl = 0;
   int clipped = 0;
 };
+RLT_KERNEL_CLONES
 PartialSums Accumulate(int rows, const PpoLossInputs& in, const PpoLossSettings& s, bool normalize,
                        double adv_mean, double adv_std, float inv_b, float* d_values,
                        float* d_log_probs, float* d_entropy) {
