@@ -394,24 +394,42 @@ TEST_F(MpiTrain, TuneTrialsOnTwoRanksEqualOneProcess) {
     }
     return lines;
   };
-  const std::string one = (dir_ / "t1").string(), two = (dir_ / "t2").string();
-  const std::string common =
-      "--space " + branin + " --objective-fn branin --method sobol --trials 8";
-  const auto a = study(common + " --out " + one, "");
-  const auto b = study(common + " --out " + two, Mpirun(2));
-  EXPECT_EQ(nlohmann::json::parse(a.out)["best_objective"],
-            nlohmann::json::parse(b.out)["best_objective"]);
-  const auto ja = journal(one), jb = journal(two);
-  ASSERT_EQ(ja.size(), 8u);
-  ASSERT_EQ(jb.size(), 8u);
-  std::set<int> ranks;
-  for (size_t i = 0; i < ja.size(); ++i) {
-    EXPECT_EQ(ja[i]["trial"], jb[i]["trial"]);
-    EXPECT_EQ(ja[i]["params"], jb[i]["params"]);
-    EXPECT_EQ(ja[i]["objective"], jb[i]["objective"]);
-    ranks.insert(jb[i]["rank"].get<int>());
+  // Every method, the learning ones (whose proposals depend on earlier scores) and pruning
+  // included: the same points and values as one process running as many trials at once
+  // (--parallel 2: two ranks, so trial i is proposed with the scores of trials 0 .. i - 2,
+  // tune/study.h's lag). With pruning, which trials are promoted depends on the order results
+  // arrive in, as with --parallel; the first rungs (every trial's point and its value at the
+  // first budget) do not.
+  for (const std::string method : {"sobol", "tpe", "cmaes", "tpe --prune asha"}) {
+    SCOPED_TRACE(method);
+    const bool pruned = method.find("asha") != std::string::npos;
+    const std::string tag = method.substr(0, method.find(' ')) + (pruned ? "_asha" : "");
+    const std::string one = (dir_ / ("t1_" + tag)).string(), two = (dir_ / ("t2_" + tag)).string();
+    const std::string common =
+        "--space " + branin + " --objective-fn branin --method " + method + " --trials 16";
+    const auto a = study(common + " --parallel 2 --out " + one, "");
+    const auto b = study(common + " --out " + two, Mpirun(2));
+    std::map<int, nlohmann::json> first_a, first_b;
+    std::set<int> ranks;
+    for (const auto& t : journal(one)) {
+      if (t["rung"] == 0) first_a[t["trial"].get<int>()] = t;
+    }
+    for (const auto& t : journal(two)) {
+      if (t["rung"] == 0) first_b[t["trial"].get<int>()] = t;
+      ranks.insert(t["rank"].get<int>());
+    }
+    ASSERT_EQ(first_a.size(), 16u);
+    ASSERT_EQ(first_b.size(), 16u);
+    for (const auto& [trial, t] : first_a) {
+      EXPECT_EQ(t["params"], first_b[trial]["params"]) << trial;
+      EXPECT_EQ(t["objective"], first_b[trial]["objective"]) << trial;
+    }
+    if (!pruned) {
+      EXPECT_EQ(nlohmann::json::parse(a.out)["best_objective"],
+                nlohmann::json::parse(b.out)["best_objective"]);
+    }
+    EXPECT_EQ(ranks.count(1), 1u);  // rank 1 serves trials (rank 0 dispatches, and helps)
   }
-  EXPECT_EQ(ranks.count(1), 1u);  // the first trial goes to rank 1 (rank 0 dispatches)
 
   // Training trials: each rank trains its trials; the scores equal one process's.
   const std::string space = (dir_ / "lr.toml").string();

@@ -200,6 +200,44 @@ TEST_F(TuneCli, LearningMethodsAndPruningRunAndRefuseWhatTheyCannotDo) {
     EXPECT_EQ(study["prune"], "asha");
     EXPECT_EQ(study["lag"], 1);
   }
+  // Pruned on Branin: a trial's lower rungs see the function through noise (tune/objectives.h),
+  // its full-budget rung the function itself; the same study again draws the same values.
+  const std::string b2 =
+      Write("b2.toml", "x1 = { uniform = [-5, 10] }\nx2 = { uniform = [0, 15] }\n");
+  auto rows = [&](const std::string& out) {
+    std::vector<nlohmann::json> v;
+    std::ifstream in(out + "/trials.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      v.push_back(nlohmann::json::parse(line));
+      v.back().erase("seconds");  // wall time: the one field that differs between runs
+    }
+    return v;
+  };
+  for (const std::string out : {P("noisy1"), P("noisy2")}) {
+    const CmdResult n = RunCli("tune --objective-fn branin --space " + b2 +
+                               " --method tpe --prune asha --trials 27 --quiet --out " + out);
+    ASSERT_EQ(n.exit_code, 0) << n.out;
+  }
+  const std::vector<nlohmann::json> noisy = rows(P("noisy1"));
+  ASSERT_GT(noisy.size(), 27u);  // 27 first rungs and the promotions (eta 3, rungs 3 .. 81)
+  int full = 0, off = 0;
+  for (const auto& t : noisy) {
+    const double x1 = std::stod(t["params"]["x1"].get<std::string>());
+    const double x2 = std::stod(t["params"]["x2"].get<std::string>());
+    const double pi = 3.14159265358979323846;
+    const double q = x2 - 5.1 / (4 * pi * pi) * x1 * x1 + 5 / pi * x1 - 6;
+    const double f = q * q + 10 * (1 - 1 / (8 * pi)) * std::cos(x1) + 10;
+    const double got = t["objective"].get<double>();
+    if (t["steps"].get<int64_t>() == 81) {
+      ++full;
+      EXPECT_NEAR(got, f, 1e-12 * std::fabs(f)) << t.dump();
+    } else if (std::fabs(got - f) > 1e-6 * std::fabs(f)) {
+      ++off;
+    }
+  }
+  EXPECT_GE(full, 1);
+  EXPECT_EQ(off, static_cast<int>(noisy.size()) - full);
+  EXPECT_EQ(rows(P("noisy2")), noisy);
   // A resume keeps the study's pruning: another --prune is refused, the same one is fine.
   CmdResult resumed = RunCli("tune --resume " + P("tpe") + " --prune none --quiet --json");
   EXPECT_EQ(resumed.exit_code, 2);

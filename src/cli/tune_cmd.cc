@@ -77,7 +77,9 @@ void RegisterTuneCommand(CLI::App& app, Action* action) {
                   "metric of the validation evaluation (default sharpe_ratio; mean_return for "
                   "episodic environments)");
   cmd->add_option("--objective-fn", f->request.objective_fn,
-                  "an analytic function to minimise instead of training (keys x1, x2, ...)")
+                  "an analytic function to minimise instead of training (keys x1, x2, ...); with "
+                  "--prune asha a rung below the full budget sees it through noise that "
+                  "shrinks with the budget (docs/tuning.md)")
       ->check(CLI::IsMember({"branin", "rosenbrock", "hartmann6"}));
   cmd->add_option("--out", f->request.out_dir, "output directory (default runs/tune-<time>)");
   cmd->add_option("--resume", f->request.resume_dir,

@@ -699,6 +699,11 @@ Result<TuneOutcome> RunObjectiveStudy(TuneStudy& st) {
                          std::vector<double> x;
                          for (const auto& [k, v] : job.params) x.push_back(std::stod(v));
                          t.objective = tune::EvaluateFunction(r.objective_fn, x);
+                         if (tune::UsesRungs(o)) {
+                           t.objective =
+                               tune::ValueAtBudget(r.objective_fn, t.objective, o.seed, job.trial,
+                                                   job.steps, o.rung_steps.back());
+                         }
                          t.steps = job.steps;
                          return t;
                        }));

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "core/rng.h"
+
 namespace rlt::tune {
 
 double Branin(double x1, double x2) {
@@ -48,6 +50,18 @@ double EvaluateFunction(const std::string& fn, const std::vector<double>& x) {
   if (fn == "branin") return Branin(x[0], x[1]);
   if (fn == "hartmann6") return Hartmann6(x);
   return Rosenbrock(x);
+}
+
+double NoiseScale(const std::string& fn) { return fn == "hartmann6" ? 0.1 : 1.0; }
+
+double ValueAtBudget(const std::string& fn, double value, uint64_t seed, int trial, int64_t steps,
+                     int64_t full_steps) {
+  if (full_steps <= 0 || steps >= full_steps) return value;
+  // One stream per (seed, trial, steps): odd multipliers keep the three apart.
+  Rng rng(seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(trial) * 0xD1B54A32D192ED03ULL +
+          static_cast<uint64_t>(steps) * 0x8CB92BA72F3D8DD7ULL);
+  const double shrink = 1.0 - static_cast<double>(steps) / static_cast<double>(full_steps);
+  return value + NoiseScale(fn) * shrink * rng.Normal();
 }
 
 Status CheckObjectiveSpace(const std::string& fn, const Space& space) {

@@ -13,6 +13,7 @@
 #ifndef RLT_TUNE_OBJECTIVES_H_
 #define RLT_TUNE_OBJECTIVES_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,17 @@ inline constexpr double kHartmann6Minimum = -3.32237;
 // The function `fn` (branin | rosenbrock | hartmann6) at x (sized as CheckObjectiveSpace
 // requires).
 double EvaluateFunction(const std::string& fn, const std::vector<double>& x);
+
+// Pruning an analytic objective (`--prune asha` or `--method asha` with --objective-fn):
+// a trial's value at a rung of `steps` training steps out of the full budget `full_steps`
+// is f(x) + NoiseScale(fn) (1 - steps / full_steps) z, z a standard normal drawn from
+// (seed, trial, steps). The full budget gives f(x) exactly; lower rungs give a noisier view
+// of it, as a shorter training run gives a noisier validation score, so pruning is
+// exercised against a known optimum with the uncertainty it has in real use. The same
+// trial at the same rung always draws the same z (resume and --parallel reproduce it).
+double NoiseScale(const std::string& fn);  // branin 1, rosenbrock 1, hartmann6 0.1
+double ValueAtBudget(const std::string& fn, double value, uint64_t seed, int trial, int64_t steps,
+                     int64_t full_steps);
 
 // Checks that the space suits the function (keys x1..xn, n = 2 for branin, >= 2 for
 // rosenbrock, 6 for hartmann6; numeric distributions only).
