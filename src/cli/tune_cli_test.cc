@@ -272,6 +272,40 @@ TEST_F(TuneCli, LearningMethodsAndPruningRunAndRefuseWhatTheyCannotDo) {
   EXPECT_FALSE(fs::exists(P("c")));
 }
 
+// The example study of configs/intraday_ppo_space.toml with TPE and pruning, on a small
+// budget: every trial climbs from the first rung, the best is chosen on validation and the
+// test range is evaluated once, afterwards.
+TEST_F(TuneCli, TheIntradayExampleSpaceRunsWithTpeAndPruning) {
+  const std::string src = RLT_SOURCE_DIR;
+  const CmdResult r =
+      RunCli("tune " + src + "/configs/intraday_ppo.toml --space " + src +
+             "/configs/intraday_ppo_space.toml --method tpe --prune asha --trials 4 --parallel 2 "
+             "--set split.train=2023-01-02:2023-08-04 --set split.validation=2023-08-07:2023-10-06 "
+             "--set run.total_steps=16384 --quiet --json --out " +
+             P("intraday"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  // The output holds the JSON summary (stdout) and the test range's report (stderr).
+  const size_t from = r.out.find("{\n  \"best_objective\"");
+  ASSERT_NE(from, std::string::npos) << r.out;
+  size_t to = r.out.find("\n}", from);
+  ASSERT_NE(to, std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(r.out.substr(from, to + 2 - from));
+  EXPECT_EQ(j["method"], "tpe");
+  EXPECT_EQ(j["prune"], "asha");
+  EXPECT_TRUE(j["best_objective"].is_number()) << r.out;
+  EXPECT_TRUE(j["test_objective"].is_number()) << r.out;
+  EXPECT_EQ(j["best_params"].size(), 8u);
+  EXPECT_TRUE(fs::exists(P("intraday") + "/test_evaluation.json"));
+  std::ifstream in(P("intraday") + "/trials.jsonl");
+  int first_rungs = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto t = nlohmann::json::parse(line);
+    EXPECT_EQ(t["status"], "ok") << line;
+    first_rungs += t["rung"] == 0;
+  }
+  EXPECT_EQ(first_rungs, 4);
+}
+
 TEST_F(TuneCli, TrainingTrialsCarryTheirValuesAndRejectImpossibleBatches) {
   const std::string space = Write("cp.toml",
                                   "\"algo.learning_rate\" = { log_uniform = [1e-4, 1e-2] }\n"
