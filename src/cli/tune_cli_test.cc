@@ -281,7 +281,7 @@ TEST_F(TuneCli, TheIntradayExampleSpaceRunsWithTpeAndPruning) {
       RunCli("tune " + src + "/configs/intraday_ppo.toml --space " + src +
              "/configs/intraday_ppo_space.toml --method tpe --prune asha --trials 4 --parallel 2 "
              "--set split.train=2023-01-02:2023-08-04 --set split.validation=2023-08-07:2023-10-06 "
-             "--set run.total_steps=16384 --quiet --json --out " +
+             "--set run.total_steps=16384 --set run.threads=1 --quiet --json --out " +
              P("intraday"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   // The output holds the JSON summary (stdout) and the test range's report (stderr).
@@ -293,7 +293,9 @@ TEST_F(TuneCli, TheIntradayExampleSpaceRunsWithTpeAndPruning) {
   EXPECT_EQ(j["method"], "tpe");
   EXPECT_EQ(j["prune"], "asha");
   EXPECT_TRUE(j["best_objective"].is_number()) << r.out;
-  EXPECT_TRUE(j["test_objective"].is_number()) << r.out;
+  // The test figure, evaluated once; null when the policy stayed flat there (no Sharpe ratio).
+  ASSERT_TRUE(j.contains("test_objective")) << r.out;
+  EXPECT_TRUE(j["test_objective"].is_number() || j["test_objective"].is_null()) << r.out;
   EXPECT_EQ(j["best_params"].size(), 8u);
   EXPECT_TRUE(fs::exists(P("intraday") + "/test_evaluation.json"));
   std::ifstream in(P("intraday") + "/trials.jsonl");

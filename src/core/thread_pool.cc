@@ -116,6 +116,19 @@ void WorkerPool::set_inline_below_seconds(double seconds) {
   inline_below_seconds_ = seconds;
 }
 
+bool WorkerPool::Claim(uint64_t generation, int* index) {
+  const uint64_t tag = generation & ((uint64_t{1} << 48) - 1);
+  uint64_t c = claim_.load(std::memory_order_acquire);
+  for (;;) {
+    if ((c >> 16) != tag || static_cast<int>(c & 0xFFFF) >= num_workers_) return false;
+    if (claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel,
+                                     std::memory_order_acquire)) {
+      *index = static_cast<int>(c & 0xFFFF);
+      return true;
+    }
+  }
+}
+
 void WorkerPool::Run(const std::function<void(int)>& task) {
   if (num_workers_ == 1) {
     task(0);
@@ -125,21 +138,29 @@ void WorkerPool::Run(const std::function<void(int)>& task) {
   // The first Run() hands off (large work must not pay a serial first call); afterwards
   // the estimate decides.
   const bool run_inline = has_estimate_ && serial_estimate_ < inline_below_seconds_;
-  double serial = 0;
+  double serial = -1;
   if (run_inline) {
     const auto t0 = Clock::now();
     for (int w = 0; w < num_workers_; ++w) task(w);
     serial = SecondsSince(t0);
   } else {
     task_ = &task;
-    pending_.store(num_workers_ - 1, std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_acq_rel);
+    const uint64_t generation = generation_.load(std::memory_order_relaxed) + 1;
+    pending_.store(num_workers_, std::memory_order_relaxed);
+    claim_.store((generation & ((uint64_t{1} << 48) - 1)) << 16, std::memory_order_relaxed);
+    generation_.store(generation, std::memory_order_release);
     generation_.notify_all();
+    // The caller takes indices too, index 0 first, until none is left.
     const auto t1 = Clock::now();
-    task(0);
-    // The caller's own share, scaled: the one-thread time of the whole Run() without the
+    int mine = 0, index = 0;
+    while (Claim(generation, &index)) {
+      task(index);
+      ++mine;
+      pending_.fetch_sub(1, std::memory_order_acq_rel);
+    }
+    // The one-thread time of the whole Run() from the caller's share, without the
     // handoff's cost (which is what the estimate must not include).
-    serial = SecondsSince(t1) * num_workers_;
+    if (mine > 0) serial = SecondsSince(t1) / mine * num_workers_;
     for (;;) {
       const int left = pending_.load(std::memory_order_acquire);
       if (left == 0) break;
@@ -149,13 +170,16 @@ void WorkerPool::Run(const std::function<void(int)>& task) {
     }
     task_ = nullptr;
   }
-  serial_estimate_ =
-      has_estimate_ ? (1 - kEstimateWeight) * serial_estimate_ + kEstimateWeight * serial : serial;
-  has_estimate_ = true;
+  if (serial >= 0) {
+    serial_estimate_ = has_estimate_
+                           ? (1 - kEstimateWeight) * serial_estimate_ + kEstimateWeight * serial
+                           : serial;
+    has_estimate_ = true;
+  }
   last_run_inline_ = run_inline;
 }
 
-void WorkerPool::WorkerLoop(int index) {
+void WorkerPool::WorkerLoop(int /*thread_index*/) {
   // Generation 0 is the pool's state at construction. Starting from the constant (not
   // from a load) matters: a Run() may bump the generation before this thread first runs.
   uint64_t seen = 0;
@@ -168,8 +192,13 @@ void WorkerPool::WorkerLoop(int index) {
     }
     seen = now;
     if (stop_.load(std::memory_order_acquire)) return;
-    (*task_)(index);
-    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+    // task_ is this generation's while an index of it is claimed and not done: the Run()
+    // waits for every index before it returns and before the next one sets task_.
+    int index = 0;
+    while (Claim(seen, &index)) {
+      (*task_)(index);
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+    }
   }
 }
 

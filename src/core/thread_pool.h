@@ -12,7 +12,10 @@
 //    microseconds), calls task(0), task(1), ... task(num_workers - 1) one after the other on
 //    the caller instead of waking the workers. Every task(w) still runs exactly once with
 //    the same w, so slices and results are the same either way.
-//  - Idle workers spin for at most kSpinSeconds (a few microseconds), then sleep on a futex
+//  - Indices are claimed, not assigned: the caller and each woken worker take the next
+//    index not yet taken, so a worker that is slow to wake (its core busy with another
+//    job) leaves its index to the caller instead of stalling the call.
+//  - Idle workers spin for at most kSpinSeconds (tens of microseconds), then sleep on a futex
 //    (std::atomic::wait): while LibTorch or OpenBLAS compute between two Run() calls the
 //    pool's threads are asleep and do not take cores from them.
 //  - LibTorch's and OpenBLAS's own pools are made to sleep when idle too (see
@@ -37,8 +40,12 @@ class WorkerPool {
  public:
   // Work estimated below this many seconds on one thread runs inline on the caller.
   static constexpr double kDefaultInlineBelowSeconds = 50e-6;
-  // How long an idle worker (or the caller waiting for workers) spins before sleeping.
-  static constexpr double kSpinSeconds = 5e-6;
+  // How long an idle worker (or the caller waiting for workers) spins before sleeping:
+  // long enough to span the serial work between two Run() calls of a training update (a
+  // PPO loss, a gradient norm), so a worker is awake for the next one; a wake from sleep
+  // costs tens of microseconds. Measured: CartPole's update at 2 threads 1.25x faster
+  // with 50 us than with 5 us (docs/performance.md).
+  static constexpr double kSpinSeconds = 50e-6;
 
   // REQUIRES: num_workers >= 1. num_workers == 1 runs everything on the caller.
   explicit WorkerPool(int num_workers);
@@ -49,8 +56,12 @@ class WorkerPool {
   int num_workers() const { return num_workers_; }
 
   // Calls task(worker_index) once for each worker index in [0, num_workers) and blocks
-  // until every call has returned: on the workers (index 0 on the caller), or all on the
+  // until every call has returned: on whichever of the caller and the workers is free first
+  // (each takes the next index not yet taken; the caller takes index 0), or all on the
   // caller in index order when the work is too small to be worth a handoff (see above).
+  // So a worker the OS has not scheduled (another job on its core) does not hold up the
+  // call: the caller runs the indices it has not taken. Which thread runs an index never
+  // changes what it computes: tasks must index their outputs and scratch by worker_index.
   // The task must not throw and must not rely on the calls running at the same time
   // (no barriers or waits between workers).
   void Run(const std::function<void(int)>& task);
@@ -82,8 +93,14 @@ class WorkerPool {
   double serial_estimate_ = 0;  // exponential average, seconds; owner thread only
   bool has_estimate_ = false;
   bool last_run_inline_ = false;
+  // Claims the next unclaimed index of Run() number `generation`; false when none is left
+  // (or that Run() is over).
+  bool Claim(uint64_t generation, int* index);
+
   alignas(64) std::atomic<uint64_t> generation_{0};
-  alignas(64) std::atomic<int> pending_{0};
+  // (generation << 16) | next unclaimed index of the current Run().
+  alignas(64) std::atomic<uint64_t> claim_{0};
+  alignas(64) std::atomic<int> pending_{0};  // indices of the current Run() not yet done
   std::atomic<bool> stop_{false};
 };
 

@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <chrono>
 #include <limits>
 #include <thread>
 #include <vector>
@@ -107,16 +108,46 @@ TEST(WorkerPool, InlineRunsEveryIndexOnTheCallerInOrder) {
   for (const auto& id : ids) EXPECT_EQ(id, std::this_thread::get_id());
 }
 
+// Indices are claimed by whoever is free: while the caller is busy with index 0, the
+// workers take the others. Each task waits (bounded) until all three have started, so no
+// thread can take two, and all three threads must take part.
 TEST(WorkerPool, HandedOffRunsUseTheWorkerThreads) {
   WorkerPool pool(3);
   pool.set_inline_below_seconds(0);
   std::vector<std::thread::id> ids(3);
-  pool.Run([&](int w) { ids[w] = std::this_thread::get_id(); });
+  std::atomic<int> started{0};
+  pool.Run([&](int w) {
+    ids[w] = std::this_thread::get_id();
+    started.fetch_add(1);
+    for (int i = 0; i < 100000 && started.load() < 3; ++i) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  });
   EXPECT_FALSE(pool.last_run_inline());
+  EXPECT_EQ(started.load(), 3);
   EXPECT_EQ(ids[0], std::this_thread::get_id());
   EXPECT_NE(ids[1], std::this_thread::get_id());
   EXPECT_NE(ids[2], std::this_thread::get_id());
   EXPECT_NE(ids[1], ids[2]);
+}
+
+// Run() does not wait for a worker to wake before taking more indices: with tasks of
+// nanoseconds the caller is through index 0 before a sleeping worker wakes, so over many
+// calls it runs other indices too; every index still runs exactly once per call.
+TEST(WorkerPool, TheCallerTakesTheIndicesNoWorkerHasTaken) {
+  WorkerPool pool(4);
+  pool.set_inline_below_seconds(0);
+  std::vector<std::atomic<int>> calls(4);
+  std::atomic<int> on_caller_beyond_zero{0};
+  const auto caller = std::this_thread::get_id();
+  for (int round = 0; round < 2000; ++round) {
+    pool.Run([&](int w) {
+      calls[w].fetch_add(1);
+      if (w > 0 && std::this_thread::get_id() == caller) on_caller_beyond_zero.fetch_add(1);
+    });
+  }
+  for (int w = 0; w < 4; ++w) EXPECT_EQ(calls[w].load(), 2000) << "index " << w;
+  EXPECT_GT(on_caller_beyond_zero.load(), 0);
 }
 
 TEST(WorkerPool, SmallWorkGoesInlineAfterTheFirstRun) {
