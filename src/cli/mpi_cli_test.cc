@@ -400,7 +400,8 @@ TEST_F(MpiTrain, TuneTrialsOnTwoRanksEqualOneProcess) {
   // tune/study.h's lag). With pruning, which trials are promoted depends on the order results
   // arrive in, as with --parallel; the first rungs (every trial's point and its value at the
   // first budget) do not.
-  for (const std::string method : {"sobol", "tpe", "cmaes", "tpe --prune asha"}) {
+  for (const char* name : {"sobol", "tpe", "cmaes", "tpe --prune asha"}) {
+    const std::string method = name;
     SCOPED_TRACE(method);
     const bool pruned = method.find("asha") != std::string::npos;
     const std::string tag = method.substr(0, method.find(' ')) + (pruned ? "_asha" : "");

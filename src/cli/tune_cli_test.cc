@@ -213,7 +213,7 @@ TEST_F(TuneCli, LearningMethodsAndPruningRunAndRefuseWhatTheyCannotDo) {
     }
     return v;
   };
-  for (const std::string out : {P("noisy1"), P("noisy2")}) {
+  for (const std::string& out : {P("noisy1"), P("noisy2")}) {
     const CmdResult n = RunCli("tune --objective-fn branin --space " + b2 +
                                " --method tpe --prune asha --trials 27 --quiet --out " + out);
     ASSERT_EQ(n.exit_code, 0) << n.out;
