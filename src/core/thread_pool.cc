@@ -44,6 +44,13 @@ double SecondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// claim_ packs (generation tag << kIndexBits) | next index: 48 bits of the generation (it
+// only has to differ from the previous Run()'s) and 16 of the index.
+constexpr int kIndexBits = 16;
+constexpr uint64_t ClaimBase(uint64_t generation) {
+  return (generation & ((uint64_t{1} << (64 - kIndexBits)) - 1)) << kIndexBits;
+}
+
 // Weight of the newest measurement in the work estimate: adapts within a few calls when
 // the work changes, and one preempted call does not flip the mode for long.
 constexpr double kEstimateWeight = 0.25;
@@ -99,7 +106,7 @@ int ResolveThreads(int requested, int processes) {
 }
 
 WorkerPool::WorkerPool(int num_workers) : num_workers_(num_workers) {
-  RLT_CHECK(num_workers >= 1);
+  RLT_CHECK(num_workers >= 1 && num_workers < (1 << kIndexBits));
   threads_.reserve(num_workers - 1);
   for (int i = 1; i < num_workers; ++i) threads_.emplace_back([this, i] { WorkerLoop(i); });
 }
@@ -117,13 +124,13 @@ void WorkerPool::set_inline_below_seconds(double seconds) {
 }
 
 bool WorkerPool::Claim(uint64_t generation, int* index) {
-  const uint64_t tag = generation & ((uint64_t{1} << 48) - 1);
+  const uint64_t base = ClaimBase(generation);
   uint64_t c = claim_.load(std::memory_order_acquire);
   for (;;) {
-    if ((c >> 16) != tag || static_cast<int>(c & 0xFFFF) >= num_workers_) return false;
+    if (c < base || c - base >= static_cast<uint64_t>(num_workers_)) return false;
     if (claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel,
                                      std::memory_order_acquire)) {
-      *index = static_cast<int>(c & 0xFFFF);
+      *index = static_cast<int>(c - base);
       return true;
     }
   }
@@ -147,7 +154,7 @@ void WorkerPool::Run(const std::function<void(int)>& task) {
     task_ = &task;
     const uint64_t generation = generation_.load(std::memory_order_relaxed) + 1;
     pending_.store(num_workers_, std::memory_order_relaxed);
-    claim_.store((generation & ((uint64_t{1} << 48) - 1)) << 16, std::memory_order_relaxed);
+    claim_.store(ClaimBase(generation), std::memory_order_relaxed);
     generation_.store(generation, std::memory_order_release);
     generation_.notify_all();
     // The caller takes indices too, index 0 first, until none is left.
