@@ -61,11 +61,12 @@ TEST(Gemm, EveryKernelMatchesTheReference) {
   }
 }
 
-// GemmSmallM on packed panels equals the double-precision reference for every row count
-// up to two 8-row blocks and column counts that end inside a panel's first or second half.
+// GemmSmallM on packed panels equals the double-precision reference for row counts that
+// split into one to six blocks of unequal and equal sizes (six or eight rows at most per
+// block) and column counts that end inside a panel's first or second half.
 TEST(GemmSmallM, MatchesTheReferenceForBothPackingsAndBetas) {
   Rng rng(17);
-  for (int m : {1, 3, 8, 9, 16}) {
+  for (int m : {1, 2, 3, 5, 6, 7, 8, 9, 13, 16, 17, 32, 41}) {
     for (int n : {5, 16, 37, 64}) {
       for (bool trans_b : {false, true}) {
         for (float beta : {0.0f, 1.0f, 0.5f}) {
