@@ -150,13 +150,22 @@ format-check:
 
 # `bench threads`: for every PPO config (not the retrieval configs or tune spaces), threads = 0 (the default) must reach 95% of the
 # best of 1 and 2 threads (medians of 3 interleaved runs each); the target fails if not.
-PPO_CONFIGS ?= $(filter-out configs/twotower_% configs/%_space.toml,$(wildcard configs/*.toml))
+# SCALING_CONFIGS, whose update is large enough to split, must also not run slower on 2
+# threads than on 1 (--check-scaling, same tolerance). options_rppo runs there with 16
+# environments of 256 steps (4,096 steps per update instead of 32,768: the update's cost per
+# sample is the same, and a measurement takes an eighth of the time).
+SCALING_CONFIGS ?= configs/intraday_ppo.toml configs/cartpole_ppo.toml configs/intraday_original.toml
+PPO_CONFIGS ?= $(filter-out configs/twotower_% configs/%_space.toml configs/options_rppo.toml $(SCALING_CONFIGS),$(wildcard configs/*.toml))
 
 bench: build
 	$(BUILD_DIR)/rltrade bench machine
 	$(BUILD_DIR)/rltrade bench startup --repeats 20
 	$(BUILD_DIR)/rltrade bench threads --threads 1,2 --repeats 3 --tolerance 0.05 \
 	  $(addprefix --config ,$(PPO_CONFIGS))
+	$(BUILD_DIR)/rltrade bench threads --threads 1,2 --repeats 3 --tolerance 0.05 --check-scaling \
+	  $(addprefix --config ,$(SCALING_CONFIGS))
+	$(BUILD_DIR)/rltrade bench threads --threads 1,2 --repeats 3 --tolerance 0.05 --check-scaling \
+	  --config configs/options_rppo.toml --set env.num_envs=16 --set algo.n_steps=256
 	$(BUILD_DIR)/rltrade bench env --env intraday --envs 256 --threads 2 --seconds 5
 	$(BUILD_DIR)/rltrade bench train --config configs/cartpole_ppo.toml --threads 1,2 --steps 20480
 	$(BUILD_DIR)/src/env/env_bench --benchmark_min_time=0.5

@@ -640,6 +640,9 @@ void RegisterBenchCommands(CLI::App& app, Action* action) {
   threads->add_option("--tolerance", thf->options.tolerance, "allowed shortfall (0.05 = 5%)")
       ->capture_default_str();
   threads->add_option("--set", thf->options.overrides, "config override SECTION.KEY=VALUE");
+  threads->add_flag("--check-scaling", thf->options.check_scaling,
+                    "also exit 1 when a larger fixed count's median is below (1 - tolerance) "
+                    "x a smaller count's (more threads must never be slower)");
   threads->callback([thf, action] { *action = [thf] { return RunBenchThreads(*thf); }; });
 
   auto tuf = std::make_shared<BenchTuneFlags>();

@@ -8,7 +8,7 @@
 
 namespace rlt::perf {
 
-ThreadsVerdict Judge(std::vector<ThreadsSample> samples, double tolerance) {
+ThreadsVerdict Judge(std::vector<ThreadsSample> samples, double tolerance, bool check_scaling) {
   RLT_CHECK(samples.size() >= 2);
   ThreadsVerdict v;
   for (ThreadsSample& s : samples) s.median = Median(s.env_steps_per_sec);
@@ -20,7 +20,19 @@ ThreadsVerdict Judge(std::vector<ThreadsSample> samples, double tolerance) {
     }
   }
   v.ratio = best > 0 ? samples[0].median / best : 0;
-  v.ok = v.ratio >= 1 - tolerance;
+  for (size_t i = 1; i < samples.size(); ++i) {
+    for (size_t j = 1; j < samples.size(); ++j) {
+      if (samples[j].threads >= samples[i].threads) continue;
+      const double r = samples[j].median > 0 ? samples[i].median / samples[j].median : 0;
+      if (v.scaling_more == 0 || r < v.scaling_ratio) {
+        v.scaling_ratio = r;
+        v.scaling_more = samples[i].threads;
+        v.scaling_fewer = samples[j].threads;
+      }
+    }
+  }
+  v.scaling_checked = check_scaling;
+  v.ok = v.ratio >= 1 - tolerance && (!check_scaling || v.scaling_ratio >= 1 - tolerance);
   v.samples = std::move(samples);
   return v;
 }
@@ -60,7 +72,7 @@ Result<ThreadsVerdict> CheckDefaultThreads(const ThreadsCheckOptions& o) {
       samples[i].env_steps_per_sec.push_back(r.env_steps_per_sec);
     }
   }
-  return Judge(std::move(samples), o.tolerance);
+  return Judge(std::move(samples), o.tolerance, o.check_scaling);
 }
 
 std::string DescribeVerdict(const std::string& config_path, const ThreadsVerdict& v,
@@ -80,11 +92,20 @@ std::string DescribeVerdict(const std::string& config_path, const ThreadsVerdict
                   s.env_steps_per_sec.size(), *lo, *hi);
     out += line;
   }
+  const bool default_ok = v.ratio >= 1 - tolerance;
   std::snprintf(line, sizeof line,
                 "  %s: threads = 0 runs at %.1f%% of the best fixed count (threads = %d); "
                 "required >= %.0f%%\n",
-                v.ok ? "ok" : "SLOWER", 100 * v.ratio, v.best_threads, 100 * (1 - tolerance));
+                default_ok ? "ok" : "SLOWER", 100 * v.ratio, v.best_threads, 100 * (1 - tolerance));
   out += line;
+  if (v.scaling_checked && v.scaling_more > 0) {
+    std::snprintf(line, sizeof line,
+                  "  %s: threads = %d runs at %.1f%% of threads = %d (more threads must not be "
+                  "slower); required >= %.0f%%\n",
+                  v.scaling_ratio >= 1 - tolerance ? "ok" : "SLOWER", v.scaling_more,
+                  100 * v.scaling_ratio, v.scaling_fewer, 100 * (1 - tolerance));
+    out += line;
+  }
   return out;
 }
 

@@ -28,6 +28,9 @@ struct ThreadsCheckOptions {
   std::vector<int> fixed_threads = {1, 2};
   int repeats = 3;
   double tolerance = 0.05;
+  // Also require that no fixed count runs slower than a smaller one (more threads never
+  // cost speed): each count's median at least (1 - tolerance) x every smaller count's.
+  bool check_scaling = false;
 };
 
 // The measurements of one setting. threads == 0 is the default; resolved_threads is what
@@ -43,7 +46,12 @@ struct ThreadsVerdict {
   std::vector<ThreadsSample> samples;  // the default first, then fixed_threads in order
   int best_threads = 0;                // the fixed count with the highest median
   double ratio = 0;                    // default median / best fixed median
-  bool ok = false;                     // ratio >= 1 - tolerance
+  // The lowest ratio of a fixed count's median to a smaller count's median (1 with a single
+  // fixed count; above 1 when every larger count is faster), and the pair it was found at.
+  double scaling_ratio = 1;
+  int scaling_more = 0, scaling_fewer = 0;
+  bool scaling_checked = false;  // judged with check_scaling
+  bool ok = false;  // ratio >= 1 - tolerance, and scaling_ratio too when scaling_checked
 };
 
 // Median of a non-empty list (core/median.h).
@@ -51,7 +59,8 @@ using rlt::Median;
 
 // The verdict from measured samples (samples[0] is the default). REQUIRES: samples.size()
 // >= 2, every sample has at least one measurement.
-ThreadsVerdict Judge(std::vector<ThreadsSample> samples, double tolerance);
+ThreadsVerdict Judge(std::vector<ThreadsSample> samples, double tolerance,
+                     bool check_scaling = false);
 
 // Measures and judges one config (see the file comment).
 Result<ThreadsVerdict> CheckDefaultThreads(const ThreadsCheckOptions& options);
