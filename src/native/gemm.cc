@@ -168,12 +168,6 @@ void SmallMPanel(int k, const float* a, int lda, const float* panel, float beta,
 // SSE registers otherwise (and the clones of dispatch.h pick per CPU).
 using Float8 = float __attribute__((vector_size(32)));
 
-inline Float8 LoadFloat8(const float* p) {
-  Float8 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
 // MB rows of C against one packed panel, 16 columns at a time: MB x 2 accumulators of
 // eight stay in registers while the panel's rows stream past once per MB rows of A (one
 // pass per row of A, as a plain loop does, is bound by reading the panel: an LSTM's W_hh is
@@ -185,8 +179,11 @@ RLT_KERNEL_CLONES void SmallMPanel(int k, const float* a, int lda, const float* 
     Float8 acc[MB][2] = {};
     const float* b = panel + 16 * half;
     for (int p = 0; p < k; ++p) {
-      Float8 b0 = LoadFloat8(b + static_cast<int64_t>(p) * 32);
-      Float8 b1 = LoadFloat8(b + static_cast<int64_t>(p) * 32 + 8);
+      // Loaded in place, not through a helper: a function returning a 32-byte vector changes
+      // the ABI in the baseline clone (no AVX), which GCC warns about.
+      Float8 b0, b1;
+      std::memcpy(&b0, b + static_cast<int64_t>(p) * 32, sizeof b0);
+      std::memcpy(&b1, b + static_cast<int64_t>(p) * 32 + 8, sizeof b1);
 #if defined(__AVX__)
       // Keeps the panel's two vectors in registers: GCC otherwise folds the load into each
       // row's multiply-add, and 2 x MB loads per p bound the loop by the load ports (B = 8:
